@@ -1,0 +1,52 @@
+import type { ColumnType, Generated, RawBuilder, Selectable } from "kysely";
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** A `json` column: read as a parsed value, written as JSON text. */
+type Json<T> = ColumnType<T, RawBuilder<string>, RawBuilder<string>>;
+
+export interface ProjectsTable {
+  name: string;
+  label: string | null;
+  description: string | null;
+  status: Generated<"enabled" | "disabled">;
+  created_at: Generated<Timestamp>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface ProbesTable {
+  key: Generated<number | string>;
+  project: string;
+  probe_id: string;
+  url: string;
+  method: string;
+  headers: Json<Record<string, string>>;
+  body: Json<unknown> | null;
+  latency: number | null;
+  created_at: Generated<Timestamp>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface ArchivedProjectsTable {
+  id: Generated<string>;
+  project: string;
+  snapshot: Json<unknown>;
+  archived_at: Generated<Timestamp>;
+}
+
+export interface IamAliveSettingsTable {
+  id: number;
+  enabled: boolean;
+  interval_hours: number;
+  channels: Json<string[]>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface Database {
+  projects: ProjectsTable;
+  probes: ProbesTable;
+  archived_projects: ArchivedProjectsTable;
+  iam_alive_settings: IamAliveSettingsTable;
+}
+
+export type ProjectRow = Selectable<ProjectsTable>;
+export type ProbeRow = Selectable<ProbesTable>;

@@ -1,0 +1,33 @@
+import type { IamAlivePatchInput, IamAliveSettings } from "@probe/shared";
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+import { json } from "../db/json.ts";
+import { noFieldsProvided } from "./errors.ts";
+
+export async function getIamAlive({ db }: { db: Db }): Promise<IamAliveSettings> {
+  return await db.selectFrom("iam_alive_settings")
+    .select(["enabled", "interval_hours", "channels"])
+    .where("id", "=", 1).executeTakeFirstOrThrow() as IamAliveSettings;
+}
+
+/**
+ * Updates the settings; sending interval_hours or channels without `enabled` turns reporting on.
+ * The input is validated whole before this runs, so a partly valid request changes nothing.
+ */
+export async function updateIamAlive(
+  { db, input }: { db: Db; input: IamAlivePatchInput },
+): Promise<IamAliveSettings> {
+  if (Object.keys(input).length === 0) throw noFieldsProvided();
+  const enabled = input.enabled ??
+    (input.interval_hours !== undefined || input.channels !== undefined ? true : undefined);
+  return await db.updateTable("iam_alive_settings")
+    .set({
+      ...(enabled !== undefined && { enabled }),
+      ...(input.interval_hours !== undefined && { interval_hours: input.interval_hours }),
+      ...(input.channels !== undefined && { channels: json(input.channels) }),
+      updated_at: sql`now()`,
+    })
+    .where("id", "=", 1)
+    .returning(["enabled", "interval_hours", "channels"])
+    .executeTakeFirstOrThrow() as IamAliveSettings;
+}

@@ -1,0 +1,118 @@
+import {
+  countMeta,
+  dataOf,
+  dataWithMeta,
+  project,
+  projectCreateInput,
+  projectDeleted,
+  projectListInput,
+  projectPatchInput,
+  projectRef,
+} from "@probe/shared";
+import { z } from "zod";
+import {
+  createProject,
+  deleteProject,
+  getProject,
+  listProjects,
+  updateProject,
+} from "../../domain/projects.ts";
+import { apiProcedure, router } from "../init.ts";
+
+const tags = ["projects"];
+const projectName = z.object({ project: z.string() });
+
+export const projectsRouter = router({
+  create: apiProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/projects",
+        tags,
+        summary: "Create a project",
+        protect: true,
+        successDescription: "Project created",
+        errorResponses: { 401: "Missing or invalid API key", 409: "Project already exists", 422: "Validation failed" },
+      },
+    })
+    .input(projectCreateInput)
+    .output(dataOf(projectName))
+    .mutation(async ({ ctx, input }) => {
+      ctx.res.status = 201;
+      return { data: await createProject({ db: ctx.db, input }) };
+    }),
+
+  list: apiProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/projects",
+        tags,
+        summary: "List projects",
+        protect: true,
+        errorResponses: { 401: "Missing or invalid API key" },
+      },
+    })
+    .input(projectListInput)
+    .output(dataWithMeta(z.array(project), countMeta))
+    .query(async ({ ctx, input }) => {
+      const data = await listProjects({ db: ctx.db, project: input.project });
+      return { data, meta: { count: data.length } };
+    }),
+
+  get: apiProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/projects/{project}",
+        tags,
+        summary: "Get a project",
+        protect: true,
+        errorResponses: { 401: "Missing or invalid API key", 404: "Project not found" },
+      },
+    })
+    .input(projectRef)
+    .output(dataOf(project))
+    .query(async ({ ctx, input }) => ({ data: await getProject({ db: ctx.db, project: input.project }) })),
+
+  update: apiProcedure
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/projects/{project}",
+        tags,
+        summary: "Update a project",
+        protect: true,
+        errorResponses: {
+          401: "Missing or invalid API key",
+          404: "Project not found",
+          422: "Validation failed or no fields were provided",
+        },
+      },
+    })
+    .input(projectPatchInput)
+    .output(dataOf(projectName))
+    .mutation(async ({ ctx, input }) => ({ data: await updateProject({ db: ctx.db, input }) })),
+
+  delete: apiProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/projects/{project}",
+        tags,
+        summary: "Archive and delete a project",
+        protect: true,
+        errorResponses: {
+          401: "Missing or invalid API key",
+          404: "Project not found",
+          500: "Archive or delete failed",
+        },
+      },
+    })
+    .input(projectRef)
+    .output(dataWithMeta(projectDeleted, z.object({ message: z.string() })))
+    .mutation(async ({ ctx, input }) => ({
+      data: await deleteProject({ db: ctx.db, project: input.project }),
+      meta: { message: `Project ${input.project} was archived and deleted` },
+    })),
+});

@@ -1,0 +1,10 @@
+/**
+ * Zod schemas shared by the probe service and its typed client.
+ *
+ * @module
+ */
+export * from "./envelope.ts";
+export * from "./json.ts";
+export * from "./probe.ts";
+export * from "./project.ts";
+export * from "./settings.ts";

@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { hasNul } from "./json.ts";
+
+/** Project names: 1 to 64 characters, a letter or digit first, then letters, digits, `.`, `_`, `-`. */
+export const PROJECT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+export const projectName = z.string().min(1).max(64).regex(
+  PROJECT_NAME_PATTERN,
+  "must start with a letter or digit and hold only letters, digits, '.', '_' and '-'",
+);
+
+export const projectStatus = z.enum(["enabled", "disabled"]);
+export type ProjectStatus = z.infer<typeof projectStatus>;
+
+/** Free text stored as PostgreSQL text: any string without NUL. */
+export const text = (max: number) =>
+  z.string().max(max).refine((s) => !hasNul(s), "must not contain NUL characters");
+
+const label = text(200).nullable().optional();
+const description = text(4000).nullable().optional();
+
+export const projectCreateInput = z.strictObject({
+  project: projectName,
+  label,
+  description,
+});
+export type ProjectCreateInput = z.infer<typeof projectCreateInput>;
+
+export const projectPatchBody = {
+  label,
+  description,
+  status: projectStatus.nullable().optional(),
+};
+
+export const projectPatchInput = z.strictObject({ project: z.string(), ...projectPatchBody });
+export type ProjectPatchInput = z.infer<typeof projectPatchInput>;
+
+export const projectRef = z.object({ project: z.string() });
+
+export const projectListInput = z.object({ project: z.string().optional() });
+
+export const project = z.object({
+  project: z.string(),
+  label: z.string().nullable(),
+  description: z.string().nullable(),
+  status: projectStatus,
+});
+export type Project = z.infer<typeof project>;
+
+export const projectDeleted = z.object({
+  project: z.string(),
+  deleted: z.boolean(),
+  archived: z.boolean(),
+});
+export type ProjectDeleted = z.infer<typeof projectDeleted>;
