@@ -18,7 +18,8 @@ export function pinCoercion(router: AnyRouter): void {
     seen.add(schema);
     const def = (schema as ZodLike)._zod?.def;
     if (!def) return;
-    if (COERCIBLE.has(def.type)) {
+    const pinned = Object.getOwnPropertyDescriptor(def, "coerce")?.get !== undefined;
+    if (COERCIBLE.has(def.type) && !pinned) {
       const declared = def.coerce === true;
       Object.defineProperty(def, "coerce", { get: () => declared, set: () => {}, configurable: false });
     }
