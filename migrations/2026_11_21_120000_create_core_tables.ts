@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- migrations work on Kysely<any>, frozen apart from the app types
 import { type Kysely, sql } from "kysely";
 
 // Frozen: a change to the schema is a new migration.
@@ -18,7 +19,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable("probes")
     .addColumn("key", "bigint", (c) => c.primaryKey().generatedAlwaysAsIdentity())
-    .addColumn("project", "text", (c) => c.notNull().references("projects.name").onDelete("restrict"))
+    .addColumn(
+      "project",
+      "text",
+      (c) => c.notNull().references("projects.name").onDelete("restrict"),
+    )
     .addColumn("probe_id", "text", (c) => c.notNull())
     .addColumn("url", "text", (c) => c.notNull())
     .addColumn("method", "text", (c) => c.notNull())
@@ -46,7 +51,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable("iam_alive_settings")
     .addColumn("id", "integer", (c) => c.primaryKey().check(sql`id = 1`))
     .addColumn("enabled", "boolean", (c) => c.notNull())
-    .addColumn("interval_hours", "integer", (c) => c.notNull().check(sql`interval_hours between 1 and 24`))
+    .addColumn(
+      "interval_hours",
+      "integer",
+      (c) => c.notNull().check(sql`interval_hours between 1 and 24`),
+    )
     .addColumn("channels", "json", (c) => c.notNull())
     .addColumn("updated_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
     .execute();

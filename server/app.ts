@@ -12,7 +12,11 @@ export interface App {
 
 /** Opens and migrates the database and builds the request handler over it. */
 export async function createApp(
-  { database, apiKeys, log }: { database: DatabaseTarget | DatabaseHandle; apiKeys: string[]; log: Logger },
+  { database, apiKeys, log }: {
+    database: DatabaseTarget | DatabaseHandle;
+    apiKeys: string[];
+    log: Logger;
+  },
 ): Promise<App> {
   const handle = "db" in database ? database : await openDatabase(database);
   try {
@@ -29,5 +33,7 @@ export async function createApp(
 export function databaseTarget(
   { databaseUrl, dataDir }: { databaseUrl?: string; dataDir: string },
 ): DatabaseTarget {
-  return databaseUrl ? { kind: "postgres", url: databaseUrl } : { kind: "pglite", dataDir: `${dataDir}/pgdata` };
+  return databaseUrl
+    ? { kind: "postgres", url: databaseUrl }
+    : { kind: "pglite", dataDir: `${dataDir}/pgdata` };
 }

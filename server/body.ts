@@ -1,4 +1,4 @@
-import { apiError, type ApiError } from "./errors.ts";
+import { type ApiError, apiError } from "./errors.ts";
 
 /** Largest request body accepted, in bytes. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -10,7 +10,10 @@ export const MAX_JSON_ARRAY = 1000;
 export type BodyResult = { ok: true; value: string } | { ok: false; error: ApiError };
 
 const tooLarge = () =>
-  ({ ok: false, error: apiError(413, "payload_too_large", "The request body is larger than 1 MiB") }) as const;
+  ({
+    ok: false,
+    error: apiError(413, "payload_too_large", "The request body is larger than 1 MiB"),
+  }) as const;
 
 /** Reads a body as UTF-8 text, refusing it (413) as soon as it is known to pass the limit. */
 export async function readBodyText(request: Request, limit = MAX_BODY_BYTES): Promise<BodyResult> {
@@ -56,7 +59,10 @@ export function isJsonContentType(header: string | null): boolean {
   return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
-export type JsonResult = { ok: true; value: Record<string, unknown> } | { ok: false; error: ApiError };
+export type JsonResult = { ok: true; value: Record<string, unknown> } | {
+  ok: false;
+  error: ApiError;
+};
 
 /** Reads a JSON object body: 415, 413, 400 and 422 for the ways a body can be unusable. */
 export async function readJsonObject(request: Request): Promise<JsonResult> {

@@ -36,7 +36,11 @@ const TRPC_TO_API: Partial<Record<TRPC_ERROR_CODE_KEY, [number, string, string]>
   METHOD_NOT_SUPPORTED: [405, "method_not_allowed", "Method not allowed"],
   CONFLICT: [409, "conflict", "Conflict"],
   PAYLOAD_TOO_LARGE: [413, "payload_too_large", "The request body is larger than 1 MiB"],
-  UNSUPPORTED_MEDIA_TYPE: [415, "unsupported_media_type", "The request body must be application/json"],
+  UNSUPPORTED_MEDIA_TYPE: [
+    415,
+    "unsupported_media_type",
+    "The request body must be application/json",
+  ],
   UNPROCESSABLE_CONTENT: [422, "validation_failed", "Validation failed"],
   TOO_MANY_REQUESTS: [429, "rate_limited", "Too many requests"],
   SERVICE_UNAVAILABLE: [503, "service_unavailable", "The database is not available"],
@@ -52,7 +56,8 @@ interface ZodLikeIssue {
 }
 
 function isZodError(e: unknown): e is { issues: ZodLikeIssue[] } {
-  return e instanceof Error && e.name === "ZodError" && Array.isArray((e as { issues?: unknown }).issues);
+  return e instanceof Error && e.name === "ZodError" &&
+    Array.isArray((e as { issues?: unknown }).issues);
 }
 
 /** Zod issues as `{ path, message }` details; each unknown key gets its own line. */
@@ -72,10 +77,18 @@ export function zodDetails(issues: ZodLikeIssue[]): ErrorDetail[] {
 /** Wraps a domain error as the tRPC error it stands for; any other error passes through. */
 export function toTRPCError(error: unknown): unknown {
   if (error instanceof DomainError) {
-    return new TRPCError({ code: DOMAIN_TO_TRPC[error.kind], message: error.message, cause: error });
+    return new TRPCError({
+      code: DOMAIN_TO_TRPC[error.kind],
+      message: error.message,
+      cause: error,
+    });
   }
   if (error instanceof TRPCError && error.code === "BAD_REQUEST" && isZodError(error.cause)) {
-    return new TRPCError({ code: "UNPROCESSABLE_CONTENT", message: "Validation failed", cause: error.cause });
+    return new TRPCError({
+      code: "UNPROCESSABLE_CONTENT",
+      message: "Validation failed",
+      cause: error.cause,
+    });
   }
   return error;
 }
@@ -91,7 +104,9 @@ export function toApiError(error: unknown): ApiError {
   if (cause instanceof DomainError) {
     return apiError(status, code, cause.message, cause.details.length ? cause.details : undefined);
   }
-  if (isZodError(cause)) return apiError(status, code, "Validation failed", zodDetails(cause.issues));
+  if (isZodError(cause)) {
+    return apiError(status, code, "Validation failed", zodDetails(cause.issues));
+  }
   // Other messages come from the libraries, in their words: callers get ours.
   return apiError(status, code, fallback);
 }

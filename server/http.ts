@@ -2,7 +2,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { sql } from "kysely";
 import type { Db } from "./db/database.ts";
 import { readBodyText, readJsonObject } from "./body.ts";
-import { apiError, type ApiError, isUnexpected } from "./errors.ts";
+import { type ApiError, apiError, isUnexpected } from "./errors.ts";
 import { errorFields, type Logger } from "./log.ts";
 import { createRestHandler } from "./rest.ts";
 import { createContext } from "./trpc/context.ts";
@@ -52,7 +52,9 @@ function under(path: string, prefix: string): boolean {
  * The service's one request handler: health checks, then the API key, then `/api/v1` (REST
  * through the OpenAPI bridge) or `/trpc`. One log line per request; errors answered in one shape.
  */
-export function createHttpHandler({ db, checkKey, log }: HttpDeps): (request: Request) => Promise<Response> {
+export function createHttpHandler(
+  { db, checkKey, log }: HttpDeps,
+): (request: Request) => Promise<Response> {
   const rest = createRestHandler(appRouter);
 
   const logFailure = (error: unknown) => {
@@ -86,7 +88,11 @@ export function createHttpHandler({ db, checkKey, log }: HttpDeps): (request: Re
       if (BODY_METHODS.has(request.method)) {
         const text = await readBodyText(request);
         if (!text.ok) return errorResponse(text.error);
-        req = new Request(request.url, { method: request.method, headers: request.headers, body: text.value });
+        req = new Request(request.url, {
+          method: request.method,
+          headers: request.headers,
+          body: text.value,
+        });
       }
       return fetchRequestHandler({
         endpoint: TRPC_PREFIX,

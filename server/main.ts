@@ -53,7 +53,9 @@ if (import.meta.main) {
   try {
     Deno.exit(await main());
   } catch (error) {
-    console.error(JSON.stringify({ level: "error", msg: "start-up failed", ...errorFields(error) }));
+    console.error(
+      JSON.stringify({ level: "error", msg: "start-up failed", ...errorFields(error) }),
+    );
     Deno.exit(1);
   }
 }

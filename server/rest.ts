@@ -1,6 +1,6 @@
 import type { AnyRouter } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
-import { apiError, type ApiError, toApiError } from "./errors.ts";
+import { type ApiError, apiError, toApiError } from "./errors.ts";
 import type { Context } from "./trpc/context.ts";
 import { pinCoercion } from "./trpc/pin_coercion.ts";
 
@@ -90,6 +90,9 @@ function pathParamClash(path: string, body: unknown): ApiError | null {
     422,
     "validation_failed",
     "Validation failed",
-    names.map((name) => ({ path: name, message: "is given by the path and must not be sent in the body" })),
+    names.map((name) => ({
+      path: name,
+      message: "is given by the path and must not be sent in the body",
+    })),
   );
 }

@@ -39,10 +39,13 @@ export async function freshDatabase(backend: Backend): Promise<DatabaseHandle> {
   }
   const { url, drop } = await createPostgresDatabase();
   const handle = await openDatabase({ kind: "postgres", url });
-  return { ...handle, close: async () => {
-    await handle.close();
-    await drop();
-  } };
+  return {
+    ...handle,
+    close: async () => {
+      await handle.close();
+      await drop();
+    },
+  };
 }
 
 /** Creates a PostgreSQL database of its own next to TEST_DATABASE_URL's. */
@@ -112,7 +115,8 @@ export class TestClient {
 
   get = (path: string, o?: CallOptions) => this.call("GET", path, o);
   post = (path: string, body?: unknown, o?: CallOptions) => this.call("POST", path, { ...o, body });
-  patch = (path: string, body?: unknown, o?: CallOptions) => this.call("PATCH", path, { ...o, body });
+  patch = (path: string, body?: unknown, o?: CallOptions) =>
+    this.call("PATCH", path, { ...o, body });
   delete = (path: string, o?: CallOptions) => this.call("DELETE", path, o);
 }
 

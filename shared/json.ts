@@ -6,7 +6,10 @@ export function hasNul(value: string): boolean {
 }
 
 /** Finds the first string (value or key) holding a NUL inside a JSON value, and returns its path. */
-export function findNul(value: unknown, path: (string | number)[] = []): (string | number)[] | null {
+export function findNul(
+  value: unknown,
+  path: (string | number)[] = [],
+): (string | number)[] | null {
   if (typeof value === "string") return hasNul(value) ? path : null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {

@@ -15,7 +15,8 @@ export class DomainError extends Error {
   }
 }
 
-export const notFound = (what: "Project" | "Probe") => new DomainError("not_found", `${what} not found`);
+export const notFound = (what: "Project" | "Probe") =>
+  new DomainError("not_found", `${what} not found`);
 
 export const noFieldsProvided = () =>
   new DomainError("validation_failed", "No fields were provided");

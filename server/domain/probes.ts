@@ -1,4 +1,10 @@
-import type { Probe, ProbeCreateInput, ProbePatchInput, ProbeRef, ProbeWritten } from "@probe/shared";
+import type {
+  Probe,
+  ProbeCreateInput,
+  ProbePatchInput,
+  ProbeRef,
+  ProbeWritten,
+} from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";

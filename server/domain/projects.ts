@@ -2,7 +2,7 @@ import type { Project, ProjectCreateInput, ProjectDeleted, ProjectPatchInput } f
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
-import { noFieldsProvided, notFound, DomainError } from "./errors.ts";
+import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 
 const projectColumns = ["name as project", "label", "description", "status"] as const;
 
@@ -12,7 +12,11 @@ export async function createProject(
 ): Promise<{ project: string }> {
   const row = await db
     .insertInto("projects")
-    .values({ name: input.project, label: input.label ?? null, description: input.description ?? null })
+    .values({
+      name: input.project,
+      label: input.label ?? null,
+      description: input.description ?? null,
+    })
     .onConflict((oc) => oc.column("name").doNothing())
     .returning("name")
     .executeTakeFirst();
@@ -71,7 +75,16 @@ export function deleteProject(
       .forUpdate().executeTakeFirst();
     if (!row) throw notFound("Project");
     const probes = await trx.selectFrom("probes")
-      .select(["probe_id", "url", "method", "headers", "body", "latency", "created_at", "updated_at"])
+      .select([
+        "probe_id",
+        "url",
+        "method",
+        "headers",
+        "body",
+        "latency",
+        "created_at",
+        "updated_at",
+      ])
       .where("project", "=", project).orderBy(sql`url collate "C"`).execute();
     await trx.insertInto("archived_projects")
       .values({ project, snapshot: json({ project: row, probes }) })

@@ -21,7 +21,11 @@ export function pinCoercion(router: AnyRouter): void {
     const pinned = Object.getOwnPropertyDescriptor(def, "coerce")?.get !== undefined;
     if (COERCIBLE.has(def.type) && !pinned) {
       const declared = def.coerce === true;
-      Object.defineProperty(def, "coerce", { get: () => declared, set: () => {}, configurable: false });
+      Object.defineProperty(def, "coerce", {
+        get: () => declared,
+        set: () => {},
+        configurable: false,
+      });
     }
     for (const value of Object.values(def)) {
       if (Array.isArray(value)) value.forEach(visit);

@@ -42,7 +42,8 @@ export const probesRouter = router({
         path: "/projects/{project}/probes",
         tags,
         summary: "Create or rewrite a probe of a project",
-        description: "201 when the probe is new; 200 when the project had a probe for that URL and it was written again.",
+        description:
+          "201 when the probe is new; 200 when the project had a probe for that URL and it was written again.",
         protect: true,
         successDescription: "Probe created (201) or rewritten (200)",
         errorResponses: createErrors,
@@ -59,7 +60,8 @@ export const probesRouter = router({
         path: "/probes",
         tags,
         summary: "Create or rewrite a probe of the project named in the body",
-        description: "201 when the probe is new; 200 when the project had a probe for that URL and it was written again.",
+        description:
+          "201 when the probe is new; 200 when the project had a probe for that URL and it was written again.",
         protect: true,
         successDescription: "Probe created (201) or rewritten (200)",
         errorResponses: createErrors,

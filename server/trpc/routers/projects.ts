@@ -32,7 +32,11 @@ export const projectsRouter = router({
         summary: "Create a project",
         protect: true,
         successDescription: "Project created",
-        errorResponses: { 401: "Missing or invalid API key", 409: "Project already exists", 422: "Validation failed" },
+        errorResponses: {
+          401: "Missing or invalid API key",
+          409: "Project already exists",
+          422: "Validation failed",
+        },
       },
     })
     .input(projectCreateInput)
@@ -73,7 +77,9 @@ export const projectsRouter = router({
     })
     .input(projectRef)
     .output(dataOf(project))
-    .query(async ({ ctx, input }) => ({ data: await getProject({ db: ctx.db, project: input.project }) })),
+    .query(async ({ ctx, input }) => ({
+      data: await getProject({ db: ctx.db, project: input.project }),
+    })),
 
   update: apiProcedure
     .meta({
