@@ -48,11 +48,13 @@ export async function freshDatabase(backend: Backend): Promise<DatabaseHandle> {
   };
 }
 
-/** Creates a PostgreSQL database of its own next to TEST_DATABASE_URL's. */
-export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const adminUrl = Deno.env.get("TEST_DATABASE_URL");
+/** Creates a PostgreSQL database of its own next to TEST_DATABASE_URL's (or `adminUrl`'s). */
+export async function createPostgresDatabase(
+  adminUrl = Deno.env.get("TEST_DATABASE_URL"),
+  prefix = "probe_test",
+): Promise<{ url: string; drop(): Promise<void> }> {
   if (!adminUrl) throw new Error("TEST_DATABASE_URL is not set");
-  const name = `probe_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  const name = `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`create database ${name}`);

@@ -1,0 +1,205 @@
+/**
+ * `deno task bench:http`: the service against a bare Deno.serve + postgres.js baseline, side by
+ * side in one run, on a PostgreSQL database of its own seeded with 1,000 projects x 10 probes.
+ *
+ * Environment: BENCH_DATABASE_URL (admin URL; default the local 127.0.0.1:5432), BENCH_SECONDS
+ * (10 per measurement), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (64), BENCH_THREADS (wrk
+ * threads, 1), BENCH_POOL_SIZE (postgres.js pool of both servers, 10), BENCH_ONLY (a scenario
+ * name to run alone), BENCH_CPU_PROF (a folder: the service writes a V8 CPU profile there).
+ */
+import {
+  BENCH_KEY,
+  benchSettings,
+  envNumber,
+  loadNote,
+  mib,
+  PROBES_PER_PROJECT,
+  PROJECTS,
+  requireWrk,
+  seededDatabase,
+  startBaseline,
+  startService,
+} from "./setup.ts";
+import { probeUrlAt, projectAt } from "./seed.ts";
+import { runWrk, type WrkRequest, type WrkResult } from "./wrk.ts";
+
+interface Scenario {
+  name: string;
+  /** The least ratio to the baseline's requests/s that is acceptable, when there is a target. */
+  minRatio?: number;
+  maxP99Ms?: number;
+  /** The status every answer must have. */
+  status: number;
+  request: (i: number) => WrkRequest;
+}
+
+const project = (i: number) => projectAt(i % PROJECTS);
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: "REST GET /api/v1/projects/{project}",
+    minRatio: 0.6,
+    maxP99Ms: 20,
+    status: 200,
+    request: (i) => ({ method: "GET", path: `/api/v1/projects/${project(i)}` }),
+  },
+  {
+    name: "REST GET /api/v1/projects/{project}/probes",
+    status: 200,
+    request: (i) => ({ method: "GET", path: `/api/v1/projects/${project(i)}/probes` }),
+  },
+  {
+    name: "REST GET /api/v1/probes?project=",
+    status: 200,
+    request: (i) => ({ method: "GET", path: `/api/v1/probes?project=${project(i)}` }),
+  },
+  {
+    name: "REST POST /api/v1/projects/{project}/probes (rewrite)",
+    status: 200,
+    request: (i) => ({
+      method: "POST",
+      path: `/api/v1/projects/${project(i)}/probes`,
+      body: JSON.stringify({ url: probeUrlAt(i % PROBES_PER_PROJECT), latency: 500 }),
+    }),
+  },
+  {
+    name: "tRPC GET /trpc/projects.get",
+    minRatio: 0.7,
+    status: 200,
+    request: (i) => ({
+      method: "GET",
+      path: `/trpc/projects.get?input=${
+        encodeURIComponent(JSON.stringify({ project: project(i) }))
+      }`,
+    }),
+  },
+];
+
+const HEADERS = { "x-service-api-key": BENCH_KEY, "content-type": "application/json" };
+
+/** One request of the scenario, to check its status before measuring. */
+async function checkStatus(base: string, scenario: Scenario): Promise<void> {
+  const { method, path, body } = scenario.request(7);
+  const response = await fetch(`${base}${path}`, { method, headers: HEADERS, body });
+  const text = await response.text();
+  if (response.status !== scenario.status) {
+    throw new Error(
+      `${scenario.name} on ${base} answered ${response.status}, not ${scenario.status}: ${text}`,
+    );
+  }
+}
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+const row = (cells: string[], widths: number[]) =>
+  cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+
+async function main(): Promise<number> {
+  await requireWrk();
+  const settings = benchSettings();
+  const seconds = envNumber("BENCH_SECONDS", 10);
+  const warmup = envNumber("BENCH_WARMUP_SECONDS", 3);
+  const only = Deno.env.get("BENCH_ONLY");
+  const cpuProf = Deno.env.get("BENCH_CPU_PROF");
+  const scenarios = SCENARIOS.filter((s) => !only || s.name.includes(only));
+
+  console.log(`Seeding ${PROJECTS} projects x ${PROBES_PER_PROJECT} probes ...`);
+  const database = await seededDatabase(settings.adminUrl);
+  const dataDir = await Deno.makeTempDir({ prefix: "probe-bench-" });
+  const service = await startService({
+    databaseUrl: database.url,
+    poolSize: settings.poolSize,
+    dataDir,
+    denoFlags: cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`] : [],
+  });
+  const baseline = await startBaseline({ databaseUrl: database.url, poolSize: settings.poolSize });
+  let failures = 0;
+  try {
+    console.log(
+      `wrk: ${settings.connections} connections, ${settings.threads} thread(s), ${seconds} s per ` +
+        `measurement after ${warmup} s warm-up; pool ${settings.poolSize}; ${loadNote()}`,
+    );
+    const widths = [54, 9, 7, 7, 9, 7, 7, 7, 6, 8];
+    console.log(
+      row(
+        [
+          "scenario",
+          "base r/s",
+          "p50",
+          "p99",
+          "svc r/s",
+          "p50",
+          "p99",
+          "non2xx",
+          "ratio",
+          "target",
+        ],
+        widths,
+      ),
+    );
+    for (const scenario of scenarios) {
+      const requests = Array.from({ length: PROJECTS }, (_, i) => scenario.request(i));
+      const drive = async (base: string, duration: number): Promise<WrkResult> =>
+        await runWrk({
+          url: base,
+          requests,
+          headers: HEADERS,
+          connections: settings.connections,
+          threads: settings.threads,
+          seconds: duration,
+        });
+      await checkStatus(baseline.url, scenario);
+      await checkStatus(service.url, scenario);
+      if (warmup > 0) {
+        await drive(baseline.url, warmup);
+        await drive(service.url, warmup);
+      }
+      const base = await drive(baseline.url, seconds);
+      const svc = await drive(service.url, seconds);
+      const ratio = svc.rps / base.rps;
+      const problems: string[] = [];
+      if (scenario.minRatio !== undefined && ratio < scenario.minRatio) {
+        problems.push(`ratio < ${scenario.minRatio}`);
+      }
+      if (scenario.maxP99Ms !== undefined && svc.p99Ms >= scenario.maxP99Ms) {
+        problems.push(`p99 >= ${scenario.maxP99Ms} ms`);
+      }
+      if (svc.non2xx > 0 || svc.socketErrors > 0) problems.push("non-2xx or socket errors");
+      const target = scenario.minRatio === undefined
+        ? (problems.length ? "MISSED" : "-")
+        : (problems.length ? "MISSED" : "met");
+      if (problems.length) failures++;
+      console.log(row([
+        scenario.name,
+        fmt(base.rps, 0),
+        fmt(base.p50Ms),
+        fmt(base.p99Ms),
+        fmt(svc.rps, 0),
+        fmt(svc.p50Ms),
+        fmt(svc.p99Ms),
+        String(svc.non2xx + svc.socketErrors),
+        fmt(ratio, 2),
+        target,
+      ], widths));
+      if (problems.length) console.log(`  ${problems.join("; ")}`);
+    }
+    const svcMem = await service.memory();
+    const baseMem = await baseline.memory();
+    console.log(
+      `Peak RSS: service ${mib(svcMem.peakKiB)} (now ${mib(svcMem.rssKiB)}), ` +
+        `baseline ${mib(baseMem.peakKiB)}. Load after the run: ${loadNote()}`,
+    );
+    console.log(
+      "Latencies in ms; targets: REST GET project ratio >= 0.6 and p99 < 20 ms, " +
+        "tRPC read ratio >= 0.7, no non-2xx.",
+    );
+  } finally {
+    await service.stop();
+    await baseline.stop();
+    await database.drop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+  if (cpuProf) console.log(`CPU profile written to ${cpuProf}`);
+  return failures === 0 ? 0 : 1;
+}
+
+if (import.meta.main) Deno.exit(await main());

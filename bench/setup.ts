@@ -1,0 +1,111 @@
+/** What the benchmarks share: a seeded database of their own and the processes under test. */
+import { openDatabase } from "../server/db/database.ts";
+import { migrateToLatest } from "../server/db/migrator.ts";
+import { createPostgresDatabase } from "../server/testing.ts";
+import { type ServerProcess, startServerProcess } from "../server/testing_process.ts";
+import { seed } from "./seed.ts";
+import { hasWrk, WRK_MISSING } from "./wrk.ts";
+
+export const BENCH_KEY = "bench-key-0123456789";
+export const PROJECTS = 1000;
+export const PROBES_PER_PROJECT = 10;
+
+export interface BenchSettings {
+  adminUrl: string;
+  connections: number;
+  threads: number;
+  poolSize: number;
+}
+
+/** Reads a positive number from the environment, or the default. */
+export function envNumber(name: string, fallback: number): number {
+  const raw = Deno.env.get(name);
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number, got ${raw}`);
+  return value;
+}
+
+export function benchSettings(): BenchSettings {
+  return {
+    adminUrl: Deno.env.get("BENCH_DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/postgres",
+    connections: envNumber("BENCH_CONNECTIONS", 64),
+    threads: envNumber("BENCH_THREADS", 1),
+    poolSize: envNumber("BENCH_POOL_SIZE", 10),
+  };
+}
+
+/** Stops with the install hint when wrk is missing. */
+export async function requireWrk(): Promise<void> {
+  if (!(await hasWrk())) {
+    console.error(WRK_MISSING);
+    Deno.exit(2);
+  }
+}
+
+/** A database of the benchmark's own, migrated and seeded; dropped by `drop`. */
+export async function seededDatabase(
+  adminUrl: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const database = await createPostgresDatabase(adminUrl, "probe_bench");
+  try {
+    const handle = await openDatabase({ kind: "postgres", url: database.url });
+    try {
+      await migrateToLatest(handle.db);
+      await seed(handle.db, { projects: PROJECTS, probes: PROBES_PER_PROJECT });
+    } finally {
+      await handle.close();
+    }
+    return database;
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+}
+
+/** The product in production mode over the given database, logging at its default level. */
+export async function startService(
+  { databaseUrl, poolSize, dataDir, denoFlags, extraEnv }: {
+    databaseUrl: string;
+    poolSize: number;
+    dataDir: string;
+    denoFlags?: string[];
+    extraEnv?: Record<string, string>;
+  },
+): Promise<ServerProcess> {
+  return await startServerProcess({
+    env: {
+      NODE_ENV: "production",
+      DATABASE_URL: databaseUrl,
+      DATABASE_POOL_SIZE: String(poolSize),
+      SERVICE_API_KEY: BENCH_KEY,
+      DATA_DIR: dataDir,
+      // One key at thousands of requests a second: limited so high that the bucket runs but never refuses.
+      RATE_LIMIT_PER_SECOND: "100000000",
+      ...extraEnv,
+    },
+    denoFlags,
+  });
+}
+
+/** The bare baseline over the given database. */
+export async function startBaseline(
+  { databaseUrl, poolSize }: { databaseUrl: string; poolSize: number },
+): Promise<ServerProcess> {
+  return await startServerProcess({
+    entry: new URL("./baseline.ts", import.meta.url).pathname,
+    env: {
+      DATABASE_URL: databaseUrl,
+      DATABASE_POOL_SIZE: String(poolSize),
+      SERVICE_API_KEY: BENCH_KEY,
+    },
+  });
+}
+
+/** The machine's load right now, to print beside the figures. */
+export function loadNote(): string {
+  const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
+  return `${navigator.hardwareConcurrency} CPUs, load average ${load}`;
+}
+
+export const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
