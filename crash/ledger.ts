@@ -91,7 +91,9 @@ export class Ledger {
   settle(stored: Stored): void {
     for (const p of [...this.projects.values()]) {
       const live = stored.live.get(p.name);
-      if (p.fate !== "deleted") p.fate = live ? "live" : stored.archived.has(p.name) ? "deleted" : p.fate;
+      if (p.fate !== "deleted") {
+        p.fate = live ? "live" : stored.archived.has(p.name) ? "deleted" : p.fate;
+      }
       if (p.fate === "maybe-created") {
         this.projects.delete(p.name);
         continue;

@@ -110,7 +110,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadCounts> {
         p.fate === "live" || p.fate === "deleting"
       );
       if (roll < 0.25 || usable.length < 3) await createProject(id);
-      else if (roll < 0.85) await writeProbe(id, pick(writable)!);
+      else if (roll < 0.9) await writeProbe(id, pick(writable)!);
       else await deleteProject(pick(usable)!);
     }
   };
