@@ -18,7 +18,7 @@ import { runWorkload, seededRandom } from "./workload.ts";
 const API_KEY = "crash-test-key-0123456789";
 const ROUNDS = Number(Deno.env.get("CRASH_ROUNDS") ?? 20);
 const WORKERS = 8;
-/** The kill comes this long after the workload starts, uniformly at random (ms). */
+/** The kill comes this long after the first acknowledged write, uniformly at random (ms). */
 const KILL_AFTER = [100, 1200] as const;
 
 interface Backend {
@@ -73,12 +73,9 @@ async function crashRounds(backend: Backend, seed: number): Promise<void> {
   try {
     for (let round = 1; round <= ROUNDS; round++) {
       let killed = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const killAfter = KILL_AFTER[0] + random() * (KILL_AFTER[1] - KILL_AFTER[0]);
       const victim = server;
-      const timer = setTimeout(() => {
-        victim.kill("SIGKILL");
-        killed = true;
-      }, killAfter);
       const counts = await runWorkload({
         baseUrl: server.url,
         apiKey: API_KEY,
@@ -87,6 +84,12 @@ async function crashRounds(backend: Backend, seed: number): Promise<void> {
         workers: WORKERS,
         random,
         stopped: () => killed,
+        // The clock starts once writes flow, so that every round crashes a busy server.
+        onFirstAck: () =>
+          timer = setTimeout(() => {
+            victim.kill("SIGKILL");
+            killed = true;
+          }, killAfter),
       }).finally(() => clearTimeout(timer));
       await victim.status;
 
@@ -117,7 +120,9 @@ async function crashRounds(backend: Backend, seed: number): Promise<void> {
       assert.ok(counts.acked > 0, `round ${round}: some writes were acknowledged`);
       ledger.settle(stored);
       console.log(
-        `round ${round}: killed after ${Math.round(killAfter)} ms; ${counts.acked} acknowledged, ` +
+        `round ${round}: killed ${
+          Math.round(killAfter)
+        } ms into the writes; ${counts.acked} acknowledged, ` +
           `${counts.refused} refused, ${counts.lost} lost in the crash; ` +
           `${stored.live.size} live, ${stored.archived.size} archived`,
       );

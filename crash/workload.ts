@@ -25,6 +25,8 @@ export interface WorkloadOptions {
   random: () => number;
   /** Set when the server has been killed: workers finish the request at hand and stop. */
   stopped: () => boolean;
+  /** Called on the first acknowledged write. */
+  onFirstAck?: () => void;
 }
 
 export interface WorkloadCounts {
@@ -51,8 +53,9 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadCounts> {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       await response.body?.cancel();
-      if (response.status < 300) counts.acked++;
-      else counts.refused++;
+      if (response.status < 300) {
+        if (counts.acked++ === 0) o.onFirstAck?.();
+      } else counts.refused++;
       return { status: response.status };
     } catch {
       counts.lost++;

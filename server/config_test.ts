@@ -7,8 +7,13 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     host: "127.0.0.1",
     apiKeys: undefined,
     databaseUrl: undefined,
+    databasePoolSize: 10,
+    databaseConnectTimeoutMs: 1500,
+    databaseStatementTimeoutMs: 1500,
     dataDir: "./data",
     logLevel: "info",
+    rateLimitPerSecond: 1000,
+    corsOrigins: [],
   });
 });
 
@@ -31,6 +36,12 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
     { LOG_LEVEL: "loud" },
     { SERVICE_API_KEY: "," },
     { SERVICE_API_KEY: "short" },
+    { DATABASE_POOL_SIZE: "0" },
+    { DATABASE_CONNECT_TIMEOUT_MS: "soon" },
+    { DATABASE_STATEMENT_TIMEOUT_MS: "-1" },
+    { RATE_LIMIT_PER_SECOND: "-5" },
+    { CORS_ORIGINS: "https://app.example.com/path" },
+    { CORS_ORIGINS: "*" },
   ];
   for (const env of cases) {
     const [name] = Object.keys(env);
@@ -40,4 +51,13 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
       return true;
     });
   }
+});
+
+Deno.test("CORS_ORIGINS lists origins; RATE_LIMIT_PER_SECOND=0 turns the limit off", () => {
+  const config = parseConfig({
+    CORS_ORIGINS: "https://app.example.com, http://localhost:5173",
+    RATE_LIMIT_PER_SECOND: "0",
+  });
+  assert.deepEqual(config.corsOrigins, ["https://app.example.com", "http://localhost:5173"]);
+  assert.equal(config.rateLimitPerSecond, 0);
 });

@@ -1,6 +1,7 @@
 import type { ErrorBody, ErrorDetail } from "@probe/shared";
 import { TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import { isDatabaseUnavailable } from "./db/unavailable.ts";
 import { DomainError, type DomainErrorKind } from "./domain/errors.ts";
 
 /**
@@ -78,6 +79,13 @@ export function zodDetails(issues: ZodLikeIssue[]): ErrorDetail[] {
 export function toTRPCError(error: unknown): unknown {
   // tRPC wraps what a procedure throws in an INTERNAL_SERVER_ERROR whose cause is the original.
   if (error instanceof TRPCError && error.cause instanceof DomainError) error = error.cause;
+  if (!(error instanceof DomainError) && isDatabaseUnavailable(error)) {
+    return new TRPCError({
+      code: "SERVICE_UNAVAILABLE",
+      message: "The database is not available",
+      cause: error,
+    });
+  }
   if (error instanceof DomainError) {
     return new TRPCError({
       code: DOMAIN_TO_TRPC[error.kind],
@@ -115,5 +123,11 @@ export function toApiError(error: unknown): ApiError {
 
 /** Whether an error is one we did not expect, and so belongs in the log with its stack. */
 export function isUnexpected(error: unknown): boolean {
-  return toApiError(error).status >= 500;
+  const { status } = toApiError(error);
+  return status >= 500 && status !== 503;
+}
+
+/** Whether an error is the database being unavailable (answered 503). */
+export function isUnavailable(error: unknown): boolean {
+  return toApiError(error).status === 503;
 }

@@ -1,9 +1,11 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { sql } from "kysely";
 import type { Db } from "./db/database.ts";
-import { readBodyText, readJsonObject } from "./body.ts";
-import { type ApiError, apiError, isUnexpected } from "./errors.ts";
+import { checkJsonLimits, readBodyText, readJsonObject } from "./body.ts";
+import type { Cors } from "./cors.ts";
+import { type ApiError, apiError, isUnavailable, isUnexpected } from "./errors.ts";
 import { errorFields, type Logger } from "./log.ts";
+import type { RateLimiter } from "./rate_limit.ts";
 import { createRestHandler } from "./rest.ts";
 import { createContext } from "./trpc/context.ts";
 import { appRouter } from "./trpc/router.ts";
@@ -16,6 +18,10 @@ export interface HttpDeps {
   db: Db;
   checkKey: (presented: string | null) => boolean;
   log: Logger;
+  /** Per-key request limit; none when null or absent. */
+  rateLimiter?: RateLimiter | null;
+  /** CORS for listed origins; no CORS headers when null or absent. */
+  cors?: Cors | null;
 }
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
@@ -33,15 +39,37 @@ const errorResponse = ({ status, body }: ApiError) => json(status, body);
 const unauthorized = () =>
   apiError(401, "unauthorized", "A valid X-Service-Api-Key header is required");
 
+const tooManyRequests = () => apiError(429, "rate_limited", "Too many requests");
+
+/** The tRPC error codes of the answers this file gives on tRPC's behalf. */
+const TRPC_CODES: Record<number, [string, number]> = {
+  401: ["UNAUTHORIZED", -32001],
+  422: ["UNPROCESSABLE_CONTENT", -32022],
+  429: ["TOO_MANY_REQUESTS", -32029],
+};
+
 /** tRPC clients read errors in tRPC's own shape; ours rides along under `data.error`. */
 function trpcErrorResponse({ status, body }: ApiError): Response {
+  const [code, number] = TRPC_CODES[status];
   return json(status, {
     error: {
       message: body.error.message,
-      code: -32001,
-      data: { code: "UNAUTHORIZED", httpStatus: status, error: body.error },
+      code: number,
+      data: { code, httpStatus: status, error: body.error },
     },
   });
+}
+
+/** The JSON a tRPC request carries (its body, or its `input` query parameter), over the limits. */
+function trpcJsonTooComplex(text: string | null): ApiError | null {
+  if (!text) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null; // tRPC answers malformed JSON itself
+  }
+  return checkJsonLimits(value);
 }
 
 function under(path: string, prefix: string): boolean {
@@ -53,12 +81,15 @@ function under(path: string, prefix: string): boolean {
  * through the OpenAPI bridge) or `/trpc`. One log line per request; errors answered in one shape.
  */
 export function createHttpHandler(
-  { db, checkKey, log }: HttpDeps,
+  { db, checkKey, log, rateLimiter, cors }: HttpDeps,
 ): (request: Request) => Promise<Response> {
   const rest = createRestHandler(appRouter);
 
   const logFailure = (error: unknown) => {
-    if (isUnexpected(error)) log.error("request failed", errorFields(error));
+    if (isUnavailable(error)) {
+      // Expected while the database is down: one line without a stack.
+      log.warn("database unavailable", { error: errorFields(error).error });
+    } else if (isUnexpected(error)) log.error("request failed", errorFields(error));
   };
 
   async function route(request: Request, url: URL): Promise<Response> {
@@ -77,17 +108,30 @@ export function createHttpHandler(
     const isTrpc = !isRest && under(path, TRPC_PREFIX);
     if (!isRest && !isTrpc) return errorResponse(apiError(404, "not_found", "No such route"));
 
-    const authenticated = checkKey(request.headers.get(API_KEY_HEADER));
+    const key = request.headers.get(API_KEY_HEADER);
+    const authenticated = checkKey(key);
     if (!authenticated) {
       return isRest ? errorResponse(unauthorized()) : trpcErrorResponse(unauthorized());
+    }
+    const admission = rateLimiter?.take(key!);
+    if (admission && !admission.ok) {
+      const response = isRest
+        ? errorResponse(tooManyRequests())
+        : trpcErrorResponse(tooManyRequests());
+      response.headers.set("retry-after", String(admission.retryAfterSeconds));
+      return response;
     }
     const ctx = createContext({ db, authenticated });
 
     if (isTrpc) {
       let req = request;
+      const inputTooComplex = trpcJsonTooComplex(url.searchParams.get("input"));
+      if (inputTooComplex) return trpcErrorResponse(inputTooComplex);
       if (BODY_METHODS.has(request.method)) {
         const text = await readBodyText(request);
         if (!text.ok) return errorResponse(text.error);
+        const tooComplex = trpcJsonTooComplex(text.value);
+        if (tooComplex) return trpcErrorResponse(tooComplex);
         req = new Request(request.url, {
           method: request.method,
           headers: request.headers,
@@ -122,12 +166,13 @@ export function createHttpHandler(
     const url = new URL(request.url);
     let response: Response;
     try {
-      response = await route(request, url);
+      response = cors?.preflight(request) ?? await route(request, url);
     } catch (error) {
       log.error("request failed", errorFields(error));
       response = errorResponse(apiError(500, "internal", "Internal server error"));
     }
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
+    cors?.decorate(request, response.headers);
     log.info("request", {
       method: request.method,
       path: url.pathname,

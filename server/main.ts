@@ -27,7 +27,13 @@ async function main(): Promise<number> {
     log,
   });
   const target = databaseTarget(config);
-  const app = await createApp({ database: target, apiKeys, log });
+  const app = await createApp({
+    database: target,
+    apiKeys,
+    log,
+    rateLimitPerSecond: config.rateLimitPerSecond,
+    corsOrigins: config.corsOrigins,
+  });
 
   const shutdown = new AbortController();
   const server = Deno.serve({

@@ -1,0 +1,48 @@
+/**
+ * Whether an error means the database cannot be reached or cannot answer now (as opposed to a
+ * query that is wrong): the server is down, refusing, restarting, overloaded or too slow.
+ * Such failures answer 503 and heal by themselves once the database is back.
+ */
+
+/** Errors of the socket or of postgres.js's own connection handling. */
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EHOSTDOWN",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+]);
+
+/** SQLSTATEs of a server that is going away, starting, overloaded or out of time. */
+const UNAVAILABLE_SQLSTATES = new Set([
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "57P05", // idle_session_timeout
+  "53300", // too_many_connections
+  "57014", // query_canceled: the statement timeout
+  "55P03", // lock_not_available: the lock timeout
+]);
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e && depth < 5; depth++) {
+    if (typeof e !== "object") return false;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") {
+      if (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
+      // Class 08: connection exception.
+      if (/^08[0-9A-Z]{3}$/.test(code)) return true;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
