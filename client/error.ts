@@ -1,0 +1,85 @@
+import type { ErrorDetail } from "./api_types.ts";
+
+/**
+ * Every failed call rejects with this error. `status` is the HTTP status (0 when the service could
+ * not be reached), `code` the service's error code (`"not_found"`, `"conflict"`,
+ * `"validation_failed"`, `"unauthorized"`, ...) and `details` the fields at fault, if any.
+ *
+ * @example Telling a conflict from other failures
+ * ```ts ignore
+ * try {
+ *   await client.projects.create({ project: "shop" });
+ * } catch (e) {
+ *   if (!(e instanceof ProbeApiError) || e.code !== "conflict") throw e;
+ * }
+ * ```
+ */
+export class ProbeApiError extends Error {
+  override name = "ProbeApiError";
+  /** The HTTP status of the answer; 0 when no answer came. */
+  readonly status: number;
+  /** The service's error code, or `network_error` / `unexpected_response` from the client. */
+  readonly code: string;
+  /** The fields at fault (path and message); empty when the error is not about fields. */
+  readonly details: ErrorDetail[];
+
+  constructor(
+    init: { status: number; code: string; message: string; details?: ErrorDetail[] },
+    options?: ErrorOptions,
+  ) {
+    super(init.message, options);
+    this.status = init.status;
+    this.code = init.code;
+    this.details = init.details ?? [];
+  }
+}
+
+interface ServiceErrorData {
+  httpStatus?: number;
+  error?: { code?: unknown; message?: unknown; details?: unknown };
+}
+
+interface TransportError {
+  message: string;
+  data?: ServiceErrorData | null;
+  meta?: { response?: { status?: number } };
+}
+
+function isTransportError(error: unknown): error is TransportError & Error {
+  return error instanceof Error && error.name === "TRPCClientError";
+}
+
+/** Turns whatever a call rejected with into a ProbeApiError. */
+export function toProbeApiError(error: unknown, baseUrl: string): ProbeApiError {
+  if (error instanceof ProbeApiError) return error;
+  if (!isTransportError(error)) {
+    return new ProbeApiError({
+      status: 0,
+      code: "client_error",
+      message: error instanceof Error ? error.message : String(error),
+    }, { cause: error });
+  }
+  const body = error.data?.error;
+  if (body && typeof body.code === "string" && typeof body.message === "string") {
+    return new ProbeApiError({
+      status: error.data?.httpStatus ?? error.meta?.response?.status ?? 0,
+      code: body.code,
+      message: body.message,
+      details: Array.isArray(body.details) ? body.details as ErrorDetail[] : undefined,
+    }, { cause: error });
+  }
+  const status = error.meta?.response?.status;
+  if (status === undefined) {
+    // No answer at all: the fetch itself failed.
+    return new ProbeApiError({
+      status: 0,
+      code: "network_error",
+      message: `Could not reach the probe service at ${baseUrl}: ${error.message}`,
+    }, { cause: error });
+  }
+  return new ProbeApiError({
+    status,
+    code: "unexpected_response",
+    message: `The probe service at ${baseUrl} answered ${status} with a body it does not send`,
+  }, { cause: error });
+}
