@@ -24,7 +24,7 @@ import type {
   ProjectUpdateInput,
   ProjectUpdateResult,
 } from "./api_types.ts";
-import { toProbeApiError } from "./error.ts";
+import { ProbeApiError, toProbeApiError } from "./error.ts";
 
 /** How to reach the service. */
 export interface ProbeClientOptions {
@@ -101,7 +101,28 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       httpLink({
         url: `${baseUrl}/trpc`,
         headers: { "x-service-api-key": options.apiKey },
-        fetch: (input, init) => fetchImpl(input, init as RequestInit),
+        fetch: async (input, init) => {
+          let response: Response;
+          try {
+            response = await fetchImpl(input, init as RequestInit);
+          } catch (cause) {
+            throw new ProbeApiError({
+              status: 0,
+              code: "network_error",
+              message: `Could not reach the probe service at ${baseUrl}: ${errorMessage(cause)}`,
+            }, { cause });
+          }
+          // The service answers JSON, always; anything else came from something in between.
+          if (!/\bjson\b/i.test(response.headers.get("content-type") ?? "")) {
+            await response.body?.cancel();
+            throw new ProbeApiError({
+              status: response.status,
+              code: "unexpected_response",
+              message: `${baseUrl} answered ${response.status} without the service's JSON`,
+            });
+          }
+          return response;
+        },
       }),
     ],
   });
@@ -110,7 +131,7 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
     try {
       return await run();
     } catch (error) {
-      throw toProbeApiError(error, baseUrl);
+      throw toProbeApiError(error);
     }
   }
 
@@ -137,3 +158,5 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
     },
   };
 }
+
+const errorMessage = (error: unknown) => error instanceof Error ? error.message : String(error);

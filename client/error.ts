@@ -41,6 +41,7 @@ interface ServiceErrorData {
 
 interface TransportError {
   message: string;
+  cause?: unknown;
   data?: ServiceErrorData | null;
   meta?: { response?: { status?: number } };
 }
@@ -50,7 +51,7 @@ function isTransportError(error: unknown): error is TransportError & Error {
 }
 
 /** Turns whatever a call rejected with into a ProbeApiError. */
-export function toProbeApiError(error: unknown, baseUrl: string): ProbeApiError {
+export function toProbeApiError(error: unknown): ProbeApiError {
   if (error instanceof ProbeApiError) return error;
   if (!isTransportError(error)) {
     return new ProbeApiError({
@@ -59,27 +60,21 @@ export function toProbeApiError(error: unknown, baseUrl: string): ProbeApiError 
       message: error instanceof Error ? error.message : String(error),
     }, { cause: error });
   }
+  // Raised by the client's own fetch wrapper (no answer, or not the service's).
+  if (error.cause instanceof ProbeApiError) return error.cause;
   const body = error.data?.error;
+  const status = error.data?.httpStatus ?? error.meta?.response?.status ?? 0;
   if (body && typeof body.code === "string" && typeof body.message === "string") {
     return new ProbeApiError({
-      status: error.data?.httpStatus ?? error.meta?.response?.status ?? 0,
+      status,
       code: body.code,
       message: body.message,
       details: Array.isArray(body.details) ? body.details as ErrorDetail[] : undefined,
     }, { cause: error });
   }
-  const status = error.meta?.response?.status;
-  if (status === undefined) {
-    // No answer at all: the fetch itself failed.
-    return new ProbeApiError({
-      status: 0,
-      code: "network_error",
-      message: `Could not reach the probe service at ${baseUrl}: ${error.message}`,
-    }, { cause: error });
-  }
   return new ProbeApiError({
     status,
     code: "unexpected_response",
-    message: `The probe service at ${baseUrl} answered ${status} with a body it does not send`,
+    message: `The probe service answered ${status} with a body it does not send: ${error.message}`,
   }, { cause: error });
 }
