@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { backends, uniqueName } from "../server/testing.ts";
 import { type LiveServer, startLiveServer } from "../server/testing_live.ts";
-import { createProbeClient, type ProbeClient, ProbeApiError } from "./mod.ts";
+import { createProbeClient, ProbeApiError, type ProbeClient } from "./mod.ts";
 
 /** Runs `fn` and answers the ProbeApiError it must reject with. */
 async function failure(fn: () => Promise<unknown>): Promise<ProbeApiError> {
@@ -25,7 +25,12 @@ for (const backend of backends()) {
         assert.deepEqual(created, { data: { project } });
 
         const got = await client.projects.get({ project });
-        assert.deepEqual(got.data, { project, label: "Shop", description: null, status: "enabled" });
+        assert.deepEqual(got.data, {
+          project,
+          label: "Shop",
+          description: null,
+          status: "enabled",
+        });
 
         const listed = await client.projects.list({ project });
         assert.deepEqual(listed, { data: [got.data], meta: { count: 1 } });
@@ -109,7 +114,10 @@ for (const backend of backends()) {
         assert.notEqual(moved.data.probe_id, first.data.probe_id);
         assert.equal(moved.data.url, "http://127.0.0.1:9/moved");
 
-        assert.equal(await client.probes.delete({ project, probeId: moved.data.probe_id }), undefined);
+        assert.equal(
+          await client.probes.delete({ project, probeId: moved.data.probe_id }),
+          undefined,
+        );
         const gone = await failure(() =>
           client.probes.get({ project, probeId: moved.data.probe_id })
         );
@@ -131,7 +139,11 @@ for (const backend of backends()) {
           interval_hours: 6,
           channels: ["log", "mail"],
         });
-        assert.deepEqual(updated.data, { enabled: true, interval_hours: 6, channels: ["log", "mail"] });
+        assert.deepEqual(updated.data, {
+          enabled: true,
+          interval_hours: 6,
+          channels: ["log", "mail"],
+        });
         assert.deepEqual((await client.settings.getIamAlive()).data, updated.data);
         const off = await client.settings.updateIamAlive({ enabled: false });
         assert.equal(off.data.enabled, false);

@@ -63,7 +63,9 @@ function loadAssets(): Promise<Map<string, Uint8Array>> {
   assets ??= (async () => {
     const dir = swaggerUiDir();
     const entries = await Promise.all(
-      Object.keys(ASSETS).map(async (name) => [name, await Deno.readFile(`${dir}/${name}`)] as const),
+      Object.keys(ASSETS).map(async (name) =>
+        [name, await Deno.readFile(`${dir}/${name}`)] as const
+      ),
     );
     return new Map(entries);
   })();

@@ -5,7 +5,7 @@
  */
 import { errorBody } from "@probe/shared";
 import type { AnyRouter } from "@trpc/server";
-import { generateOpenApiDocument, type OpenAPIObject, type OpenApiMeta } from "trpc-to-openapi";
+import { generateOpenApiDocument, type OpenApiMeta, type OpenAPIObject } from "trpc-to-openapi";
 
 export const API_KEY_SCHEME = "ApiKey";
 const ERROR_REF = { $ref: "#/components/schemas/Error" };
@@ -63,7 +63,8 @@ const TAGS = [
   { name: "settings", description: "The global I'm alive reporting settings." },
 ];
 
-const DESCRIPTION = `Projects, the probes (HTTP checks) under them, and the global I'm alive settings.
+const DESCRIPTION =
+  `Projects, the probes (HTTP checks) under them, and the global I'm alive settings.
 
 Every operation needs the API key in the \`X-Service-Api-Key\` header. Successful answers carry
 their payload under \`data\`, and lists a \`meta\` with the \`count\`. Every failure answers

@@ -14,7 +14,9 @@ async function run(cmd: string, args: string[], options: { cwd?: string } = {}):
   const output = await new Deno.Command(cmd, { args, cwd: options.cwd, stdin: "null" }).output();
   const decode = (b: Uint8Array) => new TextDecoder().decode(b);
   if (!output.success) {
-    throw new Error(`${cmd} ${args.join(" ")} failed:\n${decode(output.stderr)}${decode(output.stdout)}`);
+    throw new Error(
+      `${cmd} ${args.join(" ")} failed:\n${decode(output.stderr)}${decode(output.stdout)}`,
+    );
   }
   return decode(output.stdout);
 }

@@ -115,9 +115,14 @@ export function buildDeclarations({ workspace, denoTypes }: DeclarationsInput) {
       files[`${name}.d.ts`] = flattenTypes(program, clientSources[index]);
       continue;
     }
-    const result = program.emit(clientSources[index], (fileName, text) => {
-      if (fileName.endsWith(`/${name}.d.ts`)) files[`${name}.d.ts`] = toPackageSpecifiers(text);
-    }, undefined, true);
+    const result = program.emit(
+      clientSources[index],
+      (fileName, text) => {
+        if (fileName.endsWith(`/${name}.d.ts`)) files[`${name}.d.ts`] = toPackageSpecifiers(text);
+      },
+      undefined,
+      true,
+    );
     failOn(result.diagnostics, `Declarations of client/${name}.ts`);
   }
   checkAgainstRouter(workspace, options, denoTypes, files[`${FLATTENED}.d.ts`]);
@@ -148,15 +153,16 @@ function checkAgainstRouter(
   host.fileExists = (f) => f in virtual || fileExists(f);
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (f, lang, ...rest) =>
-    f in virtual
-      ? ts.createSourceFile(f, virtual[f], lang)
-      : getSourceFile(f, lang, ...rest);
+    f in virtual ? ts.createSourceFile(f, virtual[f], lang) : getSourceFile(f, lang, ...rest);
   const program = ts.createProgram([checkPath, denoTypes], { ...options, noEmit: true }, host);
   const source = program.getSourceFile(checkPath)!;
   failOn(
-    [...program.getSemanticDiagnostics(source), ...program.getSemanticDiagnostics(
-      program.getSourceFile(flatPath)!,
-    )],
+    [
+      ...program.getSemanticDiagnostics(source),
+      ...program.getSemanticDiagnostics(
+        program.getSourceFile(flatPath)!,
+      ),
+    ],
     "The written-out types differ from the router's",
   );
 }
