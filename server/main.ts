@@ -37,6 +37,11 @@ async function main(): Promise<number> {
   await app.reporter.start();
 
   const shutdown = new AbortController();
+  // Listen for signals before announcing the port: a SIGTERM right after "listening" must
+  // still shut down in order.
+  const stop = () => shutdown.abort();
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
   const server = Deno.serve({
     hostname: config.host,
     port: config.port,
@@ -45,9 +50,6 @@ async function main(): Promise<number> {
       log.info("listening", { url: `http://${hostname}:${port}`, database: target.kind }),
   }, app.handler);
 
-  const stop = () => shutdown.abort();
-  Deno.addSignalListener("SIGINT", stop);
-  Deno.addSignalListener("SIGTERM", stop);
   await server.finished;
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);

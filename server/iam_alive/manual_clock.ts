@@ -48,10 +48,26 @@ export class ManualClock implements Clock {
     });
   }
 
-  /** Resolves once `sleep` has been called `count` times in all. */
-  sleepsReach(count: number): Promise<void> {
+  /**
+   * Resolves once `sleep` has been called `count` times in all. Rejects after `guardMs` of real
+   * time, so a loop that never goes back to sleep fails the test instead of hanging it.
+   */
+  sleepsReach(count: number, guardMs = 15_000): Promise<void> {
     if (this.#sleeps >= count) return Promise.resolve();
-    return new Promise((resolve) => this.#watchers.push({ count, resolve }));
+    return new Promise((resolve, reject) => {
+      const guard = setTimeout(() => {
+        this.#watchers = this.#watchers.filter((w) => w !== watcher);
+        reject(new Error(`sleep was called ${this.#sleeps} times, not ${count}`));
+      }, guardMs);
+      const watcher = {
+        count,
+        resolve: () => {
+          clearTimeout(guard);
+          resolve();
+        },
+      };
+      this.#watchers.push(watcher);
+    });
   }
 
   /** Moves time forward and wakes every sleeper that is due by then. */

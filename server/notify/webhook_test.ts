@@ -1,46 +1,10 @@
 import assert from "node:assert/strict";
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { closedPort, webhookReceiver } from "./testing.ts";
 import { postWebhook, type WebhookOptions } from "./webhook.ts";
 
 const SECRET = "whsec-0123456789abcdef";
-
-interface Received {
-  headers: Headers;
-  body: string;
-  signatureValid: boolean;
-}
-
-/** Checks a signature the way a receiver would, independently of the code under test. */
-function verify(secret: string, headers: Headers, body: string): boolean {
-  const timestamp = headers.get("x-timestamp") ?? "";
-  const given = headers.get("x-signature") ?? "";
-  const expected = "sha256=" +
-    createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
-  return given.length === expected.length &&
-    timingSafeEqual(Buffer.from(given), Buffer.from(expected));
-}
-
-/** A receiver on 127.0.0.1 that answers each request with the next status of the script. */
-function receiver(statuses: number[], opts: { hang?: Promise<void> } = {}) {
-  const received: Received[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    const body = await req.text();
-    received.push({
-      headers: req.headers,
-      body,
-      signatureValid: verify(SECRET, req.headers, body),
-    });
-    if (opts.hang) await opts.hang;
-    const status = statuses[Math.min(received.length - 1, statuses.length - 1)];
-    const headers = status >= 300 && status < 400 ? { location: "http://127.0.0.1:9/" } : undefined;
-    return new Response(status === 204 ? null : "answer", { status, headers });
-  });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/hook?token=tok-secret`,
-    received,
-    close: () => server.shutdown(),
-  };
-}
+const receiver = (statuses: number[], opts: { hang?: Promise<void> } = {}) =>
+  webhookReceiver(statuses, { secret: SECRET, ...opts });
 
 /** Options that make retries instant and note each backoff asked for. */
 function fastRetries(waits: number[]): WebhookOptions {
@@ -113,10 +77,7 @@ Deno.test("webhook: five 5xx answers give up after five attempts", async () => {
 });
 
 Deno.test("webhook: network errors are retried and reported without the URL", async () => {
-  // A port that was just free: nothing listens there.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
+  const port = closedPort();
   const result = await postWebhook(
     { url: `http://127.0.0.1:${port}/hook?token=tok-secret`, body: BODY, idempotencyKey: "1" },
     { ...fastRetries([]), maxAttempts: 2 },
