@@ -4,6 +4,9 @@ import { generateOpenApiDocument } from "trpc-to-openapi";
 import { type App, createApp, type IamAliveOptions } from "../app.ts";
 import { createLogger } from "../log.ts";
 import { smtpServer, TRUST_TEST_CERT, webhookReceiver } from "../notify/testing.ts";
+import { toApiError } from "../errors.ts";
+import { createContext } from "../trpc/context.ts";
+import { createCallerFactory } from "../trpc/init.ts";
 import { appRouter } from "../trpc/router.ts";
 import { type Backend, backends, freshDatabase, TEST_API_KEY, TestClient } from "../testing.ts";
 import { ManualClock } from "./manual_clock.ts";
@@ -228,4 +231,28 @@ Deno.test("I'm alive: both endpoints are in the OpenAPI document", () => {
   assert.ok(deliveries, "GET /settings/iam-alive/deliveries is documented");
   const params = (deliveries.parameters ?? []) as { name: string; in: string }[];
   assert.deepEqual(params.map((p) => [p.name, p.in]), [["limit", "query"]]);
+});
+
+Deno.test("I'm alive: a context built without a request or a reporter answers the test with 503", async () => {
+  const handle = await freshDatabase("pglite");
+  try {
+    const caller = createCallerFactory(appRouter)(
+      createContext({ db: handle.db, authenticated: true }),
+    );
+    let failure: unknown;
+    await caller.settings.testIamAlive({}).catch((e) => failure = e);
+    assert.ok(failure, "the call failed");
+    assert.deepEqual(toApiError(failure), {
+      status: 503,
+      body: {
+        error: { code: "service_unavailable", message: "I'm alive reporting is not available" },
+      },
+    });
+    assert.deepEqual(await caller.settings.listIamAliveDeliveries({}), {
+      data: [],
+      meta: { count: 0 },
+    });
+  } finally {
+    await handle.close();
+  }
 });

@@ -12,6 +12,8 @@ import { renderReportText, reportSubject } from "./report.ts";
 export interface Channel {
   /** The variables this channel still needs; empty when it is configured. */
   missing: string[];
+  /** Caveats of the configuration worth a warning at start-up. */
+  caveats?: string[];
   /** Sends the report; never throws. Only called when `missing` is empty. */
   deliver(report: IamAliveReport, signal: AbortSignal): Promise<DeliveryResult>;
 }
@@ -52,6 +54,9 @@ export function createChannels(deps: ChannelDeps): Channels {
     },
     webhook: {
       missing: config.webhook ? [] : ["IAM_ALIVE_WEBHOOK_URL"],
+      caveats: config.webhook && !config.webhook.secret
+        ? ["IAM_ALIVE_WEBHOOK_SECRET is not set: webhook bodies go unsigned"]
+        : [],
       deliver: (report, signal) =>
         postWebhook({
           url: config.webhook!.url,

@@ -39,7 +39,7 @@ export interface Reporter extends IamAliveControl {
   stop(): Promise<void>;
   /** Sends the scheduled report if one is due and this instance claims it. */
   runDue(): Promise<IamAliveTestResult | null>;
-  /** Logs a warning for each selected channel that lacks configuration. */
+  /** Logs a warning for each selected channel that lacks configuration (or has a caveat). */
   warnUnconfigured(): Promise<void>;
 }
 
@@ -189,13 +189,16 @@ export function createReporter(options: ReporterOptions): Reporter {
   async function warnUnconfigured(): Promise<void> {
     const { enabled, channels: selected } = await selectedChannels({ db });
     for (const channel of selected) {
-      const missing = channels[channel].missing;
+      const { missing, caveats = [] } = channels[channel];
       if (missing.length > 0) {
         log.warn("I'm alive channel is selected but not configured", {
           channel,
           missing,
           enabled,
         });
+      }
+      for (const caveat of caveats) {
+        log.warn(`I'm alive ${channel} channel: ${caveat}`, { channel });
       }
     }
   }

@@ -8,7 +8,7 @@ import { updateIamAlive } from "../domain/settings.ts";
 import { createLogger } from "../log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
 import { type Backend, backends, createPostgresDatabase, freshDatabase } from "../testing.ts";
-import type { Channel, Channels } from "./channels.ts";
+import { type Channel, type Channels, createChannels } from "./channels.ts";
 import { ManualClock } from "./manual_clock.ts";
 import { createReporter, type ReporterOptions } from "./reporter.ts";
 
@@ -394,24 +394,32 @@ for (const backend of backends()) {
       async () => {
         const handle = await migratedDatabase(backend);
         const lines: string[] = [];
-        const channels = recordingChannels([]);
-        channels.webhook = { ...channels.webhook, missing: ["IAM_ALIVE_WEBHOOK_URL"] };
-        channels.mail = { ...channels.mail, missing: ["SMTP_URL", "MAIL_FROM", "MAIL_TO"] };
         const clock = new ManualClock();
         const reporter = createReporter({
           db: handle.db,
           log: createLogger("warn", (line) => lines.push(line)),
-          channels,
+          // The real channels: a webhook without a secret, no mail settings.
+          channels: createChannels({ config: { webhook: { url: "http://127.0.0.1:9/" } }, clock }),
           clock,
         });
         try {
           await handle.db.updateTable("iam_alive_settings")
-            .set({ channels: sqlJson(["log", "webhook"]) }).execute();
+            .set({ channels: sqlJson(["log", "webhook", "mail"]) }).execute();
           await reporter.start();
           const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.level === "warn");
-          assert.deepEqual(warnings.map((w) => [w.channel, w.missing, w.enabled]), [
-            ["webhook", ["IAM_ALIVE_WEBHOOK_URL"], false],
+          assert.deepEqual(warnings.map((w) => [w.msg, w.channel, w.missing]), [
+            [
+              "I'm alive webhook channel: IAM_ALIVE_WEBHOOK_SECRET is not set: webhook bodies go unsigned",
+              "webhook",
+              undefined,
+            ],
+            [
+              "I'm alive channel is selected but not configured",
+              "mail",
+              ["SMTP_URL", "MAIL_FROM", "MAIL_TO"],
+            ],
           ]);
+          assert.equal(warnings[1].enabled, false);
         } finally {
           await reporter.stop();
           await handle.close();
