@@ -77,6 +77,8 @@ export function zodDetails(issues: ZodLikeIssue[]): ErrorDetail[] {
 
 /** Wraps a domain error as the tRPC error it stands for; any other error passes through. */
 export function toTRPCError(error: unknown): unknown {
+  // tRPC wraps what a procedure throws in an INTERNAL_SERVER_ERROR whose cause is the original.
+  if (error instanceof TRPCError && error.cause instanceof DomainError) error = error.cause;
   if (error instanceof DomainError) {
     return new TRPCError({
       code: DOMAIN_TO_TRPC[error.kind],
