@@ -2,6 +2,7 @@ import type { Project, ProjectCreateInput, ProjectDeleted, ProjectPatchInput } f
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
+import { probeColumns } from "./probes.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 
 const projectColumns = ["name as project", "label", "description", "status"] as const;
