@@ -7,6 +7,7 @@ import { type ApiError, apiError, isUnexpected } from "./errors.ts";
 import { errorFields, type Logger } from "./log.ts";
 import { openApiJson } from "./openapi.ts";
 import { createRestHandler } from "./rest.ts";
+import type { IamAliveControl } from "./iam_alive/reporter.ts";
 import { createContext } from "./trpc/context.ts";
 import { appRouter } from "./trpc/router.ts";
 
@@ -18,6 +19,7 @@ export interface HttpDeps {
   db: Db;
   checkKey: (presented: string | null) => boolean;
   log: Logger;
+  iamAlive?: IamAliveControl;
 }
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
@@ -55,7 +57,7 @@ function under(path: string, prefix: string): boolean {
  * through the OpenAPI bridge) or `/trpc`. One log line per request; errors answered in one shape.
  */
 export function createHttpHandler(
-  { db, checkKey, log }: HttpDeps,
+  { db, checkKey, log, iamAlive }: HttpDeps,
 ): (request: Request) => Promise<Response> {
   const rest = createRestHandler(appRouter);
   const docs = createDocsHandler({
@@ -91,7 +93,7 @@ export function createHttpHandler(
     if (!authenticated) {
       return isRest ? errorResponse(unauthorized()) : trpcErrorResponse(unauthorized());
     }
-    const ctx = createContext({ db, authenticated });
+    const ctx = createContext({ db, authenticated, iamAlive });
 
     if (isTrpc) {
       let req = request;
