@@ -182,6 +182,16 @@ for (const backend of backends()) {
         const got = expect(await run(["settings", "get"]), 0);
         assert.match(got.stdout, /^enabled\s+false$/m);
         assert.match(got.stdout, /^interval_hours\s+4$/m);
+
+        expect(await run(["settings", "set", "--channels", "log"]), 0);
+        const sent = expect(await run(["settings", "test"]), 0);
+        assert.match(sent.stdout, /^Sent report #\d+\.\nCHANNEL\s+OUTCOME/);
+        assert.match(sent.stdout, /^log\s+delivered\s+1\s+-$/m);
+        const deliveries = expect(
+          await run(["--json", "settings", "deliveries", "--limit", "1"]),
+          0,
+        );
+        assert.equal(deliveries.json().data[0].channel, "log");
       });
 
       await t.step("exit statuses say what failed", async () => {

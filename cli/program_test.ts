@@ -19,7 +19,7 @@ async function offline(args: string[]) {
 const COMMANDS: Record<string, string[]> = {
   projects: ["list", "get", "create", "update", "delete"],
   probes: ["list", "get", "create", "update", "delete"],
-  settings: ["get", "set"],
+  settings: ["get", "set", "test", "deliveries"],
 };
 
 Deno.test("--help works on every level and exits 0", async (t) => {

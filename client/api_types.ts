@@ -18,6 +18,10 @@ export type Project = Outputs["projects"]["get"]["data"];
 export type Probe = Outputs["probes"]["get"]["data"];
 /** The global I'm alive reporting settings. */
 export type IamAliveSettings = Outputs["settings"]["getIamAlive"]["data"];
+/** One I'm alive report, the same on every channel. */
+export type IamAliveReport = Outputs["settings"]["testIamAlive"]["data"]["report"];
+/** The outcome of sending one report over one channel. */
+export type IamAliveDelivery = Outputs["settings"]["listIamAliveDeliveries"]["data"][number];
 /** One line of an error's details: the path of the field and what is wrong with it. */
 export type ErrorDetail = NonNullable<ErrorBody["error"]["details"]>[number];
 
@@ -67,3 +71,14 @@ export type IamAliveGetResult = Outputs["settings"]["getIamAlive"];
 export type IamAliveUpdateInput = Inputs["settings"]["updateIamAlive"];
 /** `settings.updateIamAlive`: the settings after the update. */
 export type IamAliveUpdateResult = Outputs["settings"]["updateIamAlive"];
+/** `settings.testIamAlive`: the report sent and each selected channel's outcome. */
+export type IamAliveTestResult = Outputs["settings"]["testIamAlive"];
+/**
+ * `settings.listIamAliveDeliveries`: how many, newest first (1 to 500, default 50). The router
+ * takes any value and coerces it, as query strings need; the client asks for a number.
+ */
+export type IamAliveDeliveriesInput = Inputs["settings"]["listIamAliveDeliveries"] & {
+  limit?: number;
+};
+/** `settings.listIamAliveDeliveries`: `{ data: IamAliveDelivery[], meta: { count } }`. */
+export type IamAliveDeliveriesResult = Outputs["settings"]["listIamAliveDeliveries"];

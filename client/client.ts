@@ -1,7 +1,10 @@
 import { createTRPCClient, httpLink } from "@trpc/client";
 import type { AppRouter } from "@probe/server/router";
 import type {
+  IamAliveDeliveriesInput,
+  IamAliveDeliveriesResult,
   IamAliveGetResult,
+  IamAliveTestResult,
   IamAliveUpdateInput,
   IamAliveUpdateResult,
   ProbeCreateInput,
@@ -74,6 +77,13 @@ export interface SettingsApi {
   getIamAlive(): Promise<IamAliveGetResult>;
   /** Changes them; `interval_hours` or `channels` without `enabled` turns reporting on. */
   updateIamAlive(input: IamAliveUpdateInput): Promise<IamAliveUpdateResult>;
+  /**
+   * Sends one report now over the selected channels, enabled or not; answers each channel's
+   * outcome. Rejects with code `service_unavailable` (503) where no reporter runs.
+   */
+  testIamAlive(): Promise<IamAliveTestResult>;
+  /** Lists recent deliveries, newest first: one per report and channel. */
+  listIamAliveDeliveries(input?: IamAliveDeliveriesInput): Promise<IamAliveDeliveriesResult>;
 }
 
 /** Every operation of the probe service. Failures reject with a `ProbeApiError`. */
@@ -155,6 +165,9 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
     settings: {
       getIamAlive: () => call(() => trpc.settings.getIamAlive.query({})),
       updateIamAlive: (input) => call(() => trpc.settings.updateIamAlive.mutate(input)),
+      testIamAlive: () => call(() => trpc.settings.testIamAlive.mutate({})),
+      listIamAliveDeliveries: (input = {}) =>
+        call(() => trpc.settings.listIamAliveDeliveries.query(input)),
     },
   };
 }

@@ -151,6 +151,21 @@ for (const backend of backends()) {
         assert.equal(error.status, 422);
       });
 
+      await t.step("settings: a test report now, then the deliveries list", async () => {
+        await client.settings.updateIamAlive({ channels: ["log"] });
+        const sent = await client.settings.testIamAlive();
+        assert.equal(sent.data.report.type, "iam_alive");
+        assert.equal(sent.data.report.trigger, "test");
+        assert.deepEqual(sent.data.deliveries.map((d) => [d.channel, d.outcome]), [
+          ["log", "delivered"],
+        ]);
+        const listed = await client.settings.listIamAliveDeliveries({ limit: 1 });
+        assert.equal(listed.meta.count, 1);
+        assert.equal(listed.data[0].sequence, sent.data.report.sequence);
+        const error = await failure(() => client.settings.listIamAliveDeliveries({ limit: 0 }));
+        assert.equal(error.status, 422);
+      });
+
       await t.step("a wrong key rejects with 401 and code unauthorized", async () => {
         const stranger = createProbeClient({ baseUrl: server.url, apiKey: "wrong-key-0000" });
         const error = await failure(() => stranger.projects.list());

@@ -41,6 +41,9 @@ function refusedCalls(client: ProbeClient, project: string, probeId: string) {
     "interval of the wrong type": () =>
       // @ts-expect-error interval_hours is a number
       client.settings.updateIamAlive({ interval_hours: "6" }),
+    "deliveries limit of the wrong type": () =>
+      // @ts-expect-error limit is a number
+      client.settings.listIamAliveDeliveries({ limit: "ten" }),
     "unknown channel": () =>
       // @ts-expect-error channels are mail, log or webhook
       client.settings.updateIamAlive({ channels: ["sms"] }),

@@ -45,6 +45,7 @@ const ERROR_CODES: Record<number, string> = {
   415: "unsupported_media_type",
   422: "validation_failed",
   500: "internal",
+  503: "service_unavailable",
 };
 
 /** What the HTTP layer answers for any operation that reads a JSON body (server/body.ts). */

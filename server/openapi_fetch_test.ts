@@ -163,6 +163,20 @@ for (const backend of backends()) {
         });
         const empty = await api.PATCH("/settings/iam-alive", { body: {} });
         assert.equal(empty.response.status, 422);
+
+        const sent = await api.POST("/settings/iam-alive/test", { body: {} });
+        assert.equal(sent.response.status, 200);
+        assert.equal(sent.data?.data.report.trigger, "test");
+        assert.deepEqual(sent.data?.data.deliveries.map((d) => d.channel), ["webhook"]);
+        const deliveries = await api.GET("/settings/iam-alive/deliveries", {
+          params: { query: { limit: 5 } },
+        });
+        assert.equal(deliveries.response.status, 200);
+        assert.equal(deliveries.data?.data[0].sequence, sent.data?.data.report.sequence);
+        const badLimit = await api.GET("/settings/iam-alive/deliveries", {
+          params: { query: { limit: 0 } },
+        });
+        assert.equal(badLimit.response.status, 422);
       });
 
       await t.step("failures answer the documented error body", async () => {

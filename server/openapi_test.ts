@@ -3,7 +3,7 @@ import { compileErrors, validate } from "@readme/openapi-parser";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { startTestApp, TestClient } from "./testing.ts";
 
-/** Every operation of service-interface.md, with the statuses it answers (body ops add 400/413/415). */
+/** Every operation of the service, with the statuses it answers (body ops add 400/413/415). */
 const SPEC: Record<string, number[]> = {
   "POST /projects": [201, 401, 409, 422],
   "GET /projects": [200, 401],
@@ -19,7 +19,21 @@ const SPEC: Record<string, number[]> = {
   "DELETE /projects/{project}/probes/{probeId}": [204, 401, 404],
   "GET /settings/iam-alive": [200, 401],
   "PATCH /settings/iam-alive": [200, 401, 422],
+  // Beyond the interface document: the I'm alive reports (README "I'm alive reports").
+  "POST /settings/iam-alive/test": [200, 401, 503],
+  "GET /settings/iam-alive/deliveries": [200, 401, 422],
 };
+
+/** The operations whose answers carry `meta` besides `data`. */
+const WITH_META = new Set([
+  "GET /projects",
+  "DELETE /projects/{project}",
+  "POST /projects/{project}/probes",
+  "POST /probes",
+  "GET /probes",
+  "GET /projects/{project}/probes",
+  "GET /settings/iam-alive/deliveries",
+]);
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
@@ -96,9 +110,7 @@ Deno.test("the OpenAPI document", async (t) => {
         }
         const schema = r.content["application/json"].schema;
         assert.ok(schema.required.includes("data"), `${key} ${status} has no data`);
-        const hasMeta = /^GET \/(projects|probes)$|\/probes$|^DELETE \/projects\/\{project\}$/
-          .test(key) && !key.endsWith("/probes/{probeId}");
-        assert.equal(schema.required.includes("meta"), hasMeta, `${key} ${status} meta`);
+        assert.equal(schema.required.includes("meta"), WITH_META.has(key), `${key} ${status} meta`);
       }
     }
   });

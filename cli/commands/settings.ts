@@ -2,7 +2,7 @@ import { Command, Option } from "commander";
 import type { IamAliveSettings, IamAliveUpdateInput } from "@probe/client";
 import type { CliContext } from "../context.ts";
 import { integer, list } from "../options.ts";
-import { record } from "../output.ts";
+import { record, table } from "../output.ts";
 
 const show = (s: IamAliveSettings) =>
   record({ enabled: s.enabled, interval_hours: s.interval_hours, channels: s.channels.join(", ") });
@@ -38,6 +38,42 @@ export function settingsCommand(context: () => CliContext): Command {
       };
       const result = await client().settings.updateIamAlive(input);
       out.result(() => show(result.data), result);
+    });
+
+  settings.command("test")
+    .description("Send one I'm alive report now over the selected channels, enabled or not")
+    .action(async () => {
+      const { client, out } = context();
+      const result = await client().settings.testIamAlive();
+      out.result(
+        () =>
+          `Sent report #${result.data.report.sequence}.\n` +
+          table(
+            ["CHANNEL", "OUTCOME", "ATTEMPTS", "ERROR"],
+            result.data.deliveries.map((d) => [d.channel, d.outcome, d.attempts, d.error]),
+          ),
+        result,
+      );
+    });
+
+  settings.command("deliveries")
+    .description("List recent I'm alive deliveries, newest first")
+    .option("--limit <n>", "how many, 1 to 500 (default 50)", integer)
+    .action(async (options: { limit?: number }) => {
+      const { client, out } = context();
+      const result = await client().settings.listIamAliveDeliveries({ limit: options.limit });
+      out.result(
+        () =>
+          result.data.length
+            ? table(
+              ["TIME", "SEQUENCE", "TRIGGER", "CHANNEL", "OUTCOME", "ERROR"],
+              result.data.map((
+                d,
+              ) => [d.time, d.sequence, d.trigger, d.channel, d.outcome, d.error]),
+            )
+            : "No deliveries.",
+        result,
+      );
     });
 
   return settings;

@@ -118,9 +118,49 @@ export interface paths {
     head?: never;
     /**
      * Update the I'm alive settings
-     * @description Sending interval_hours or channels without enabled turns reporting on.
+     * @description Sending interval_hours or channels without enabled turns reporting on. Turning reporting on, or sending interval_hours or channels, sends a report at once.
      */
     patch: operations["settings-updateIamAlive"];
+    trace?: never;
+  };
+  "/settings/iam-alive/test": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send one I'm alive report now
+     * @description Sends a test report over the selected channels, whether reporting is enabled or not, and answers with each channel's outcome. The schedule is unchanged.
+     */
+    post: operations["settings-testIamAlive"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/settings/iam-alive/deliveries": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List recent I'm alive deliveries
+     * @description Newest first: one entry per report and channel, with its outcome.
+     */
+    get: operations["settings-listIamAliveDeliveries"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
 }
@@ -1673,6 +1713,267 @@ export interface operations {
            *       "error": {
            *         "code": "validation_failed",
            *         "message": "Validation failed or no fields were provided"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "settings-testIamAlive": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              report: {
+                /** @constant */
+                type: "iam_alive";
+                sequence: number;
+                /** @enum {string} */
+                trigger: "schedule" | "test";
+                /** Format: date-time */
+                time: string;
+                since: string | null;
+                version: string;
+                instance_id: string;
+                uptime_seconds: number;
+                interval_hours: number;
+                counts: {
+                  projects: number;
+                  probes: number;
+                };
+                runner?: {
+                  runs: number;
+                  failures: number;
+                  slip_p99_ms?: number;
+                } & {
+                  [key: string]: number;
+                };
+              };
+              deliveries: {
+                /** Format: date-time */
+                time: string;
+                sequence: number;
+                /** @enum {string} */
+                trigger: "schedule" | "test";
+                /** @enum {string} */
+                channel: "mail" | "log" | "webhook";
+                /** @enum {string} */
+                outcome: "delivered" | "failed" | "not_configured";
+                attempts: number;
+                error: string | null;
+                duration_ms: number;
+                instance_id: string;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description The body is empty or not valid JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "malformed_json",
+           *         "message": "The body is empty or not valid JSON"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing or invalid API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The body is not application/json"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No I'm alive reporter runs in this service */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "No I'm alive reporter runs in this service"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "settings-listIamAliveDeliveries": {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              /** Format: date-time */
+              time: string;
+              sequence: number;
+              /** @enum {string} */
+              trigger: "schedule" | "test";
+              /** @enum {string} */
+              channel: "mail" | "log" | "webhook";
+              /** @enum {string} */
+              outcome: "delivered" | "failed" | "not_configured";
+              attempts: number;
+              error: string | null;
+              duration_ms: number;
+              instance_id: string;
+            }[];
+            meta: {
+              count: number;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
            *       }
            *     }
            */
