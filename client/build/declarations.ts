@@ -63,6 +63,26 @@ function leadingJsDoc(source: ts.SourceFile, node: ts.Node): string {
     .join("");
 }
 
+/**
+ * An object type with both properties and an index signature (zod's `.catchall`) cannot be
+ * written as one literal when an optional property's `undefined` breaks the index signature, so
+ * such literals are written as the intersection of their properties and their index signatures.
+ */
+function splitIndexSignatures(node: ts.TypeNode): ts.TypeNode {
+  const visit = (n: ts.Node): ts.Node => {
+    const visited = ts.visitEachChild(n, visit, undefined);
+    if (!ts.isTypeLiteralNode(visited)) return visited;
+    const index = visited.members.filter(ts.isIndexSignatureDeclaration);
+    const rest = visited.members.filter((m) => !ts.isIndexSignatureDeclaration(m));
+    if (index.length === 0 || rest.length === 0) return visited;
+    return ts.factory.createIntersectionTypeNode([
+      ts.factory.createTypeLiteralNode(rest),
+      ts.factory.createTypeLiteralNode(index),
+    ]);
+  };
+  return visit(node) as ts.TypeNode;
+}
+
 /** Every exported alias of `api_types.ts`, written out as the structural type it stands for. */
 function flattenTypes(program: ts.Program, file: ts.SourceFile): string {
   const checker = program.getTypeChecker();
@@ -76,7 +96,7 @@ function flattenTypes(program: ts.Program, file: ts.SourceFile): string {
     const type = checker.getTypeAtLocation(statement.name);
     const node = checker.typeToTypeNode(type, undefined, NODE_FLAGS);
     if (!node) throw new Error(`Cannot write out the type ${statement.name.text}`);
-    const text = printer.printNode(ts.EmitHint.Unspecified, node, file);
+    const text = printer.printNode(ts.EmitHint.Unspecified, splitIndexSignatures(node), file);
     out.push(`${leadingJsDoc(file, statement)}export type ${statement.name.text} = ${text};\n`);
   }
   return out.join("\n");
