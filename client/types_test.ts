@@ -79,10 +79,25 @@ Deno.test("calls the types refuse are refused by the server too", async (t) => {
   }
 });
 
-Deno.test("the entry point's documentation example type-checks", async () => {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["check", "--quiet", "--doc-only", new URL("./mod.ts", import.meta.url).pathname],
-    stdin: "null",
-  }).output();
-  assert.ok(output.success, new TextDecoder().decode(output.stderr));
+Deno.test("the entry point's documentation example type-checks and runs", async () => {
+  const server = await startLiveServer();
+  try {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "test",
+        "--doc",
+        "--allow-net=127.0.0.1",
+        "--allow-env",
+        new URL("./mod.ts", import.meta.url).pathname,
+      ],
+      env: { PROBE_SERVICE_URL: server.url, SERVICE_API_KEY: server.apiKey, NO_COLOR: "1" },
+      stdin: "null",
+    }).output();
+    const stdout = new TextDecoder().decode(output.stdout);
+    assert.ok(output.success, `${stdout}\n${new TextDecoder().decode(output.stderr)}`);
+    assert.match(stdout, /probe created/);
+    assert.match(stdout, /1 passed/);
+  } finally {
+    await server.close();
+  }
 });
