@@ -168,14 +168,16 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): OpenAP
   };
 }
 
-const cache = new WeakMap<AnyRouter, string>();
+const cache = new WeakMap<AnyRouter, Map<string, string>>();
 
-/** The document as JSON text, built once per router. */
+/** The document as JSON text, built once per router and base URL. */
 export function openApiJson(router: AnyRouter, baseUrl: string): string {
-  let text = cache.get(router);
+  let byBase = cache.get(router);
+  if (!byBase) cache.set(router, byBase = new Map());
+  let text = byBase.get(baseUrl);
   if (text === undefined) {
     text = JSON.stringify(buildOpenApiDocument(router, baseUrl));
-    cache.set(router, text);
+    byBase.set(baseUrl, text);
   }
   return text;
 }
