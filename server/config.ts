@@ -34,7 +34,56 @@ const configSchema = z.object({
       )
       .default([]),
   ),
+  IAM_ALIVE_WEBHOOK_URL: optional(
+    z.string().refine(isUrlOf(["http:", "https:"]), "must be an http:// or https:// URL")
+      .optional(),
+  ),
+  IAM_ALIVE_WEBHOOK_SECRET: optional(
+    z.string().min(16, "must be at least 16 characters").optional(),
+  ),
+  SMTP_URL: optional(
+    z.string().refine(isUrlOf(["smtp:", "smtps:"]), "must be an smtp:// or smtps:// URL")
+      .optional(),
+  ),
+  MAIL_FROM: optional(z.string().refine(isMailbox, "must be a mail address").optional()),
+  MAIL_TO: optional(
+    z.string()
+      .transform((v) => v.split(",").map((a) => a.trim()).filter((a) => a.length > 0))
+      .refine((to) => to.length > 0, "must hold at least one mail address")
+      .refine((to) => to.every(isMailbox), "must be comma-separated mail addresses")
+      .optional(),
+  ),
+}).superRefine((env, ctx) => {
+  // Half a channel's configuration is a mistake worth stopping for, not a silent no-op.
+  const need = (name: keyof typeof env, when: keyof typeof env) => {
+    if (env[when] !== undefined && env[name] === undefined) {
+      ctx.addIssue({ code: "custom", path: [name], message: `is required when ${when} is set` });
+    }
+  };
+  need("IAM_ALIVE_WEBHOOK_URL", "IAM_ALIVE_WEBHOOK_SECRET");
+  for (const name of ["SMTP_URL", "MAIL_FROM", "MAIL_TO"] as const) {
+    for (const other of ["SMTP_URL", "MAIL_FROM", "MAIL_TO"] as const) {
+      if (name !== other) need(name, other);
+    }
+  }
 });
+
+/** A check that a string is an absolute URL with one of the given schemes; never echoes it. */
+function isUrlOf(protocols: string[]): (v: string) => boolean {
+  return (v) => URL.canParse(v) && protocols.includes(new URL(v).protocol);
+}
+
+/** A bare address (`a@b.example`) or one with a display name (`Monitor <a@b.example>`). */
+function isMailbox(v: string): boolean {
+  const address = /^[^<>]*<([^<>]+)>$/.exec(v.trim())?.[1] ?? v.trim();
+  return z.email().safeParse(address).success;
+}
+
+/** Where the I'm alive channels deliver; a channel without its settings is not configured. */
+export interface IamAliveConfig {
+  webhook?: { url: string; secret?: string };
+  mail?: { smtpUrl: string; from: string; to: string[] };
+}
 
 export interface Config {
   port: number;
@@ -53,6 +102,7 @@ export interface Config {
   rateLimitPerSecond: number;
   /** Origins that may call from a browser; none gets CORS headers when empty. */
   corsOrigins: string[];
+  iamAlive: IamAliveConfig;
 }
 
 /** A configuration value that is not usable; the message names the variable. */
@@ -79,6 +129,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     LOG_LEVEL: Config["logLevel"];
     RATE_LIMIT_PER_SECOND: number;
     CORS_ORIGINS: string[];
+    IAM_ALIVE_WEBHOOK_URL?: string;
+    IAM_ALIVE_WEBHOOK_SECRET?: string;
+    SMTP_URL?: string;
+    MAIL_FROM?: string;
+    MAIL_TO?: string[];
   };
   return {
     port: c.PORT,
@@ -92,5 +147,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     logLevel: c.LOG_LEVEL,
     rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
     corsOrigins: c.CORS_ORIGINS,
+    iamAlive: {
+      ...(c.IAM_ALIVE_WEBHOOK_URL && {
+        webhook: { url: c.IAM_ALIVE_WEBHOOK_URL, secret: c.IAM_ALIVE_WEBHOOK_SECRET },
+      }),
+      ...(c.SMTP_URL && c.MAIL_FROM && c.MAIL_TO && {
+        mail: { smtpUrl: c.SMTP_URL, from: c.MAIL_FROM, to: c.MAIL_TO },
+      }),
+    },
   };
 }

@@ -3,10 +3,13 @@ import { sql } from "kysely";
 import type { Db } from "./db/database.ts";
 import { checkJsonLimits, readBodyText, readJsonObject } from "./body.ts";
 import type { Cors } from "./cors.ts";
+import { createDocsHandler } from "./docs.ts";
 import { type ApiError, apiError, isUnavailable, isUnexpected } from "./errors.ts";
 import { errorFields, type Logger } from "./log.ts";
+import { openApiJson } from "./openapi.ts";
 import type { RateLimiter } from "./rate_limit.ts";
 import { createRestHandler } from "./rest.ts";
+import type { IamAliveControl } from "./iam_alive/reporter.ts";
 import { createContext } from "./trpc/context.ts";
 import { appRouter } from "./trpc/router.ts";
 
@@ -18,6 +21,7 @@ export interface HttpDeps {
   db: Db;
   checkKey: (presented: string | null) => boolean;
   log: Logger;
+  iamAlive?: IamAliveControl;
   /** Per-key request limit; none when null or absent. */
   rateLimiter?: RateLimiter | null;
   /** CORS for listed origins; no CORS headers when null or absent. */
@@ -81,9 +85,13 @@ function under(path: string, prefix: string): boolean {
  * through the OpenAPI bridge) or `/trpc`. One log line per request; errors answered in one shape.
  */
 export function createHttpHandler(
-  { db, checkKey, log, rateLimiter, cors }: HttpDeps,
+  { db, checkKey, log, iamAlive, rateLimiter, cors }: HttpDeps,
 ): (request: Request) => Promise<Response> {
   const rest = createRestHandler(appRouter);
+  const docs = createDocsHandler({
+    openApiJson: openApiJson(appRouter, REST_PREFIX),
+    openApiPath: `${REST_PREFIX}/openapi.json`,
+  });
 
   const logFailure = (error: unknown) => {
     if (isUnavailable(error)) {
@@ -104,6 +112,10 @@ export function createHttpHandler(
       }
     }
 
+    // The OpenAPI document and the reference page need no key.
+    const documentation = await docs(request, path);
+    if (documentation) return documentation;
+
     const isRest = under(path, REST_PREFIX);
     const isTrpc = !isRest && under(path, TRPC_PREFIX);
     if (!isRest && !isTrpc) return errorResponse(apiError(404, "not_found", "No such route"));
@@ -121,7 +133,7 @@ export function createHttpHandler(
       response.headers.set("retry-after", String(admission.retryAfterSeconds));
       return response;
     }
-    const ctx = createContext({ db, authenticated });
+    const ctx = createContext({ db, authenticated, iamAlive });
 
     if (isTrpc) {
       let req = request;

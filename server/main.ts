@@ -1,6 +1,7 @@
 /**
- * Composition root: configuration, then the database and its migrations, then the HTTP server.
- * SIGINT and SIGTERM stop new connections, let requests in flight finish, close the database.
+ * Composition root: configuration, then the database and its migrations, then the I'm alive
+ * reporter, then the HTTP server. SIGINT and SIGTERM stop new connections, let requests in flight
+ * finish, stop the reporter, close the database.
  */
 import { resolveApiKeys } from "./api_key.ts";
 import { createApp, databaseTarget } from "./app.ts";
@@ -31,11 +32,18 @@ async function main(): Promise<number> {
     database: target,
     apiKeys,
     log,
+    iamAlive: { config: config.iamAlive },
     rateLimitPerSecond: config.rateLimitPerSecond,
     corsOrigins: config.corsOrigins,
   });
+  await app.reporter.start();
 
   const shutdown = new AbortController();
+  // Listen for signals before announcing the port: a SIGTERM right after "listening" must
+  // still shut down in order.
+  const stop = () => shutdown.abort();
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
   const server = Deno.serve({
     hostname: config.host,
     port: config.port,
@@ -44,13 +52,10 @@ async function main(): Promise<number> {
       log.info("listening", { url: `http://${hostname}:${port}`, database: target.kind }),
   }, app.handler);
 
-  const stop = () => shutdown.abort();
-  Deno.addSignalListener("SIGINT", stop);
-  Deno.addSignalListener("SIGTERM", stop);
   await server.finished;
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);
-  await app.close();
+  await app.close(); // the reporter stops before the database closes
   log.info("stopped");
   return 0;
 }
