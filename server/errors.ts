@@ -1,6 +1,7 @@
 import type { ErrorBody, ErrorDetail } from "@probe/shared";
 import { TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import { isInvalidText } from "./db/invalid_text.ts";
 import { isDatabaseUnavailable } from "./db/unavailable.ts";
 import { DomainError, type DomainErrorKind } from "./domain/errors.ts";
 
@@ -80,6 +81,12 @@ export function zodDetails(issues: ZodLikeIssue[]): ErrorDetail[] {
 export function toTRPCError(error: unknown): unknown {
   // tRPC wraps what a procedure throws in an INTERNAL_SERVER_ERROR whose cause is the original.
   if (error instanceof TRPCError && error.cause instanceof DomainError) error = error.cause;
+  if (!(error instanceof DomainError) && isInvalidText(error)) {
+    // Names and filters are plain strings in the schemas; PostgreSQL has the last word on NUL.
+    error = new DomainError("validation_failed", "Validation failed", [
+      { path: "", message: "text must not contain NUL characters" },
+    ]);
+  }
   if (!(error instanceof DomainError) && isDatabaseUnavailable(error)) {
     return new TRPCError({
       code: "SERVICE_UNAVAILABLE",

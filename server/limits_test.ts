@@ -73,6 +73,25 @@ apiSuite("request limits", (test) => {
     assert.equal((await api.get(`/api/v1/projects/${p}`)).status, 404);
   });
 
+  test("a NUL in a name or a filter answers 4xx, not 500", async ({ api }) => {
+    // PostgreSQL text cannot hold NUL: a name with one names nothing that exists.
+    const input = encodeURIComponent(JSON.stringify({ project: "a\0b" }));
+    const invalid = [
+      await api.get("/api/v1/probes?project=a%00b"),
+      await api.get("/api/v1/projects?project=%00"),
+      await api.get(`/trpc/projects.get?input=${input}`),
+      await api.post("/trpc/probes.delete", { project: "a", probeId: "\0" }),
+    ];
+    for (const res of invalid) {
+      assert.equal(res.status, 422, res.text);
+      const error = res.body.error.data?.error ?? res.body.error;
+      assert.equal(error.code, "validation_failed");
+    }
+    // Path segments reach the procedures as sent, still encoded, and so name nothing.
+    assert.equal((await api.get("/api/v1/projects/a%00b")).status, 404);
+    assert.equal((await api.delete("/api/v1/projects/a/probes/x%00")).status, 404);
+  });
+
   test("errors and empty answers carry nosniff and no-store too", async ({ api }) => {
     const p = uniqueName();
     await api.post("/api/v1/projects", { project: p });
