@@ -5,7 +5,7 @@
  * Environment: BENCH_DATABASE_URL (admin URL; default the local 127.0.0.1:5432), BENCH_SECONDS
  * (10 per measurement), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (64), BENCH_THREADS (wrk
  * threads, 1), BENCH_POOL_SIZE (postgres.js pool of both servers, 10), BENCH_ONLY (a scenario
- * name to run alone), BENCH_CPU_PROF (a folder: the service writes a V8 CPU profile there).
+ * name, or part of names, to run alone), BENCH_CPU_PROF (a folder: the service writes a V8 CPU profile there).
  */
 import {
   BENCH_KEY,
@@ -100,7 +100,8 @@ async function main(): Promise<number> {
   const warmup = envNumber("BENCH_WARMUP_SECONDS", 3);
   const only = Deno.env.get("BENCH_ONLY");
   const cpuProf = Deno.env.get("BENCH_CPU_PROF");
-  const scenarios = SCENARIOS.filter((s) => !only || s.name.includes(only));
+  const exact = SCENARIOS.filter((s) => s.name === only);
+  const scenarios = exact.length ? exact : SCENARIOS.filter((s) => !only || s.name.includes(only));
 
   console.log(`Seeding ${PROJECTS} projects x ${PROBES_PER_PROJECT} probes ...`);
   const database = await seededDatabase(settings.adminUrl);

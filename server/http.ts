@@ -8,6 +8,7 @@ import { type ApiError, apiError, isUnavailable, isUnexpected } from "./errors.t
 import { errorFields, type Logger } from "./log.ts";
 import { openApiJson } from "./openapi.ts";
 import type { RateLimiter } from "./rate_limit.ts";
+import { requestWithText } from "./request_stand_in.ts";
 import { createRestHandler } from "./rest.ts";
 import type { IamAliveControl } from "./iam_alive/reporter.ts";
 import { createContext } from "./trpc/context.ts";
@@ -136,23 +137,19 @@ export function createHttpHandler(
     const ctx = createContext({ db, authenticated, iamAlive });
 
     if (isTrpc) {
-      let req = request;
       const inputTooComplex = trpcJsonTooComplex(url.searchParams.get("input"));
       if (inputTooComplex) return trpcErrorResponse(inputTooComplex);
+      let text: string | null = null;
       if (BODY_METHODS.has(request.method)) {
-        const text = await readBodyText(request);
-        if (!text.ok) return errorResponse(text.error);
-        const tooComplex = trpcJsonTooComplex(text.value);
+        const read = await readBodyText(request);
+        if (!read.ok) return errorResponse(read.error);
+        const tooComplex = trpcJsonTooComplex(read.value);
         if (tooComplex) return trpcErrorResponse(tooComplex);
-        req = new Request(request.url, {
-          method: request.method,
-          headers: request.headers,
-          body: text.value,
-        });
+        text = read.value;
       }
       return fetchRequestHandler({
         endpoint: TRPC_PREFIX,
-        req,
+        req: requestWithText(request, text),
         router: appRouter,
         createContext: () => ctx,
         onError: ({ error }) => logFailure(error),
@@ -165,7 +162,13 @@ export function createHttpHandler(
       if (!parsed.ok) return errorResponse(parsed.error);
       body = parsed.value;
     }
-    const result = await rest({ request, path: path.slice(REST_PREFIX.length) || "/", body, ctx });
+    const result = await rest({
+      request,
+      url,
+      path: path.slice(REST_PREFIX.length) || "/",
+      body,
+      ctx,
+    });
     if (result.error !== undefined) logFailure(result.error);
     return new Response(result.body, {
       status: result.status,

@@ -2,6 +2,7 @@ import type { AnyRouter } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import { type ApiError, apiError, toApiError } from "./errors.ts";
 import type { Context } from "./trpc/context.ts";
+import { requestWithParsedBody } from "./request_stand_in.ts";
 import { pinCoercion } from "./trpc/pin_coercion.ts";
 
 /** Paths under which these names are path parameters; a body may not name them again. */
@@ -20,6 +21,8 @@ interface ResponseSink {
 
 export interface RestCall {
   request: Request;
+  /** The request's URL, when the caller has parsed it already. */
+  url?: URL;
   /** The request path below the REST prefix, for example `/projects/a`. */
   path: string;
   /** The parsed JSON body, for methods that carry one. */
@@ -52,19 +55,11 @@ export function createRestHandler(router: AnyRouter): (call: RestCall) => Promis
     // deno-lint-ignore no-explicit-any
   } as any) as (req: unknown, res: ResponseSink) => Promise<void>;
 
-  return async ({ request, path, body, ctx }) => {
+  return async ({ request, url = new URL(request.url), path, body, ctx }) => {
     const clash = pathParamClash(path, body);
     if (clash) return errorResult(clash);
-    const url = new URL(request.url);
     const exchange: Exchange = { ctx };
-    const req = new Proxy(request, {
-      get: (target, prop) => {
-        if (prop === "url") return `${url.origin}${path}${url.search}`;
-        if (prop === "body") return body;
-        const value = Reflect.get(target, prop, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const req = requestWithParsedBody(request, `${url.origin}${path}${url.search}`, body);
     exchanges.set(req, exchange);
     const text = await new Promise<string | undefined>((resolve) => {
       const sink: ResponseSink = { statusCode: 200, setHeader: () => {}, end: resolve };

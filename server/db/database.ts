@@ -1,8 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect } from "kysely";
-import { PostgresJSDialect } from "kysely-postgres-js";
 import postgres from "postgres";
-import { withAcquireDeadline } from "./acquire_deadline.ts";
+import { postgresJsDialect } from "./postgres_dialect.ts";
 import type { Database } from "./schema.ts";
 
 export type Db = Kysely<Database>;
@@ -46,7 +45,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
       onnotice: () => {},
     });
     const db = new Kysely<Database>({
-      dialect: new PostgresJSDialect({ postgres: withAcquireDeadline(sql, connectTimeout) }),
+      dialect: postgresJsDialect(sql, { acquireTimeoutMs: connectTimeout }),
     });
     return { db, kind: "postgres", close: () => db.destroy() };
   }

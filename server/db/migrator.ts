@@ -4,22 +4,31 @@ import { migrations } from "../../migrations/mod.ts";
 import type { Db } from "./database.ts";
 
 /**
- * Brings the schema up to the newest migration; throws when one fails. Migrations run on one
- * connection without the statement timeout that bounds the service's own queries.
+ * Each migration, run without the statement timeout that bounds the service's own queries.
+ * Kysely runs migrations inside one transaction on PostgreSQL, so SET LOCAL lasts for it.
  */
+const untimed: Record<string, Migration> = Object.fromEntries(
+  Object.entries(migrations).map(([name, migration]) => [name, {
+    up: async (db) => {
+      await sql`set local statement_timeout = 0`.execute(db);
+      await migration.up(db);
+    },
+    ...(migration.down && {
+      down: async (db) => {
+        await sql`set local statement_timeout = 0`.execute(db);
+        await migration.down!(db);
+      },
+    }),
+  }]),
+);
+
+/** Brings the schema up to the newest migration; throws when one fails. */
 export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
-  const result = await db.connection().execute(async (conn) => {
-    await sql`set statement_timeout = 0`.execute(conn);
-    try {
-      const migrator = new Migrator({
-        db: conn,
-        provider: { getMigrations: () => Promise.resolve<Record<string, Migration>>(migrations) },
-      });
-      return await migrator.migrateToLatest();
-    } finally {
-      await sql`reset statement_timeout`.execute(conn);
-    }
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve(untimed) },
   });
+  const result = await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === "Error")?.migrationName;
     throw new Error(`Migration ${failed ?? "(unknown)"} failed`, { cause: result.error });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { TRPCError } from "@trpc/server";
 import { toApiError } from "../errors.ts";
-import { AcquireTimeoutError } from "./acquire_deadline.ts";
+import { AcquireTimeoutError } from "./postgres_dialect.ts";
 import { isDatabaseUnavailable } from "./unavailable.ts";
 
 const withCode = (code: string, message = "x") => Object.assign(new Error(message), { code });
