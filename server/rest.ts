@@ -3,6 +3,7 @@ import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import { type ApiError, apiError, toApiError } from "./errors.ts";
 import type { Context } from "./trpc/context.ts";
 import { requestWithParsedBody } from "./request_stand_in.ts";
+import { createRestRoutes } from "./rest_routes.ts";
 import { pinCoercion } from "./trpc/pin_coercion.ts";
 
 /** Paths under which these names are path parameters; a body may not name them again. */
@@ -40,10 +41,15 @@ export interface RestResult {
 
 /**
  * Serves the router's OpenAPI procedures as REST. The bridge's handler and its procedure table
- * are built once here; its fetch adapter would build both again on every request. Bodies arrive
- * already read and parsed, and every failure is answered through `toApiError`.
+ * are built once here; its fetch adapter would build both again on every request. Routes the
+ * bridge would pass through unchanged are dispatched directly (`rest_routes.ts`); the bridge
+ * answers the rest. Bodies arrive already read and parsed, and every failure is answered through
+ * `toApiError`.
  */
-export function createRestHandler(router: AnyRouter): (call: RestCall) => Promise<RestResult> {
+export function createRestHandler(
+  router: AnyRouter,
+  { direct: dispatchDirectly = true }: { direct?: boolean } = {},
+): (call: RestCall) => Promise<RestResult> {
   pinCoercion(router);
   const exchanges = new WeakMap<object, Exchange>();
   const handle = createOpenApiNodeHttpHandler({
@@ -55,9 +61,28 @@ export function createRestHandler(router: AnyRouter): (call: RestCall) => Promis
     // deno-lint-ignore no-explicit-any
   } as any) as (req: unknown, res: ResponseSink) => Promise<void>;
 
+  const direct = createRestRoutes(router);
+
   return async ({ request, url = new URL(request.url), path, body, ctx }) => {
     const clash = pathParamClash(path, body);
     if (clash) return errorResult(clash);
+    const dispatched = dispatchDirectly
+      ? await direct({
+        method: request.method,
+        path,
+        url,
+        contentType: request.headers.get("content-type"),
+        body,
+        ctx,
+      })
+      : { handled: false as const };
+    if (dispatched.handled) {
+      if (!dispatched.ok) {
+        return { ...errorResult(toApiError(dispatched.error)), error: dispatched.error };
+      }
+      const status = ctx.res.status ?? 200;
+      return { status, body: status === 204 ? null : JSON.stringify(dispatched.data) ?? null };
+    }
     const exchange: Exchange = { ctx };
     const req = requestWithParsedBody(request, `${url.origin}${path}${url.search}`, body);
     exchanges.set(req, exchange);

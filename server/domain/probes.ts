@@ -7,6 +7,7 @@ import type {
 } from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
+import { prepared } from "../db/prepared.ts";
 import { json } from "../db/json.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./errors.ts";
 import { probeIdOf } from "./probe_id.ts";
@@ -76,16 +77,25 @@ export function createProbe(
 
 /** Lists probes ordered by project, then URL; optionally those of one project only. */
 export function listProbes({ db, project }: { db: Db; project?: string }): Promise<Probe[]> {
-  let query = db.selectFrom("probes").select(probeColumns);
-  if (project !== undefined) query = query.where("project", "=", project);
-  return query.orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
+  if (project !== undefined) return probesOf(db, project) as Promise<Probe[]>;
+  return db.selectFrom("probes").select(probeColumns)
+    .orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
     .execute() as Promise<Probe[]>;
 }
 
+// Compiled once: the probes of a project and a single probe are read on every monitoring pass.
+const probesOf = prepared((db, project: string) =>
+  db.selectFrom("probes").select(probeColumns).where("project", "=", project)
+    .orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
+);
+
+const probeAt = prepared((db, project: string, probeId: string) =>
+  db.selectFrom("probes").select(probeColumns)
+    .where("project", "=", project).where("probe_id", "=", probeId)
+);
+
 export async function getProbe({ db, ref }: { db: Db; ref: ProbeRef }): Promise<Probe> {
-  const row = await db.selectFrom("probes").select(probeColumns)
-    .where("project", "=", ref.project).where("probe_id", "=", ref.probeId)
-    .executeTakeFirst();
+  const [row] = await probeAt(db, ref.project, ref.probeId);
   if (!row) throw notFound("Probe");
   return row as Probe;
 }

@@ -1,6 +1,7 @@
 import type { Project, ProjectCreateInput, ProjectDeleted, ProjectPatchInput } from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
+import { prepared } from "../db/prepared.ts";
 import { json } from "../db/json.ts";
 import { probeColumns } from "./probes.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
@@ -34,11 +35,15 @@ export function listProjects(
   return query.orderBy(sql`name collate "C"`).execute();
 }
 
+// Compiled once: reading one project is the service's most frequent query.
+const projectNamed = prepared((db, name: string) =>
+  db.selectFrom("projects").select(projectColumns).where("name", "=", name)
+);
+
 export async function getProject(
   { db, project }: { db: Db; project: string },
 ): Promise<Project> {
-  const row = await db.selectFrom("projects").select(projectColumns).where("name", "=", project)
-    .executeTakeFirst();
+  const [row] = await projectNamed(db, project);
   if (!row) throw notFound("Project");
   return row;
 }
