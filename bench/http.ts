@@ -3,7 +3,8 @@
  * side in one run, on a PostgreSQL database of its own seeded with 1,000 projects x 10 probes.
  *
  * Environment: BENCH_DATABASE_URL (admin URL; default the local 127.0.0.1:5432), BENCH_SECONDS
- * (10 per measurement), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (64), BENCH_THREADS (wrk
+ * (5 per measurement), BENCH_ROUNDS (3 measurements per side, in alternating order; figures
+ * combine them: requests/s over all, median p50, worst p99), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (64), BENCH_THREADS (wrk
  * threads, 1), BENCH_POOL_SIZE (postgres.js pool of both servers, 10), BENCH_ONLY (a scenario
  * name, or part of names, to run alone), BENCH_CPU_PROF (a folder: the service writes a V8 CPU profile there).
  */
@@ -89,6 +90,24 @@ async function checkStatus(base: string, scenario: Scenario): Promise<void> {
   }
 }
 
+/**
+ * Several runs as one: requests/s over all of them, the median p50 and the worst p99.
+ */
+function combine(runs: WrkResult[]): WrkResult {
+  const sum = (f: (r: WrkResult) => number) => runs.reduce((a, r) => a + f(r), 0);
+  const p50s = runs.map((r) => r.p50Ms).sort((a, b) => a - b);
+  return {
+    requests: sum((r) => r.requests),
+    seconds: sum((r) => r.seconds),
+    rps: sum((r) => r.requests) / sum((r) => r.seconds),
+    p50Ms: p50s[Math.floor(p50s.length / 2)],
+    p99Ms: Math.max(...runs.map((r) => r.p99Ms)),
+    maxMs: Math.max(...runs.map((r) => r.maxMs)),
+    non2xx: sum((r) => r.non2xx),
+    socketErrors: sum((r) => r.socketErrors),
+  };
+}
+
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const row = (cells: string[], widths: number[]) =>
   cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
@@ -96,8 +115,9 @@ const row = (cells: string[], widths: number[]) =>
 async function main(): Promise<number> {
   await requireWrk();
   const settings = benchSettings();
-  const seconds = envNumber("BENCH_SECONDS", 10);
+  const seconds = envNumber("BENCH_SECONDS", 5);
   const warmup = envNumber("BENCH_WARMUP_SECONDS", 3);
+  const rounds = Math.max(1, envNumber("BENCH_ROUNDS", 3));
   const only = Deno.env.get("BENCH_ONLY");
   const cpuProf = Deno.env.get("BENCH_CPU_PROF");
   const exact = SCENARIOS.filter((s) => s.name === only);
@@ -116,8 +136,9 @@ async function main(): Promise<number> {
   let failures = 0;
   try {
     console.log(
-      `wrk: ${settings.connections} connections, ${settings.threads} thread(s), ${seconds} s per ` +
-        `measurement after ${warmup} s warm-up; pool ${settings.poolSize}; ${loadNote()}`,
+      `wrk: ${settings.connections} connections, ${settings.threads} thread(s); ${rounds} rounds ` +
+        `of ${seconds} s per side and scenario, after ${warmup} s warm-up; pool ` +
+        `${settings.poolSize}; ${loadNote()}`,
     );
     const widths = [54, 9, 7, 7, 9, 7, 7, 7, 6, 8];
     console.log(
@@ -154,8 +175,20 @@ async function main(): Promise<number> {
         await drive(baseline.url, warmup);
         await drive(service.url, warmup);
       }
-      const base = await drive(baseline.url, seconds);
-      const svc = await drive(service.url, seconds);
+      // Rounds in alternating order, so that drift in the machine's load falls on both sides.
+      const bases: WrkResult[] = [];
+      const svcs: WrkResult[] = [];
+      for (let round = 0; round < rounds; round++) {
+        if (round % 2 === 0) {
+          bases.push(await drive(baseline.url, seconds));
+          svcs.push(await drive(service.url, seconds));
+        } else {
+          svcs.push(await drive(service.url, seconds));
+          bases.push(await drive(baseline.url, seconds));
+        }
+      }
+      const base = combine(bases);
+      const svc = combine(svcs);
       const ratio = svc.rps / base.rps;
       const problems: string[] = [];
       if (scenario.minRatio !== undefined && ratio < scenario.minRatio) {

@@ -1,6 +1,7 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { sql } from "kysely";
 import type { Db } from "./db/database.ts";
+import { isDatabaseUnavailable } from "./db/unavailable.ts";
 import { checkJsonLimits, readBodyText, readJsonObject } from "./body.ts";
 import type { Cors } from "./cors.ts";
 import { createDocsHandler } from "./docs.ts";
@@ -105,7 +106,8 @@ export function createHttpHandler(
   const logFailure = (error: unknown) => {
     if (isUnavailable(error)) {
       // Expected while the database is down: one line without a stack.
-      log.warn("database unavailable", { error: errorFields(error).error });
+      const what = isDatabaseUnavailable(error) ? "database unavailable" : "unavailable";
+      log.warn(what, { error: errorFields(error).error });
     } else if (isUnexpected(error)) log.error("request failed", errorFields(error));
   };
 

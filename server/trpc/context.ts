@@ -1,3 +1,4 @@
+import { TRPCError } from "@trpc/server";
 import type { Db } from "../db/database.ts";
 import type { IamAliveControl } from "../iam_alive/reporter.ts";
 
@@ -16,8 +17,26 @@ export interface Context {
   iamAlive?: IamAliveControl;
 }
 
+/**
+ * The context of one call. Without a valid key it holds no database and no reporter: reaching
+ * for either fails with UNAUTHORIZED. (The HTTP layer refuses such requests before tRPC runs;
+ * this keeps procedures safe from any other caller, without a middleware level on every call.)
+ */
 export function createContext(
   { db, authenticated, iamAlive }: { db: Db; authenticated: boolean; iamAlive?: IamAliveControl },
 ): Context {
-  return { db, authenticated, res: {}, ...(iamAlive && { iamAlive }) };
+  if (authenticated) return { db, authenticated, res: {}, ...(iamAlive && { iamAlive }) };
+  const refuse = (): never => {
+    throw new TRPCError({ code: "UNAUTHORIZED" });
+  };
+  return {
+    authenticated,
+    res: {},
+    get db() {
+      return refuse();
+    },
+    get iamAlive() {
+      return refuse();
+    },
+  };
 }
