@@ -1,7 +1,7 @@
 /**
  * The REST bridge's routing, built once: each OpenAPI procedure's method and path template
  * become a matcher, and a matched request calls the procedure the way the bridge does (path
- * parameters over query or body, then `procedure({ ctx, getRawInput, ... })`). What it skips
+ * parameters over query or body, then the procedure, through `trpc/call.ts`). What it skips
  * per request is the bridge's generic work: parsing the URL again, walking the input schema to
  * switch on coercion (pinned off anyway, see `pin_coercion.ts`), and building a tRPC caller (a
  * tree of proxies) to reach one procedure. `rest_routes_test.ts` checks that the answers are the
@@ -9,6 +9,7 @@
  * inputs) are left to the bridge.
  */
 import type { AnyProcedure, AnyRouter } from "@trpc/server";
+import { callProcedure } from "./trpc/call.ts";
 import type { Context } from "./trpc/context.ts";
 
 interface Route {
@@ -107,14 +108,7 @@ export function createRestRoutes(
     if (usesBody && !contentType?.startsWith("application/json")) return NOT_HANDLED;
     const input = { ...(usesBody ? body as object : queryInput(url)), ...params };
     try {
-      const data = await route.procedure({
-        path: route.path,
-        getRawInput: () => Promise.resolve(input),
-        ctx,
-        type: route.procedure._def.type,
-        signal: undefined,
-        batchIndex: 0,
-      });
+      const data = await callProcedure(route.procedure, { ctx, input, path: route.path });
       return { handled: true, ok: true, data };
     } catch (error) {
       return { handled: true, ok: false, error };

@@ -1,7 +1,8 @@
 /**
  * The common tRPC call, answered without tRPC's generic HTTP resolver: one query by GET or one
  * mutation by POST with a JSON body, no batching, no streaming. The procedure itself is called
- * as tRPC calls it (middlewares, input and output validation), and the answer is built with
+ * as tRPC calls it (middlewares, input and output validation; see `trpc/call.ts`), and the
+ * answer is built with
  * tRPC's own functions, so it is the answer `fetchRequestHandler` gives, byte for byte
  * (`trpc_fast_path_test.ts` compares the two). Everything else returns null and goes the
  * general way. What this saves per request: the resolver's URL parsing, combined abort
@@ -15,6 +16,7 @@ import {
   transformTRPCResponse,
 } from "@trpc/server/unstable-core-do-not-import";
 import type { TRPCError } from "@trpc/server";
+import { callProcedure } from "./trpc/call.ts";
 import type { Context } from "./trpc/context.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -89,14 +91,7 @@ export function createTrpcFastPath(
     let json;
     let status = 200;
     try {
-      const data = await procedure({
-        path,
-        getRawInput: () => Promise.resolve(input),
-        ctx,
-        type,
-        signal: NEVER_ABORTED,
-        batchIndex: 0,
-      });
+      const data = await callProcedure(procedure, { ctx, input, path, signal: NEVER_ABORTED });
       json = { result: { data } };
     } catch (cause) {
       const error = getTRPCErrorFromUnknown(cause);
