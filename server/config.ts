@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { LOG_LEVELS } from "./log.ts";
+import { parseNetworks } from "./runner/network_policy.ts";
 
 const optional = (schema: z.ZodType) =>
   z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), schema);
@@ -21,6 +22,21 @@ const configSchema = z.object({
   ),
   DATA_DIR: optional(z.string().default("./data")),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS).default("info")),
+  PROBE_INTERVAL_SECONDS: optional(z.coerce.number().int().min(10).max(86400).default(60)),
+  PROBE_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(120_000).default(10_000)),
+  PROBE_ALLOW_NETWORKS: optional(
+    z.string().transform((v, ctx) => {
+      try {
+        return parseNetworks(v);
+      } catch (error) {
+        ctx.issues.push({ code: "custom", input: v, message: (error as Error).message });
+        return z.NEVER;
+      }
+    }).default([]),
+  ),
+  PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(200)),
+  RESULTS_RETENTION_DAYS: optional(z.coerce.number().int().min(1).max(400).default(7)),
+  RUNNER: optional(z.enum(["on", "off"]).default("on")),
 });
 
 export interface Config {
@@ -30,6 +46,15 @@ export interface Config {
   databaseUrl?: string;
   dataDir: string;
   logLevel: (typeof LOG_LEVELS)[number];
+  /** The probe runner's settings (issue 6). */
+  probeIntervalSeconds: number;
+  probeTimeoutMs: number;
+  /** CIDRs opened to probes despite the network policy. */
+  probeAllowNetworks: string[];
+  probeConcurrency: number;
+  resultsRetentionDays: number;
+  /** Whether the server process runs a probe runner. */
+  runner: boolean;
 }
 
 /** A configuration value that is not usable; the message names the variable. */
@@ -51,6 +76,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     DATABASE_URL?: string;
     DATA_DIR: string;
     LOG_LEVEL: Config["logLevel"];
+    PROBE_INTERVAL_SECONDS: number;
+    PROBE_TIMEOUT_MS: number;
+    PROBE_ALLOW_NETWORKS: string[];
+    PROBE_CONCURRENCY: number;
+    RESULTS_RETENTION_DAYS: number;
+    RUNNER: "on" | "off";
   };
   return {
     port: c.PORT,
@@ -59,5 +90,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     databaseUrl: c.DATABASE_URL,
     dataDir: c.DATA_DIR,
     logLevel: c.LOG_LEVEL,
+    probeIntervalSeconds: c.PROBE_INTERVAL_SECONDS,
+    probeTimeoutMs: c.PROBE_TIMEOUT_MS,
+    probeAllowNetworks: c.PROBE_ALLOW_NETWORKS,
+    probeConcurrency: c.PROBE_CONCURRENCY,
+    resultsRetentionDays: c.RESULTS_RETENTION_DAYS,
+    runner: c.RUNNER === "on",
   };
 }

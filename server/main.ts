@@ -1,11 +1,13 @@
 /**
- * Composition root: configuration, then the database and its migrations, then the HTTP server.
- * SIGINT and SIGTERM stop new connections, let requests in flight finish, close the database.
+ * Composition root: configuration, then the database and its migrations, then the probe runner
+ * (unless RUNNER=off) and the HTTP server. SIGINT and SIGTERM stop new connections and the
+ * runner's claims, let requests and probe runs in flight finish, then close the database.
  */
 import { resolveApiKeys } from "./api_key.ts";
 import { createApp, databaseTarget } from "./app.ts";
 import { ConfigError, parseConfig } from "./config.ts";
 import { createLogger, errorFields } from "./log.ts";
+import { runnerFromConfig } from "./runner/configure.ts";
 
 async function main(): Promise<number> {
   let config;
@@ -28,6 +30,8 @@ async function main(): Promise<number> {
   });
   const target = databaseTarget(config);
   const app = await createApp({ database: target, apiKeys, log });
+  const runner = config.runner ? runnerFromConfig({ config, db: app.database.db, log }) : null;
+  runner?.start();
 
   const shutdown = new AbortController();
   const server = Deno.serve({
@@ -38,12 +42,17 @@ async function main(): Promise<number> {
       log.info("listening", { url: `http://${hostname}:${port}`, database: target.kind }),
   }, app.handler);
 
-  const stop = () => shutdown.abort();
+  let runnerStopped: Promise<void> | undefined;
+  const stop = () => {
+    shutdown.abort();
+    runnerStopped ??= runner?.stop();
+  };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
   await server.finished;
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);
+  await (runnerStopped ?? runner?.stop());
   await app.close();
   log.info("stopped");
   return 0;
