@@ -2,11 +2,16 @@ import type { Config } from "../config.ts";
 import type { Db } from "../db/database.ts";
 import type { Logger } from "../log.ts";
 import { createNetworkPolicy } from "./network_policy.ts";
-import { createRunner, type Runner } from "./runner.ts";
+import { createRunner, type Runner, type RunnerOptions } from "./runner.ts";
 
 /** A runner with the settings the configuration names, over the given database. */
 export function runnerFromConfig(
-  { config, db, log }: { config: Config; db: Db; log: Logger },
+  { config, db, log, overrides }: {
+    config: Config;
+    db: Db;
+    log: Logger;
+    overrides?: Partial<RunnerOptions>;
+  },
 ): Runner {
   return createRunner({
     db,
@@ -16,5 +21,6 @@ export function runnerFromConfig(
     concurrency: config.probeConcurrency,
     retentionDays: config.resultsRetentionDays,
     policy: createNetworkPolicy(config.probeAllowNetworks),
+    ...overrides,
   });
 }

@@ -8,11 +8,19 @@ import { openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrator.ts";
 import { createLogger, errorFields } from "../log.ts";
 import { runnerFromConfig } from "./configure.ts";
+import type { RunnerOptions } from "./runner.ts";
 
-async function main(): Promise<number> {
+/**
+ * Runs a runner process until SIGINT or SIGTERM; returns the exit code. `overrides` is for the
+ * tests' runner processes, which use intervals shorter than configuration allows.
+ */
+export async function runnerProcess(
+  env: Record<string, string | undefined>,
+  overrides: Partial<RunnerOptions> = {},
+): Promise<number> {
   let config;
   try {
-    config = parseConfig(Deno.env.toObject());
+    config = parseConfig(env);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -31,7 +39,7 @@ async function main(): Promise<number> {
   const handle = await openDatabase({ kind: "postgres", url: config.databaseUrl, poolSize: 4 });
   try {
     await migrateToLatest(handle.db);
-    const runner = runnerFromConfig({ config, db: handle.db, log });
+    const runner = runnerFromConfig({ config, db: handle.db, log, overrides });
     const stopped = Promise.withResolvers<void>();
     const stop = () => stopped.resolve();
     Deno.addSignalListener("SIGINT", stop);
@@ -49,7 +57,7 @@ async function main(): Promise<number> {
 
 if (import.meta.main) {
   try {
-    Deno.exit(await main());
+    Deno.exit(await runnerProcess(Deno.env.toObject()));
   } catch (error) {
     console.error(
       JSON.stringify({ level: "error", msg: "runner failed", ...errorFields(error) }),
