@@ -121,9 +121,13 @@ export function createRunner(options: RunnerOptions): Runner {
     }));
 
   const counters: RunnerCounters = { runs: 0, recorded: 0, skipped: 0, lost: 0 };
-  /** Claimed and not yet over (waiting for the due time or running). */
+  /** Claimed and not yet over: waiting for the due time, queued, or running. */
   let active = 0;
+  /** At most this many claimed at once: runs in flight plus the next ones, claimed ahead. */
+  const maxClaimed = 2 * concurrency;
   const waiting = new Map<string, { timer: unknown; claimed: Claimed }>();
+  /** Due, waiting for one of the `concurrency` slots. */
+  let queued: Claimed[] = [];
   const running = new Set<Promise<void>>();
   let buffer: Completed[] = [];
   let flushing: Promise<void> | null = null;
@@ -149,15 +153,23 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   function run(claimed: Claimed) {
+    if (running.size >= concurrency) {
+      queued.push(claimed);
+      return;
+    }
     counters.runs++;
-    const p = execute(claimed.target)
+    const p: Promise<void> = execute(claimed.target)
       .then((result) => complete(claimed, result))
       .catch((error) => {
         // executeProbe returns failures as values; reaching here is a defect, not an outage.
         log.error("probe run failed", { probe_key: claimed.key, ...errorFields(error) });
         complete(claimed, null);
       })
-      .finally(() => running.delete(p));
+      .finally(() => {
+        running.delete(p);
+        const next = queued.shift();
+        if (next) run(next);
+      });
     running.add(p);
   }
 
@@ -181,7 +193,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
   async function poll(): Promise<number> {
     const now = clock.now();
-    const limit = concurrency - active;
+    const limit = maxClaimed - active;
     if (limit <= 0) return 0;
     const claimed = await claimDue(db, {
       now,
@@ -267,7 +279,7 @@ export function createRunner(options: RunnerOptions): Runner {
       log.info("runner started", { runner: id, interval_ms: intervalMs, concurrency });
       every("sync", syncEveryMs, sync);
       // A full claim means more may be due: claim again at once.
-      every("poll", pollMs, async () => (await poll()) > 0 && active < concurrency);
+      every("poll", pollMs, async () => (await poll()) > 0 && active < maxClaimed);
       every("flush", flushEveryMs, flush);
       every("prune", pruneEveryMs, async () => {
         const r = await prune();
@@ -280,12 +292,13 @@ export function createRunner(options: RunnerOptions): Runner {
       for (const timer of timers) clock.clearTimeout(timer);
       timers.clear();
       await Promise.allSettled([...busy]);
-      const unstarted = [...waiting.values()];
-      for (const { timer } of unstarted) clock.clearTimeout(timer);
+      const unstarted = [...[...waiting.values()].map((w) => w.claimed), ...queued];
+      for (const { timer } of waiting.values()) clock.clearTimeout(timer);
       waiting.clear();
+      queued = [];
       active -= unstarted.length;
       try {
-        await releaseLeases(db, id, unstarted.map((w) => w.claimed.key));
+        await releaseLeases(db, id, unstarted.map((c) => c.key));
       } catch (error) {
         log.warn("giving back claims failed; their leases will run out", errorFields(error));
       }

@@ -174,6 +174,42 @@ for (const backend of backends()) {
         assert.equal(new Date(rows[1].started_at).getTime(), grid, "started exactly on time");
       });
 
+      await t.step("no more than PROBE_CONCURRENCY runs are in flight at once", async () => {
+        let current = 0;
+        let peak = 0;
+        const runner = runnerWith({
+          concurrency: 2,
+          execute: async () => {
+            current++;
+            peak = Math.max(peak, current);
+            await new Promise((r) => setTimeout(r, 20));
+            current--;
+            return {
+              startedAt: new Date(),
+              durationMs: 20,
+              outcome: "up",
+              httpStatus: 200,
+              error: null,
+              address: null,
+            };
+          },
+        });
+        const project = uniqueName();
+        await api.post("/api/v1/projects", { project });
+        for (let i = 0; i < 6; i++) {
+          await api.post(`/api/v1/projects/${project}/probes`, { url: `${target.origin}/c/${i}` });
+        }
+        await runner.sync();
+        // Claims run ahead of the slots (twice the concurrency), runs do not.
+        assert.equal(await runner.poll(), 4);
+        await runner.idle();
+        assert.equal(await runner.poll(), 2);
+        await runner.idle();
+        assert.equal(peak, 2);
+        assert.equal(runner.counters().recorded, 6);
+        await api.delete(`/api/v1/projects/${project}`);
+      });
+
       await t.step(
         "with loopback not allowed a probe is recorded blocked and the target sees nothing",
         async () => {
