@@ -37,7 +37,56 @@ const configSchema = z.object({
   PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(200)),
   RESULTS_RETENTION_DAYS: optional(z.coerce.number().int().min(1).max(400).default(7)),
   RUNNER: optional(z.enum(["on", "off"]).default("on")),
+  IAM_ALIVE_WEBHOOK_URL: optional(
+    z.string().refine(isUrlOf(["http:", "https:"]), "must be an http:// or https:// URL")
+      .optional(),
+  ),
+  IAM_ALIVE_WEBHOOK_SECRET: optional(
+    z.string().min(16, "must be at least 16 characters").optional(),
+  ),
+  SMTP_URL: optional(
+    z.string().refine(isUrlOf(["smtp:", "smtps:"]), "must be an smtp:// or smtps:// URL")
+      .optional(),
+  ),
+  MAIL_FROM: optional(z.string().refine(isMailbox, "must be a mail address").optional()),
+  MAIL_TO: optional(
+    z.string()
+      .transform((v) => v.split(",").map((a) => a.trim()).filter((a) => a.length > 0))
+      .refine((to) => to.length > 0, "must hold at least one mail address")
+      .refine((to) => to.every(isMailbox), "must be comma-separated mail addresses")
+      .optional(),
+  ),
+}).superRefine((env, ctx) => {
+  // Half a channel's configuration is a mistake worth stopping for, not a silent no-op.
+  const need = (name: keyof typeof env, when: keyof typeof env) => {
+    if (env[when] !== undefined && env[name] === undefined) {
+      ctx.addIssue({ code: "custom", path: [name], message: `is required when ${when} is set` });
+    }
+  };
+  need("IAM_ALIVE_WEBHOOK_URL", "IAM_ALIVE_WEBHOOK_SECRET");
+  for (const name of ["SMTP_URL", "MAIL_FROM", "MAIL_TO"] as const) {
+    for (const other of ["SMTP_URL", "MAIL_FROM", "MAIL_TO"] as const) {
+      if (name !== other) need(name, other);
+    }
+  }
 });
+
+/** A check that a string is an absolute URL with one of the given schemes; never echoes it. */
+function isUrlOf(protocols: string[]): (v: string) => boolean {
+  return (v) => URL.canParse(v) && protocols.includes(new URL(v).protocol);
+}
+
+/** A bare address (`a@b.example`) or one with a display name (`Monitor <a@b.example>`). */
+function isMailbox(v: string): boolean {
+  const address = /^[^<>]*<([^<>]+)>$/.exec(v.trim())?.[1] ?? v.trim();
+  return z.email().safeParse(address).success;
+}
+
+/** Where the I'm alive channels deliver; a channel without its settings is not configured. */
+export interface IamAliveConfig {
+  webhook?: { url: string; secret?: string };
+  mail?: { smtpUrl: string; from: string; to: string[] };
+}
 
 export interface Config {
   port: number;
@@ -55,6 +104,7 @@ export interface Config {
   resultsRetentionDays: number;
   /** Whether the server process runs a probe runner. */
   runner: boolean;
+  iamAlive: IamAliveConfig;
 }
 
 /** A configuration value that is not usable; the message names the variable. */
@@ -82,6 +132,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     PROBE_CONCURRENCY: number;
     RESULTS_RETENTION_DAYS: number;
     RUNNER: "on" | "off";
+    IAM_ALIVE_WEBHOOK_URL?: string;
+    IAM_ALIVE_WEBHOOK_SECRET?: string;
+    SMTP_URL?: string;
+    MAIL_FROM?: string;
+    MAIL_TO?: string[];
   };
   return {
     port: c.PORT,
@@ -96,5 +151,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     probeConcurrency: c.PROBE_CONCURRENCY,
     resultsRetentionDays: c.RESULTS_RETENTION_DAYS,
     runner: c.RUNNER === "on",
+    iamAlive: {
+      ...(c.IAM_ALIVE_WEBHOOK_URL && {
+        webhook: { url: c.IAM_ALIVE_WEBHOOK_URL, secret: c.IAM_ALIVE_WEBHOOK_SECRET },
+      }),
+      ...(c.SMTP_URL && c.MAIL_FROM && c.MAIL_TO && {
+        mail: { smtpUrl: c.SMTP_URL, from: c.MAIL_FROM, to: c.MAIL_TO },
+      }),
+    },
   };
 }

@@ -15,6 +15,7 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     probeConcurrency: 200,
     resultsRetentionDays: 7,
     runner: true,
+    iamAlive: {},
   });
 });
 
@@ -70,4 +71,71 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
       return true;
     });
   }
+});
+
+const webhook = {
+  IAM_ALIVE_WEBHOOK_URL: "https://hc.example.test/ping/abc",
+  IAM_ALIVE_WEBHOOK_SECRET: "whsec-0123456789abcdef",
+};
+const mail = {
+  SMTP_URL: "smtps://monitor:p%40ss@mail.example.test:465",
+  MAIL_FROM: "Probe monitor <monitor@example.test>",
+  MAIL_TO: "ops@example.test, oncall@example.test",
+};
+
+function rejects(env: Record<string, string>): string {
+  try {
+    parseConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return error.message;
+  }
+  assert.fail("the configuration was accepted");
+}
+
+Deno.test("config: no I'm alive variables configure no channel", () => {
+  assert.deepEqual(parseConfig({}).iamAlive, {});
+  assert.deepEqual(parseConfig({ SMTP_URL: "", IAM_ALIVE_WEBHOOK_URL: " " }).iamAlive, {});
+});
+
+Deno.test("config: the webhook and mail variables configure their channels", () => {
+  assert.deepEqual(parseConfig({ ...webhook, ...mail }).iamAlive, {
+    webhook: { url: webhook.IAM_ALIVE_WEBHOOK_URL, secret: webhook.IAM_ALIVE_WEBHOOK_SECRET },
+    mail: {
+      smtpUrl: mail.SMTP_URL,
+      from: mail.MAIL_FROM,
+      to: ["ops@example.test", "oncall@example.test"],
+    },
+  });
+  assert.deepEqual(
+    parseConfig({ IAM_ALIVE_WEBHOOK_URL: "http://127.0.0.1:9000/hook" }).iamAlive,
+    { webhook: { url: "http://127.0.0.1:9000/hook", secret: undefined } },
+  );
+});
+
+Deno.test("config: a bad value stops start-up and names the variable", () => {
+  assert.match(rejects({ IAM_ALIVE_WEBHOOK_URL: "ftp://x.test/" }), /IAM_ALIVE_WEBHOOK_URL/);
+  assert.match(
+    rejects({ ...webhook, IAM_ALIVE_WEBHOOK_SECRET: "short" }),
+    /IAM_ALIVE_WEBHOOK_SECRET/,
+  );
+  assert.match(rejects({ ...mail, MAIL_TO: "ops@example.test, nobody" }), /MAIL_TO/);
+  assert.match(rejects({ ...mail, MAIL_FROM: "monitor" }), /MAIL_FROM/);
+});
+
+Deno.test("config: a bad SMTP_URL is named without its credentials", () => {
+  const message = rejects({ ...mail, SMTP_URL: "http://monitor:hunter2-secret@mail.test/" });
+  assert.match(message, /SMTP_URL: must be an smtp:\/\/ or smtps:\/\/ URL/);
+  assert.doesNotMatch(message, /hunter2/);
+});
+
+Deno.test("config: half a channel's configuration names what is missing", () => {
+  assert.match(
+    rejects({ SMTP_URL: mail.SMTP_URL, MAIL_FROM: mail.MAIL_FROM }),
+    /MAIL_TO: is required when SMTP_URL is set/,
+  );
+  assert.match(
+    rejects({ IAM_ALIVE_WEBHOOK_SECRET: webhook.IAM_ALIVE_WEBHOOK_SECRET }),
+    /IAM_ALIVE_WEBHOOK_URL: is required when IAM_ALIVE_WEBHOOK_SECRET is set/,
+  );
 });

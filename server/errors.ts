@@ -26,6 +26,7 @@ const DOMAIN_TO_TRPC: Record<DomainErrorKind, TRPC_ERROR_CODE_KEY> = {
   not_found: "NOT_FOUND",
   conflict: "CONFLICT",
   validation_failed: "UNPROCESSABLE_CONTENT",
+  unavailable: "SERVICE_UNAVAILABLE",
 };
 
 const TRPC_TO_API: Partial<Record<TRPC_ERROR_CODE_KEY, [number, string, string]>> = {

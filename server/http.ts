@@ -5,6 +5,7 @@ import { readBodyText, readJsonObject } from "./body.ts";
 import { type ApiError, apiError, isUnexpected } from "./errors.ts";
 import { errorFields, type Logger } from "./log.ts";
 import { createRestHandler } from "./rest.ts";
+import type { IamAliveControl } from "./iam_alive/reporter.ts";
 import { createContext } from "./trpc/context.ts";
 import { appRouter } from "./trpc/router.ts";
 
@@ -16,6 +17,7 @@ export interface HttpDeps {
   db: Db;
   checkKey: (presented: string | null) => boolean;
   log: Logger;
+  iamAlive?: IamAliveControl;
 }
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
@@ -53,7 +55,7 @@ function under(path: string, prefix: string): boolean {
  * through the OpenAPI bridge) or `/trpc`. One log line per request; errors answered in one shape.
  */
 export function createHttpHandler(
-  { db, checkKey, log }: HttpDeps,
+  { db, checkKey, log, iamAlive }: HttpDeps,
 ): (request: Request) => Promise<Response> {
   const rest = createRestHandler(appRouter);
 
@@ -81,7 +83,7 @@ export function createHttpHandler(
     if (!authenticated) {
       return isRest ? errorResponse(unauthorized()) : trpcErrorResponse(unauthorized());
     }
-    const ctx = createContext({ db, authenticated });
+    const ctx = createContext({ db, authenticated, iamAlive });
 
     if (isTrpc) {
       let req = request;

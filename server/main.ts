@@ -1,13 +1,16 @@
 /**
- * Composition root: configuration, then the database and its migrations, then the probe runner
- * (unless RUNNER=off) and the HTTP server. SIGINT and SIGTERM stop new connections and the
- * runner's claims, let requests and probe runs in flight finish, then close the database.
+ * Composition root: configuration, then the database and its migrations, then the I'm alive
+ * reporter and the probe runner (unless RUNNER=off), then the HTTP server. SIGINT and SIGTERM stop
+ * new connections and the runner's claims, let requests and probe runs in flight finish, stop the
+ * reporter, close the database.
  */
 import { resolveApiKeys } from "./api_key.ts";
 import { createApp, databaseTarget } from "./app.ts";
 import { ConfigError, parseConfig } from "./config.ts";
+import { openDatabase } from "./db/database.ts";
 import { createLogger, errorFields } from "./log.ts";
 import { runnerFromConfig } from "./runner/configure.ts";
+import { reportRunnerFigures } from "./runner/report_adapters.ts";
 
 async function main(): Promise<number> {
   let config;
@@ -29,11 +32,30 @@ async function main(): Promise<number> {
     log,
   });
   const target = databaseTarget(config);
-  const app = await createApp({ database: target, apiKeys, log });
-  const runner = config.runner ? runnerFromConfig({ config, db: app.database.db, log }) : null;
+  const database = await openDatabase(target);
+  const app = await createApp({
+    database,
+    apiKeys,
+    log,
+    iamAlive: {
+      config: config.iamAlive,
+      runnerFigures: reportRunnerFigures(database.db),
+    },
+  });
+  await app.reporter.start();
+  const runner = config.runner ? runnerFromConfig({ config, db: database.db, log }) : null;
   runner?.start();
 
   const shutdown = new AbortController();
+  // Listen for signals before announcing the port: a SIGTERM right after "listening" must
+  // still shut down in order.
+  let runnerStopped: Promise<void> | undefined;
+  const stop = () => {
+    shutdown.abort();
+    runnerStopped ??= runner?.stop();
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
   const server = Deno.serve({
     hostname: config.host,
     port: config.port,
@@ -42,18 +64,11 @@ async function main(): Promise<number> {
       log.info("listening", { url: `http://${hostname}:${port}`, database: target.kind }),
   }, app.handler);
 
-  let runnerStopped: Promise<void> | undefined;
-  const stop = () => {
-    shutdown.abort();
-    runnerStopped ??= runner?.stop();
-  };
-  Deno.addSignalListener("SIGINT", stop);
-  Deno.addSignalListener("SIGTERM", stop);
   await server.finished;
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);
   await (runnerStopped ?? runner?.stop());
-  await app.close();
+  await app.close(); // the reporter stops before the database closes
   log.info("stopped");
   return 0;
 }

@@ -4,6 +4,7 @@
  * @module
  */
 export * from "./envelope.ts";
+export * from "./iam_alive.ts";
 export * from "./json.ts";
 export * from "./probe.ts";
 export * from "./project.ts";

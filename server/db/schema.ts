@@ -40,6 +40,24 @@ export interface IamAliveSettingsTable {
   interval_hours: number;
   channels: Json<string[]>;
   updated_at: Generated<Timestamp>;
+  /** Counts every report, scheduled or test; a report's number is its idempotency key. */
+  report_sequence: Generated<number>;
+  last_report_at: ColumnType<Date | null, Date | undefined, Date | null>;
+  /** When the next scheduled report is due; null means at once. */
+  next_report_at: ColumnType<Date | null, Date | undefined, Date | null>;
+}
+
+export interface IamAliveDeliveriesTable {
+  id: Generated<number>;
+  sequence: number;
+  trigger: "schedule" | "test";
+  channel: "mail" | "log" | "webhook";
+  outcome: "delivered" | "failed" | "not_configured";
+  attempts: number;
+  error: string | null;
+  instance_id: string;
+  started_at: ColumnType<Date, Date, never>;
+  duration_ms: number;
 }
 
 /** When each probe is next due, and which runner holds it (the runner's tables: issue 6). */
@@ -91,6 +109,7 @@ export interface Database {
   probe_results: ProbeResultsTable;
   probe_rollups: ProbeRollupsTable;
   probe_tombstones: ProbeTombstonesTable;
+  iam_alive_deliveries: IamAliveDeliveriesTable;
 }
 
 export type ProjectRow = Selectable<ProjectsTable>;

@@ -1,7 +1,7 @@
 import type { ErrorDetail } from "@probe/shared";
 
 /** What went wrong, in the domain's words; `server/errors.ts` turns it into a status code. */
-export type DomainErrorKind = "not_found" | "conflict" | "validation_failed";
+export type DomainErrorKind = "not_found" | "conflict" | "validation_failed" | "unavailable";
 
 /** An expected failure of a domain operation: the caller asked for something that cannot be. */
 export class DomainError extends Error {
@@ -17,6 +17,9 @@ export class DomainError extends Error {
 
 export const notFound = (what: "Project" | "Probe") =>
   new DomainError("not_found", `${what} not found`);
+
+export const unavailable = (what: string) =>
+  new DomainError("unavailable", `${what} is not available`);
 
 export const noFieldsProvided = () =>
   new DomainError("validation_failed", "No fields were provided");

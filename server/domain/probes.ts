@@ -11,7 +11,8 @@ import { json } from "../db/json.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./errors.ts";
 import { probeIdOf } from "./probe_id.ts";
 
-const probeColumns = [
+/** The columns a probe is read with: exactly the fields of the `probe` schema. */
+export const probeColumns = [
   "project",
   "probe_id",
   "url",

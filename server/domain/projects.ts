@@ -2,6 +2,7 @@ import type { Project, ProjectCreateInput, ProjectDeleted, ProjectPatchInput } f
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
+import { probeColumns } from "./probes.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 
 const projectColumns = ["name as project", "label", "description", "status"] as const;
@@ -75,16 +76,7 @@ export function deleteProject(
       .forUpdate().executeTakeFirst();
     if (!row) throw notFound("Project");
     const probes = await trx.selectFrom("probes")
-      .select([
-        "probe_id",
-        "url",
-        "method",
-        "headers",
-        "body",
-        "latency",
-        "created_at",
-        "updated_at",
-      ])
+      .select([...probeColumns, "created_at", "updated_at"])
       .where("project", "=", project).orderBy(sql`url collate "C"`).execute();
     await trx.insertInto("archived_projects")
       .values({ project, snapshot: json({ project: row, probes }) })

@@ -1,4 +1,5 @@
 import type { Db } from "../db/database.ts";
+import type { IamAliveControl } from "../iam_alive/reporter.ts";
 
 /** What a procedure may change about its HTTP answer. */
 export interface ResponseControl {
@@ -11,10 +12,12 @@ export interface Context {
   /** Whether the request carried a valid API key (checked before tRPC runs). */
   authenticated: boolean;
   res: ResponseControl;
+  /** The I'm alive reporter, when this service runs one. */
+  iamAlive?: IamAliveControl;
 }
 
 export function createContext(
-  { db, authenticated }: { db: Db; authenticated: boolean },
+  { db, authenticated, iamAlive }: { db: Db; authenticated: boolean; iamAlive?: IamAliveControl },
 ): Context {
-  return { db, authenticated, res: {} };
+  return { db, authenticated, res: {}, ...(iamAlive && { iamAlive }) };
 }

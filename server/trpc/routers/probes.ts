@@ -34,6 +34,11 @@ async function create(ctx: Context, input: z.infer<typeof probeCreateInput>) {
   return { data: probe, meta: { created } };
 }
 
+async function list(ctx: Context, project: string | undefined) {
+  const data = await listProbes({ db: ctx.db, project });
+  return { data, meta: { count: data.length } };
+}
+
 export const probesRouter = router({
   create: apiProcedure
     .meta({
@@ -84,10 +89,7 @@ export const probesRouter = router({
     })
     .input(probeListInput)
     .output(listOutput)
-    .query(async ({ ctx, input }) => {
-      const data = await listProbes({ db: ctx.db, project: input.project });
-      return { data, meta: { count: data.length } };
-    }),
+    .query(({ ctx, input }) => list(ctx, input.project)),
 
   listByProject: apiProcedure
     .meta({
@@ -102,10 +104,7 @@ export const probesRouter = router({
     })
     .input(projectRef)
     .output(listOutput)
-    .query(async ({ ctx, input }) => {
-      const data = await listProbes({ db: ctx.db, project: input.project });
-      return { data, meta: { count: data.length } };
-    }),
+    .query(({ ctx, input }) => list(ctx, input.project)),
 
   get: apiProcedure
     .meta({

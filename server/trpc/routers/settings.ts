@@ -1,9 +1,21 @@
-import { dataOf, iamAlivePatchInput, iamAliveSettings } from "@probe/shared";
+import {
+  countMeta,
+  dataOf,
+  dataWithMeta,
+  iamAliveDeliveriesInput,
+  iamAliveDelivery,
+  iamAlivePatchInput,
+  iamAliveSettings,
+  iamAliveTestResult,
+} from "@probe/shared";
 import { z } from "zod";
+import { unavailable } from "../../domain/errors.ts";
+import { listDeliveries } from "../../domain/iam_alive_reports.ts";
 import { getIamAlive, updateIamAlive } from "../../domain/settings.ts";
 import { apiProcedure, router } from "../init.ts";
 
 const tags = ["settings"];
+const unauthorized = { 401: "Missing or invalid API key" };
 
 export const settingsRouter = router({
   getIamAlive: apiProcedure
@@ -14,7 +26,7 @@ export const settingsRouter = router({
         tags,
         summary: "Get the I'm alive settings",
         protect: true,
-        errorResponses: { 401: "Missing or invalid API key" },
+        errorResponses: unauthorized,
       },
     })
     .input(z.object({}))
@@ -28,15 +40,59 @@ export const settingsRouter = router({
         path: "/settings/iam-alive",
         tags,
         summary: "Update the I'm alive settings",
-        description: "Sending interval_hours or channels without enabled turns reporting on.",
+        description: "Sending interval_hours or channels without enabled turns reporting on. " +
+          "Turning reporting on, or sending interval_hours or channels, sends a report at once.",
         protect: true,
         errorResponses: {
-          401: "Missing or invalid API key",
+          ...unauthorized,
           422: "Validation failed or no fields were provided",
         },
       },
     })
     .input(iamAlivePatchInput)
     .output(dataOf(iamAliveSettings))
-    .mutation(async ({ ctx, input }) => ({ data: await updateIamAlive({ db: ctx.db, input }) })),
+    .mutation(async ({ ctx, input }) => {
+      const data = await updateIamAlive({ db: ctx.db, input });
+      ctx.iamAlive?.wake();
+      return { data };
+    }),
+
+  testIamAlive: apiProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/settings/iam-alive/test",
+        tags,
+        summary: "Send one I'm alive report now",
+        description: "Sends a test report over the selected channels, whether reporting is " +
+          "enabled or not, and answers with each channel's outcome. The schedule is unchanged.",
+        protect: true,
+        errorResponses: { ...unauthorized, 503: "No I'm alive reporter runs in this service" },
+      },
+    })
+    .input(z.object({}))
+    .output(dataOf(iamAliveTestResult))
+    .mutation(async ({ ctx }) => {
+      if (!ctx.iamAlive) throw unavailable("I'm alive reporting");
+      return { data: await ctx.iamAlive.sendTest() };
+    }),
+
+  listIamAliveDeliveries: apiProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/settings/iam-alive/deliveries",
+        tags,
+        summary: "List recent I'm alive deliveries",
+        description: "Newest first: one entry per report and channel, with its outcome.",
+        protect: true,
+        errorResponses: { ...unauthorized, 422: "Validation failed" },
+      },
+    })
+    .input(iamAliveDeliveriesInput)
+    .output(dataWithMeta(z.array(iamAliveDelivery), countMeta))
+    .query(async ({ ctx, input }) => {
+      const data = await listDeliveries({ db: ctx.db, input });
+      return { data, meta: { count: data.length } };
+    }),
 });

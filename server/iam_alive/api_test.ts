@@ -1,0 +1,258 @@
+import { iamAliveReport } from "@probe/shared";
+import assert from "node:assert/strict";
+import { generateOpenApiDocument } from "trpc-to-openapi";
+import { type App, createApp, type IamAliveOptions } from "../app.ts";
+import { createLogger } from "../log.ts";
+import { smtpServer, TRUST_TEST_CERT, webhookReceiver } from "../notify/testing.ts";
+import { toApiError } from "../errors.ts";
+import { createContext } from "../trpc/context.ts";
+import { createCallerFactory } from "../trpc/init.ts";
+import { appRouter } from "../trpc/router.ts";
+import { type Backend, backends, freshDatabase, TEST_API_KEY, TestClient } from "../testing.ts";
+import { ManualClock } from "./manual_clock.ts";
+
+const SECRET = "whsec-api-test-0123456789";
+const TEST_PATH = "/api/v1/settings/iam-alive/test";
+const DELIVERIES_PATH = "/api/v1/settings/iam-alive/deliveries";
+
+async function appWith(backend: Backend, iamAlive: IamAliveOptions): Promise<App> {
+  return await createApp({
+    database: await freshDatabase(backend),
+    apiKeys: [TEST_API_KEY],
+    log: createLogger("silent"),
+    iamAlive,
+  });
+}
+
+for (const backend of backends()) {
+  Deno.test(`I'm alive endpoints [${backend}]`, async (t) => {
+    const hook = webhookReceiver([200], { secret: SECRET });
+    const smtp = await smtpServer();
+    const lines: string[] = [];
+    const clock = new ManualClock();
+    const app = await appWith(backend, {
+      config: {
+        webhook: { url: hook.url, secret: SECRET },
+        mail: {
+          smtpUrl: smtp.url(),
+          from: "monitor@example.test",
+          to: ["ops@example.test", "oncall@example.test"],
+        },
+      },
+      mailTls: TRUST_TEST_CERT,
+      writeLine: (line) => lines.push(line),
+      clock,
+      instanceId: "api-test",
+    });
+    const api = new TestClient(app.handler);
+    try {
+      await t.step("both endpoints want the API key", async () => {
+        assert.equal((await api.post(TEST_PATH, {}, { key: null })).status, 401);
+        assert.equal((await api.get(DELIVERIES_PATH, { key: "wrong-key-123" })).status, 401);
+        assert.equal(hook.received.length, 0);
+      });
+
+      await t.step(
+        "a test sends one report over each selected channel and answers each outcome",
+        async () => {
+          const patched = await api.patch("/api/v1/settings/iam-alive", {
+            channels: ["log", "webhook", "mail"],
+          });
+          assert.equal(patched.status, 200);
+          const res = await api.post(TEST_PATH, {});
+          assert.equal(res.status, 200);
+          const { report, deliveries } = res.body.data;
+          assert.equal(iamAliveReport.safeParse(report).success, true);
+          assert.equal(report.trigger, "test");
+          assert.equal(report.instance_id, "api-test");
+          assert.deepEqual(
+            deliveries.map((d: { channel: string; outcome: string; attempts: number }) => [
+              d.channel,
+              d.outcome,
+              d.attempts,
+            ]),
+            [["log", "delivered", 1], ["webhook", "delivered", 1], ["mail", "delivered", 1]],
+          );
+
+          // The log line, the webhook body and the mail all carry the same report.
+          assert.equal(lines.length, 1);
+          assert.deepEqual(JSON.parse(lines[0]).report, report);
+          assert.equal(hook.received.length, 1);
+          assert.equal(hook.received[0].signatureValid, true);
+          assert.deepEqual(JSON.parse(hook.received[0].body), report);
+          assert.equal(hook.received[0].headers.get("idempotency-key"), String(report.sequence));
+          assert.equal(smtp.arrived.length, 1);
+          assert.equal(smtp.arrived[0].from, "monitor@example.test");
+          assert.deepEqual(smtp.arrived[0].to, ["ops@example.test", "oncall@example.test"]);
+          assert.match(
+            smtp.arrived[0].message,
+            new RegExp(`Subject: I'm alive #${report.sequence} \\(test\\)`),
+          );
+          assert.match(smtp.arrived[0].message, /"type": "iam_alive"/);
+        },
+      );
+
+      await t.step("the deliveries list is newest first and honours the limit", async () => {
+        const all = await api.get(DELIVERIES_PATH);
+        assert.equal(all.status, 200);
+        assert.equal(all.body.meta.count, 3);
+        assert.deepEqual(all.body.data.map((d: { outcome: string }) => d.outcome), [
+          "delivered",
+          "delivered",
+          "delivered",
+        ]);
+        assert.deepEqual(Object.keys(all.body.data[0]).sort(), [
+          "attempts",
+          "channel",
+          "duration_ms",
+          "error",
+          "instance_id",
+          "outcome",
+          "sequence",
+          "time",
+          "trigger",
+        ]);
+
+        await api.post(TEST_PATH, {});
+        const two = await api.get(`${DELIVERIES_PATH}?limit=2`);
+        assert.equal(two.status, 200);
+        assert.equal(two.body.data.length, 2);
+        assert.deepEqual(two.body.meta, { count: 2 });
+        const newest = Math.max(...all.body.data.map((d: { sequence: number }) => d.sequence)) + 1;
+        assert.deepEqual(two.body.data.map((d: { sequence: number }) => d.sequence), [
+          newest,
+          newest,
+        ]);
+
+        for (const bad of ["0", "501", "abc", "1.5"]) {
+          const res = await api.get(`${DELIVERIES_PATH}?limit=${bad}`);
+          assert.equal(res.status, 422, `limit=${bad}`);
+          assert.equal(res.body.error.code, "validation_failed");
+        }
+      });
+
+      await t.step("both procedures answer on /trpc too", async () => {
+        const sent = await api.post("/trpc/settings.testIamAlive", {});
+        assert.equal(sent.status, 200);
+        assert.equal(sent.body.result.data.data.report.type, "iam_alive");
+        const input = encodeURIComponent(JSON.stringify({ limit: 1 }));
+        const listed = await api.get(`/trpc/settings.listIamAliveDeliveries?input=${input}`);
+        assert.equal(listed.status, 200);
+        assert.equal(listed.body.result.data.data.length, 1);
+        assert.equal(
+          listed.body.result.data.data[0].sequence,
+          sent.body.result.data.data.report.sequence,
+        );
+      });
+    } finally {
+      await app.close();
+      await hook.close();
+      await smtp.close();
+    }
+  });
+
+  Deno.test(`I'm alive: a new user's PATCH brings the log line and the webhook call at once [${backend}]`, async () => {
+    const hook = webhookReceiver([200], { secret: SECRET });
+    const lines: string[] = [];
+    const clock = new ManualClock();
+    const app = await appWith(backend, {
+      config: { webhook: { url: hook.url, secret: SECRET } },
+      writeLine: (line) => lines.push(line),
+      clock,
+    });
+    const api = new TestClient(app.handler);
+    try {
+      await app.reporter.start();
+      await clock.sleepsReach(1);
+      assert.equal(lines.length + hook.received.length, 0, "reporting starts disabled");
+
+      const patched = await api.patch("/api/v1/settings/iam-alive", {
+        channels: ["log", "webhook"],
+      });
+      assert.deepEqual(patched.body.data, {
+        enabled: true,
+        interval_hours: 24,
+        channels: ["log", "webhook"],
+      });
+      // No time passes on the reporter's clock: the PATCH itself wakes it.
+      await clock.sleepsReach(2);
+      assert.equal(lines.length, 1);
+      assert.equal(JSON.parse(lines[0]).report.trigger, "schedule");
+      assert.equal(hook.received.length, 1);
+      assert.equal(hook.received[0].signatureValid, true);
+      const listed = await api.get("/api/v1/settings/iam-alive/deliveries");
+      assert.deepEqual(
+        listed.body.data.map((d: { channel: string; outcome: string }) => [d.channel, d.outcome])
+          .sort(),
+        [["log", "delivered"], ["webhook", "delivered"]],
+      );
+    } finally {
+      await app.close();
+      await hook.close();
+    }
+  });
+
+  Deno.test(`I'm alive: a selected channel without configuration is reported, not fatal [${backend}]`, async () => {
+    const lines: string[] = [];
+    const app = await appWith(backend, { writeLine: (line) => lines.push(line) });
+    const api = new TestClient(app.handler);
+    try {
+      await api.patch("/api/v1/settings/iam-alive", { channels: ["webhook", "log", "mail"] });
+      const res = await api.post(TEST_PATH, {});
+      assert.equal(res.status, 200);
+      assert.deepEqual(
+        res.body.data.deliveries.map((d: { channel: string; outcome: string; error: string }) => [
+          d.channel,
+          d.outcome,
+          d.error,
+        ]),
+        [
+          ["webhook", "not_configured", "not configured: set IAM_ALIVE_WEBHOOK_URL"],
+          ["log", "delivered", null],
+          ["mail", "not_configured", "not configured: set SMTP_URL, MAIL_FROM, MAIL_TO"],
+        ],
+      );
+      assert.equal(lines.length, 1);
+    } finally {
+      await app.close();
+    }
+  });
+}
+
+Deno.test("I'm alive: both endpoints are in the OpenAPI document", () => {
+  const doc = generateOpenApiDocument(appRouter, {
+    title: "probe service",
+    version: "test",
+    baseUrl: "http://service.test/api/v1",
+  });
+  const test = doc.paths?.["/settings/iam-alive/test"]?.post;
+  const deliveries = doc.paths?.["/settings/iam-alive/deliveries"]?.get;
+  assert.ok(test, "POST /settings/iam-alive/test is documented");
+  assert.ok(deliveries, "GET /settings/iam-alive/deliveries is documented");
+  const params = (deliveries.parameters ?? []) as { name: string; in: string }[];
+  assert.deepEqual(params.map((p) => [p.name, p.in]), [["limit", "query"]]);
+});
+
+Deno.test("I'm alive: a context built without a request or a reporter answers the test with 503", async () => {
+  const handle = await freshDatabase("pglite");
+  try {
+    const caller = createCallerFactory(appRouter)(
+      createContext({ db: handle.db, authenticated: true }),
+    );
+    let failure: unknown;
+    await caller.settings.testIamAlive({}).catch((e) => failure = e);
+    assert.ok(failure, "the call failed");
+    assert.deepEqual(toApiError(failure), {
+      status: 503,
+      body: {
+        error: { code: "service_unavailable", message: "I'm alive reporting is not available" },
+      },
+    });
+    assert.deepEqual(await caller.settings.listIamAliveDeliveries({}), {
+      data: [],
+      meta: { count: 0 },
+    });
+  } finally {
+    await handle.close();
+  }
+});

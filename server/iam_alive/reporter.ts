@@ -1,0 +1,239 @@
+import type {
+  IamAliveChannel,
+  IamAliveDelivery,
+  IamAliveRunnerFigures,
+  IamAliveTestResult,
+} from "@probe/shared";
+import type { Db } from "../db/database.ts";
+import {
+  claimDueReport,
+  type ClaimedReport,
+  claimTestReport,
+  type DeliveryRecord,
+  inventoryCounts,
+  recordDeliveries,
+  selectedChannels,
+} from "../domain/iam_alive_reports.ts";
+import { errorFields, type Logger } from "../log.ts";
+import type { DeliveryResult } from "../notify/delivery.ts";
+import { SERVICE_VERSION } from "../version.ts";
+import type { Channels } from "./channels.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import { buildReport } from "./report.ts";
+
+/** The probe runner's figures since a time; undefined when it has none. */
+export type RunnerFiguresProvider = (since: Date) => Promise<IamAliveRunnerFigures | undefined>;
+
+/** What the API needs of the reporter. */
+export interface IamAliveControl {
+  /** Sends one report now over the selected channels and tells how each fared. */
+  sendTest(): Promise<IamAliveTestResult>;
+  /** Looks for a due report at once (the settings just changed). */
+  wake(): void;
+}
+
+export interface Reporter extends IamAliveControl {
+  /** Warns about selected channels that lack configuration, then starts the loop. */
+  start(): Promise<void>;
+  /** Stops the loop and waits for reports in flight; call before the database closes. */
+  stop(): Promise<void>;
+  /** Sends the scheduled report if one is due and this instance claims it. */
+  runDue(): Promise<IamAliveTestResult | null>;
+  /** Logs a warning for each selected channel that lacks configuration (or has a caveat). */
+  warnUnconfigured(): Promise<void>;
+}
+
+export interface ReporterOptions {
+  db: Db;
+  log: Logger;
+  channels: Channels;
+  clock?: Clock;
+  /** Names this process in reports and delivery records; random by default. */
+  instanceId?: string;
+  version?: string;
+  /** How often the database is asked whether a report is due; 5 s by default. */
+  pollMs?: number;
+  /** The probe runner's figures, once it is wired in; none by default. */
+  runnerFigures?: RunnerFiguresProvider;
+}
+
+export const DEFAULT_POLL_MS = 5000;
+
+/**
+ * The I'm alive reporter: polls the database for a due report, claims it (so one instance of
+ * several sends it), builds it, and sends it over every selected channel at once. Failures of
+ * one channel do not stop the others; every outcome is recorded.
+ */
+export function createReporter(options: ReporterOptions): Reporter {
+  const { db, log, channels } = options;
+  const clock = options.clock ?? systemClock;
+  const instanceId = options.instanceId ?? crypto.randomUUID();
+  const version = options.version ?? SERVICE_VERSION;
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+  const startedAt = clock.now();
+
+  const stopping = new AbortController();
+  const inFlight = new Set<Promise<unknown>>();
+  let loop: Promise<void> | undefined;
+  let nap: AbortController | undefined;
+  let wakeRequested = false;
+
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    inFlight.add(work);
+    work.finally(() => inFlight.delete(work)).catch(() => {});
+    return work;
+  };
+
+  async function runnerFigures(since: Date): Promise<IamAliveRunnerFigures | undefined> {
+    if (!options.runnerFigures) return undefined;
+    try {
+      return await options.runnerFigures(since);
+    } catch (error) {
+      log.warn("I'm alive report goes without runner figures", errorFields(error));
+      return undefined;
+    }
+  }
+
+  async function deliverOne(
+    channel: IamAliveChannel,
+    report: IamAliveTestResult["report"],
+  ): Promise<DeliveryResult> {
+    const impl = channels[channel];
+    if (impl.missing.length > 0) {
+      return {
+        outcome: "not_configured",
+        attempts: 0,
+        error: `not configured: set ${impl.missing.join(", ")}`,
+      };
+    }
+    try {
+      return await impl.deliver(report, stopping.signal);
+    } catch (error) {
+      // Channels return failures as values; an exception here is a bug, logged with its stack.
+      log.error("I'm alive channel threw", { channel, ...errorFields(error) });
+      return { outcome: "failed", attempts: 1, error: "unexpected error in the channel" };
+    }
+  }
+
+  async function send(claim: ClaimedReport): Promise<IamAliveTestResult> {
+    const now = clock.now();
+    const report = buildReport({
+      sequence: claim.sequence,
+      trigger: claim.trigger,
+      now,
+      previousReportAt: claim.previousReportAt,
+      version,
+      instanceId,
+      startedAt,
+      intervalHours: claim.intervalHours,
+      counts: await inventoryCounts({ db }),
+      runner: await runnerFigures(claim.previousReportAt ?? startedAt),
+    });
+    const records: DeliveryRecord[] = await Promise.all(claim.channels.map(async (channel) => {
+      const startedAt = clock.now();
+      const started = performance.now();
+      const result = await deliverOne(channel, report);
+      return {
+        sequence: report.sequence,
+        trigger: report.trigger,
+        channel,
+        outcome: result.outcome,
+        attempts: result.attempts,
+        error: result.error ?? null,
+        instanceId,
+        startedAt,
+        durationMs: performance.now() - started,
+      };
+    }));
+    await recordDeliveries({ db, deliveries: records });
+    for (const r of records) {
+      if (r.outcome !== "delivered") {
+        log.warn("I'm alive delivery failed", {
+          sequence: r.sequence,
+          channel: r.channel,
+          outcome: r.outcome,
+          attempts: r.attempts,
+          error: r.error,
+        });
+      }
+    }
+    log.info("I'm alive report sent", {
+      sequence: report.sequence,
+      trigger: report.trigger,
+      outcomes: Object.fromEntries(records.map((r) => [r.channel, r.outcome])),
+    });
+    return { report, deliveries: records.map(toDelivery) };
+  }
+
+  async function runDue(): Promise<IamAliveTestResult | null> {
+    const claim = await claimDueReport({ db, now: clock.now() });
+    return claim ? await send(claim) : null;
+  }
+
+  async function run(): Promise<void> {
+    while (!stopping.signal.aborted) {
+      try {
+        await track(runDue());
+      } catch (error) {
+        log.error("I'm alive check failed", errorFields(error));
+      }
+      if (stopping.signal.aborted) break;
+      if (!wakeRequested) {
+        nap = new AbortController();
+        await clock.sleep(pollMs, AbortSignal.any([nap.signal, stopping.signal]));
+      }
+      wakeRequested = false;
+    }
+  }
+
+  async function warnUnconfigured(): Promise<void> {
+    const { enabled, channels: selected } = await selectedChannels({ db });
+    for (const channel of selected) {
+      const { missing, caveats = [] } = channels[channel];
+      if (missing.length > 0) {
+        log.warn("I'm alive channel is selected but not configured", {
+          channel,
+          missing,
+          enabled,
+        });
+      }
+      for (const caveat of caveats) {
+        log.warn(`I'm alive ${channel} channel: ${caveat}`, { channel });
+      }
+    }
+  }
+
+  return {
+    async start() {
+      if (loop) return;
+      await warnUnconfigured();
+      loop = run();
+    },
+    async stop() {
+      stopping.abort();
+      await loop;
+      await Promise.allSettled([...inFlight]);
+    },
+    wake() {
+      wakeRequested = true;
+      nap?.abort();
+    },
+    runDue: () => track(runDue()),
+    sendTest: () => track((async () => send(await claimTestReport({ db })))()),
+    warnUnconfigured,
+  };
+}
+
+function toDelivery(r: DeliveryRecord): IamAliveDelivery {
+  return {
+    time: r.startedAt.toISOString(),
+    sequence: r.sequence,
+    trigger: r.trigger,
+    channel: r.channel,
+    outcome: r.outcome,
+    attempts: r.attempts,
+    error: r.error,
+    duration_ms: Math.round(r.durationMs),
+    instance_id: r.instanceId,
+  };
+}

@@ -1,0 +1,203 @@
+import assert from "node:assert/strict";
+import { closedPort, webhookReceiver } from "./testing.ts";
+import { postWebhook, type WebhookOptions } from "./webhook.ts";
+
+const SECRET = "whsec-0123456789abcdef";
+const receiver = (statuses: number[], opts: { hang?: Promise<void> } = {}) =>
+  webhookReceiver(statuses, { secret: SECRET, ...opts });
+
+/** Options that make retries instant and note each backoff asked for. */
+function fastRetries(waits: number[]): WebhookOptions {
+  return {
+    sleep: (ms) => {
+      waits.push(ms);
+      return Promise.resolve();
+    },
+    now: () => new Date("2030-01-01T00:00:00Z"),
+  };
+}
+
+const BODY = JSON.stringify({ type: "iam_alive", sequence: 7 });
+
+Deno.test("webhook: 503, 503, then 200 is three attempts and one delivery, each signed", async () => {
+  const target = await receiver([503, 503, 200]);
+  try {
+    const waits: number[] = [];
+    const result = await postWebhook(
+      { url: target.url, secret: SECRET, body: BODY, idempotencyKey: "7" },
+      fastRetries(waits),
+    );
+    assert.deepEqual(result, { outcome: "delivered", attempts: 3 });
+    assert.equal(target.received.length, 3);
+    assert.deepEqual(waits, [1000, 2000], "exponential backoff between attempts");
+    for (const r of target.received) {
+      assert.equal(r.signatureValid, true);
+      assert.equal(r.body, BODY);
+      assert.equal(r.headers.get("idempotency-key"), "7");
+      assert.equal(r.headers.get("x-timestamp"), String(Date.parse("2030-01-01T00:00:00Z") / 1000));
+      assert.equal(r.headers.get("content-type"), "application/json");
+    }
+  } finally {
+    await target.close();
+  }
+});
+
+Deno.test("webhook: a 400 is final after one attempt", async () => {
+  const target = await receiver([400]);
+  try {
+    const waits: number[] = [];
+    const result = await postWebhook(
+      { url: target.url, secret: SECRET, body: BODY, idempotencyKey: "8" },
+      fastRetries(waits),
+    );
+    assert.deepEqual(result, { outcome: "failed", attempts: 1, error: "HTTP 400" });
+    assert.equal(target.received.length, 1);
+    assert.deepEqual(waits, []);
+  } finally {
+    await target.close();
+  }
+});
+
+Deno.test("webhook: five 5xx answers give up after five attempts", async () => {
+  const target = await receiver([500]);
+  try {
+    const waits: number[] = [];
+    const result = await postWebhook(
+      { url: target.url, secret: SECRET, body: BODY, idempotencyKey: "9" },
+      fastRetries(waits),
+    );
+    assert.equal(result.outcome, "failed");
+    assert.equal(result.attempts, 5);
+    assert.equal(result.error, "gave up after 5 attempts; last: HTTP 500");
+    assert.equal(target.received.length, 5);
+    assert.deepEqual(waits, [1000, 2000, 4000, 8000]);
+  } finally {
+    await target.close();
+  }
+});
+
+Deno.test("webhook: network errors are retried and reported without the URL", async () => {
+  const port = closedPort();
+  const result = await postWebhook(
+    { url: `http://127.0.0.1:${port}/hook?token=tok-secret`, body: BODY, idempotencyKey: "1" },
+    { ...fastRetries([]), maxAttempts: 2 },
+  );
+  assert.equal(result.outcome, "failed");
+  assert.equal(result.attempts, 2);
+  assert.match(result.error!, /^gave up after 2 attempts; last: network error: .*refused/i);
+  assert.doesNotMatch(result.error!, /tok-secret|127\.0\.0\.1/);
+});
+
+Deno.test("webhook: an attempt that takes longer than the timeout is abandoned and retried", async () => {
+  let release!: () => void;
+  const hang = new Promise<void>((r) => release = r);
+  const target = await receiver([200], { hang });
+  try {
+    const result = await postWebhook(
+      { url: target.url, secret: SECRET, body: BODY, idempotencyKey: "2" },
+      { ...fastRetries([]), maxAttempts: 2, timeoutMs: 100 },
+    );
+    assert.equal(result.outcome, "failed");
+    assert.equal(result.attempts, 2);
+    assert.equal(result.error, "gave up after 2 attempts; last: timed out after 100 ms");
+    assert.equal(target.received.length, 2);
+  } finally {
+    release();
+    await target.close();
+  }
+});
+
+Deno.test("webhook: a redirect is not followed", async () => {
+  const target = await receiver([302]);
+  try {
+    const result = await postWebhook(
+      { url: target.url, body: BODY, idempotencyKey: "3" },
+      fastRetries([]),
+    );
+    assert.deepEqual(result, {
+      outcome: "failed",
+      attempts: 1,
+      error: "HTTP 302 (redirects are not followed)",
+    });
+    assert.equal(target.received.length, 1);
+  } finally {
+    await target.close();
+  }
+});
+
+Deno.test("webhook: without a secret the body goes unsigned", async () => {
+  const target = await receiver([204]);
+  try {
+    const result = await postWebhook(
+      { url: target.url, body: BODY, idempotencyKey: "4" },
+      fastRetries([]),
+    );
+    assert.deepEqual(result, { outcome: "delivered", attempts: 1 });
+    assert.equal(target.received[0].headers.has("x-signature"), false);
+    assert.equal(target.received[0].headers.get("idempotency-key"), "4");
+  } finally {
+    await target.close();
+  }
+});
+
+Deno.test("webhook: a URL the outbound policy refuses is never called", async () => {
+  const target = await receiver([200]);
+  try {
+    const asked: string[] = [];
+    const result = await postWebhook(
+      { url: target.url, secret: SECRET, body: BODY, idempotencyKey: "5" },
+      {
+        ...fastRetries([]),
+        checkOutboundUrl: (url) => {
+          asked.push(url.hostname);
+          return Promise.resolve({ allowed: false, reason: "loopback addresses are blocked" });
+        },
+      },
+    );
+    assert.deepEqual(result, {
+      outcome: "failed",
+      attempts: 0,
+      error: "blocked by the outbound network policy: loopback addresses are blocked",
+    });
+    assert.deepEqual(asked, ["127.0.0.1"]);
+    assert.equal(target.received.length, 0);
+  } finally {
+    await target.close();
+  }
+});
+
+Deno.test("webhook: a URL the outbound policy allows is called", async () => {
+  const target = await receiver([200]);
+  try {
+    const result = await postWebhook(
+      { url: target.url, secret: SECRET, body: BODY, idempotencyKey: "6" },
+      { ...fastRetries([]), checkOutboundUrl: () => Promise.resolve({ allowed: true }) },
+    );
+    assert.deepEqual(result, { outcome: "delivered", attempts: 1 });
+  } finally {
+    await target.close();
+  }
+});
+
+Deno.test("webhook: stopping during the backoff ends the retries", async () => {
+  const target = await receiver([503]);
+  try {
+    const stop = new AbortController();
+    const result = await postWebhook(
+      { url: target.url, secret: SECRET, body: BODY, idempotencyKey: "10" },
+      {
+        signal: stop.signal,
+        sleep: () => {
+          stop.abort();
+          return Promise.resolve();
+        },
+      },
+    );
+    assert.equal(result.outcome, "failed");
+    assert.equal(result.attempts, 1);
+    assert.equal(result.error, "stopped; HTTP 503");
+    assert.equal(target.received.length, 1);
+  } finally {
+    await target.close();
+  }
+});
