@@ -5,6 +5,7 @@ import {
   createNetworkPolicy,
   parseNetworks,
   type Resolver,
+  systemResolver,
 } from "./network_policy.ts";
 
 const closed = createNetworkPolicy();
@@ -137,4 +138,9 @@ Deno.test("a name that does not resolve and a non-HTTP URL are failures, not blo
   });
   const ftp = await checkOutboundUrl("ftp://x.example/", { policy: closed, resolve });
   assert.equal(!ftp.ok && ftp.kind, "invalid");
+});
+
+Deno.test("the system resolver reads /etc/hosts as any client would", async () => {
+  const addresses = await systemResolver("localhost");
+  assert.ok(addresses.some((a) => a === "127.0.0.1" || a === "::1"), addresses.join());
 });

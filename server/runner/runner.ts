@@ -72,7 +72,7 @@ export interface RunnerCounters {
   recorded: number;
   /** Due runs of probes in disabled projects, passed over. */
   skipped: number;
-  /** Runs not recorded because the lease had passed to another runner meanwhile. */
+  /** Runs not recorded: the lease had passed to another runner, or the probe was deleted. */
   lost: number;
 }
 
@@ -217,7 +217,12 @@ export function createRunner(options: RunnerOptions): Runner {
           counters.recorded += r.recorded;
           counters.skipped += r.skipped;
           counters.lost += r.lost;
-          if (r.lost > 0) log.warn("runs not recorded: lease lost", { runner: id, count: r.lost });
+          if (r.lost > 0) {
+            log.warn("runs not recorded: lease lost or probe deleted", {
+              runner: id,
+              count: r.lost,
+            });
+          }
         } catch (error) {
           log.error("recording runs failed", errorFields(error));
           // Keep them for the next flush, within bounds; leases run out and others retry.
