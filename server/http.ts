@@ -2,8 +2,10 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { sql } from "kysely";
 import type { Db } from "./db/database.ts";
 import { readBodyText, readJsonObject } from "./body.ts";
+import { createDocsHandler } from "./docs.ts";
 import { type ApiError, apiError, isUnexpected } from "./errors.ts";
 import { errorFields, type Logger } from "./log.ts";
+import { openApiJson } from "./openapi.ts";
 import { createRestHandler } from "./rest.ts";
 import type { IamAliveControl } from "./iam_alive/reporter.ts";
 import { createContext } from "./trpc/context.ts";
@@ -58,6 +60,10 @@ export function createHttpHandler(
   { db, checkKey, log, iamAlive }: HttpDeps,
 ): (request: Request) => Promise<Response> {
   const rest = createRestHandler(appRouter);
+  const docs = createDocsHandler({
+    openApiJson: openApiJson(appRouter, REST_PREFIX),
+    openApiPath: `${REST_PREFIX}/openapi.json`,
+  });
 
   const logFailure = (error: unknown) => {
     if (isUnexpected(error)) log.error("request failed", errorFields(error));
@@ -74,6 +80,10 @@ export function createHttpHandler(
         return json(503, { status: "unavailable" });
       }
     }
+
+    // The OpenAPI document and the reference page need no key.
+    const documentation = await docs(request, path);
+    if (documentation) return documentation;
 
     const isRest = under(path, REST_PREFIX);
     const isTrpc = !isRest && under(path, TRPC_PREFIX);

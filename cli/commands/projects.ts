@@ -1,0 +1,83 @@
+import { Command, Option } from "commander";
+import type { Project } from "@probe/client";
+import type { CliContext } from "../context.ts";
+import { record, table } from "../output.ts";
+
+const projectRows = (projects: Project[]) =>
+  table(
+    ["PROJECT", "STATUS", "LABEL", "DESCRIPTION"],
+    projects.map((p) => [p.project, p.status, p.label, p.description]),
+  );
+
+/** `projects list|get|create|update|delete`. */
+export function projectsCommand(context: () => CliContext): Command {
+  const projects = new Command("projects").description("Create, read, change and delete projects");
+
+  projects.command("list")
+    .description("List projects")
+    .option("--project <name>", "only the project with this exact name")
+    .action(async (options: { project?: string }) => {
+      const { client, out } = context();
+      const result = await client().projects.list({ project: options.project });
+      out.result(
+        () => result.data.length ? projectRows(result.data) : "No projects.",
+        result,
+      );
+    });
+
+  projects.command("get")
+    .description("Show one project")
+    .argument("<project>", "project name")
+    .action(async (project: string) => {
+      const { client, out } = context();
+      const result = await client().projects.get({ project });
+      out.result(() => record(result.data), result);
+    });
+
+  projects.command("create")
+    .description("Create a project")
+    .argument("<project>", "project name: letters, digits, '.', '_', '-'")
+    .option("--label <text>", "human-readable label")
+    .option("--description <text>", "description")
+    .action(async (project: string, options: { label?: string; description?: string }) => {
+      const { client, out } = context();
+      const result = await client().projects.create({ project, ...options });
+      out.result(() => `Created project ${result.data.project}.`, result);
+    });
+
+  projects.command("update")
+    .description("Change a project's label, description or status")
+    .argument("<project>", "project name")
+    .option("--label <text>", "new label")
+    .option("--no-label", "clear the label")
+    .option("--description <text>", "new description")
+    .option("--no-description", "clear the description")
+    .addOption(
+      new Option("--status <status>", "enable or disable the project")
+        .choices(["enabled", "disabled"]),
+    )
+    .action(async (
+      project: string,
+      options: { label?: string | false; description?: string | false; status?: Project["status"] },
+    ) => {
+      const { client, out } = context();
+      const result = await client().projects.update({
+        project,
+        label: options.label === false ? null : options.label,
+        description: options.description === false ? null : options.description,
+        status: options.status,
+      });
+      out.result(() => `Updated project ${result.data.project}.`, result);
+    });
+
+  projects.command("delete")
+    .description("Archive a project with its probes, then delete them")
+    .argument("<project>", "project name")
+    .action(async (project: string) => {
+      const { client, out } = context();
+      const result = await client().projects.delete({ project });
+      out.result(() => result.meta.message, result);
+    });
+
+  return projects;
+}

@@ -1,0 +1,18 @@
+import type { ProbeClient } from "@probe/client";
+import type { Output } from "./output.ts";
+
+/** What a command's action needs, built from the global options when it runs. */
+export interface CliContext {
+  /** The typed client for the service the options name; throws a UsageError without a key. */
+  client(): ProbeClient;
+  out: Output;
+  readTextFile(path: string): Promise<string>;
+}
+
+/** A mistake of the caller's that is not the service's to judge: no key, an unusable file. */
+export class UsageError extends Error {
+  override name = "UsageError";
+  constructor(message: string, readonly exitCode: number) {
+    super(message);
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The operator's CLI over the typed client: `projects`, `probes`, `settings` and `import`.
+ * Tables for people, `--json` for scripts; the exit status says what failed (see EXIT).
+ */
+import { createProbeClient, ProbeApiError, type ProbeClient } from "@probe/client";
+import { Command, CommanderError } from "commander";
+import { importCommand } from "./commands/import.ts";
+import { probesCommand } from "./commands/probes.ts";
+import { projectsCommand } from "./commands/projects.ts";
+import { settingsCommand } from "./commands/settings.ts";
+import { type CliContext, UsageError } from "./context.ts";
+import { EXIT, EXIT_HELP, exitCodeFor } from "./exit_codes.ts";
+import { createOutput, type Output } from "./output.ts";
+
+export const DEFAULT_URL = "http://127.0.0.1:8000";
+
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  stdout(text: string): void;
+  stderr(text: string): void;
+  readTextFile(path: string): Promise<string>;
+  fetch?: typeof fetch;
+}
+
+interface GlobalOptions {
+  url?: string;
+  apiKey?: string;
+  json?: boolean;
+}
+
+const ENV_HELP = `Environment:
+  PROBE_SERVICE_URL  the service's root URL (default ${DEFAULT_URL})
+  SERVICE_API_KEY    the API key (the first, if it lists several); without it and --api-key,
+                     the key the service generated in DATA_DIR/api-key (DATA_DIR: ./data)`;
+
+/** The key from the option, the environment, or the file the service writes on first start. */
+async function resolveApiKey(options: GlobalOptions, io: CliIo): Promise<string | undefined> {
+  if (options.apiKey) return options.apiKey;
+  const fromEnv = io.env.SERVICE_API_KEY?.split(",").map((k) => k.trim()).find((k) => k);
+  if (fromEnv) return fromEnv;
+  try {
+    return (await io.readTextFile(`${io.env.DATA_DIR || "./data"}/api-key`)).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function reportError(error: unknown, out: Output): void {
+  if (error instanceof ProbeApiError) {
+    if (out.json) {
+      const { status, code, message, details } = error;
+      out.error(JSON.stringify({ error: { status, code, message, details } }));
+      return;
+    }
+    const where = error.status ? `, HTTP ${error.status}` : "";
+    out.error(`error: ${error.message} (${error.code}${where})`);
+    for (const d of error.details) out.error(`  ${d.path || "(body)"}: ${d.message}`);
+    return;
+  }
+  if (error instanceof UsageError) {
+    out.error(
+      out.json ? JSON.stringify({ error: { message: error.message } }) : `error: ${error.message}`,
+    );
+    return;
+  }
+  const message = error instanceof Error ? error.stack ?? error.message : String(error);
+  out.error(`error: unexpected failure: ${message}`);
+}
+
+/** Runs the CLI with the arguments given (without the program name); answers the exit status. */
+export async function runCli(args: string[], io: CliIo): Promise<number> {
+  let context: CliContext | undefined;
+  const program = new Command("deno task cli")
+    .description("Manage the probe service: projects, probes, I'm alive settings, imports")
+    .option("--url <url>", "the service's root URL (env PROBE_SERVICE_URL)")
+    .option("--api-key <key>", "the API key (env SERVICE_API_KEY)")
+    .option("--json", "print results as JSON, for scripts")
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError("(add --help for usage)")
+    .addHelpText("after", `\n${ENV_HELP}\n\n${EXIT_HELP}`);
+
+  let apiKey: string | undefined;
+  program.hook("preAction", async () => {
+    const options = program.opts<GlobalOptions>();
+    apiKey = await resolveApiKey(options, io);
+    const out = createOutput({ json: Boolean(options.json), stdout: io.stdout, stderr: io.stderr });
+    const baseUrl = options.url || io.env.PROBE_SERVICE_URL || DEFAULT_URL;
+    let client: ProbeClient | undefined;
+    context = {
+      out,
+      readTextFile: io.readTextFile,
+      client: () => {
+        if (!/^https?:\/\//.test(baseUrl) || !URL.canParse(baseUrl)) {
+          throw new UsageError(`Not an http(s) URL: ${baseUrl}`, EXIT.usage);
+        }
+        if (!apiKey) {
+          throw new UsageError(
+            "No API key: set SERVICE_API_KEY or pass --api-key (see --help)",
+            EXIT.unauthorized,
+          );
+        }
+        client ??= createProbeClient({ baseUrl, apiKey, fetch: io.fetch });
+        return client;
+      },
+    };
+  });
+  const current = () => context!;
+  for (const command of [projectsCommand, probesCommand, settingsCommand, importCommand]) {
+    program.addCommand(
+      command(current)
+        .exitOverride()
+        .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+        .showHelpAfterError("(add --help for usage)"),
+    );
+  }
+  for (const command of program.commands) {
+    for (const sub of command.commands) {
+      sub.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+        .showHelpAfterError("(add --help for usage)");
+    }
+  }
+
+  try {
+    await program.parseAsync(args, { from: "user" });
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has printed the message (or the help) already.
+      return error.code === "commander.helpDisplayed" || error.code === "commander.version"
+        ? EXIT.ok
+        : EXIT.usage;
+    }
+    reportError(
+      error,
+      context?.out ?? createOutput({ json: false, stdout: io.stdout, stderr: io.stderr }),
+    );
+    return error instanceof UsageError ? error.exitCode : exitCodeFor(error);
+  }
+}

@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { EXIT } from "./exit_codes.ts";
+import { runCli } from "./program.ts";
+
+/** Runs the CLI in-process with no service behind it: for what needs none (help, usage). */
+async function offline(args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, {
+    env: {},
+    stdout: (t) => (stdout += t),
+    stderr: (t) => (stderr += t),
+    readTextFile: () => Promise.reject(new Deno.errors.NotFound("no files here")),
+    fetch: () => Promise.reject(new Error("no network in this test")),
+  });
+  return { code, stdout, stderr };
+}
+
+const COMMANDS: Record<string, string[]> = {
+  projects: ["list", "get", "create", "update", "delete"],
+  probes: ["list", "get", "create", "update", "delete"],
+  settings: ["get", "set", "test", "deliveries"],
+};
+
+Deno.test("--help works on every level and exits 0", async (t) => {
+  const levels = [
+    [],
+    ...Object.entries(COMMANDS).flatMap(([resource, verbs]) => [
+      [resource],
+      ...verbs.map((verb) => [resource, verb]),
+    ]),
+    ["import"],
+  ];
+  for (const level of levels) {
+    await t.step(level.join(" ") || "(root)", async () => {
+      const { code, stdout } = await offline([...level, "--help"]);
+      assert.equal(code, EXIT.ok);
+      assert.match(stdout, new RegExp(`^Usage: deno task cli ${level.join(" ")}`));
+    });
+  }
+});
+
+Deno.test("the root help lists the resources, the environment and the exit statuses", async () => {
+  const { stdout } = await offline(["--help"]);
+  for (const word of ["projects", "probes", "settings", "import", "PROBE_SERVICE_URL"]) {
+    assert.match(stdout, new RegExp(word));
+  }
+  assert.match(stdout, /SERVICE_API_KEY/);
+  assert.match(stdout, /4 {2}project or probe not found \(404\)/);
+});
+
+Deno.test("a resource without a verb shows its help and exits 2", async () => {
+  const { code, stderr } = await offline(["probes"]);
+  assert.equal(code, EXIT.usage);
+  assert.match(stderr, /Usage: deno task cli probes/);
+});
+
+Deno.test("--enable and --disable together are a usage error", async () => {
+  const { code, stderr } = await offline(["settings", "set", "--enable", "--disable"]);
+  assert.equal(code, EXIT.usage);
+  assert.match(stderr, /cannot be used with/);
+});
+
+Deno.test("a bad --method or --header is a usage error, before any call", async () => {
+  const method = await offline(["probes", "create", "p", "http://x/", "--method", "FETCH"]);
+  assert.equal(method.code, EXIT.usage);
+  assert.match(method.stderr, /Not one of GET/);
+  const header = await offline(["probes", "create", "p", "http://x/", "--header", "nocolon"]);
+  assert.equal(header.code, EXIT.usage);
+});

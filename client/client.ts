@@ -1,0 +1,175 @@
+import { createTRPCClient, httpLink } from "@trpc/client";
+import type { AppRouter } from "@probe/server/router";
+import type {
+  IamAliveDeliveriesInput,
+  IamAliveDeliveriesResult,
+  IamAliveGetResult,
+  IamAliveTestResult,
+  IamAliveUpdateInput,
+  IamAliveUpdateResult,
+  ProbeCreateInput,
+  ProbeCreateResult,
+  ProbeCreateWithProjectInput,
+  ProbeGetResult,
+  ProbeListByProjectInput,
+  ProbeListInput,
+  ProbeListResult,
+  ProbeRef,
+  ProbeUpdateInput,
+  ProbeUpdateResult,
+  ProjectCreateInput,
+  ProjectCreateResult,
+  ProjectDeleteResult,
+  ProjectGetResult,
+  ProjectListInput,
+  ProjectListResult,
+  ProjectRef,
+  ProjectUpdateInput,
+  ProjectUpdateResult,
+} from "./api_types.ts";
+import { ProbeApiError, toProbeApiError } from "./error.ts";
+
+/** How to reach the service. */
+export interface ProbeClientOptions {
+  /** The service's root URL, for example `http://127.0.0.1:8000` (no `/api/v1`). */
+  baseUrl: string;
+  /** Sent as the `X-Service-Api-Key` header on every call. */
+  apiKey: string;
+  /** The fetch to use; the global `fetch` when omitted. */
+  fetch?: typeof fetch;
+}
+
+/** Projects: create, read, list, update, delete. */
+export interface ProjectsApi {
+  /** Creates a project; rejects with code `conflict` (409) when the name is taken. */
+  create(input: ProjectCreateInput): Promise<ProjectCreateResult>;
+  /** Lists projects, optionally only the one with the exact name given. */
+  list(input?: ProjectListInput): Promise<ProjectListResult>;
+  /** Reads one project; rejects with code `not_found` (404) when there is none. */
+  get(input: ProjectRef): Promise<ProjectGetResult>;
+  /** Changes label, description or status; `null` clears label or description. */
+  update(input: ProjectUpdateInput): Promise<ProjectUpdateResult>;
+  /** Archives the project and its probes, then deletes them. */
+  delete(input: ProjectRef): Promise<ProjectDeleteResult>;
+}
+
+/** Probes: HTTP checks under a project. */
+export interface ProbesApi {
+  /** Creates a probe, or rewrites the project's probe for the same URL (`meta.created` false). */
+  create(input: ProbeCreateInput): Promise<ProbeCreateResult>;
+  /** The same as `create`, through the operation REST serves at `POST /probes`. */
+  createWithProject(input: ProbeCreateWithProjectInput): Promise<ProbeCreateResult>;
+  /** Lists the probes of all projects, or of the one named. */
+  list(input?: ProbeListInput): Promise<ProbeListResult>;
+  /** Lists the probes of one project. */
+  listByProject(input: ProbeListByProjectInput): Promise<ProbeListResult>;
+  /** Reads one probe; rejects with code `not_found` (404) when there is none. */
+  get(input: ProbeRef): Promise<ProbeGetResult>;
+  /** Rewrites a probe; a new URL or method gives it a new `probe_id`, returned here. */
+  update(input: ProbeUpdateInput): Promise<ProbeUpdateResult>;
+  /** Deletes a probe. */
+  delete(input: ProbeRef): Promise<void>;
+}
+
+/** The global I'm alive settings. */
+export interface SettingsApi {
+  /** Reads the I'm alive settings. */
+  getIamAlive(): Promise<IamAliveGetResult>;
+  /** Changes them; `interval_hours` or `channels` without `enabled` turns reporting on. */
+  updateIamAlive(input: IamAliveUpdateInput): Promise<IamAliveUpdateResult>;
+  /**
+   * Sends one report now over the selected channels, enabled or not; answers each channel's
+   * outcome. Rejects with code `service_unavailable` (503) where no reporter runs.
+   */
+  testIamAlive(): Promise<IamAliveTestResult>;
+  /** Lists recent deliveries, newest first: one per report and channel. */
+  listIamAliveDeliveries(input?: IamAliveDeliveriesInput): Promise<IamAliveDeliveriesResult>;
+}
+
+/** Every operation of the probe service. Failures reject with a `ProbeApiError`. */
+export interface ProbeClient {
+  projects: ProjectsApi;
+  probes: ProbesApi;
+  settings: SettingsApi;
+}
+
+/**
+ * Creates a client for the probe service. Calls go to its `/trpc` endpoint, one HTTP request
+ * each, and answer with the same `{ data, meta }` shapes as the REST API.
+ *
+ * @example
+ * ```ts ignore
+ * const client = createProbeClient({ baseUrl: "http://127.0.0.1:8000", apiKey: "my-key" });
+ * const { data } = await client.projects.get({ project: "shop" });
+ * ```
+ */
+export function createProbeClient(options: ProbeClientOptions): ProbeClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+  const trpc = createTRPCClient<AppRouter>({
+    links: [
+      httpLink({
+        url: `${baseUrl}/trpc`,
+        headers: { "x-service-api-key": options.apiKey },
+        fetch: async (input, init) => {
+          let response: Response;
+          try {
+            response = await fetchImpl(input, init as RequestInit);
+          } catch (cause) {
+            throw new ProbeApiError({
+              status: 0,
+              code: "network_error",
+              message: `Could not reach the probe service at ${baseUrl}: ${errorMessage(cause)}`,
+            }, { cause });
+          }
+          // The service answers JSON, always; anything else came from something in between.
+          if (!/\bjson\b/i.test(response.headers.get("content-type") ?? "")) {
+            await response.body?.cancel();
+            throw new ProbeApiError({
+              status: response.status,
+              code: "unexpected_response",
+              message: `${baseUrl} answered ${response.status} without the service's JSON`,
+            });
+          }
+          return response;
+        },
+      }),
+    ],
+  });
+
+  async function call<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw toProbeApiError(error);
+    }
+  }
+
+  return {
+    projects: {
+      create: (input) => call(() => trpc.projects.create.mutate(input)),
+      list: (input = {}) => call(() => trpc.projects.list.query(input)),
+      get: (input) => call(() => trpc.projects.get.query(input)),
+      update: (input) => call(() => trpc.projects.update.mutate(input)),
+      delete: (input) => call(() => trpc.projects.delete.mutate(input)),
+    },
+    probes: {
+      create: (input) => call(() => trpc.probes.create.mutate(input)),
+      createWithProject: (input) => call(() => trpc.probes.createWithProject.mutate(input)),
+      list: (input = {}) => call(() => trpc.probes.list.query(input)),
+      listByProject: (input) => call(() => trpc.probes.listByProject.query(input)),
+      get: (input) => call(() => trpc.probes.get.query(input)),
+      update: (input) => call(() => trpc.probes.update.mutate(input)),
+      delete: (input) => call(() => trpc.probes.delete.mutate(input)),
+    },
+    settings: {
+      getIamAlive: () => call(() => trpc.settings.getIamAlive.query({})),
+      updateIamAlive: (input) => call(() => trpc.settings.updateIamAlive.mutate(input)),
+      testIamAlive: () => call(() => trpc.settings.testIamAlive.mutate({})),
+      listIamAliveDeliveries: (input = {}) =>
+        call(() => trpc.settings.listIamAliveDeliveries.query(input)),
+    },
+  };
+}
+
+const errorMessage = (error: unknown) => error instanceof Error ? error.message : String(error);

@@ -1,0 +1,272 @@
+import assert from "node:assert/strict";
+import { backends, uniqueName } from "../server/testing.ts";
+import { type LiveServer, startLiveServer } from "../server/testing_live.ts";
+import { createProbeClient, ProbeApiError, type ProbeClient } from "./mod.ts";
+
+/** Runs `fn` and answers the ProbeApiError it must reject with. */
+async function failure(fn: () => Promise<unknown>): Promise<ProbeApiError> {
+  try {
+    await fn();
+  } catch (error) {
+    assert.ok(error instanceof ProbeApiError, `expected a ProbeApiError, got ${error}`);
+    return error;
+  }
+  assert.fail("the call succeeded");
+}
+
+for (const backend of backends()) {
+  Deno.test(`typed client against a live server [${backend}]`, async (t) => {
+    const server: LiveServer = await startLiveServer(backend);
+    const client: ProbeClient = createProbeClient({ baseUrl: server.url, apiKey: server.apiKey });
+    try {
+      await t.step("projects: create, get, list, update, delete", async () => {
+        const project = uniqueName();
+        const created = await client.projects.create({ project, label: "Shop" });
+        assert.deepEqual(created, { data: { project } });
+
+        const got = await client.projects.get({ project });
+        assert.deepEqual(got.data, {
+          project,
+          label: "Shop",
+          description: null,
+          status: "enabled",
+        });
+
+        const listed = await client.projects.list({ project });
+        assert.deepEqual(listed, { data: [got.data], meta: { count: 1 } });
+        const all = await client.projects.list();
+        assert.ok(all.data.some((p) => p.project === project));
+        assert.equal(all.meta.count, all.data.length);
+
+        const updated = await client.projects.update({ project, label: null, status: "disabled" });
+        assert.deepEqual(updated, { data: { project } });
+        const after = await client.projects.get({ project });
+        assert.equal(after.data.label, null);
+        assert.equal(after.data.status, "disabled");
+
+        const deleted = await client.projects.delete({ project });
+        assert.deepEqual(deleted.data, { project, deleted: true, archived: true });
+        assert.equal(typeof deleted.meta.message, "string");
+        const gone = await failure(() => client.projects.get({ project }));
+        assert.equal(gone.status, 404);
+        assert.equal(gone.code, "not_found");
+      });
+
+      await t.step("a taken project name rejects with status 409 and code conflict", async () => {
+        const project = uniqueName();
+        await client.projects.create({ project });
+        const error = await failure(() => client.projects.create({ project }));
+        assert.equal(error.status, 409);
+        assert.equal(error.code, "conflict");
+        assert.equal(error.name, "ProbeApiError");
+      });
+
+      await t.step("invalid input rejects with 422 and the fields at fault", async () => {
+        const error = await failure(() => client.projects.create({ project: "-bad name" }));
+        assert.equal(error.status, 422);
+        assert.equal(error.code, "validation_failed");
+        assert.ok(error.details.some((d) => d.path === "project"), JSON.stringify(error.details));
+      });
+
+      await t.step("probes: both creates, rewrite, lists, get, update, delete", async () => {
+        const project = uniqueName();
+        await client.projects.create({ project });
+        const first = await client.probes.create({
+          project,
+          url: "http://127.0.0.1:9/health",
+          headers: { accept: "text/plain" },
+          latency: 250,
+        });
+        assert.equal(first.meta.created, true);
+        assert.equal(first.data.project, project);
+        assert.equal(first.data.url, "http://127.0.0.1:9/health");
+
+        const again = await client.probes.create({ project, url: "http://127.0.0.1:9/health" });
+        assert.equal(again.meta.created, false);
+        assert.equal(again.data.probe_id, first.data.probe_id);
+
+        const second = await client.probes.createWithProject({
+          project,
+          url: "http://127.0.0.1:9/other",
+          method: "post",
+          body: { ping: true },
+        });
+        assert.equal(second.meta.created, true);
+
+        const probe = await client.probes.get({ project, probeId: second.data.probe_id });
+        assert.equal(probe.data.method, "POST");
+        assert.deepEqual(probe.data.body, { ping: true });
+
+        const byProject = await client.probes.listByProject({ project });
+        assert.equal(byProject.meta.count, 2);
+        const filtered = await client.probes.list({ project });
+        assert.deepEqual(
+          filtered.data.map((p) => p.probe_id).sort(),
+          byProject.data.map((p) => p.probe_id).sort(),
+        );
+        assert.ok((await client.probes.list()).meta.count >= 2);
+
+        const moved = await client.probes.update({
+          project,
+          probeId: first.data.probe_id,
+          url: "http://127.0.0.1:9/moved",
+        });
+        assert.notEqual(moved.data.probe_id, first.data.probe_id);
+        assert.equal(moved.data.url, "http://127.0.0.1:9/moved");
+
+        assert.equal(
+          await client.probes.delete({ project, probeId: moved.data.probe_id }),
+          undefined,
+        );
+        const gone = await failure(() =>
+          client.probes.get({ project, probeId: moved.data.probe_id })
+        );
+        assert.equal(gone.status, 404);
+        assert.equal(gone.code, "not_found");
+      });
+
+      await t.step("a probe for a missing project rejects with 404", async () => {
+        const error = await failure(() =>
+          client.probes.create({ project: uniqueName("missing"), url: "http://127.0.0.1:9/" })
+        );
+        assert.equal(error.status, 404);
+      });
+
+      await t.step("settings: read, update, and 422 when no field is given", async () => {
+        const before = await client.settings.getIamAlive();
+        assert.equal(typeof before.data.enabled, "boolean");
+        const updated = await client.settings.updateIamAlive({
+          interval_hours: 6,
+          channels: ["log", "mail"],
+        });
+        assert.deepEqual(updated.data, {
+          enabled: true,
+          interval_hours: 6,
+          channels: ["log", "mail"],
+        });
+        assert.deepEqual((await client.settings.getIamAlive()).data, updated.data);
+        const off = await client.settings.updateIamAlive({ enabled: false });
+        assert.equal(off.data.enabled, false);
+        const error = await failure(() => client.settings.updateIamAlive({}));
+        assert.equal(error.status, 422);
+      });
+
+      await t.step("settings: a test report now, then the deliveries list", async () => {
+        await client.settings.updateIamAlive({ channels: ["log"] });
+        const sent = await client.settings.testIamAlive();
+        assert.equal(sent.data.report.type, "iam_alive");
+        assert.equal(sent.data.report.trigger, "test");
+        assert.deepEqual(sent.data.deliveries.map((d) => [d.channel, d.outcome]), [
+          ["log", "delivered"],
+        ]);
+        const listed = await client.settings.listIamAliveDeliveries({ limit: 1 });
+        assert.equal(listed.meta.count, 1);
+        assert.equal(listed.data[0].sequence, sent.data.report.sequence);
+        const error = await failure(() => client.settings.listIamAliveDeliveries({ limit: 0 }));
+        assert.equal(error.status, 422);
+      });
+
+      await t.step("a wrong key rejects with 401 and code unauthorized", async () => {
+        const stranger = createProbeClient({ baseUrl: server.url, apiKey: "wrong-key-0000" });
+        const error = await failure(() => stranger.projects.list());
+        assert.equal(error.status, 401);
+        assert.equal(error.code, "unauthorized");
+      });
+
+      await t.step("the fetch given is used, and the key goes in X-Service-Api-Key", async () => {
+        const seen: string[] = [];
+        const traced = createProbeClient({
+          baseUrl: `${server.url}/`,
+          apiKey: server.apiKey,
+          fetch: (input, init) => {
+            const request = new Request(input, init);
+            seen.push(`${request.method} ${new URL(request.url).pathname}`);
+            assert.equal(request.headers.get("x-service-api-key"), server.apiKey);
+            return fetch(request);
+          },
+        });
+        await traced.settings.getIamAlive();
+        assert.deepEqual(seen, ["GET /trpc/settings.getIamAlive"]);
+      });
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+Deno.test("an unreachable service rejects with status 0 and code network_error", async () => {
+  // A port that was just free: nothing listens on it any more.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  const client = createProbeClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: "k" });
+  const error = await failure(() => client.projects.list());
+  assert.equal(error.status, 0);
+  assert.equal(error.code, "network_error");
+  assert.match(error.message, /Could not reach the probe service/);
+});
+
+Deno.test("an answer that is not the service's rejects with code unexpected_response", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("<html>Bad gateway</html>", { status: 502 }),
+  );
+  try {
+    const { port } = server.addr as Deno.NetAddr;
+    const client = createProbeClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: "k" });
+    const error = await failure(() => client.settings.getIamAlive());
+    assert.equal(error.status, 502);
+    assert.equal(error.code, "unexpected_response");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("the client's run-time module graph holds no server code", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", new URL("./mod.ts", import.meta.url).pathname],
+  }).output();
+  assert.ok(output.success, new TextDecoder().decode(output.stderr));
+  const info = JSON.parse(new TextDecoder().decode(output.stdout));
+  const modules = new Map<string, { dependencies?: { code?: { specifier: string } }[] }>(
+    // deno-lint-ignore no-explicit-any
+    info.modules.map((m: any) => [m.specifier, m]),
+  );
+  const loaded = new Set<string>();
+  const visit = (specifier: string) => {
+    if (loaded.has(specifier)) return;
+    loaded.add(specifier);
+    for (const dep of modules.get(specifier)?.dependencies ?? []) {
+      if (dep.code) visit(info.redirects?.[dep.code.specifier] ?? dep.code.specifier);
+    }
+  };
+  visit(info.roots[0]);
+  const local = [...loaded].filter((s) => s.startsWith("file:"));
+  assert.ok(local.length >= 3, `the walk found too little: ${local.join(", ")}`);
+  const server = local.filter((s) => s.includes("/server/") || s.includes("/shared/"));
+  assert.deepEqual(server, []);
+  // The type-only import of the router is there, and is skipped.
+  assert.ok(modules.has(new URL("../server/trpc/router.ts", import.meta.url).href));
+});
+
+Deno.test("the client works with --allow-net alone", async () => {
+  const server = await startLiveServer();
+  try {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-net=127.0.0.1",
+        new URL("./testdata/net_only.ts", import.meta.url).pathname,
+        server.url,
+        server.apiKey,
+      ],
+      stdin: "null",
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert.ok(output.success, stderr);
+    const settings = JSON.parse(new TextDecoder().decode(output.stdout));
+    assert.equal(typeof settings.interval_hours, "number");
+  } finally {
+    await server.close();
+  }
+});

@@ -1,0 +1,42 @@
+/**
+ * The typed client of the probe service: projects, probes and the I'm alive settings, with the
+ * same `{ data, meta }` answers as the REST API and one error class for every failure.
+ *
+ * @example Create a project and a probe, then list the probes
+ * ```ts
+ * import { createProbeClient, ProbeApiError } from "@probe/client";
+ *
+ * const client = createProbeClient({
+ *   baseUrl: Deno.env.get("PROBE_SERVICE_URL") ?? "http://127.0.0.1:8000",
+ *   apiKey: Deno.env.get("SERVICE_API_KEY") ?? "",
+ * });
+ *
+ * try {
+ *   await client.projects.create({ project: "shop", label: "Web shop" });
+ * } catch (e) {
+ *   // Already there from an earlier run: fine.
+ *   if (!(e instanceof ProbeApiError && e.code === "conflict")) throw e;
+ * }
+ * const { meta } = await client.probes.create({
+ *   project: "shop",
+ *   url: "https://shop.example.com/health",
+ *   latency: 500,
+ * });
+ * console.log(meta.created ? "probe created" : "probe rewritten");
+ *
+ * const probes = await client.probes.listByProject({ project: "shop" });
+ * for (const probe of probes.data) console.log(probe.probe_id, probe.method, probe.url);
+ * ```
+ *
+ * @module
+ */
+export { createProbeClient } from "./client.ts";
+export type {
+  ProbeClient,
+  ProbeClientOptions,
+  ProbesApi,
+  ProjectsApi,
+  SettingsApi,
+} from "./client.ts";
+export { ProbeApiError } from "./error.ts";
+export type * from "./api_types.ts";
