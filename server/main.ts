@@ -10,7 +10,8 @@ import { ConfigError, parseConfig } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { createLogger, errorFields } from "./log.ts";
 import { runnerFromConfig } from "./runner/configure.ts";
-import { reportRunnerFigures } from "./runner/report_adapters.ts";
+import { createNetworkPolicy } from "./runner/network_policy.ts";
+import { outboundCheck, reportRunnerFigures } from "./runner/report_adapters.ts";
 
 async function main(): Promise<number> {
   let config;
@@ -40,6 +41,9 @@ async function main(): Promise<number> {
     iamAlive: {
       config: config.iamAlive,
       runnerFigures: reportRunnerFigures(database.db),
+      // The webhook obeys the probes' outbound network policy. Its URL is checked before each
+      // delivery; the connection itself is made by fetch (the URL comes from the operator).
+      checkOutboundUrl: outboundCheck(createNetworkPolicy(config.probeAllowNetworks)),
     },
   });
   await app.reporter.start();
