@@ -82,6 +82,9 @@ export async function startService(
       DATA_DIR: dataDir,
       // One key at thousands of requests a second: limited so high that the bucket runs but never refuses.
       RATE_LIMIT_PER_SECOND: "100000000",
+      // The probe runner would run the seeded probes (and reach for their hosts): this measures
+      // the HTTP path alone.
+      RUNNER: "off",
       ...extraEnv,
     },
     denoFlags,

@@ -1,5 +1,6 @@
 /**
- * The operator's CLI over the typed client: `projects`, `probes`, `settings` and `import`.
+ * The operator's CLI over the typed client: `projects`, `probes`, `results`, `settings` and
+ * `import`.
  * Tables for people, `--json` for scripts; the exit status says what failed (see EXIT).
  */
 import { createProbeClient, ProbeApiError, type ProbeClient } from "@probe/client";
@@ -7,6 +8,7 @@ import { Command, CommanderError } from "commander";
 import { importCommand } from "./commands/import.ts";
 import { probesCommand } from "./commands/probes.ts";
 import { projectsCommand } from "./commands/projects.ts";
+import { resultsCommand } from "./commands/results.ts";
 import { settingsCommand } from "./commands/settings.ts";
 import { type CliContext, UsageError } from "./context.ts";
 import { EXIT, EXIT_HELP, exitCodeFor } from "./exit_codes.ts";
@@ -71,7 +73,9 @@ function reportError(error: unknown, out: Output): void {
 export async function runCli(args: string[], io: CliIo): Promise<number> {
   let context: CliContext | undefined;
   const program = new Command("deno task cli")
-    .description("Manage the probe service: projects, probes, I'm alive settings, imports")
+    .description(
+      "Manage the probe service: projects, probes, their results, I'm alive settings, imports",
+    )
     .option("--url <url>", "the service's root URL (env PROBE_SERVICE_URL)")
     .option("--api-key <key>", "the API key (env SERVICE_API_KEY)")
     .option("--json", "print results as JSON, for scripts")
@@ -106,7 +110,15 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     };
   });
   const current = () => context!;
-  for (const command of [projectsCommand, probesCommand, settingsCommand, importCommand]) {
+  for (
+    const command of [
+      projectsCommand,
+      probesCommand,
+      resultsCommand,
+      settingsCommand,
+      importCommand,
+    ]
+  ) {
     program.addCommand(
       command(current)
         .exitOverride()

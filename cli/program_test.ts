@@ -17,8 +17,9 @@ async function offline(args: string[]) {
 }
 
 const COMMANDS: Record<string, string[]> = {
-  projects: ["list", "get", "create", "update", "delete"],
+  projects: ["list", "get", "status", "create", "update", "delete"],
   probes: ["list", "get", "create", "update", "delete"],
+  results: ["list", "stats"],
   settings: ["get", "set", "test", "deliveries"],
 };
 
@@ -42,7 +43,9 @@ Deno.test("--help works on every level and exits 0", async (t) => {
 
 Deno.test("the root help lists the resources, the environment and the exit statuses", async () => {
   const { stdout } = await offline(["--help"]);
-  for (const word of ["projects", "probes", "settings", "import", "PROBE_SERVICE_URL"]) {
+  for (
+    const word of ["projects", "probes", "results", "settings", "import", "PROBE_SERVICE_URL"]
+  ) {
     assert.match(stdout, new RegExp(word));
   }
   assert.match(stdout, /SERVICE_API_KEY/);
@@ -67,4 +70,13 @@ Deno.test("a bad --method or --header is a usage error, before any call", async 
   assert.match(method.stderr, /Not one of GET/);
   const header = await offline(["probes", "create", "p", "http://x/", "--header", "nocolon"]);
   assert.equal(header.code, EXIT.usage);
+});
+
+Deno.test("an unknown --window or a --limit that is not a number is a usage error", async () => {
+  const window = await offline(["results", "stats", "p", "0123456789abcdef", "--window", "2h"]);
+  assert.equal(window.code, EXIT.usage);
+  assert.match(window.stderr, /Allowed choices are 1h, 24h, 7d, 30d, 90d/);
+  const limit = await offline(["results", "list", "p", "0123456789abcdef", "--limit", "all"]);
+  assert.equal(limit.code, EXIT.usage);
+  assert.match(limit.stderr, /Not a whole number/);
 });

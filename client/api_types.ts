@@ -22,6 +22,16 @@ export type IamAliveSettings = Outputs["settings"]["getIamAlive"]["data"];
 export type IamAliveReport = Outputs["settings"]["testIamAlive"]["data"]["report"];
 /** The outcome of sending one report over one channel. */
 export type IamAliveDelivery = Outputs["settings"]["listIamAliveDeliveries"]["data"][number];
+/** One run of a probe as stored: when, how long, its outcome, HTTP status, error and address. */
+export type ProbeResult = Outputs["results"]["list"]["data"][number];
+/** What a run came to: `up` and `degraded` count towards uptime, `down` and `blocked` do not. */
+export type Outcome = ProbeResult["outcome"];
+/** A statistics window: `1h`, `24h`, `7d`, `30d` or `90d`. */
+export type StatsWindow = Outputs["results"]["stats"]["data"]["window"];
+/** A probe's counts per outcome, uptime and latency percentiles over a window. */
+export type ProbeStats = Outputs["results"]["stats"]["data"];
+/** One probe's line on a project's status board: last outcome and 24-hour uptime. */
+export type ProbeStatus = Outputs["results"]["status"]["data"][number];
 /** One line of an error's details: the path of the field and what is wrong with it. */
 export type ErrorDetail = NonNullable<ErrorBody["error"]["details"]>[number];
 
@@ -82,3 +92,20 @@ export type IamAliveDeliveriesInput = Inputs["settings"]["listIamAliveDeliveries
 };
 /** `settings.listIamAliveDeliveries`: `{ data: IamAliveDelivery[], meta: { count } }`. */
 export type IamAliveDeliveriesResult = Outputs["settings"]["listIamAliveDeliveries"];
+
+/**
+ * `results.list`: the probe, and how many results (1 to 1000, default 100) older than `before`
+ * (an ISO time, for example a previous page's `meta.next_before`). The router takes any `limit`
+ * and coerces it, as query strings need; the client asks for a number.
+ */
+export type ResultsListInput = Inputs["results"]["list"] & { limit?: number };
+/** `results.list`: `{ data: ProbeResult[], meta: { count, next_before } }`, newest first. */
+export type ResultsListResult = Outputs["results"]["list"];
+/** `results.stats`: the probe, and the window (default `24h`). */
+export type ResultsStatsInput = Inputs["results"]["stats"];
+/** `results.stats`: `{ data: ProbeStats }`. */
+export type ResultsStatsResult = Outputs["results"]["stats"];
+/** `results.status`: the project's name. */
+export type ResultsStatusInput = Inputs["results"]["status"];
+/** `results.status`: `{ data: ProbeStatus[], meta: { count, status } }`, by URL. */
+export type ResultsStatusResult = Outputs["results"]["status"];

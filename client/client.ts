@@ -26,6 +26,12 @@ import type {
   ProjectRef,
   ProjectUpdateInput,
   ProjectUpdateResult,
+  ResultsListInput,
+  ResultsListResult,
+  ResultsStatsInput,
+  ResultsStatsResult,
+  ResultsStatusInput,
+  ResultsStatusResult,
 } from "./api_types.ts";
 import { ProbeApiError, toProbeApiError } from "./error.ts";
 
@@ -71,6 +77,27 @@ export interface ProbesApi {
   delete(input: ProbeRef): Promise<void>;
 }
 
+/** What the probe runner recorded: results, statistics and a project's status board. */
+export interface ResultsApi {
+  /**
+   * Lists a probe's results, newest first, `limit` at a time (default 100). Pass
+   * `meta.next_before` as `before` for the next page; it is `null` on the last one. Rejects with
+   * code `not_found` (404) when there is no such probe.
+   */
+  list(input: ResultsListInput): Promise<ResultsListResult>;
+  /**
+   * A probe's runs per outcome, uptime and latency percentiles over a window ending now
+   * (`1h`, `24h` by default, `7d`, `30d`, `90d`). Rejects with `not_found` (404) when there is no
+   * such probe.
+   */
+  stats(input: ResultsStatsInput): Promise<ResultsStatsResult>;
+  /**
+   * Each probe of a project with its last outcome and 24-hour uptime, and whether the project's
+   * probes run at all (`meta.status`). Rejects with `not_found` (404) when there is no such project.
+   */
+  status(input: ResultsStatusInput): Promise<ResultsStatusResult>;
+}
+
 /** The global I'm alive settings. */
 export interface SettingsApi {
   /** Reads the I'm alive settings. */
@@ -90,6 +117,7 @@ export interface SettingsApi {
 export interface ProbeClient {
   projects: ProjectsApi;
   probes: ProbesApi;
+  results: ResultsApi;
   settings: SettingsApi;
 }
 
@@ -161,6 +189,11 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       get: (input) => call(() => trpc.probes.get.query(input)),
       update: (input) => call(() => trpc.probes.update.mutate(input)),
       delete: (input) => call(() => trpc.probes.delete.mutate(input)),
+    },
+    results: {
+      list: (input) => call(() => trpc.results.list.query(input)),
+      stats: (input) => call(() => trpc.results.stats.query(input)),
+      status: (input) => call(() => trpc.results.status.query(input)),
     },
     settings: {
       getIamAlive: () => call(() => trpc.settings.getIamAlive.query({})),

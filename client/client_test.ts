@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { backends, uniqueName } from "../server/testing.ts";
 import { type LiveServer, startLiveServer } from "../server/testing_live.ts";
+import { insertRuns } from "../server/runner/store.ts";
+import { startTarget } from "../server/runner/target_server.ts";
+import { runDueProbesOnce } from "../server/runner/testing_runs.ts";
 import { createProbeClient, ProbeApiError, type ProbeClient } from "./mod.ts";
 
 /** Runs `fn` and answers the ProbeApiError it must reject with. */
@@ -189,6 +192,197 @@ for (const backend of backends()) {
         assert.deepEqual(seen, ["GET /trpc/settings.getIamAlive"]);
       });
     } finally {
+      await server.close();
+    }
+  });
+}
+
+for (const backend of backends()) {
+  // A server of its own: the runner here runs every probe in its database.
+  Deno.test(`typed client: results, statistics and status board [${backend}]`, async (t) => {
+    const server = await startLiveServer(backend);
+    const target = await startTarget();
+    const client = createProbeClient({ baseUrl: server.url, apiKey: server.apiKey });
+    const db = server.app.database.db;
+    try {
+      const project = uniqueName();
+      await client.projects.create({ project });
+      const ok = (await client.probes.create({ project, url: `${target.origin}/ok` })).data;
+      const failing = (await client.probes.create({
+        project,
+        url: `${target.origin}/status/500`,
+      })).data;
+
+      await t.step("before any run: empty results, empty statistics, a blank board", async () => {
+        assert.deepEqual(await client.results.list({ project, probeId: ok.probe_id }), {
+          data: [],
+          meta: { count: 0, next_before: null },
+        });
+        const { data: stats } = await client.results.stats({ project, probeId: ok.probe_id });
+        assert.equal(stats.window, "24h", "the default window");
+        assert.deepEqual(
+          [stats.runs, stats.uptime, stats.p50, stats.last_outcome, stats.last_run_at],
+          [0, null, null, null, null],
+        );
+        const board = await client.results.status({ project });
+        assert.deepEqual(board.meta, { count: 2, status: "enabled" });
+        assert.ok(board.data.every((p) => p.last_outcome === null && p.runs_24h === 0));
+      });
+
+      await t.step("after a real run on loopback: results, statistics, board", async () => {
+        const counters = await runDueProbesOnce(db);
+        assert.equal(counters.recorded, 2);
+        assert.equal(target.counts.get("/ok"), 1);
+
+        const listed = await client.results.list({ project, probeId: ok.probe_id });
+        assert.equal(listed.meta.count, 1);
+        assert.equal(listed.meta.next_before, null);
+        const [run] = listed.data;
+        assert.deepEqual(
+          { ...run, started_at: typeof run.started_at, duration_ms: typeof run.duration_ms },
+          {
+            started_at: "string",
+            duration_ms: "number",
+            outcome: "up",
+            http_status: 200,
+            error: null,
+            address: "127.0.0.1",
+          },
+        );
+        assert.ok(Date.parse(run.started_at) <= Date.now());
+
+        const down = await client.results.list({ project, probeId: failing.probe_id });
+        assert.equal(down.data[0].outcome, "down");
+        assert.equal(down.data[0].http_status, 500);
+
+        const { data: stats } = await client.results.stats({
+          project,
+          probeId: ok.probe_id,
+          window: "1h",
+        });
+        assert.deepEqual(stats, {
+          window: "1h",
+          since: stats.since,
+          runs: 1,
+          up: 1,
+          degraded: 0,
+          down: 0,
+          blocked: 0,
+          uptime: 1,
+          p50: run.duration_ms,
+          p95: run.duration_ms,
+          p99: run.duration_ms,
+          max: run.duration_ms,
+          percentiles: "exact",
+          last_outcome: "up",
+          last_run_at: run.started_at,
+        });
+        assert.ok(Date.now() - Date.parse(stats.since) >= 3_600_000);
+
+        const board = await client.results.status({ project });
+        assert.deepEqual(board.meta, { count: 2, status: "enabled" });
+        const byId = new Map(board.data.map((p) => [p.probe_id, p]));
+        assert.deepEqual(byId.get(ok.probe_id), {
+          probe_id: ok.probe_id,
+          url: ok.url,
+          method: "GET",
+          last_outcome: "up",
+          last_run_at: run.started_at,
+          runs_24h: 1,
+          uptime_24h: 1,
+        });
+        assert.equal(byId.get(failing.probe_id)?.last_outcome, "down");
+        assert.equal(byId.get(failing.probe_id)?.uptime_24h, 0);
+      });
+
+      await t.step("results come page by page through limit and before", async () => {
+        // Three older runs of the same probe, stored the way the runner stores them.
+        const { key } = await db.selectFrom("probes").select("key")
+          .where("project", "=", project).where("probe_id", "=", ok.probe_id)
+          .executeTakeFirstOrThrow();
+        const now = Date.now();
+        await insertRuns(
+          db,
+          "client-test",
+          [3, 2, 1].map((hours) => ({
+            key: String(key),
+            due: now - hours * 3_600_000 - 60_000,
+            result: {
+              startedAt: new Date(now - hours * 3_600_000 - 60_000),
+              durationMs: 10 + hours,
+              outcome: hours === 2 ? "degraded" : "up",
+              httpStatus: 200,
+              error: null,
+              address: "127.0.0.1",
+            },
+          })),
+        );
+        const first = await client.results.list({ project, probeId: ok.probe_id, limit: 3 });
+        assert.equal(first.meta.count, 3);
+        assert.deepEqual(first.data.slice(1).map((r) => r.duration_ms), [11, 12]);
+        assert.equal(first.meta.next_before, first.data[2].started_at);
+        const second = await client.results.list({
+          project,
+          probeId: ok.probe_id,
+          limit: 3,
+          before: first.meta.next_before!,
+        });
+        assert.deepEqual(second, {
+          data: [{
+            started_at: new Date(now - 3 * 3_600_000 - 60_000).toISOString(),
+            duration_ms: 13,
+            outcome: "up",
+            http_status: 200,
+            error: null,
+            address: "127.0.0.1",
+          }],
+          meta: { count: 1, next_before: null },
+        });
+
+        const { data: day } = await client.results.stats({ project, probeId: ok.probe_id });
+        assert.deepEqual([day.runs, day.up, day.degraded, day.uptime], [4, 3, 1, 1]);
+        assert.equal(day.max, Math.max(13, first.data[0].duration_ms));
+        assert.equal(
+          (await client.results.status({ project })).data
+            .find((p) => p.probe_id === ok.probe_id)?.runs_24h,
+          4,
+        );
+      });
+
+      await t.step("a missing probe or project rejects with 404", async () => {
+        const probeId = "0000000000000000";
+        for (
+          const call of [
+            () => client.results.list({ project, probeId }),
+            () => client.results.stats({ project, probeId }),
+            () => client.results.stats({ project: uniqueName("missing"), probeId: ok.probe_id }),
+            () => client.results.status({ project: uniqueName("missing") }),
+          ]
+        ) {
+          const error = await failure(call);
+          assert.equal(error.status, 404);
+          assert.equal(error.code, "not_found");
+        }
+      });
+
+      await t.step("a bad window, limit or before rejects with 422", async () => {
+        const probeId = ok.probe_id;
+        const window = await failure(() =>
+          // @ts-expect-error a window the service does not know
+          client.results.stats({ project, probeId, window: "2h" })
+        );
+        assert.equal(window.status, 422);
+        assert.equal(window.code, "validation_failed");
+        assert.ok(window.details.some((d) => d.path === "window"), JSON.stringify(window.details));
+        for (
+          const input of [{ limit: 0 }, { limit: 1001 }, { limit: 1.5 }, { before: "yesterday" }]
+        ) {
+          const error = await failure(() => client.results.list({ project, probeId, ...input }));
+          assert.equal(error.status, 422, JSON.stringify(input));
+        }
+      });
+    } finally {
+      await target.close();
       await server.close();
     }
   });

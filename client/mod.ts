@@ -1,8 +1,9 @@
 /**
- * The typed client of the probe service: projects, probes and the I'm alive settings, with the
- * same `{ data, meta }` answers as the REST API and one error class for every failure.
+ * The typed client of the probe service: projects, probes, their results and statistics, and the
+ * I'm alive settings, with the same `{ data, meta }` answers as the REST API and one error class
+ * for every failure.
  *
- * @example Create a project and a probe, then list the probes
+ * @example Create a project and a probe, list the probes, read a probe's statistics
  * ```ts
  * import { createProbeClient, ProbeApiError } from "@probe/client";
  *
@@ -17,7 +18,7 @@
  *   // Already there from an earlier run: fine.
  *   if (!(e instanceof ProbeApiError && e.code === "conflict")) throw e;
  * }
- * const { meta } = await client.probes.create({
+ * const { data: probe, meta } = await client.probes.create({
  *   project: "shop",
  *   url: "https://shop.example.com/health",
  *   latency: 500,
@@ -25,7 +26,15 @@
  * console.log(meta.created ? "probe created" : "probe rewritten");
  *
  * const probes = await client.probes.listByProject({ project: "shop" });
- * for (const probe of probes.data) console.log(probe.probe_id, probe.method, probe.url);
+ * for (const p of probes.data) console.log(p.probe_id, p.method, p.url);
+ *
+ * // What the runner recorded for it over the last 24 hours (uptime is null before any run).
+ * const { data: stats } = await client.results.stats({
+ *   project: "shop",
+ *   probeId: probe.probe_id,
+ *   window: "24h",
+ * });
+ * console.log(`${stats.runs} runs, uptime ${stats.uptime ?? "-"}, p95 ${stats.p95 ?? "-"} ms`);
  * ```
  *
  * @module
@@ -36,6 +45,7 @@ export type {
   ProbeClientOptions,
   ProbesApi,
   ProjectsApi,
+  ResultsApi,
   SettingsApi,
 } from "./client.ts";
 export { ProbeApiError } from "./error.ts";

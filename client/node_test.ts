@@ -94,6 +94,9 @@ Deno.test({
         label: "From Node",
         probeCreated: true,
         probeCount: 1,
+        statsWindow: "7d",
+        statsRuns: 0,
+        boardCount: 1,
         intervalIsNumber: true,
         conflict: "409 conflict",
       });

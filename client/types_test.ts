@@ -8,6 +8,8 @@ import {
   type Probe,
   ProbeApiError,
   type ProbeClient,
+  type ProbeResult,
+  type ProbeStats,
   type Project,
 } from "./mod.ts";
 
@@ -44,6 +46,15 @@ function refusedCalls(client: ProbeClient, project: string, probeId: string) {
     "deliveries limit of the wrong type": () =>
       // @ts-expect-error limit is a number
       client.settings.listIamAliveDeliveries({ limit: "ten" }),
+    "unknown statistics window": () =>
+      // @ts-expect-error window is 1h, 24h, 7d, 30d or 90d
+      client.results.stats({ project, probeId, window: "2h" }),
+    "results limit of the wrong type": () =>
+      // @ts-expect-error limit is a number
+      client.results.list({ project, probeId, limit: "all" }),
+    "results before of the wrong type": () =>
+      // @ts-expect-error before is an ISO time as a string
+      client.results.list({ project, probeId, before: 1_700_000_000_000 }),
     "unknown channel": () =>
       // @ts-expect-error channels are mail, log or webhook
       client.settings.updateIamAlive({ channels: ["sms"] }),
@@ -51,13 +62,23 @@ function refusedCalls(client: ProbeClient, project: string, probeId: string) {
 }
 
 /** Results are typed too: wrong uses of them are type errors. */
-export function typedResults(project: Project, probe: Probe): void {
+export function typedResults(
+  project: Project,
+  probe: Probe,
+  stats: ProbeStats,
+  result: ProbeResult,
+): void {
   // @ts-expect-error status is a string union, not a boolean
   const enabled: boolean = project.status;
   // @ts-expect-error method is one of the HTTP methods
   const method: "TRACE" = probe.method;
   const latency: number | null = probe.latency;
-  void [enabled, method, latency];
+  // @ts-expect-error uptime is null when there were no runs
+  const uptime: number = stats.uptime;
+  // @ts-expect-error the outcome is up, degraded, down or blocked
+  const outcome: "timeout" = result.outcome;
+  const status: number | null = result.http_status;
+  void [enabled, method, latency, uptime, outcome, status];
 }
 
 Deno.test("calls the types refuse are refused by the server too", async (t) => {
@@ -96,6 +117,7 @@ Deno.test("the entry point's documentation example type-checks and runs", async 
     const stdout = new TextDecoder().decode(output.stdout);
     assert.ok(output.success, `${stdout}\n${new TextDecoder().decode(output.stderr)}`);
     assert.match(stdout, /probe created/);
+    assert.match(stdout, /0 runs, uptime -, p95 - ms/);
     assert.match(stdout, /1 passed/);
   } finally {
     await server.close();

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { LOG_LEVELS } from "./log.ts";
+import { parseNetworks } from "./runner/network_policy.ts";
 
 const optional = (schema: z.ZodType) =>
   z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), schema);
@@ -34,6 +35,21 @@ const configSchema = z.object({
       )
       .default([]),
   ),
+  PROBE_INTERVAL_SECONDS: optional(z.coerce.number().int().min(10).max(86400).default(60)),
+  PROBE_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(120_000).default(10_000)),
+  PROBE_ALLOW_NETWORKS: optional(
+    z.string().transform((v, ctx) => {
+      try {
+        return parseNetworks(v);
+      } catch (error) {
+        ctx.issues.push({ code: "custom", input: v, message: (error as Error).message });
+        return z.NEVER;
+      }
+    }).default([]),
+  ),
+  PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(200)),
+  RESULTS_RETENTION_DAYS: optional(z.coerce.number().int().min(1).max(400).default(7)),
+  RUNNER: optional(z.enum(["on", "off"]).default("on")),
   IAM_ALIVE_WEBHOOK_URL: optional(
     z.string().refine(isUrlOf(["http:", "https:"]), "must be an http:// or https:// URL")
       .optional(),
@@ -102,6 +118,15 @@ export interface Config {
   rateLimitPerSecond: number;
   /** Origins that may call from a browser; none gets CORS headers when empty. */
   corsOrigins: string[];
+  /** The probe runner's settings (issue 6). */
+  probeIntervalSeconds: number;
+  probeTimeoutMs: number;
+  /** CIDRs opened to probes despite the network policy. */
+  probeAllowNetworks: string[];
+  probeConcurrency: number;
+  resultsRetentionDays: number;
+  /** Whether the server process runs a probe runner. */
+  runner: boolean;
   iamAlive: IamAliveConfig;
 }
 
@@ -129,6 +154,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     LOG_LEVEL: Config["logLevel"];
     RATE_LIMIT_PER_SECOND: number;
     CORS_ORIGINS: string[];
+    PROBE_INTERVAL_SECONDS: number;
+    PROBE_TIMEOUT_MS: number;
+    PROBE_ALLOW_NETWORKS: string[];
+    PROBE_CONCURRENCY: number;
+    RESULTS_RETENTION_DAYS: number;
+    RUNNER: "on" | "off";
     IAM_ALIVE_WEBHOOK_URL?: string;
     IAM_ALIVE_WEBHOOK_SECRET?: string;
     SMTP_URL?: string;
@@ -147,6 +178,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     logLevel: c.LOG_LEVEL,
     rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
     corsOrigins: c.CORS_ORIGINS,
+    probeIntervalSeconds: c.PROBE_INTERVAL_SECONDS,
+    probeTimeoutMs: c.PROBE_TIMEOUT_MS,
+    probeAllowNetworks: c.PROBE_ALLOW_NETWORKS,
+    probeConcurrency: c.PROBE_CONCURRENCY,
+    resultsRetentionDays: c.RESULTS_RETENTION_DAYS,
+    runner: c.RUNNER === "on",
     iamAlive: {
       ...(c.IAM_ALIVE_WEBHOOK_URL && {
         webhook: { url: c.IAM_ALIVE_WEBHOOK_URL, secret: c.IAM_ALIVE_WEBHOOK_SECRET },

@@ -14,8 +14,31 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     logLevel: "info",
     rateLimitPerSecond: 1000,
     corsOrigins: [],
+    probeIntervalSeconds: 60,
+    probeTimeoutMs: 10_000,
+    probeAllowNetworks: [],
+    probeConcurrency: 200,
+    resultsRetentionDays: 7,
+    runner: true,
     iamAlive: {},
   });
+});
+
+Deno.test("the runner's settings are read from their variables", () => {
+  const c = parseConfig({
+    PROBE_INTERVAL_SECONDS: "10",
+    PROBE_TIMEOUT_MS: "2500",
+    PROBE_ALLOW_NETWORKS: "127.0.0.0/8, 10.0.0.0/8",
+    PROBE_CONCURRENCY: "50",
+    RESULTS_RETENTION_DAYS: "30",
+    RUNNER: "off",
+  });
+  assert.equal(c.probeIntervalSeconds, 10);
+  assert.equal(c.probeTimeoutMs, 2500);
+  assert.deepEqual(c.probeAllowNetworks, ["127.0.0.0/8", "10.0.0.0/8"]);
+  assert.equal(c.probeConcurrency, 50);
+  assert.equal(c.resultsRetentionDays, 30);
+  assert.equal(c.runner, false);
 });
 
 Deno.test("empty variables count as unset", () => {
@@ -43,6 +66,13 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
     { RATE_LIMIT_PER_SECOND: "-5" },
     { CORS_ORIGINS: "https://app.example.com/path" },
     { CORS_ORIGINS: "*" },
+    { PROBE_INTERVAL_SECONDS: "9" },
+    { PROBE_INTERVAL_SECONDS: "86401" },
+    { PROBE_TIMEOUT_MS: "fast" },
+    { PROBE_ALLOW_NETWORKS: "127.0.0.0/8,intranet" },
+    { PROBE_CONCURRENCY: "0" },
+    { RESULTS_RETENTION_DAYS: "0" },
+    { RUNNER: "maybe" },
   ];
   for (const env of cases) {
     const [name] = Object.keys(env);

@@ -1,12 +1,17 @@
 /**
  * Composition root: configuration, then the database and its migrations, then the I'm alive
- * reporter, then the HTTP server. SIGINT and SIGTERM stop new connections, let requests in flight
- * finish, stop the reporter, close the database.
+ * reporter and the probe runner (unless RUNNER=off), then the HTTP server. SIGINT and SIGTERM stop
+ * new connections and the runner's claims, let requests and probe runs in flight finish, stop the
+ * reporter, close the database.
  */
 import { resolveApiKeys } from "./api_key.ts";
 import { createApp, databaseTarget } from "./app.ts";
 import { ConfigError, parseConfig } from "./config.ts";
+import { openDatabase } from "./db/database.ts";
 import { createLogger, errorFields } from "./log.ts";
+import { runnerFromConfig } from "./runner/configure.ts";
+import { createNetworkPolicy } from "./runner/network_policy.ts";
+import { outboundCheck, reportRunnerFigures } from "./runner/report_adapters.ts";
 
 async function main(): Promise<number> {
   let config;
@@ -28,20 +33,33 @@ async function main(): Promise<number> {
     log,
   });
   const target = databaseTarget(config);
+  const database = await openDatabase(target);
   const app = await createApp({
-    database: target,
+    database,
     apiKeys,
     log,
-    iamAlive: { config: config.iamAlive },
+    iamAlive: {
+      config: config.iamAlive,
+      runnerFigures: reportRunnerFigures(database.db),
+      // The webhook obeys the probes' outbound network policy. Its URL is checked before each
+      // delivery; the connection itself is made by fetch (the URL comes from the operator).
+      checkOutboundUrl: outboundCheck(createNetworkPolicy(config.probeAllowNetworks)),
+    },
     rateLimitPerSecond: config.rateLimitPerSecond,
     corsOrigins: config.corsOrigins,
   });
   await app.reporter.start();
+  const runner = config.runner ? runnerFromConfig({ config, db: database.db, log }) : null;
+  runner?.start();
 
   const shutdown = new AbortController();
   // Listen for signals before announcing the port: a SIGTERM right after "listening" must
   // still shut down in order.
-  const stop = () => shutdown.abort();
+  let runnerStopped: Promise<void> | undefined;
+  const stop = () => {
+    shutdown.abort();
+    runnerStopped ??= runner?.stop();
+  };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
   const server = Deno.serve({
@@ -55,6 +73,7 @@ async function main(): Promise<number> {
   await server.finished;
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);
+  await (runnerStopped ?? runner?.stop());
   await app.close(); // the reporter stops before the database closes
   log.info("stopped");
   return 0;

@@ -131,6 +131,8 @@ Deno.test("main: PATCH brings the log line and the webhook call; restarts repeat
     SERVICE_API_KEY: KEY,
     IAM_ALIVE_WEBHOOK_URL: hook.url,
     IAM_ALIVE_WEBHOOK_SECRET: SECRET,
+    // The receiver is on loopback, which the outbound policy refuses unless allowed.
+    PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
   };
   try {
     const first = start(vars);

@@ -62,6 +62,10 @@ const TAGS = [
     description: "HTTP checks of a target URL. A probe's id follows from its method and URL.",
   },
   { name: "settings", description: "The global I'm alive reporting settings." },
+  {
+    name: "results",
+    description: "What the probe runner recorded: results, uptime and latency, a status board.",
+  },
 ];
 
 const DESCRIPTION =

@@ -179,6 +179,41 @@ for (const backend of backends()) {
         assert.equal(badLimit.response.status, 422);
       });
 
+      await t.step("results: list, stats, status", async () => {
+        const project = uniqueName();
+        await api.POST("/projects", { body: { project } });
+        const created = await api.POST("/projects/{project}/probes", {
+          params: { path: { project } },
+          body: { url: "https://results.example.test/" },
+        });
+        const probeId = created.data!.data.probe_id;
+        const path = { project, probeId };
+        const results = await api.GET("/projects/{project}/probes/{probeId}/results", {
+          params: { path, query: { limit: 10 } },
+        });
+        assert.equal(results.response.status, 200);
+        assert.deepEqual(results.data?.meta, { count: 0, next_before: null });
+        const stats = await api.GET("/projects/{project}/probes/{probeId}/stats", {
+          params: { path, query: { window: "7d" } },
+        });
+        assert.equal(stats.response.status, 200);
+        assert.equal(stats.data?.data.runs, 0);
+        const badWindow = await api.GET("/projects/{project}/probes/{probeId}/stats", {
+          // deno-lint-ignore no-explicit-any
+          params: { path, query: { window: "2h" as any } },
+        });
+        assert.equal(badWindow.response.status, 422);
+        const status = await api.GET("/projects/{project}/status", {
+          params: { path: { project } },
+        });
+        assert.equal(status.response.status, 200);
+        assert.equal(status.data?.data[0].probe_id, probeId);
+        const missing = await api.GET("/projects/{project}/status", {
+          params: { path: { project: uniqueName("missing") } },
+        });
+        assert.equal(missing.response.status, 404);
+      });
+
       await t.step("failures answer the documented error body", async () => {
         const project = uniqueName();
         await api.POST("/projects", { body: { project } });

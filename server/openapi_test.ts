@@ -22,6 +22,10 @@ const SPEC: Record<string, number[]> = {
   // Beyond the interface document: the I'm alive reports (README "I'm alive reports").
   "POST /settings/iam-alive/test": [200, 401, 503],
   "GET /settings/iam-alive/deliveries": [200, 401, 422],
+  // Beyond the interface document: the probe runner's results (README "Probe runner").
+  "GET /projects/{project}/probes/{probeId}/results": [200, 401, 404, 422],
+  "GET /projects/{project}/probes/{probeId}/stats": [200, 401, 404, 422],
+  "GET /projects/{project}/status": [200, 401, 404],
 };
 
 /** The operations whose answers carry `meta` besides `data`. */
@@ -33,6 +37,8 @@ const WITH_META = new Set([
   "GET /probes",
   "GET /projects/{project}/probes",
   "GET /settings/iam-alive/deliveries",
+  "GET /projects/{project}/probes/{probeId}/results",
+  "GET /projects/{project}/status",
 ]);
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];

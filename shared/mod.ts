@@ -9,3 +9,4 @@ export * from "./json.ts";
 export * from "./probe.ts";
 export * from "./project.ts";
 export * from "./settings.ts";
+export * from "./results.ts";

@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import type { Project } from "@probe/client";
 import type { CliContext } from "../context.ts";
 import { record, table } from "../output.ts";
+import { statusRows } from "./results.ts";
 
 const projectRows = (projects: Project[]) =>
   table(
@@ -9,9 +10,10 @@ const projectRows = (projects: Project[]) =>
     projects.map((p) => [p.project, p.status, p.label, p.description]),
   );
 
-/** `projects list|get|create|update|delete`. */
+/** `projects list|get|status|create|update|delete`. */
 export function projectsCommand(context: () => CliContext): Command {
-  const projects = new Command("projects").description("Create, read, change and delete projects");
+  const projects = new Command("projects")
+    .description("Create, read, change and delete projects; show their status boards");
 
   projects.command("list")
     .description("List projects")
@@ -32,6 +34,19 @@ export function projectsCommand(context: () => CliContext): Command {
       const { client, out } = context();
       const result = await client().projects.get({ project });
       out.result(() => record(result.data), result);
+    });
+
+  projects.command("status")
+    .description("Show each probe's last outcome and 24-hour uptime")
+    .argument("<project>", "project name")
+    .action(async (project: string) => {
+      const { client, out } = context();
+      const result = await client().results.status({ project });
+      out.result(() => {
+        const probes = result.meta.count === 1 ? "1 probe" : `${result.meta.count} probes`;
+        const head = `Project ${project} is ${result.meta.status}, ${probes}.`;
+        return result.data.length ? `${head}\n${statusRows(result.data)}` : head;
+      }, result);
     });
 
   projects.command("create")

@@ -1,3 +1,4 @@
+import type { Outcome } from "@probe/shared";
 import type { ColumnType, Generated, RawBuilder, Selectable } from "kysely";
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -59,11 +60,55 @@ export interface IamAliveDeliveriesTable {
   duration_ms: number;
 }
 
+/** When each probe is next due, and which runner holds it (the runner's tables: issue 6). */
+export interface ProbeScheduleTable {
+  probe_key: number | string;
+  next_due_at: Timestamp;
+  lease_until: Timestamp | null;
+  leased_by: string | null;
+  last_run_at: Timestamp | null;
+  last_outcome: Outcome | null;
+}
+
+export interface ProbeResultsTable {
+  id: Generated<number | string>;
+  probe_key: number | string;
+  due_at: Timestamp;
+  started_at: Timestamp;
+  duration_ms: number;
+  outcome: Outcome;
+  http_status: number | null;
+  error: string | null;
+  address: string | null;
+  runner: string;
+}
+
+export interface ProbeRollupsTable {
+  probe_key: number | string;
+  hour: Timestamp;
+  up: Generated<number>;
+  degraded: Generated<number>;
+  down: Generated<number>;
+  blocked: Generated<number>;
+  latency_count: Generated<number>;
+  latency_max: number | null;
+  latency_buckets: number[];
+}
+
+export interface ProbeTombstonesTable {
+  probe_key: number | string;
+  deleted_at: Generated<Timestamp>;
+}
+
 export interface Database {
   projects: ProjectsTable;
   probes: ProbesTable;
   archived_projects: ArchivedProjectsTable;
   iam_alive_settings: IamAliveSettingsTable;
+  probe_schedule: ProbeScheduleTable;
+  probe_results: ProbeResultsTable;
+  probe_rollups: ProbeRollupsTable;
+  probe_tombstones: ProbeTombstonesTable;
   iam_alive_deliveries: IamAliveDeliveriesTable;
 }
 

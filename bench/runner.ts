@@ -1,0 +1,183 @@
+/**
+ * `deno task bench:runner`: N probes against a local target, run by one or two runner
+ * processes (`server/runner/main.ts`) on PostgreSQL, in a database of the bench's own that is
+ * dropped afterwards. Prints checks per second, schedule slip (start minus due time), peak RSS
+ * and CPU seconds per 1,000 checks of the runner processes, and double runs.
+ *
+ *   deno task bench:runner [--probes 10000] [--interval 60] [--duration 180] [--runners 1]
+ *                          [--concurrency 200] [--delay 0]
+ *
+ * BENCH_DATABASE_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres).
+ * Not a test: figures vary with the machine and its load.
+ */
+import { parseArgs } from "node:util";
+import postgres from "postgres";
+import { sql } from "kysely";
+import { openDatabase } from "../server/db/database.ts";
+import { migrateToLatest } from "../server/db/migrator.ts";
+import { syncSchedules } from "../server/runner/store.ts";
+import { startTarget } from "../server/runner/target_server.ts";
+
+const { values: args } = parseArgs({
+  args: Deno.args,
+  options: {
+    probes: { type: "string", default: "10000" },
+    interval: { type: "string", default: "60" },
+    duration: { type: "string", default: "180" },
+    runners: { type: "string", default: "1" },
+    concurrency: { type: "string", default: "200" },
+    delay: { type: "string", default: "0" },
+  },
+});
+const N = Number(args.probes);
+const INTERVAL_S = Number(args.interval);
+const DURATION_S = Number(args.duration);
+const RUNNERS = Number(args.runners);
+const STARTUP_MS = 8_000;
+const ADMIN_URL = Deno.env.get("BENCH_DATABASE_URL") ??
+  "postgres://postgres@127.0.0.1:5432/postgres";
+const MAIN = new URL("../server/runner/main.ts", import.meta.url).pathname;
+const CLK_TCK = 100; // Linux USER_HZ
+
+const name = `probe_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+const url = new URL(ADMIN_URL);
+url.pathname = `/${name}`;
+
+async function admin(statement: string) {
+  const s = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  try {
+    await s.unsafe(statement);
+  } finally {
+    await s.end();
+  }
+}
+
+/** CPU seconds (user + system) and peak RSS (MiB) of a process, from /proc. */
+async function usage(pid: number) {
+  const stat = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
+  const cpu = (Number(stat[11]) + Number(stat[12])) / CLK_TCK;
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const hwm = Number(status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? 0) / 1024;
+  return { cpu, peakRssMiB: hwm };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+console.log(
+  `bench:runner  probes=${N} interval=${INTERVAL_S}s duration=${DURATION_S}s runners=${RUNNERS} ` +
+    `concurrency=${args.concurrency} target delay=${args.delay}ms  cores=${navigator.hardwareConcurrency}`,
+);
+await admin(`create database ${name}`);
+const target = await startTarget({ countOnly: true, delayMs: Number(args.delay) });
+const handle = await openDatabase({ kind: "postgres", url: url.href, poolSize: 2 });
+const children: Deno.ChildProcess[] = [];
+try {
+  const db = handle.db;
+  await migrateToLatest(db);
+  await db.insertInto("projects").values({ name: "bench" }).execute();
+  await sql`
+    insert into probes (project, probe_id, url, method, headers)
+    select 'bench', 'b' || i, ${target.origin} || '/p/' || i, 'GET', '{}'
+    from generate_series(1, ${N}::int) as i`.execute(db);
+  // Steady state from the start: every probe on its grid, the first runs after the runners
+  // have had time to start, not all due at once as freshly created probes would be.
+  const t0 = Date.now() + STARTUP_MS;
+  await syncSchedules(db, { now: t0, intervalMs: INTERVAL_S * 1000, first: "grid" });
+
+  const outputs: string[] = [];
+  for (let i = 0; i < RUNNERS; i++) {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", MAIN],
+      env: {
+        DATABASE_URL: url.href,
+        PROBE_INTERVAL_SECONDS: String(INTERVAL_S),
+        PROBE_CONCURRENCY: args.concurrency!,
+        PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
+        LOG_LEVEL: "info",
+      },
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    children.push(child);
+    outputs.push("");
+    const collect = (stream: ReadableStream<Uint8Array>) =>
+      stream.pipeThrough(new TextDecoderStream()).pipeTo(
+        new WritableStream({ write: (chunk) => void (outputs[i] += chunk) }),
+      );
+    collect(child.stdout);
+    collect(child.stderr);
+  }
+  while (Date.now() < t0 - 500) await sleep(100);
+  if (!outputs.every((o) => o.includes("runner started"))) {
+    console.log("warning: a runner had not started when the first runs fell due");
+  }
+  const cpuAtStart = await Promise.all(children.map((c) => usage(c.pid)));
+  while (Date.now() < t0) await sleep(10);
+  const tEnd = t0 + DURATION_S * 1000;
+  let lastReport = Date.now();
+  while (Date.now() < tEnd) {
+    await sleep(Math.min(1000, tEnd - Date.now()));
+    if (Date.now() - lastReport >= 30_000) {
+      lastReport = Date.now();
+      const { n } = await db.selectFrom("probe_results").select((eb) => eb.fn.countAll().as("n"))
+        .executeTakeFirstOrThrow();
+      console.log(`  … ${Math.round((Date.now() - t0) / 1000)} s: ${n} checks`);
+    }
+  }
+  const atEnd = await Promise.all(children.map((c) => usage(c.pid)));
+  for (const child of children) child.kill("SIGTERM");
+  const statuses = await Promise.all(children.map((c) => c.status));
+
+  const since = new Date(t0);
+  const until = new Date(tEnd);
+  const { rows: [m] } = await sql<{
+    checks: number;
+    p50: number;
+    p99: number;
+    max: number;
+    up: number;
+  }>`
+    select count(*)::int as checks,
+           percentile_disc(0.5) within group (order by slip) as p50,
+           percentile_disc(0.99) within group (order by slip) as p99,
+           max(slip) as max,
+           count(*) filter (where outcome = 'up')::int as up
+    from (select outcome, extract(epoch from (started_at - due_at)) * 1000 as slip
+          from probe_results where due_at >= ${since} and due_at < ${until}) r`.execute(db);
+  const { rows: [dup] } = await sql<{ doubles: number; total: number }>`
+    select coalesce(sum(n - 1), 0)::int as doubles, coalesce(sum(n), 0)::int as total
+    from (select count(*) as n from probe_results group by probe_key, due_at) g`.execute(db);
+  const hits = [...target.counts.values()].reduce((a, b) => a + b, 0);
+  const cpu = atEnd.reduce((a, u, i) => a + u.cpu - cpuAtStart[i].cpu, 0);
+  const lost = outputs.reduce((a, o) => {
+    const line = o.split("\n").find((l) => l.includes('"runner stopped"'));
+    return a + (line ? Number(JSON.parse(line).lost ?? 0) : 0);
+  }, 0);
+
+  const expected = Math.round(N * DURATION_S / INTERVAL_S);
+  const fmt = (ms: number) => `${Math.round(ms)} ms`;
+  console.log(`checks due in the window: ${m.checks} of ${expected} expected (${m.up} up)`);
+  console.log(`checks per second:        ${(m.checks / DURATION_S).toFixed(1)}`);
+  console.log(`schedule slip:            p50 ${fmt(m.p50)}  p99 ${fmt(m.p99)}  max ${fmt(m.max)}`);
+  atEnd.forEach((u, i) =>
+    console.log(`runner ${i + 1}:                 peak RSS ${u.peakRssMiB.toFixed(0)} MiB`)
+  );
+  console.log(
+    `CPU per 1,000 checks:     ${(cpu / m.checks * 1000).toFixed(2)} s (runners, user+system)`,
+  );
+  console.log(
+    `double runs:              ${dup.doubles} recorded twice; target requests ${hits} for ${dup.total} ` +
+      `recorded runs; ${lost} runs dropped for a lost lease`,
+  );
+  const failed = statuses.filter((s) => s.code !== 0).length;
+  if (failed) console.log(`warning: ${failed} runner(s) did not exit cleanly`);
+} finally {
+  for (const child of children) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+  }
+  await handle.close();
+  await target.close();
+  await admin(`drop database if exists ${name} with (force)`);
+}

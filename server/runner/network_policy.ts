@@ -1,0 +1,233 @@
+/**
+ * Which addresses an outbound request may reach (server-side request forgery defence). The
+ * check is made on the address actually connected to, after name resolution, and again on every
+ * redirect hop: see `outbound.ts`, which connects only to an address this module passed.
+ *
+ * @module
+ */
+import { lookup } from "node:dns/promises";
+import ipaddr from "ipaddr.js";
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+type Cidr = [Address, number];
+
+/** The ranges a request may not reach unless `PROBE_ALLOW_NETWORKS` opens them. */
+export const FORBIDDEN_NETWORKS: readonly { cidr: string; name: string }[] = [
+  { cidr: "0.0.0.0/8", name: "this network" },
+  { cidr: "10.0.0.0/8", name: "private" },
+  { cidr: "100.64.0.0/10", name: "carrier-grade NAT" },
+  { cidr: "127.0.0.0/8", name: "loopback" },
+  { cidr: "169.254.0.0/16", name: "link-local" },
+  { cidr: "172.16.0.0/12", name: "private" },
+  { cidr: "192.0.0.0/24", name: "IETF protocol assignments" },
+  { cidr: "192.168.0.0/16", name: "private" },
+  { cidr: "198.18.0.0/15", name: "benchmarking" },
+  { cidr: "224.0.0.0/4", name: "multicast" },
+  { cidr: "240.0.0.0/4", name: "reserved or broadcast" },
+  { cidr: "::/128", name: "unspecified" },
+  { cidr: "::1/128", name: "loopback" },
+  { cidr: "fe80::/10", name: "link-local" },
+  { cidr: "fec0::/10", name: "site-local" },
+  { cidr: "fc00::/7", name: "unique-local" },
+  { cidr: "ff00::/8", name: "multicast" },
+];
+
+const FORBIDDEN: { cidr: Cidr; name: string }[] = FORBIDDEN_NETWORKS.map((n) => ({
+  cidr: ipaddr.parseCIDR(n.cidr),
+  name: n.name,
+}));
+
+/** IPv6 forms that carry an IPv4 address, which is what they reach: mapped, compatible, NAT64. */
+const EMBEDDING: { cidr: Cidr; extract: (a: ipaddr.IPv6) => ipaddr.IPv4 }[] = [
+  { cidr: ipaddr.parseCIDR("::ffff:0:0/96"), extract: (a) => a.toIPv4Address() },
+  { cidr: ipaddr.parseCIDR("::/96"), extract: (a) => lastFourBytes(a) },
+  { cidr: ipaddr.parseCIDR("64:ff9b::/96"), extract: (a) => lastFourBytes(a) },
+  {
+    cidr: ipaddr.parseCIDR("2002::/16"),
+    extract: (a) => new ipaddr.IPv4(a.toByteArray().slice(2, 6)),
+  },
+];
+
+function lastFourBytes(a: ipaddr.IPv6): ipaddr.IPv4 {
+  return new ipaddr.IPv4(a.toByteArray().slice(12, 16));
+}
+
+/** The ranges opened by configuration; built once by `createNetworkPolicy`. */
+export interface NetworkPolicy {
+  readonly allow: readonly Cidr[];
+  /** The CIDRs as configured, for logs. */
+  readonly allowed: readonly string[];
+}
+
+/**
+ * Parses a comma-separated list of CIDRs (`127.0.0.0/8, ::1/128`); a bare address counts as a
+ * single host. Throws an Error naming the first entry that is not one.
+ */
+export function parseNetworks(list: string): string[] {
+  const entries = list.split(",").map((e) => e.trim()).filter((e) => e.length > 0);
+  for (const entry of entries) {
+    if (!parseCidr(entry)) throw new Error(`"${entry}" is not a CIDR such as 10.0.0.0/8`);
+  }
+  return entries;
+}
+
+function parseCidr(entry: string): Cidr | null {
+  try {
+    if (entry.includes("/")) return ipaddr.parseCIDR(entry);
+    const address = ipaddr.parse(entry);
+    return [address, address.kind() === "ipv4" ? 32 : 128];
+  } catch {
+    return null;
+  }
+}
+
+/** A policy that opens the given CIDRs (already validated by `parseNetworks`). */
+export function createNetworkPolicy(allowed: readonly string[] = []): NetworkPolicy {
+  return {
+    allowed: [...allowed],
+    allow: allowed.map((entry) => {
+      const cidr = parseCidr(entry);
+      if (!cidr) throw new Error(`"${entry}" is not a CIDR such as 10.0.0.0/8`);
+      return cidr;
+    }),
+  };
+}
+
+/** The verdict on one address. `address` is its canonical text form. */
+export type AddressVerdict =
+  | { allowed: true; address: string }
+  | { allowed: false; address: string; range: string };
+
+function inAny(address: Address, cidrs: readonly Cidr[]): boolean {
+  return cidrs.some((cidr) => address.kind() === cidr[0].kind() && address.match(cidr));
+}
+
+function forbiddenRange(address: Address): string | null {
+  for (const { cidr, name } of FORBIDDEN) {
+    if (address.kind() === cidr[0].kind() && address.match(cidr)) return name;
+  }
+  return null;
+}
+
+/**
+ * Decides whether an address literal may be connected to. Pure: no resolution, no connection.
+ * Accepts the forms a URL host may take (`0x7f.1`, `2130706433`, `[::1]`); a string that is not
+ * an address at all is refused.
+ *
+ * @example
+ * ```ts
+ * import { checkAddress, createNetworkPolicy } from "./network_policy.ts";
+ * checkAddress("169.254.169.254", createNetworkPolicy()); // { allowed: false, range: "link-local", … }
+ * ```
+ */
+export function checkAddress(literal: string, policy: NetworkPolicy): AddressVerdict {
+  const text = literal.startsWith("[") && literal.endsWith("]") ? literal.slice(1, -1) : literal;
+  let address: Address;
+  try {
+    address = ipaddr.parse(text);
+  } catch {
+    return { allowed: false, address: literal, range: "not an IP address" };
+  }
+  const canonical = address.toString();
+  if (inAny(address, policy.allow)) return { allowed: true, address: canonical };
+  const range = forbiddenRange(address);
+  if (range) return { allowed: false, address: canonical, range };
+  if (address.kind() === "ipv6") {
+    const v6 = address as ipaddr.IPv6;
+    for (const { cidr, extract } of EMBEDDING) {
+      if (!v6.match(cidr)) continue;
+      const inner = extract(v6);
+      if (inAny(inner, policy.allow)) return { allowed: true, address: canonical };
+      const innerRange = forbiddenRange(inner);
+      if (innerRange) {
+        return { allowed: false, address: canonical, range: `${innerRange} (as IPv6)` };
+      }
+    }
+  }
+  return { allowed: true, address: canonical };
+}
+
+/** Resolves a host name to its IP addresses (A and AAAA); rejects when there are none. */
+export type Resolver = (hostname: string) => Promise<string[]>;
+
+/**
+ * The system resolver (getaddrinfo, so `/etc/hosts` counts as it would for any client): every
+ * address of the name, IPv4 first.
+ */
+export const systemResolver: Resolver = async (hostname) => {
+  const found = await lookup(hostname, { all: true });
+  return found.sort((a, b) => a.family - b.family).map((f) => f.address);
+};
+
+/** Where a URL may be sent: the one checked address to connect to, or why not. */
+export type TargetCheck =
+  | { ok: true; hostname: string; address: string; family: 4 | 6 }
+  | { ok: false; kind: "blocked"; address: string; reason: string }
+  | { ok: false; kind: "dns"; reason: string }
+  | { ok: false; kind: "invalid"; reason: string };
+
+/** The host of a URL without IPv6 brackets; WHATWG parsing already made IPv4 forms dotted. */
+function bareHost(url: URL): string {
+  const h = url.hostname;
+  return h.startsWith("[") ? h.slice(1, -1) : h;
+}
+
+/**
+ * Resolves a URL's host and checks every address it resolves to: one forbidden address refuses
+ * the whole name (a name pointing both outside and inside is not trusted). The caller must
+ * connect to `address` and to nothing else, so a second resolution cannot change the answer.
+ */
+export async function checkTarget(
+  url: URL,
+  { policy, resolve = systemResolver }: { policy: NetworkPolicy; resolve?: Resolver },
+): Promise<TargetCheck> {
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return { ok: false, kind: "invalid", reason: `unsupported scheme ${url.protocol}` };
+  }
+  const host = bareHost(url);
+  let addresses: string[];
+  if (ipaddr.isValid(host)) {
+    addresses = [host];
+  } else {
+    try {
+      addresses = await resolve(host.endsWith(".") ? host.slice(0, -1) : host);
+    } catch (error) {
+      const code = (error as { code?: unknown })?.code;
+      return {
+        ok: false,
+        kind: "dns",
+        reason: typeof code === "string" ? `DNS: ${code}` : "DNS: lookup failed",
+      };
+    }
+    if (addresses.length === 0) return { ok: false, kind: "dns", reason: "DNS: no address" };
+  }
+  let first: { address: string; family: 4 | 6 } | undefined;
+  for (const literal of addresses) {
+    const verdict = checkAddress(literal, policy);
+    if (!verdict.allowed) {
+      return {
+        ok: false,
+        kind: "blocked",
+        address: verdict.address,
+        reason: `blocked: ${verdict.address} is ${verdict.range}`,
+      };
+    }
+    first ??= { address: verdict.address, family: verdict.address.includes(":") ? 6 : 4 };
+  }
+  return { ok: true, hostname: host, ...first! };
+}
+
+/**
+ * Checks an outbound URL (a probe target, a webhook) against the policy, resolving its host.
+ * A check alone does not stop DNS rebinding: send through `outboundRequest` (outbound.ts),
+ * which connects to the address checked here.
+ */
+export function checkOutboundUrl(
+  url: string,
+  options: { policy: NetworkPolicy; resolve?: Resolver },
+): Promise<TargetCheck> {
+  if (!URL.canParse(url)) {
+    return Promise.resolve({ ok: false, kind: "invalid", reason: "not a URL" });
+  }
+  return checkTarget(new URL(url), options);
+}

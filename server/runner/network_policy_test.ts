@@ -1,0 +1,146 @@
+import assert from "node:assert/strict";
+import {
+  checkAddress,
+  checkOutboundUrl,
+  createNetworkPolicy,
+  parseNetworks,
+  type Resolver,
+  systemResolver,
+} from "./network_policy.ts";
+
+const closed = createNetworkPolicy();
+
+/** A resolver from a table: no real DNS in these tests. */
+const table = (entries: Record<string, string[]>): Resolver => (host) => {
+  const found = entries[host];
+  if (!found) return Promise.reject(Object.assign(new Error("not found"), { code: "ENOTFOUND" }));
+  return Promise.resolve(found);
+};
+
+Deno.test("every forbidden range is refused by default, in every literal form", () => {
+  const forbidden: [string, string][] = [
+    ["127.0.0.1", "loopback"],
+    ["127.255.255.254", "loopback"],
+    ["10.1.2.3", "private"],
+    ["172.16.0.1", "private"],
+    ["172.31.255.255", "private"],
+    ["192.168.1.1", "private"],
+    ["100.64.0.1", "carrier-grade NAT"],
+    ["100.127.255.255", "carrier-grade NAT"],
+    ["169.254.169.254", "link-local"],
+    ["0.0.0.0", "this network"],
+    ["224.0.0.1", "multicast"],
+    ["239.255.255.250", "multicast"],
+    ["255.255.255.255", "reserved or broadcast"],
+    ["::", "unspecified"],
+    ["::1", "loopback"],
+    ["[::1]", "loopback"],
+    ["fe80::1", "link-local"],
+    ["fc00::1", "unique-local"],
+    ["fd12:3456::1", "unique-local"],
+    ["fec0::1", "site-local"],
+    ["ff02::1", "multicast"],
+    // IPv4-mapped, compatible and NAT64 forms reach the IPv4 address inside.
+    ["::ffff:127.0.0.1", "loopback (as IPv6)"],
+    ["::ffff:7f00:1", "loopback (as IPv6)"],
+    ["::ffff:169.254.169.254", "link-local (as IPv6)"],
+    ["::ffff:10.0.0.1", "private (as IPv6)"],
+    ["::127.0.0.1", "loopback (as IPv6)"],
+    ["64:ff9b::a9fe:a9fe", "link-local (as IPv6)"],
+    ["2002:c0a8:0101::1", "private (as IPv6)"],
+    // Decimal, hex, octal and short IPv4 forms.
+    ["2130706433", "loopback"],
+    ["0x7f000001", "loopback"],
+    ["0x7f.1", "loopback"],
+    ["0177.0.0.1", "loopback"],
+    ["127.1", "loopback"],
+    ["0", "this network"],
+    ["2852039166", "link-local"],
+    ["0xa9.0xfe.0xa9.0xfe", "link-local"],
+  ];
+  for (const [literal, range] of forbidden) {
+    const verdict = checkAddress(literal, closed);
+    assert.equal(verdict.allowed, false, literal);
+    assert.equal(!verdict.allowed && verdict.range, range, literal);
+  }
+});
+
+Deno.test("public addresses pass", () => {
+  for (const literal of ["93.184.216.34", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8"]) {
+    assert.equal(checkAddress(literal, closed).allowed, true, literal);
+  }
+  assert.deepEqual(checkAddress("0x08080808", closed), { allowed: true, address: "8.8.8.8" });
+});
+
+Deno.test("a string that is not an address is refused", () => {
+  assert.equal(checkAddress("localhost", closed).allowed, false);
+  assert.equal(checkAddress("", closed).allowed, false);
+});
+
+Deno.test("PROBE_ALLOW_NETWORKS opens exactly the ranges it names", () => {
+  const policy = createNetworkPolicy(parseNetworks("127.0.0.0/8, 10.1.0.0/16,::1"));
+  assert.equal(checkAddress("127.0.0.1", policy).allowed, true);
+  assert.equal(checkAddress("::ffff:127.0.0.1", policy).allowed, true);
+  assert.equal(checkAddress("::1", policy).allowed, true);
+  assert.equal(checkAddress("10.1.200.3", policy).allowed, true);
+  assert.equal(checkAddress("10.2.0.1", policy).allowed, false);
+  assert.equal(checkAddress("169.254.169.254", policy).allowed, false);
+});
+
+Deno.test("a bad network list names the entry", () => {
+  assert.throws(() => parseNetworks("127.0.0.0/8, nonsense"), /nonsense/);
+  assert.throws(() => parseNetworks("10.0.0.0/33"), /10\.0\.0\.0\/33/);
+  assert.deepEqual(parseNetworks(" , "), []);
+});
+
+Deno.test("a host name that resolves to a forbidden address is blocked", async () => {
+  const resolve = table({
+    "metadata.example": ["169.254.169.254"],
+    "mixed.example": ["93.184.216.34", "10.0.0.5"],
+    "public.example": ["93.184.216.34", "2606:2800:220:1::1"],
+  });
+  const meta = await checkOutboundUrl("http://metadata.example/latest", {
+    policy: closed,
+    resolve,
+  });
+  assert.deepEqual(meta, {
+    ok: false,
+    kind: "blocked",
+    address: "169.254.169.254",
+    reason: "blocked: 169.254.169.254 is link-local",
+  });
+  const mixed = await checkOutboundUrl("https://mixed.example/", { policy: closed, resolve });
+  assert.equal(mixed.ok, false);
+  assert.equal(!mixed.ok && mixed.kind, "blocked");
+  const pub = await checkOutboundUrl("https://public.example/", { policy: closed, resolve });
+  assert.deepEqual(pub, {
+    ok: true,
+    hostname: "public.example",
+    address: "93.184.216.34",
+    family: 4,
+  });
+});
+
+Deno.test("URL hosts in odd IPv4 forms are caught without resolving", async () => {
+  const resolve: Resolver = () => Promise.reject(new Error("must not resolve"));
+  for (const url of ["http://0x7f.1/", "http://2130706433/", "http://[::ffff:127.0.0.1]/"]) {
+    const check = await checkOutboundUrl(url, { policy: closed, resolve });
+    assert.equal(!check.ok && check.kind, "blocked", url);
+  }
+});
+
+Deno.test("a name that does not resolve and a non-HTTP URL are failures, not blocks", async () => {
+  const resolve = table({});
+  assert.deepEqual(await checkOutboundUrl("http://nowhere.example/", { policy: closed, resolve }), {
+    ok: false,
+    kind: "dns",
+    reason: "DNS: ENOTFOUND",
+  });
+  const ftp = await checkOutboundUrl("ftp://x.example/", { policy: closed, resolve });
+  assert.equal(!ftp.ok && ftp.kind, "invalid");
+});
+
+Deno.test("the system resolver reads /etc/hosts as any client would", async () => {
+  const addresses = await systemResolver("localhost");
+  assert.ok(addresses.some((a) => a === "127.0.0.1" || a === "::1"), addresses.join());
+});

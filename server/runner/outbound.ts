@@ -1,0 +1,291 @@
+/**
+ * One outbound HTTP request under the network policy, redirects followed by hand.
+ *
+ * Why node:http and not fetch: fetch resolves the host itself, so an address checked beforehand
+ * is not necessarily the one it connects to (DNS rebinding). node:http(s) takes a `lookup`
+ * function; ours answers with the one address `checkTarget` passed, so the connection goes there
+ * and nowhere else, while the URL keeps its host name: the Host header, TLS SNI and certificate
+ * verification all use the name, as they must.
+ *
+ * @module
+ */
+import http from "node:http";
+import https from "node:https";
+import { isIP } from "node:net";
+import { checkTarget, type NetworkPolicy, type Resolver } from "./network_policy.ts";
+
+export const MAX_REDIRECTS = 5;
+export const MAX_BODY_BYTES = 1024 * 1024;
+const USER_AGENT = "probe-service-runner/0.1";
+
+/** Headers that carry credentials: dropped on a redirect to another origin, never recorded. */
+export const SECRET_HEADERS = ["authorization", "cookie", "proxy-authorization"] as const;
+
+export interface OutboundRequest {
+  url: string;
+  method: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array | null;
+}
+
+export interface OutboundOptions {
+  policy: NetworkPolicy;
+  /** Name resolution; the system resolver when not given. */
+  resolve?: Resolver;
+  /** For the whole exchange: resolution, every hop, and reading the body. */
+  timeoutMs: number;
+  maxRedirects?: number;
+  maxBodyBytes?: number;
+  /** Certificate authorities to trust instead of the system's (PEM): tests use a local one. */
+  ca?: string;
+  /** A monotonic clock in milliseconds, for durations. */
+  elapsed?: () => number;
+}
+
+/**
+ * What came of a request. Expected failures are values: `blocked` (the policy refused an
+ * address), `timeout`, and `failed` with a short reason; `network` marks failures below HTTP
+ * (DNS, connection, TLS) that are worth one retry. `reason` never holds header values or URLs.
+ */
+export type OutboundResult =
+  | { kind: "response"; status: number; address: string; durationMs: number; redirects: number }
+  | { kind: "blocked"; address: string; reason: string; durationMs: number }
+  | { kind: "timeout"; address: string | null; reason: string; durationMs: number }
+  | {
+    kind: "failed";
+    address: string | null;
+    reason: string;
+    network: boolean;
+    durationMs: number;
+  };
+
+type Hop =
+  | { kind: "response"; status: number; location: string | null }
+  | { kind: "error"; reason: string; network: boolean }
+  | { kind: "timeout" };
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+const ERROR_REASONS: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  EPIPE: "connection reset",
+  ECONNABORTED: "connection aborted",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  EADDRNOTAVAIL: "address not available",
+  ETIMEDOUT: "connection timed out",
+};
+
+/** A short reason for a failed exchange: a fixed phrase or an error code, never a message. */
+function describe(error: unknown): { reason: string; network: boolean } {
+  const code = String((error as { code?: unknown })?.code ?? "");
+  if (ERROR_REASONS[code]) return { reason: ERROR_REASONS[code], network: true };
+  if (/CERT|TLS|SSL|SIGNATURE|ALTNAME/.test(code)) return { reason: `TLS: ${code}`, network: true };
+  if (code.startsWith("HPE_")) return { reason: "invalid HTTP response", network: true };
+  if (code === "ERR_INVALID_CHAR" || code === "ERR_INVALID_HTTP_TOKEN") {
+    return { reason: "invalid request header", network: false };
+  }
+  const name = error instanceof Error ? error.name : "";
+  if (/tls|certificate/i.test(name)) return { reason: "TLS: handshake failed", network: true };
+  return { reason: code ? `network error ${code}` : "network error", network: true };
+}
+
+function sameOrigin(a: URL, b: URL): boolean {
+  return a.origin === b.origin;
+}
+
+function withoutHeaders(headers: Record<string, string>, names: readonly string[]) {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !names.includes(name.toLowerCase())),
+  );
+}
+
+/** One request and its response, to the one address given, within `timeoutMs`. */
+function exchange(
+  url: URL,
+  target: { hostname: string; address: string; family: 4 | 6 },
+  req: { method: string; headers: Record<string, string>; body: string | Uint8Array | null },
+  { timeoutMs, maxBodyBytes, ca }: { timeoutMs: number; maxBodyBytes: number; ca?: string },
+): Promise<Hop> {
+  return new Promise<Hop>((resolve) => {
+    let settled = false;
+    // deno-lint-ignore prefer-const
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const finish = (hop: Hop) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(hop);
+    };
+    const https_ = url.protocol === "https:";
+    const headers: Record<string, string> = { "user-agent": USER_AGENT, ...req.headers };
+    if (req.body !== null) {
+      const length = typeof req.body === "string"
+        ? new TextEncoder().encode(req.body).byteLength
+        : req.body.byteLength;
+      headers["content-length"] = String(length);
+    }
+    let request: http.ClientRequest;
+    try {
+      request = (https_ ? https : http).request({
+        host: target.hostname,
+        port: url.port ? Number(url.port) : https_ ? 443 : 80,
+        path: `${url.pathname}${url.search}`,
+        method: req.method,
+        headers,
+        agent: false,
+        // The connection goes to the checked address only, whatever the name resolves to now.
+        lookup: (
+          _host: string,
+          options: { all?: boolean },
+          callback: (...args: unknown[]) => void,
+        ) => {
+          if (options?.all) callback(null, [{ address: target.address, family: target.family }]);
+          else callback(null, target.address, target.family);
+        },
+        ...(https_ && { servername: isIP(target.hostname) ? "" : target.hostname, ca }),
+        ...(url.username &&
+          { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }),
+      } as https.RequestOptions);
+    } catch (error) {
+      finish({ kind: "error", ...describe(error), network: false });
+      return;
+    }
+    timer = setTimeout(() => {
+      finish({ kind: "timeout" });
+      request.destroy();
+    }, Math.max(0, timeoutMs));
+    request.on("error", (error) => finish({ kind: "error", ...describe(error) }));
+    request.on("response", (res) => {
+      const status = res.statusCode ?? 0;
+      const location = typeof res.headers.location === "string" ? res.headers.location : null;
+      if (REDIRECTS.has(status) && location !== null) {
+        res.destroy();
+        finish({ kind: "response", status, location });
+        return;
+      }
+      // The body is read (up to the cap) and thrown away: the time to read it counts.
+      let read = 0;
+      res.on("data", (chunk: Uint8Array) => {
+        read += chunk.byteLength;
+        if (read >= maxBodyBytes) {
+          finish({ kind: "response", status, location: null });
+          res.destroy();
+        }
+      });
+      res.on("end", () => finish({ kind: "response", status, location: null }));
+      res.on("error", (error) => finish({ kind: "error", ...describe(error) }));
+      res.on("close", () => finish({ kind: "response", status, location: null }));
+    });
+    request.end(req.body ?? undefined);
+  });
+}
+
+/**
+ * Sends a request under the network policy: every hop's host is resolved and every address it
+ * resolves to checked, then the connection is made to the checked address; redirects (up to
+ * `maxRedirects`) are followed by hand, each hop checked again. Credentials headers are dropped
+ * when a redirect leaves the origin; 303 (and 301/302 after a POST) continue as GET without body.
+ */
+export async function outboundRequest(
+  request: OutboundRequest,
+  options: OutboundOptions,
+): Promise<OutboundResult> {
+  const elapsed = options.elapsed ?? (() => performance.now());
+  const maxRedirects = options.maxRedirects ?? MAX_REDIRECTS;
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const started = elapsed();
+  const spent = () => Math.max(0, Math.round(elapsed() - started));
+  const remaining = () => options.timeoutMs - (elapsed() - started);
+
+  if (!URL.canParse(request.url)) {
+    return { kind: "failed", address: null, reason: "invalid URL", network: false, durationMs: 0 };
+  }
+  let url = new URL(request.url);
+  let method = request.method.toUpperCase();
+  let headers = { ...request.headers };
+  let body = request.body ?? null;
+  let address: string | null = null;
+  const timeout = () => ({
+    kind: "timeout" as const,
+    address,
+    reason: `timeout after ${options.timeoutMs} ms`,
+    durationMs: spent(),
+  });
+
+  for (let hop = 0;; hop++) {
+    let deadline: ReturnType<typeof setTimeout> | undefined;
+    const check = await Promise.race([
+      checkTarget(url, { policy: options.policy, resolve: options.resolve }),
+      new Promise<null>((r) => deadline = setTimeout(() => r(null), Math.max(0, remaining()))),
+    ]).finally(() => clearTimeout(deadline));
+    if (check === null) return timeout();
+    if (!check.ok) {
+      if (check.kind === "blocked") {
+        return {
+          kind: "blocked",
+          address: check.address,
+          reason: check.reason,
+          durationMs: spent(),
+        };
+      }
+      return {
+        kind: "failed",
+        address: null,
+        reason: check.reason,
+        network: check.kind === "dns",
+        durationMs: spent(),
+      };
+    }
+    address = check.address;
+    if (remaining() <= 0) return timeout();
+    const result = await exchange(url, check, { method, headers, body }, {
+      timeoutMs: remaining(),
+      maxBodyBytes,
+      ca: options.ca,
+    });
+    if (result.kind === "timeout") return timeout();
+    if (result.kind === "error") {
+      return {
+        kind: "failed",
+        address,
+        reason: result.reason,
+        network: result.network,
+        durationMs: spent(),
+      };
+    }
+    if (result.location === null) {
+      return {
+        kind: "response",
+        status: result.status,
+        address,
+        durationMs: spent(),
+        redirects: hop,
+      };
+    }
+    const failed = (reason: string) => ({
+      kind: "failed" as const,
+      address,
+      reason,
+      network: false,
+      durationMs: spent(),
+    });
+    if (hop >= maxRedirects) return failed(`more than ${maxRedirects} redirects`);
+    if (!URL.canParse(result.location, url)) return failed("invalid redirect location");
+    const next = new URL(result.location, url);
+    if (next.protocol !== "http:" && next.protocol !== "https:") {
+      return failed(`redirect to unsupported scheme ${next.protocol}`);
+    }
+    if (
+      result.status === 303 && method !== "HEAD" ||
+      (result.status === 301 || result.status === 302) && method === "POST"
+    ) {
+      method = "GET";
+      body = null;
+      headers = withoutHeaders(headers, ["content-type", "content-length"]);
+    }
+    if (!sameOrigin(url, next)) headers = withoutHeaders(headers, SECRET_HEADERS);
+    url = next;
+  }
+}

@@ -1,0 +1,314 @@
+/**
+ * The probe runner: claims due probes from the schedule, runs each at its due time with at most
+ * `concurrency` runs at once, records the results in batches, and prunes old history.
+ *
+ * Time comes from an injectable clock (timers included), so tests drive it with fake timers;
+ * `poll`, `idle` and `sync` let a test step the runner by hand instead of starting its loops.
+ *
+ * @module
+ */
+import { hostname } from "node:os";
+import type { Db } from "../db/database.ts";
+import { errorFields, type Logger } from "../log.ts";
+import { executeProbe, type ProbeTarget, RETRY_PAUSE_MS, type RunResult } from "./execute.ts";
+import type { NetworkPolicy, Resolver } from "./network_policy.ts";
+import { pruneOnce, type PruneReport } from "./prune.ts";
+import { nextDue, offsetOf } from "./schedule.ts";
+import {
+  claimDue,
+  type Claimed,
+  type Completed,
+  recordRuns,
+  releaseLeases,
+  syncSchedules,
+} from "./store.ts";
+
+/** The clock a runner reads and sets its timers on; `@sinonjs/fake-timers` clocks fit. */
+export interface RunnerClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(id: unknown): void;
+}
+
+export const systemClock: RunnerClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (id) => clearTimeout(id as number),
+};
+
+export interface RunnerOptions {
+  db: Db;
+  log: Logger;
+  intervalMs: number;
+  timeoutMs: number;
+  concurrency: number;
+  retentionDays: number;
+  policy: NetworkPolicy;
+  /** Names this runner in leases and results; unique per process by default. */
+  id?: string;
+  resolve?: Resolver;
+  clock?: RunnerClock;
+  /** Runs one probe; `executeProbe` under the policy by default. */
+  execute?: (target: ProbeTarget) => Promise<RunResult>;
+  /** Certificate authorities to trust instead of the system's (tests). */
+  ca?: string;
+  /** How long a claim holds; default 2 × timeout + 10 s (a run, its retry, and slack). */
+  leaseMs?: number;
+  /** How often to look for due probes. */
+  pollMs?: number;
+  /** How far ahead to claim, so that runs start on time rather than at the next poll. */
+  lookaheadMs?: number;
+  /** How often to give new probes a schedule row. */
+  syncEveryMs?: number;
+  flushEveryMs?: number;
+  flushBatch?: number;
+  pruneEveryMs?: number;
+  retryPauseMs?: number;
+}
+
+export interface RunnerCounters {
+  /** Runs made (and handed over for recording). */
+  runs: number;
+  recorded: number;
+  /** Due runs of probes in disabled projects, passed over. */
+  skipped: number;
+  /** Runs not recorded: the lease had passed to another runner, or the probe was deleted. */
+  lost: number;
+}
+
+export interface Runner {
+  readonly id: string;
+  /** Starts the loops: sync, poll, flush, prune. */
+  start(): void;
+  /** Stops claiming, gives back unstarted claims, lets runs in flight finish and records them. */
+  stop(): Promise<void>;
+  /** One round of claiming; returns how many runs were claimed. */
+  poll(): Promise<number>;
+  /** Gives new probes their schedule rows; returns how many. */
+  sync(): Promise<number>;
+  /** Resolves when every run started has finished and been recorded. */
+  idle(): Promise<void>;
+  prune(): Promise<PruneReport>;
+  counters(): RunnerCounters;
+}
+
+export function createRunner(options: RunnerOptions): Runner {
+  const {
+    db,
+    log,
+    intervalMs,
+    timeoutMs,
+    concurrency,
+    retentionDays,
+  } = options;
+  const clock = options.clock ?? systemClock;
+  const id = options.id ?? `${hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  const leaseMs = options.leaseMs ?? 2 * timeoutMs + 10_000;
+  const pollMs = options.pollMs ?? 250;
+  const lookaheadMs = options.lookaheadMs ?? 1000;
+  const syncEveryMs = options.syncEveryMs ?? 2000;
+  const flushEveryMs = options.flushEveryMs ?? 200;
+  const flushBatch = options.flushBatch ?? 500;
+  const pruneEveryMs = options.pruneEveryMs ?? 10 * 60_000;
+  const execute = options.execute ?? ((target: ProbeTarget) =>
+    executeProbe(target, {
+      policy: options.policy,
+      resolve: options.resolve,
+      timeoutMs,
+      ca: options.ca,
+      now: () => clock.now(),
+      retryPauseMs: options.retryPauseMs ?? RETRY_PAUSE_MS,
+    }));
+
+  const counters: RunnerCounters = { runs: 0, recorded: 0, skipped: 0, lost: 0 };
+  /** Claimed and not yet over: waiting for the due time, queued, or running. */
+  let active = 0;
+  /** At most this many claimed at once: runs in flight plus the next ones, claimed ahead. */
+  const maxClaimed = 2 * concurrency;
+  const waiting = new Map<string, { timer: unknown; claimed: Claimed }>();
+  /** Due, waiting for one of the `concurrency` slots. */
+  let queued: Claimed[] = [];
+  const running = new Set<Promise<void>>();
+  let buffer: Completed[] = [];
+  let flushing: Promise<void> | null = null;
+  let stopped = true;
+  const timers = new Set<unknown>();
+  const busy = new Set<Promise<unknown>>();
+
+  function complete(claimed: Claimed, result: RunResult | null) {
+    const now = clock.now();
+    buffer.push({
+      key: claimed.key,
+      due: claimed.due,
+      result,
+      nextDue: nextDue({
+        due: claimed.due,
+        now,
+        offsetMs: offsetOf(claimed.key, intervalMs),
+        intervalMs,
+      }),
+    });
+    active--;
+    if (buffer.length >= flushBatch) void flush();
+  }
+
+  function run(claimed: Claimed) {
+    if (running.size >= concurrency) {
+      queued.push(claimed);
+      return;
+    }
+    counters.runs++;
+    const p: Promise<void> = execute(claimed.target)
+      .then((result) => complete(claimed, result))
+      .catch((error) => {
+        // executeProbe returns failures as values; reaching here is a defect, not an outage.
+        log.error("probe run failed", { probe_key: claimed.key, ...errorFields(error) });
+        complete(claimed, null);
+      })
+      .finally(() => {
+        running.delete(p);
+        const next = queued.shift();
+        if (next) run(next);
+      });
+    running.add(p);
+  }
+
+  function dispatch(claimed: Claimed) {
+    active++;
+    if (!claimed.enabled) {
+      complete(claimed, null);
+      return;
+    }
+    const delay = claimed.due - clock.now();
+    if (delay <= 0) {
+      run(claimed);
+      return;
+    }
+    const timer = clock.setTimeout(() => {
+      waiting.delete(claimed.key);
+      run(claimed);
+    }, delay);
+    waiting.set(claimed.key, { timer, claimed });
+  }
+
+  async function poll(): Promise<number> {
+    const now = clock.now();
+    const limit = maxClaimed - active;
+    if (limit <= 0) return 0;
+    const claimed = await claimDue(db, {
+      now,
+      horizon: now + lookaheadMs,
+      leaseUntil: now + leaseMs,
+      runner: id,
+      limit,
+    });
+    for (const c of claimed) dispatch(c);
+    return claimed.length;
+  }
+
+  function flush(): Promise<void> {
+    if (flushing) return flushing.then(() => (buffer.length ? flush() : undefined));
+    flushing = (async () => {
+      while (buffer.length > 0) {
+        const batch = buffer.slice(0, flushBatch);
+        try {
+          const r = await recordRuns(db, id, batch);
+          buffer = buffer.slice(batch.length);
+          counters.recorded += r.recorded;
+          counters.skipped += r.skipped;
+          counters.lost += r.lost;
+          if (r.lost > 0) {
+            log.warn("runs not recorded: lease lost or probe deleted", {
+              runner: id,
+              count: r.lost,
+            });
+          }
+        } catch (error) {
+          log.error("recording runs failed", errorFields(error));
+          // Keep them for the next flush, within bounds; leases run out and others retry.
+          if (buffer.length > 20 * flushBatch) {
+            buffer = buffer.slice(buffer.length - 20 * flushBatch);
+          }
+          return;
+        }
+      }
+    })().finally(() => flushing = null);
+    return flushing;
+  }
+
+  async function sync(): Promise<number> {
+    const added = await syncSchedules(db, { now: clock.now(), intervalMs });
+    if (added > 0) log.debug("probes scheduled", { count: added });
+    return added;
+  }
+
+  function prune(): Promise<PruneReport> {
+    return pruneOnce(db, { now: clock.now(), retentionDays, stopped: () => stopped });
+  }
+
+  async function idle(): Promise<void> {
+    while (running.size > 0) await Promise.allSettled([...running]);
+    await flush();
+  }
+
+  /** Runs `task` now and then every `everyMs` (or at once again when it asks to), until stop. */
+  function every(name: string, everyMs: number, task: () => Promise<unknown>, firstMs = 0) {
+    const tick = async () => {
+      timers.delete(timer);
+      if (stopped) return;
+      let again = false;
+      const p = task().then((r) => (again = r === true)).catch((error) =>
+        log.error(`runner ${name} failed`, errorFields(error))
+      );
+      busy.add(p);
+      await p;
+      busy.delete(p);
+      if (stopped) return;
+      timer = clock.setTimeout(tick, again ? 0 : everyMs);
+      timers.add(timer);
+    };
+    let timer = clock.setTimeout(tick, firstMs);
+    timers.add(timer);
+  }
+
+  return {
+    id,
+    poll,
+    sync,
+    idle,
+    prune,
+    counters: () => ({ ...counters }),
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      log.info("runner started", { runner: id, interval_ms: intervalMs, concurrency });
+      every("sync", syncEveryMs, sync);
+      // A full claim means more may be due: claim again at once.
+      every("poll", pollMs, async () => (await poll()) > 0 && active < maxClaimed);
+      every("flush", flushEveryMs, flush);
+      every("prune", pruneEveryMs, async () => {
+        const r = await prune();
+        if (r.results + r.rollups + r.probes > 0) log.info("pruned", { ...r });
+      }, Math.min(pruneEveryMs, 30_000));
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      for (const timer of timers) clock.clearTimeout(timer);
+      timers.clear();
+      await Promise.allSettled([...busy]);
+      const unstarted = [...[...waiting.values()].map((w) => w.claimed), ...queued];
+      for (const { timer } of waiting.values()) clock.clearTimeout(timer);
+      waiting.clear();
+      queued = [];
+      active -= unstarted.length;
+      try {
+        await releaseLeases(db, id, unstarted.map((c) => c.key));
+      } catch (error) {
+        log.warn("giving back claims failed; their leases will run out", errorFields(error));
+      }
+      await idle();
+      log.info("runner stopped", { runner: id, ...counters });
+    },
+  };
+}

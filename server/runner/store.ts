@@ -1,0 +1,296 @@
+/**
+ * The runner's database work: schedule rows for new probes, claiming due probes with row locks,
+ * and recording finished runs (raw result, hourly rollup, next due time) in one transaction.
+ * Several runners on one PostgreSQL share the schedule through these statements alone.
+ *
+ * Batches travel as one JSON parameter read with `json_to_recordset`: the same SQL then works
+ * on postgres.js and PGlite, which encode array parameters differently.
+ *
+ * @module
+ */
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+import type { Outcome } from "@probe/shared";
+import type { ProbeTarget, RunResult } from "./execute.ts";
+import { bucketOf, emptyHistogram } from "./histogram.ts";
+import { gridAfter, offsetOf } from "./schedule.ts";
+
+const HOUR_MS = 3_600_000;
+
+/** Sent as text, then cast: postgres.js would encode a string parameter typed json again. */
+const jsonParam = (rows: unknown[]) => sql`cast(cast(${JSON.stringify(rows)} as text) as json)`;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A probe's internal key as text: postgres.js reads bigint as a string, PGlite as a number. */
+export const keyText = (key: number | string | bigint) => String(key);
+
+/**
+ * Gives every probe without a schedule row one. New probes are due at once (`first: "now"`,
+ * so a new probe shows a result within seconds), or at their next slot on the grid (`"grid"`).
+ */
+export async function syncSchedules(
+  db: Db,
+  { now, intervalMs, first = "now", batch = 5000 }: {
+    now: number;
+    intervalMs: number;
+    first?: "now" | "grid";
+    batch?: number;
+  },
+): Promise<number> {
+  let added = 0;
+  for (;;) {
+    const missing = await db.selectFrom("probes")
+      .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
+      .where("probe_schedule.probe_key", "is", null)
+      .select("probes.key").limit(batch).execute();
+    if (missing.length === 0) return added;
+    const rows = missing.map(({ key }) => ({
+      probe_key: keyText(key),
+      next_due_at: iso(
+        first === "now" ? now : gridAfter(now, offsetOf(key, intervalMs), intervalMs),
+      ),
+    }));
+    try {
+      // Only probes that still exist: one deleted meanwhile is simply left out.
+      const result = await sql`
+        insert into probe_schedule (probe_key, next_due_at)
+        select x.probe_key, x.next_due_at
+        from json_to_recordset(${jsonParam(rows)}) as x(probe_key bigint, next_due_at timestamptz)
+        where exists (select 1 from probes p where p.key = x.probe_key)
+        on conflict (probe_key) do nothing`.execute(db);
+      added += Number(result.numAffectedRows ?? 0);
+    } catch (error) {
+      // A probe deleted between the check and the insert: the next round settles it.
+      if ((error as { code?: unknown })?.code === "23503") return added;
+      throw error;
+    }
+    if (missing.length < batch) return added;
+  }
+}
+
+/** A due probe claimed by a runner, with what it needs to run it. */
+export interface Claimed {
+  key: string;
+  /** When this run is due (ms). */
+  due: number;
+  /** False when the project is disabled: the run is skipped, not made. */
+  enabled: boolean;
+  target: ProbeTarget;
+}
+
+/**
+ * Claims up to `limit` probes due by `horizon` whose lease is free or expired, and leases them
+ * to `runner` until `leaseUntil`. `FOR UPDATE SKIP LOCKED` lets runners claim side by side
+ * without waiting for each other and without claiming the same row twice.
+ */
+export async function claimDue(
+  db: Db,
+  { now, horizon, leaseUntil, runner, limit }: {
+    now: number;
+    horizon: number;
+    leaseUntil: number;
+    runner: string;
+    limit: number;
+  },
+): Promise<Claimed[]> {
+  if (limit <= 0) return [];
+  const { rows } = await sql<{
+    probe_key: number | string;
+    next_due_at: Date;
+    status: string;
+    url: string;
+    method: string;
+    headers: Record<string, string>;
+    body: unknown;
+    latency: number | null;
+  }>`
+    with due as (
+      select probe_key from probe_schedule
+      where next_due_at <= ${iso(horizon)}
+        and (lease_until is null or lease_until < ${iso(now)})
+      order by next_due_at
+      limit ${limit}
+      for update skip locked
+    ), claimed as (
+      update probe_schedule s
+      set lease_until = ${iso(leaseUntil)}, leased_by = ${runner}
+      from due where s.probe_key = due.probe_key
+      returning s.probe_key, s.next_due_at
+    )
+    select c.probe_key, c.next_due_at, pr.status, p.url, p.method, p.headers, p.body, p.latency
+    from claimed c
+    join probes p on p.key = c.probe_key
+    join projects pr on pr.name = p.project`.execute(db);
+  return rows.map((r) => ({
+    key: keyText(r.probe_key),
+    due: new Date(r.next_due_at).getTime(),
+    enabled: r.status === "enabled",
+    target: {
+      url: r.url,
+      method: r.method,
+      headers: r.headers,
+      body: r.body,
+      latency: r.latency,
+    },
+  }));
+}
+
+/** A claimed run that is over: made (with its result) or skipped (project disabled). */
+export interface Completed {
+  key: string;
+  due: number;
+  nextDue: number;
+  result: RunResult | null;
+}
+
+/** Per (probe, hour): counts and a latency histogram to add to the rollup row. */
+function rollupRows(runs: readonly { key: string; result: RunResult }[]) {
+  const rows = new Map<string, {
+    probe_key: string;
+    hour: string;
+    counts: Record<Outcome, number>;
+    latency_count: number;
+    latency_max: number | null;
+    latency_buckets: number[];
+  }>();
+  for (const { key, result } of runs) {
+    const hour = Math.floor(result.startedAt.getTime() / HOUR_MS) * HOUR_MS;
+    const id = `${key}@${hour}`;
+    let row = rows.get(id);
+    if (!row) {
+      row = {
+        probe_key: key,
+        hour: iso(hour),
+        counts: { up: 0, degraded: 0, down: 0, blocked: 0 },
+        latency_count: 0,
+        latency_max: null,
+        latency_buckets: emptyHistogram(),
+      };
+      rows.set(id, row);
+    }
+    row.counts[result.outcome]++;
+    if (result.httpStatus !== null) {
+      row.latency_count++;
+      row.latency_max = Math.max(row.latency_max ?? 0, result.durationMs);
+      row.latency_buckets[bucketOf(result.durationMs)]++;
+    }
+  }
+  // A fixed order, so that two runners touching the same rows cannot deadlock.
+  return [...rows.values()]
+    .sort((a, b) =>
+      a.probe_key === b.probe_key
+        ? a.hour.localeCompare(b.hour)
+        : BigInt(a.probe_key) < BigInt(b.probe_key)
+        ? -1
+        : 1
+    )
+    .map(({ counts, ...r }) => ({ ...r, ...counts }));
+}
+
+/**
+ * Records finished runs in one transaction. The schedule row moves on only where this runner
+ * still holds the lease for that very due time; a run whose lease was lost (it ran past the
+ * lease and another runner took the probe over) is not recorded, so each due run is recorded
+ * at most once. Returns how many were recorded and how many were dropped so.
+ */
+export function recordRuns(
+  db: Db,
+  runner: string,
+  completed: readonly Completed[],
+): Promise<{ recorded: number; skipped: number; lost: number }> {
+  if (completed.length === 0) return Promise.resolve({ recorded: 0, skipped: 0, lost: 0 });
+  const sorted = [...completed].sort((a, b) => (BigInt(a.key) < BigInt(b.key) ? -1 : 1));
+  const scheduleRows = sorted.map((c) => ({
+    probe_key: c.key,
+    due_at: iso(c.due),
+    next_due_at: iso(c.nextDue),
+    started_at: c.result ? c.result.startedAt.toISOString() : null,
+    outcome: c.result?.outcome ?? null,
+  }));
+  return db.transaction().execute(async (trx) => {
+    const { rows: held } = await sql<{ probe_key: number | string }>`
+      update probe_schedule s
+      set next_due_at = x.next_due_at, lease_until = null, leased_by = null,
+          last_run_at = coalesce(x.started_at, s.last_run_at),
+          last_outcome = coalesce(x.outcome, s.last_outcome)
+      from json_to_recordset(${jsonParam(scheduleRows)})
+        as x(probe_key bigint, due_at timestamptz, next_due_at timestamptz,
+             started_at timestamptz, outcome text)
+      where s.probe_key = x.probe_key and s.leased_by = ${runner} and s.next_due_at = x.due_at
+      returning s.probe_key`.execute(trx);
+    const holding = new Set(held.map((h) => keyText(h.probe_key)));
+    const runs = sorted.flatMap((c) =>
+      c.result && holding.has(c.key) ? [{ key: c.key, due: c.due, result: c.result }] : []
+    );
+    await insertRuns(trx, runner, runs);
+    const skipped = sorted.filter((c) => !c.result && holding.has(c.key)).length;
+    return { recorded: runs.length, skipped, lost: completed.length - holding.size };
+  });
+}
+
+/** A finished run to store. */
+export interface Run {
+  key: string;
+  due: number;
+  result: RunResult;
+}
+
+/**
+ * Stores runs: their raw results, and their counts and latencies added to the hourly rollups.
+ * Call inside the transaction that moved their schedule rows on (`recordRuns` does).
+ */
+export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): Promise<void> {
+  if (runs.length === 0) return;
+  const resultRows = runs.map(({ key, due, result }) => ({
+    probe_key: key,
+    due_at: iso(due),
+    started_at: result.startedAt.toISOString(),
+    duration_ms: Math.round(result.durationMs),
+    outcome: result.outcome,
+    http_status: result.httpStatus,
+    error: result.error,
+    address: result.address,
+  }));
+  await sql`
+      insert into probe_results
+        (probe_key, due_at, started_at, duration_ms, outcome, http_status, error, address, runner)
+      select x.probe_key, x.due_at, x.started_at, x.duration_ms, x.outcome, x.http_status,
+             x.error, x.address, ${runner}
+      from json_to_recordset(${jsonParam(resultRows)})
+        as x(probe_key bigint, due_at timestamptz, started_at timestamptz, duration_ms integer,
+             outcome text, http_status integer, error text, address text)`.execute(db);
+  await sql`
+      insert into probe_rollups as r
+        (probe_key, hour, up, degraded, down, blocked, latency_count, latency_max,
+         latency_buckets)
+      select x.probe_key, x.hour, x.up, x.degraded, x.down, x.blocked, x.latency_count,
+             x.latency_max, x.latency_buckets
+      from json_to_recordset(${jsonParam(rollupRows(runs))})
+        as x(probe_key bigint, hour timestamptz, up integer, degraded integer, down integer,
+             blocked integer, latency_count integer, latency_max integer,
+             latency_buckets integer[])
+      on conflict (probe_key, hour) do update set
+        up = r.up + excluded.up,
+        degraded = r.degraded + excluded.degraded,
+        down = r.down + excluded.down,
+        blocked = r.blocked + excluded.blocked,
+        latency_count = r.latency_count + excluded.latency_count,
+        latency_max = greatest(r.latency_max, excluded.latency_max),
+        latency_buckets = array(
+          select coalesce(a, 0) + coalesce(b, 0)
+          from unnest(r.latency_buckets, excluded.latency_buckets) with ordinality as t(a, b, i)
+          order by i
+        )`.execute(db);
+}
+
+/** Gives back leases on runs that were claimed but not started (the runner is stopping). */
+export async function releaseLeases(db: Db, runner: string, keys: readonly string[]) {
+  if (keys.length === 0) return;
+  await sql`
+    update probe_schedule set lease_until = null, leased_by = null
+    where leased_by = ${runner}
+      and probe_key in (select x.k from json_to_recordset(${
+    jsonParam(keys.map((k) => ({ k })))
+  }) as x(k bigint))`.execute(db);
+}

@@ -1,0 +1,137 @@
+/**
+ * A local target for probe tests and the benchmark, on 127.0.0.1 and a free port. Every request
+ * it sees is recorded, so a test can tell that a blocked probe reached nothing.
+ *
+ * Routes: `/ok`, `/slow?ms=N`, `/status/N`, `/hang` (answers only when the target closes),
+ * `/redirect/N` (a chain of N redirects ending at `/ok`), `/redirect-to?url=U`, `/echo` (answers
+ * with the request's method, headers and body as JSON), `/big` (2 MiB), anything else 200.
+ *
+ * @module
+ */
+
+export interface Hit {
+  path: string;
+  method: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface Target {
+  /** `http://127.0.0.1:<port>` (or https). */
+  origin: string;
+  port: number;
+  hits: Hit[];
+  /** Requests counted per path, cheaper than `hits` for the benchmark. */
+  counts: Map<string, number>;
+  close(): Promise<void>;
+}
+
+export interface TargetOptions {
+  tls?: { cert: string; key: string };
+  /** Keep only counts, not every request (the benchmark). */
+  countOnly?: boolean;
+  /** Delay every answer by this many ms. */
+  delayMs?: number;
+}
+
+export function startTarget(options: TargetOptions = {}): Promise<Target> {
+  const hits: Hit[] = [];
+  const counts = new Map<string, number>();
+  const pending = new Set<Promise<unknown>>();
+  const hanging = new Set<() => void>();
+  // Waits end early when the target closes (request.signal is left alone: touching it makes
+  // Deno.serve print a warning about its legacy abort behaviour).
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const release = () => {
+        clearTimeout(timer);
+        hanging.delete(release);
+        resolve();
+      };
+      const timer = setTimeout(release, ms);
+      hanging.add(release);
+    });
+
+  const handle = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    const body = await request.text();
+    if (!options.countOnly) {
+      hits.push({
+        path,
+        method: request.method,
+        headers: Object.fromEntries(request.headers),
+        body,
+      });
+    }
+    if (options.delayMs) await wait(options.delayMs);
+    if (path === "/slow") {
+      await wait(Number(url.searchParams.get("ms") ?? 200));
+      return new Response("slow");
+    }
+    if (path.startsWith("/status/")) {
+      return new Response("status", { status: Number(path.slice(8)) });
+    }
+    if (path === "/hang") {
+      await wait(10 * 60_000);
+      return new Response("late");
+    }
+    if (path.startsWith("/redirect/")) {
+      const n = Number(path.slice(10));
+      const location = n <= 1 ? "/ok" : `/redirect/${n - 1}`;
+      return new Response(null, { status: 302, headers: { location } });
+    }
+    if (path === "/redirect-to") {
+      return new Response(null, {
+        status: Number(url.searchParams.get("status") ?? 302),
+        headers: { location: url.searchParams.get("url") ?? "/ok" },
+      });
+    }
+    if (path === "/echo") {
+      return Response.json({
+        method: request.method,
+        headers: Object.fromEntries(request.headers),
+        body,
+      });
+    }
+    if (path === "/big") return new Response(new Uint8Array(2 * 1024 * 1024));
+    return new Response("ok");
+  };
+
+  return new Promise((resolve) => {
+    const server = Deno.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      ...options.tls,
+      onListen: ({ port }) => {
+        const scheme = options.tls ? "https" : "http";
+        resolve({
+          origin: `${scheme}://127.0.0.1:${port}`,
+          port,
+          hits,
+          counts,
+          close: async () => {
+            for (const release of hanging) release();
+            await Promise.allSettled(pending);
+            await server.shutdown();
+          },
+        });
+      },
+      onError: () => new Response("error", { status: 500 }),
+    }, (request) => {
+      const p = handle(request);
+      pending.add(p);
+      p.finally(() => pending.delete(p)).catch(() => {});
+      return p;
+    });
+  });
+}
+
+/** A loopback port nothing listens on: bound, then closed. */
+export function closedPort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}

@@ -1,0 +1,68 @@
+import {
+  dataOf,
+  dataWithMeta,
+  probeResult,
+  probeStats,
+  probeStatsInput,
+  probeStatus,
+  projectStatusInput,
+  projectStatusMeta,
+  resultsListInput,
+  resultsMeta,
+} from "@probe/shared";
+import { z } from "zod";
+import { listResults, probeStats as readProbeStats, projectStatus } from "../../runner/stats.ts";
+import { apiProcedure, router } from "../init.ts";
+
+const tags = ["results"];
+const unauthorized = { 401: "Missing or invalid API key" };
+
+export const resultsRouter = router({
+  list: apiProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/projects/{project}/probes/{probeId}/results",
+        tags,
+        summary: "A probe's results, newest first",
+        description:
+          "Pages of `limit` (1 to 1000, default 100); pass `meta.next_before` as `before` for the next page.",
+        protect: true,
+        errorResponses: { ...unauthorized, 404: "Probe not found", 422: "Validation failed" },
+      },
+    })
+    .input(resultsListInput)
+    .output(dataWithMeta(z.array(probeResult), resultsMeta))
+    .query(({ ctx, input }) => listResults({ db: ctx.db, input })),
+
+  stats: apiProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/projects/{project}/probes/{probeId}/stats",
+        tags,
+        summary: "A probe's uptime and latency over a window",
+        description: "`window` is one of 1h, 24h (default), 7d, 30d, 90d.",
+        protect: true,
+        errorResponses: { ...unauthorized, 404: "Probe not found", 422: "Validation failed" },
+      },
+    })
+    .input(probeStatsInput)
+    .output(dataOf(probeStats))
+    .query(async ({ ctx, input }) => ({ data: await readProbeStats({ db: ctx.db, input }) })),
+
+  status: apiProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/projects/{project}/status",
+        tags,
+        summary: "Each probe's last outcome and 24-hour uptime",
+        protect: true,
+        errorResponses: { ...unauthorized, 404: "Project not found" },
+      },
+    })
+    .input(projectStatusInput)
+    .output(dataWithMeta(z.array(probeStatus), projectStatusMeta))
+    .query(({ ctx, input }) => projectStatus({ db: ctx.db, project: input.project })),
+});
