@@ -65,12 +65,13 @@ export async function seededDatabase(
 
 /** The product in production mode over the given database, logging at its default level. */
 export async function startService(
-  { databaseUrl, poolSize, dataDir, denoFlags, extraEnv }: {
+  { databaseUrl, poolSize, dataDir, denoFlags, extraEnv, onLine }: {
     databaseUrl: string;
     poolSize: number;
     dataDir: string;
     denoFlags?: string[];
     extraEnv?: Record<string, string>;
+    onLine?: (line: string) => void;
   },
 ): Promise<ServerProcess> {
   return await startServerProcess({
@@ -88,6 +89,7 @@ export async function startService(
       ...extraEnv,
     },
     denoFlags,
+    onLine,
   });
 }
 

@@ -54,16 +54,28 @@ async function main(): Promise<number> {
   console.log(`Seeding ${PROJECTS} projects x ${PROBES_PER_PROJECT} probes ...`);
   const database = await seededDatabase(settings.adminUrl);
   const dataDir = await Deno.makeTempDir({ prefix: "probe-soak-" });
+  // The access log is read as it is written, to tell which answers were not 2xx and why.
+  const failures = new Map<string, number>();
+  const samples: string[] = [];
+  const onLine = (line: string) => {
+    const status = /"status":(\d{3})/.exec(line)?.[1];
+    const bad = status ? Number(status) >= 300 : /"level":"(warn|error)"/.test(line);
+    if (!bad) return;
+    const key = status ? `status ${status}` : (/"msg":"([^"]*)"/.exec(line)?.[1] ?? "other");
+    failures.set(key, (failures.get(key) ?? 0) + 1);
+    if (samples.length < 5) samples.push(line.slice(0, 400));
+  };
   const service = await startService({
     databaseUrl: database.url,
     poolSize: settings.poolSize,
     dataDir,
+    onLine,
   });
   try {
     console.log(
       `Soak: ${minutes} min at ${settings.connections} connections; ${loadNote()}`,
     );
-    const samples: { second: number; rssKiB: number }[] = [];
+    const rss: { second: number; rssKiB: number }[] = [];
     const started = performance.now();
     const load = runWrk({
       url: service.url,
@@ -80,22 +92,24 @@ async function main(): Promise<number> {
       if (done) break;
       const second = Math.round((performance.now() - started) / 1000);
       const { rssKiB } = await service.memory();
-      samples.push({ second, rssKiB });
+      rss.push({ second, rssKiB });
       if (second % 60 < SAMPLE_SECONDS) console.log(`  ${second} s: RSS ${mib(rssKiB)}`);
     }
     const result = await load;
     const at = (second: number) =>
-      samples.reduce((best, s) =>
+      rss.reduce((best, s) =>
         Math.abs(s.second - second) < Math.abs(best.second - second) ? s : best
       );
     const reference = at(warmMinutes * 60);
-    const end = samples[samples.length - 1];
+    const end = rss[rss.length - 1];
     const growth = (end.rssKiB - reference.rssKiB) / reference.rssKiB;
     const peak = (await service.memory()).peakKiB;
     console.log(
       `${result.requests} requests, ${result.rps.toFixed(0)} req/s, p50 ${
         result.p50Ms.toFixed(1)
-      } ms, p99 ${result.p99Ms.toFixed(1)} ms, non-2xx ${result.non2xx + result.socketErrors}`,
+      } ms, p99 ${
+        result.p99Ms.toFixed(1)
+      } ms, answers >= 400: ${result.non2xx}, socket errors: ${result.socketErrors}`,
     );
     console.log(
       `RSS at ${reference.second} s: ${mib(reference.rssKiB)}; at ${end.second} s: ${
@@ -103,6 +117,12 @@ async function main(): Promise<number> {
       }; growth ${(growth * 100).toFixed(1)}% (limit ${MAX_GROWTH * 100}%); peak ${mib(peak)}`,
     );
     console.log(`Load after the run: ${loadNote()}`);
+    if (failures.size > 0) {
+      console.log(
+        `Not 2xx, or logged as warn/error: ${JSON.stringify(Object.fromEntries(failures))}`,
+      );
+      for (const line of samples) console.log(`  ${line}`);
+    }
     const ok = growth < MAX_GROWTH && result.non2xx + result.socketErrors === 0;
     console.log(ok ? "soak passed" : "soak FAILED");
     return ok ? 0 : 1;

@@ -29,13 +29,15 @@ export interface StartOptions {
   denoFlags?: string[];
   /** Keep the child's stdout and stderr on ours (for debugging); dropped by default. */
   inheritOutput?: boolean;
+  /** Receives the child's stdout and stderr line by line instead. */
+  onLine?: (line: string) => void;
   readyTimeoutMs?: number;
 }
 
 /** Starts the script on a spare port (passed as PORT) and waits until `/healthz` answers. */
 export async function startServerProcess(options: StartOptions): Promise<ServerProcess> {
   const port = sparePort();
-  const output = options.inheritOutput ? "inherit" : "null";
+  const output = options.onLine ? "piped" : options.inheritOutput ? "inherit" : "null";
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...PERMISSIONS, ...(options.denoFlags ?? []), options.entry ?? SERVER_ENTRY],
     env: { HOST: "127.0.0.1", ...options.env, PORT: String(port) },
@@ -43,6 +45,13 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
     stdout: output,
     stderr: output,
   }).spawn();
+  if (options.onLine) {
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.pipeThrough(new TextDecoderStream()).pipeThrough(lines()).pipeTo(
+        new WritableStream({ write: (line) => options.onLine!(line) }),
+      ).catch(() => {});
+    }
+  }
   const url = `http://127.0.0.1:${port}`;
   const proc: ServerProcess = {
     url,
@@ -85,4 +94,19 @@ export async function memoryOf(pid: number): Promise<{ rssKiB: number; peakKiB: 
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
   const field = (name: string) => Number(status.match(new RegExp(`^${name}:\\s+(\\d+)`, "m"))?.[1]);
   return { rssKiB: field("VmRSS"), peakKiB: field("VmHWM") };
+}
+
+/** Splits a text stream into lines. */
+function lines(): TransformStream<string, string> {
+  let rest = "";
+  return new TransformStream({
+    transform(chunk, controller) {
+      const parts = (rest + chunk).split("\n");
+      rest = parts.pop()!;
+      for (const part of parts) controller.enqueue(part);
+    },
+    flush(controller) {
+      if (rest) controller.enqueue(rest);
+    },
+  });
 }
