@@ -166,8 +166,9 @@ class PipelinedDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw("rollback"));
   }
 
-  async releaseConnection(connection: PooledConnection) {
+  releaseConnection(connection: PooledConnection): Promise<void> {
     connection.release();
+    return Promise.resolve();
   }
 
   async destroy(): Promise<void> {
