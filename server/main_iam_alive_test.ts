@@ -25,17 +25,20 @@ interface Running {
   stop(): Promise<{ code: number; stdout: unknown[] }>;
 }
 
+/** The permissions `deno task start` grants, so these runs are what a user gets. */
+const SERVER_ARGS = [
+  "run",
+  "--allow-net",
+  "--allow-env",
+  "--allow-read",
+  "--allow-write",
+  "--allow-sys",
+  MAIN,
+];
+
 function start(vars: Record<string, string>): Running {
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--allow-write",
-      "--allow-sys",
-      MAIN,
-    ],
+    args: SERVER_ARGS,
     env: env(vars),
     clearEnv: true,
     stdout: "piped",
@@ -99,15 +102,7 @@ function guard<T>(work: Promise<T>, what: string, ms = 60_000): Promise<T> {
 
 Deno.test("main: a bad SMTP_URL stops start-up, naming the variable but not its password", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--allow-write",
-      "--allow-sys",
-      MAIN,
-    ],
+    args: SERVER_ARGS,
     env: env({
       SMTP_URL: "http://monitor:hunter2-secret@mail.test/",
       MAIL_FROM: "monitor@example.test",
