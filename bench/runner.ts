@@ -16,7 +16,7 @@ import { sql } from "kysely";
 import { openDatabase } from "../server/db/database.ts";
 import { migrateToLatest } from "../server/db/migrator.ts";
 import { syncSchedules } from "../server/runner/store.ts";
-import { startTarget } from "../server/runner/target_server.ts";
+import { startTarget } from "../server/testing/target_server.ts";
 
 const { values: args } = parseArgs({
   args: Deno.args,

@@ -1,8 +1,8 @@
 /** What the benchmarks share: a seeded database of their own and the processes under test. */
 import { openDatabase } from "../server/db/database.ts";
 import { migrateToLatest } from "../server/db/migrator.ts";
-import { createPostgresDatabase } from "../server/testing.ts";
-import { type ServerProcess, startServerProcess } from "../server/testing_process.ts";
+import { createPostgresDatabase } from "../server/testing/app.ts";
+import { type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { seed } from "./seed.ts";
 import { hasWrk, WRK_MISSING } from "./wrk.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createProbeClient, type ProbeClient } from "@probe/client";
-import { backends, uniqueName } from "../server/testing.ts";
-import { startLiveServer } from "../server/testing_live.ts";
+import { backends, uniqueName } from "../server/testing/app.ts";
+import { startLiveServer } from "../server/testing/live.ts";
 import { applySeed, parseSeedFile, SeedFileError, type Step } from "./seed.ts";
 
 const actions = (steps: Step[]) =>

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { backends, uniqueName } from "../server/testing.ts";
-import { type LiveServer, startLiveServer } from "../server/testing_live.ts";
+import { backends, uniqueName } from "../server/testing/app.ts";
+import { type LiveServer, startLiveServer } from "../server/testing/live.ts";
 import { insertRuns } from "../server/runner/store.ts";
-import { startTarget } from "../server/runner/target_server.ts";
-import { runDueProbesOnce } from "../server/runner/testing_runs.ts";
+import { startTarget } from "../server/testing/target_server.ts";
+import { runDueProbesOnce } from "../server/testing/runs.ts";
 import { createProbeClient, ProbeApiError, type ProbeClient } from "./mod.ts";
 
 /** Runs `fn` and answers the ProbeApiError it must reject with. */

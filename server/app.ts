@@ -1,14 +1,14 @@
-import { createKeyCheck } from "./api_key.ts";
+import { createKeyCheck } from "./http/api_key.ts";
 import type { Config, IamAliveConfig } from "./config.ts";
-import { createCors } from "./cors.ts";
+import { createCors } from "./http/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
-import { createHttpHandler } from "./http.ts";
+import { createHttpHandler } from "./http/handler.ts";
 import { type ChannelDeps, createChannels } from "./iam_alive/channels.ts";
 import { type Clock, systemClock } from "./iam_alive/clock.ts";
 import { createReporter, type Reporter, type ReporterOptions } from "./iam_alive/reporter.ts";
 import type { Logger } from "./log.ts";
-import { createRateLimiter } from "./rate_limit.ts";
+import { createRateLimiter } from "./http/rate_limit.ts";
 
 export interface App {
   handler: (request: Request) => Promise<Response>;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { LOG_LEVELS } from "./log.ts";
-import { parseNetworks } from "./runner/network_policy.ts";
+import { parseNetworks } from "./outbound/network_policy.ts";
 
 const optional = (schema: z.ZodType) =>
   z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), schema);

@@ -4,14 +4,14 @@
  * new connections and the runner's claims, let requests and probe runs in flight finish, stop the
  * reporter, close the database.
  */
-import { resolveApiKeys } from "./api_key.ts";
+import { resolveApiKeys } from "./http/api_key.ts";
 import { createApp, databaseTarget } from "./app.ts";
 import { ConfigError, parseConfig } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { createLogger, errorFields } from "./log.ts";
 import { runnerFromConfig } from "./runner/configure.ts";
-import { createNetworkPolicy } from "./runner/network_policy.ts";
-import { outboundCheck, reportRunnerFigures } from "./runner/report_adapters.ts";
+import { createNetworkPolicy } from "./outbound/network_policy.ts";
+import { outboundCheck, reportRunnerFigures } from "./iam_alive/runner_figures.ts";
 
 async function main(): Promise<number> {
   let config;

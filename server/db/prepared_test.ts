@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { backends, freshDatabase } from "../testing.ts";
+import { backends, freshDatabase } from "../testing/app.ts";
 import { migrateToLatest } from "./migrator.ts";
 import { prepared } from "./prepared.ts";
 

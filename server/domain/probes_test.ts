@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { apiSuite, type TestClient, uniqueName } from "../testing.ts";
+import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
 
 async function project(api: TestClient): Promise<string> {
   const name = uniqueName();

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { apiSuite, uniqueName } from "../testing.ts";
+import { apiSuite, uniqueName } from "../testing/app.ts";
 
 apiSuite("projects", (test) => {
   test("creating a project answers 201 and starts it enabled", async ({ api }) => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { apiSuite } from "../testing.ts";
+import { apiSuite } from "../testing/app.ts";
 
 const PATH = "/api/v1/settings/iam-alive";
 

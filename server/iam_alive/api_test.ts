@@ -3,13 +3,13 @@ import assert from "node:assert/strict";
 import { generateOpenApiDocument } from "trpc-to-openapi";
 import { type App, createApp, type IamAliveOptions } from "../app.ts";
 import { createLogger } from "../log.ts";
-import { smtpServer, TRUST_TEST_CERT, webhookReceiver } from "../notify/testing.ts";
+import { smtpServer, TRUST_TEST_CERT, webhookReceiver } from "../testing/receivers.ts";
 import { toApiError } from "../errors.ts";
 import { createContext } from "../trpc/context.ts";
 import { createCallerFactory } from "../trpc/init.ts";
 import { appRouter } from "../trpc/router.ts";
-import { type Backend, backends, freshDatabase, TEST_API_KEY, TestClient } from "../testing.ts";
-import { ManualClock } from "./manual_clock.ts";
+import { type Backend, backends, freshDatabase, TEST_API_KEY, TestClient } from "../testing/app.ts";
+import { ManualClock } from "../testing/manual_clock.ts";
 
 const SECRET = "whsec-api-test-0123456789";
 const TEST_PATH = "/api/v1/settings/iam-alive/test";

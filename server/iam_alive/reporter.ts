@@ -13,7 +13,7 @@ import {
   inventoryCounts,
   recordDeliveries,
   selectedChannels,
-} from "../domain/iam_alive_reports.ts";
+} from "./store.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
 import { SERVICE_VERSION } from "../version.ts";

@@ -3,13 +3,13 @@ import assert from "node:assert/strict";
 import { type DatabaseHandle, openDatabase } from "../db/database.ts";
 import { json as sqlJson } from "../db/json.ts";
 import { migrateToLatest } from "../db/migrator.ts";
-import { listDeliveries } from "../domain/iam_alive_reports.ts";
+import { listDeliveries } from "./store.ts";
 import { updateIamAlive } from "../domain/settings.ts";
 import { createLogger } from "../log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
-import { type Backend, backends, createPostgresDatabase, freshDatabase } from "../testing.ts";
+import { type Backend, backends, createPostgresDatabase, freshDatabase } from "../testing/app.ts";
 import { type Channel, type Channels, createChannels } from "./channels.ts";
-import { ManualClock } from "./manual_clock.ts";
+import { ManualClock } from "../testing/manual_clock.ts";
 import { createReporter, type ReporterOptions } from "./reporter.ts";
 
 const MINUTE = 60_000;

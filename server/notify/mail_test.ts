@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { sendMail } from "./mail.ts";
-import { closedPort, SMTP_PASSWORD, SMTP_USER, smtpServer, TRUST_TEST_CERT } from "./testing.ts";
+import {
+  closedPort,
+  SMTP_PASSWORD,
+  SMTP_USER,
+  smtpServer,
+  TRUST_TEST_CERT,
+} from "../testing/receivers.ts";
 
 Deno.test("mail: the message arrives over STARTTLS with the right sender, recipients and text", async () => {
   const server = await smtpServer();

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { closedPort, webhookReceiver } from "./testing.ts";
+import { closedPort, webhookReceiver } from "../testing/receivers.ts";
 import { postWebhook, type WebhookOptions } from "./webhook.ts";
 
 const SECRET = "whsec-0123456789abcdef";

@@ -1,7 +1,7 @@
 import type { Config } from "../config.ts";
 import type { Db } from "../db/database.ts";
 import type { Logger } from "../log.ts";
-import { createNetworkPolicy } from "./network_policy.ts";
+import { createNetworkPolicy } from "../outbound/network_policy.ts";
 import { createRunner, type Runner, type RunnerOptions } from "./runner.ts";
 
 /** A runner with the settings the configuration names, over the given database. */

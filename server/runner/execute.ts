@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { type OutboundOptions, outboundRequest, type OutboundResult } from "./outbound.ts";
+import { type OutboundOptions, outboundRequest, type OutboundResult } from "../outbound/request.ts";
 
 export const OUTCOMES = ["up", "degraded", "down", "blocked"] as const;
 export type Outcome = (typeof OUTCOMES)[number];

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type ExecuteOptions, executeProbe, type ProbeTarget } from "./execute.ts";
-import { createNetworkPolicy, parseNetworks, type Resolver } from "./network_policy.ts";
-import { closedPort, startTarget, type Target } from "./target_server.ts";
+import { createNetworkPolicy, parseNetworks, type Resolver } from "../outbound/network_policy.ts";
+import { closedPort, startTarget, type Target } from "../testing/target_server.ts";
 
 const loopbackAllowed = createNetworkPolicy(parseNetworks("127.0.0.0/8"));
 const noSleep = () => Promise.resolve();

@@ -11,7 +11,7 @@ import { hostname } from "node:os";
 import type { Db } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { executeProbe, type ProbeTarget, RETRY_PAUSE_MS, type RunResult } from "./execute.ts";
-import type { NetworkPolicy, Resolver } from "./network_policy.ts";
+import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
 import { pruneOnce, type PruneReport } from "./prune.ts";
 import { nextDue, offsetOf } from "./schedule.ts";
 import {

@@ -1,11 +1,15 @@
 import assert from "node:assert/strict";
 import FakeTimers from "@sinonjs/fake-timers";
 import { createLogger } from "../log.ts";
-import { backends, startTestApp, TestClient, uniqueName } from "../testing.ts";
-import { createNetworkPolicy, type NetworkPolicy, parseNetworks } from "./network_policy.ts";
+import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
+import {
+  createNetworkPolicy,
+  type NetworkPolicy,
+  parseNetworks,
+} from "../outbound/network_policy.ts";
 import { createRunner, type RunnerClock, type RunnerOptions } from "./runner.ts";
 import { offsetOf } from "./schedule.ts";
-import { startTarget } from "./target_server.ts";
+import { startTarget } from "../testing/target_server.ts";
 
 const INTERVAL = 60_000;
 const loopback = createNetworkPolicy(parseNetworks("127.0.0.0/8"));

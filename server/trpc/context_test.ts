@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { toApiError } from "../errors.ts";
-import { freshDatabase } from "../testing.ts";
+import { freshDatabase } from "../testing/app.ts";
 import { createContext } from "./context.ts";
 import { createCallerFactory } from "./init.ts";
 import { appRouter } from "./router.ts";

@@ -11,7 +11,7 @@ import {
   resultsMeta,
 } from "@probe/shared";
 import { z } from "zod";
-import { listResults, probeStats as readProbeStats, projectStatus } from "../../runner/stats.ts";
+import { listResults, probeStats as readProbeStats, projectStatus } from "../../domain/results.ts";
 import { apiProcedure, router } from "../init.ts";
 
 const tags = ["results"];

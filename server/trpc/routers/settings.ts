@@ -10,7 +10,7 @@ import {
 } from "@probe/shared";
 import { z } from "zod";
 import { unavailable } from "../../domain/errors.ts";
-import { listDeliveries } from "../../domain/iam_alive_reports.ts";
+import { listDeliveries } from "../../iam_alive/store.ts";
 import { getIamAlive, updateIamAlive } from "../../domain/settings.ts";
 import { apiProcedure, router } from "../init.ts";
 

@@ -1,0 +1,475 @@
+// The CLI as operators run it: `deno run cli/main.ts …` as a subprocess against a live server.
+import assert from "node:assert/strict";
+import { backends, uniqueName } from "../server/testing/app.ts";
+import { type LiveServer, startLiveServer } from "../server/testing/live.ts";
+import { insertRuns } from "../server/runner/store.ts";
+import { startTarget } from "../server/testing/target_server.ts";
+import { runDueProbesOnce } from "../server/testing/runs.ts";
+import { EXIT } from "../cli/exit_codes.ts";
+
+const MAIN = new URL("../cli/main.ts", import.meta.url).pathname;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  // deno-lint-ignore no-explicit-any
+  json: () => any;
+}
+
+async function cli(
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string,
+): Promise<Run> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", "--allow-env", "--allow-read", MAIN, ...args],
+    env: { NO_COLOR: "1", ...env },
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(stdin));
+    await writer.close();
+  }
+  const output = await child.output();
+  const stdout = new TextDecoder().decode(output.stdout);
+  return {
+    code: output.code,
+    stdout,
+    stderr: new TextDecoder().decode(output.stderr),
+    json: () => JSON.parse(stdout),
+  };
+}
+
+function expect(run: Run, code: number): Run {
+  assert.equal(run.code, code, `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
+  return run;
+}
+
+for (const backend of backends()) {
+  Deno.test(`deno task cli against a live server [${backend}]`, async (t) => {
+    const server: LiveServer = await startLiveServer(backend);
+    const emptyDir = await Deno.makeTempDir({ prefix: "cli-test-" });
+    const env = {
+      PROBE_SERVICE_URL: server.url,
+      SERVICE_API_KEY: server.apiKey,
+      DATA_DIR: emptyDir,
+    };
+    const run = (args: string[], stdin?: string) => cli(args, env, stdin);
+    try {
+      await t.step("projects: create, list, get, update, delete", async () => {
+        const project = uniqueName("cli");
+        const created = expect(await run(["projects", "create", project, "--label", "Shop"]), 0);
+        assert.match(created.stdout, new RegExp(`Created project ${project}`));
+
+        const table = expect(await run(["projects", "list", "--project", project]), 0);
+        const [head, row] = table.stdout.trim().split("\n");
+        assert.match(head, /^PROJECT\s+STATUS\s+LABEL\s+DESCRIPTION$/);
+        assert.match(row, new RegExp(`^${project}\\s+enabled\\s+Shop\\s+-$`));
+
+        const listed = expect(await run(["--json", "projects", "list", "--project", project]), 0);
+        assert.deepEqual(listed.json(), {
+          data: [{ project, label: "Shop", description: null, status: "enabled" }],
+          meta: { count: 1 },
+        });
+
+        expect(
+          await run([
+            "projects",
+            "update",
+            project,
+            "--no-label",
+            "--description",
+            "D",
+            "--status",
+            "disabled",
+          ]),
+          0,
+        );
+        const got = expect(await run(["projects", "get", project, "--json"]), 0);
+        assert.deepEqual(got.json().data, {
+          project,
+          label: null,
+          description: "D",
+          status: "disabled",
+        });
+
+        const deleted = expect(await run(["--json", "projects", "delete", project]), 0);
+        assert.deepEqual(deleted.json().data, { project, deleted: true, archived: true });
+        expect(await run(["projects", "get", project]), EXIT.notFound);
+      });
+
+      await t.step("probes: create, list, get, update, delete", async () => {
+        const project = uniqueName("cli");
+        expect(await run(["projects", "create", project]), 0);
+        const created = expect(
+          await run([
+            "--json",
+            "probes",
+            "create",
+            project,
+            "http://127.0.0.1:9/health",
+            "--method",
+            "head",
+            "--header",
+            "accept: text/plain",
+            "--latency",
+            "700",
+          ]),
+          0,
+        ).json();
+        assert.equal(created.meta.created, true);
+
+        // The same URL again rewrites the probe; as a GET now, its id changes with the method.
+        const again = expect(
+          await run(["probes", "create", project, "http://127.0.0.1:9/health"]),
+          0,
+        );
+        assert.match(again.stdout, /^Rewrote probe /);
+        const probeId = again.stdout.split(" ")[2];
+        assert.notEqual(probeId, created.data.probe_id);
+
+        const table = expect(await run(["probes", "list", "--project", project]), 0);
+        assert.match(table.stdout, /^PROJECT\s+PROBE_ID\s+METHOD\s+URL\s+LATENCY_MS\n/);
+        assert.match(table.stdout, /GET\s+http:\/\/127\.0\.0\.1:9\/health/);
+
+        const got = expect(await run(["--json", "probes", "get", project, probeId]), 0).json();
+        assert.equal(got.data.url, "http://127.0.0.1:9/health");
+
+        const updated = expect(
+          await run([
+            "--json",
+            "probes",
+            "update",
+            project,
+            probeId,
+            "--method",
+            "POST",
+            "--body",
+            '{"ping":true}',
+          ]),
+          0,
+        ).json();
+        const newId = updated.data.probe_id;
+        assert.notEqual(newId, probeId);
+        const after = expect(await run(["--json", "probes", "get", project, newId]), 0).json();
+        assert.equal(after.data.method, "POST");
+        assert.deepEqual(after.data.body, { ping: true });
+
+        expect(await run(["probes", "delete", project, newId]), 0);
+        expect(await run(["probes", "get", project, newId]), EXIT.notFound);
+      });
+
+      await t.step("settings: get and set", async () => {
+        const set = expect(
+          await run([
+            "--json",
+            "settings",
+            "set",
+            "--interval-hours",
+            "4",
+            "--channels",
+            "log,webhook",
+          ]),
+          0,
+        ).json();
+        assert.deepEqual(set.data, {
+          enabled: true,
+          interval_hours: 4,
+          channels: ["log", "webhook"],
+        });
+        expect(await run(["settings", "set", "--disable"]), 0);
+        const got = expect(await run(["settings", "get"]), 0);
+        assert.match(got.stdout, /^enabled\s+false$/m);
+        assert.match(got.stdout, /^interval_hours\s+4$/m);
+
+        expect(await run(["settings", "set", "--channels", "log"]), 0);
+        const sent = expect(await run(["settings", "test"]), 0);
+        assert.match(sent.stdout, /^Sent report #\d+\.\nCHANNEL\s+OUTCOME/);
+        assert.match(sent.stdout, /^log\s+delivered\s+1\s+-$/m);
+        const deliveries = expect(
+          await run(["--json", "settings", "deliveries", "--limit", "1"]),
+          0,
+        );
+        assert.equal(deliveries.json().data[0].channel, "log");
+      });
+
+      await t.step("exit statuses say what failed", async () => {
+        const project = uniqueName("cli");
+        expect(await run(["projects", "create", project]), 0);
+        const conflict = expect(await run(["projects", "create", project]), EXIT.conflict);
+        assert.match(conflict.stderr, /conflict, HTTP 409/);
+
+        const invalid = expect(
+          await run(["probes", "create", project, "ftp://nowhere"]),
+          EXIT.invalid,
+        );
+        assert.match(invalid.stderr, /^ {2}url: /m);
+        expect(await run(["settings", "set"]), EXIT.invalid);
+
+        const jsonError = expect(
+          await run(["--json", "projects", "get", uniqueName()]),
+          EXIT.notFound,
+        );
+        assert.equal(JSON.parse(jsonError.stderr).error.code, "not_found");
+
+        expect(
+          await cli(["projects", "list"], { ...env, SERVICE_API_KEY: "wrong-key-1" }),
+          EXIT.unauthorized,
+        );
+        const noKey = expect(
+          await cli(["projects", "list"], { ...env, SERVICE_API_KEY: "" }),
+          EXIT.unauthorized,
+        );
+        assert.match(noKey.stderr, /No API key/);
+
+        const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+        const closedPort = (listener.addr as Deno.NetAddr).port;
+        listener.close();
+        expect(
+          await run(["--url", `http://127.0.0.1:${closedPort}`, "projects", "list"]),
+          EXIT.unreachable,
+        );
+
+        expect(await run(["projects", "frobnicate"]), EXIT.usage);
+        expect(
+          await run(["probes", "create", project, "http://127.0.0.1:9/", "--latency", "soon"]),
+          EXIT.usage,
+        );
+        expect(await run(["--url", "not-a-url", "projects", "list"]), EXIT.usage);
+      });
+
+      await t.step(
+        "without a key given, the key the service wrote in DATA_DIR is used",
+        async () => {
+          const dataDir = await Deno.makeTempDir({ prefix: "cli-data-" });
+          try {
+            await Deno.writeTextFile(`${dataDir}/api-key`, `${server.apiKey}\n`);
+            expect(
+              await cli(["settings", "get"], { ...env, SERVICE_API_KEY: "", DATA_DIR: dataDir }),
+              0,
+            );
+          } finally {
+            await Deno.remove(dataDir, { recursive: true });
+          }
+        },
+      );
+
+      await t.step("import loads a YAML file, and a second run changes nothing", async () => {
+        const project = uniqueName("seed");
+        const yaml = `projects:
+  - project: ${project}
+    label: Seeded
+    probes:
+      - url: http://127.0.0.1:9/a
+        latency: 100
+      - url: http://127.0.0.1:9/b
+        method: post
+        body: { x: 1 }
+`;
+        const file = await Deno.makeTempFile({ suffix: ".yaml" });
+        try {
+          await Deno.writeTextFile(file, yaml);
+          const first = expect(await run(["--json", "import", file]), 0).json();
+          assert.deepEqual(first.meta, {
+            created: 3,
+            updated: 0,
+            rewritten: 0,
+            deleted: 0,
+            unchanged: 0,
+            dry_run: false,
+          });
+          const second = expect(await run(["import", file]), 0);
+          assert.match(
+            second.stdout,
+            /0 created, 0 updated, 0 rewritten, 0 deleted, 3 unchanged\./,
+          );
+          const probes = expect(await run(["--json", "probes", "list", "--project", project]), 0);
+          assert.equal(probes.json().meta.count, 2);
+        } finally {
+          await Deno.remove(file);
+        }
+      });
+
+      await t.step(
+        "import reads JSON from stdin, and refuses an invalid file with exit 2",
+        async () => {
+          const project = uniqueName("seed");
+          const body = JSON.stringify({ projects: [{ project, probes: [] }] });
+          const stdin = expect(await run(["--json", "import", "-"], body), 0).json();
+          assert.equal(stdin.meta.created, 1);
+          const bad = expect(
+            await run(["import", "-"], JSON.stringify({ projects: [{ project: "" }], extra: 1 })),
+            EXIT.usage,
+          );
+          assert.match(bad.stderr, /not a valid seed file/);
+          assert.match(bad.stderr, /projects\.0\.project/);
+          expect(await run(["import", `${emptyDir}/missing.yaml`]), EXIT.usage);
+        },
+      );
+    } finally {
+      await server.close();
+      await Deno.remove(emptyDir, { recursive: true });
+    }
+  });
+}
+
+for (const backend of backends()) {
+  // A server of its own: the runner here runs every probe in its database.
+  Deno.test(`deno task cli: results, stats and status board [${backend}]`, async (t) => {
+    const server = await startLiveServer(backend);
+    const target = await startTarget();
+    const env = { PROBE_SERVICE_URL: server.url, SERVICE_API_KEY: server.apiKey };
+    const run = (args: string[]) => cli(args, env);
+    try {
+      const project = uniqueName("cli");
+      expect(await run(["projects", "create", project]), 0);
+      const probeId = expect(
+        await run(["--json", "probes", "create", project, `${target.origin}/ok`]),
+        0,
+      ).json().data.probe_id;
+      const failingId = expect(
+        await run(["--json", "probes", "create", project, `${target.origin}/status/503`]),
+        0,
+      ).json().data.probe_id;
+
+      await t.step("before any run: no results, empty stats, a blank board", async () => {
+        const empty = expect(await run(["results", "list", project, probeId]), 0);
+        assert.equal(empty.stdout, "No results.\n");
+        const stats = expect(await run(["results", "stats", project, probeId]), 0);
+        assert.match(stats.stdout, /^window\s+24h$/m);
+        assert.match(stats.stdout, /^runs\s+0$/m);
+        assert.match(stats.stdout, /^uptime\s+-$/m);
+        const board = expect(await run(["projects", "status", project]), 0);
+        assert.match(board.stdout, new RegExp(`^Project ${project} is enabled, 2 probes\\.$`, "m"));
+        assert.match(
+          board.stdout,
+          new RegExp(`^${probeId}\\s+GET\\s+\\S+/ok\\s+-\\s+-\\s+0\\s+-$`, "m"),
+        );
+      });
+
+      await t.step("after a real run on loopback: tables and JSON", async () => {
+        assert.equal((await runDueProbesOnce(server.app.database.db)).recorded, 2);
+
+        const listed = expect(await run(["results", "list", project, probeId]), 0);
+        const [head, row, ...rest] = listed.stdout.trimEnd().split("\n");
+        assert.match(head, /^STARTED_AT\s+OUTCOME\s+HTTP\s+DURATION_MS\s+ADDRESS\s+ERROR$/);
+        assert.match(row, /^\d{4}-\d\d-\d\dT\S+Z\s+up\s+200\s+\d+\s+127\.0\.0\.1\s+-$/);
+        assert.deepEqual(rest, []);
+        const json = expect(await run(["--json", "results", "list", project, failingId]), 0).json();
+        assert.equal(json.meta.count, 1);
+        assert.equal(json.meta.next_before, null);
+        assert.equal(json.data[0].outcome, "down");
+        assert.equal(json.data[0].http_status, 503);
+
+        const stats = expect(
+          await run(["results", "stats", project, probeId, "--window", "1h"]),
+          0,
+        );
+        assert.match(stats.stdout, /^window\s+1h$/m);
+        assert.match(stats.stdout, /^runs\s+1$/m);
+        assert.match(stats.stdout, /^up\s+1$/m);
+        assert.match(stats.stdout, /^uptime\s+100\.00%$/m);
+        assert.match(stats.stdout, /^p95_ms\s+\d+$/m);
+        assert.match(stats.stdout, /^last_outcome\s+up$/m);
+        const statsJson = expect(
+          await run(["--json", "results", "stats", project, failingId, "--window", "7d"]),
+          0,
+        ).json();
+        assert.equal(statsJson.data.window, "7d");
+        assert.deepEqual([statsJson.data.runs, statsJson.data.down], [1, 1]);
+        assert.equal(statsJson.data.uptime, 0);
+
+        const board = expect(await run(["projects", "status", project]), 0);
+        const lines = board.stdout.trimEnd().split("\n");
+        assert.match(
+          lines[1],
+          /^PROBE_ID\s+METHOD\s+URL\s+LAST_OUTCOME\s+LAST_RUN_AT\s+RUNS_24H\s+UPTIME_24H$/,
+        );
+        assert.match(
+          board.stdout,
+          new RegExp(`^${probeId}\\s+GET\\s+\\S+/ok\\s+up\\s+\\S+Z\\s+1\\s+100\\.00%$`, "m"),
+        );
+        assert.match(
+          board.stdout,
+          new RegExp(`^${failingId}\\s+.*\\s+down\\s+\\S+Z\\s+1\\s+0\\.00%$`, "m"),
+        );
+        const boardJson = expect(await run(["--json", "projects", "status", project]), 0).json();
+        assert.deepEqual(boardJson.meta, { count: 2, status: "enabled" });
+      });
+
+      await t.step("--limit and --before page through the results", async () => {
+        const { key } = await server.app.database.db.selectFrom("probes").select("key")
+          .where("project", "=", project).where("probe_id", "=", probeId)
+          .executeTakeFirstOrThrow();
+        const now = Date.now();
+        await insertRuns(
+          server.app.database.db,
+          "cli-test",
+          [2, 1].map((hours) => ({
+            key: String(key),
+            due: now - hours * 3_600_000,
+            result: {
+              startedAt: new Date(now - hours * 3_600_000),
+              durationMs: 40 + hours,
+              outcome: "up" as const,
+              httpStatus: 200,
+              error: null,
+              address: "127.0.0.1",
+            },
+          })),
+        );
+        const first = expect(await run(["results", "list", project, probeId, "--limit", "2"]), 0);
+        const cursor = first.stdout.match(/^Next page: --before (\S+)$/m)?.[1];
+        assert.equal(cursor, new Date(now - 3_600_000).toISOString(), first.stdout);
+        const second = expect(
+          await run([
+            "--json",
+            "results",
+            "list",
+            project,
+            probeId,
+            "--limit",
+            "2",
+            "--before",
+            cursor!,
+          ]),
+          0,
+        ).json();
+        assert.deepEqual(second.data.map((r: { duration_ms: number }) => r.duration_ms), [42]);
+        assert.equal(second.meta.next_before, null);
+      });
+
+      await t.step("exit statuses: missing probe or project 4, bad values 6 or 2", async () => {
+        const missing = "0000000000000000";
+        expect(await run(["results", "list", project, missing]), EXIT.notFound);
+        const jsonError = expect(
+          await run(["--json", "results", "stats", project, missing]),
+          EXIT.notFound,
+        );
+        assert.equal(JSON.parse(jsonError.stderr).error.code, "not_found");
+        expect(await run(["projects", "status", uniqueName("missing")]), EXIT.notFound);
+        const limit = expect(
+          await run(["results", "list", project, probeId, "--limit", "0"]),
+          EXIT.invalid,
+        );
+        assert.match(limit.stderr, /^ {2}limit: /m);
+        expect(
+          await run(["results", "list", project, probeId, "--before", "yesterday"]),
+          EXIT.invalid,
+        );
+        expect(await run(["results", "stats", project, probeId, "--window", "2h"]), EXIT.usage);
+        expect(
+          await cli(["projects", "status", project], { ...env, SERVICE_API_KEY: "wrong-key-1" }),
+          EXIT.unauthorized,
+        );
+      });
+    } finally {
+      await target.close();
+      await server.close();
+    }
+  });
+}

@@ -1,0 +1,256 @@
+// Drives the running server through openapi-fetch, typed by openapi-typescript from the served
+// document: a client none of us wrote, so the document has to be right for it to work.
+import assert from "node:assert/strict";
+import createClient, { type Middleware } from "openapi-fetch";
+import { openApiTypes } from "../../tools/openapi_typegen.ts";
+import type { paths } from "./testdata/openapi.gen.ts";
+import { backends, uniqueName } from "../testing/app.ts";
+import { startLiveServer } from "../testing/live.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+for (const backend of backends()) {
+  Deno.test(`openapi-fetch drives every endpoint [${backend}]`, async (t) => {
+    const server = await startLiveServer(backend);
+    try {
+      const docText = await (await fetch(`${server.url}/api/v1/openapi.json`)).text();
+      const doc = JSON.parse(docText);
+
+      await t.step(
+        "the committed openapi-typescript types are those of the served document",
+        async () => {
+          const committed = await Deno.readTextFile(
+            new URL("./testdata/openapi.gen.ts", import.meta.url),
+          );
+          const generated = await openApiTypes(docText);
+          assert.ok(
+            generated === committed,
+            "server/http/testdata/openapi.gen.ts is stale: run `deno task openapi:types`",
+          );
+        },
+      );
+
+      // Every answer's status must be one the document lists for its operation.
+      const seen: string[] = [];
+      const checkStatus: Middleware = {
+        onResponse({ schemaPath, request, response }) {
+          const op = doc.paths[schemaPath]?.[request.method.toLowerCase()];
+          assert.ok(op, `${request.method} ${schemaPath} is not in the document`);
+          assert.ok(
+            String(response.status) in op.responses,
+            `${request.method} ${schemaPath} answered ${response.status}, not documented`,
+          );
+          seen.push(`${request.method} ${schemaPath} ${response.status}`);
+        },
+      };
+      const api = createClient<paths>({
+        baseUrl: `${server.url}/api/v1`,
+        headers: { "X-Service-Api-Key": server.apiKey },
+      });
+      api.use(checkStatus);
+
+      await t.step("projects: create, get, list, patch, delete", async () => {
+        const project = uniqueName();
+        const created = await api.POST("/projects", { body: { project, label: "Shop" } });
+        assert.equal(created.response.status, 201);
+        assert.deepEqual(created.data, { data: { project } });
+
+        const got = await api.GET("/projects/{project}", { params: { path: { project } } });
+        assert.equal(got.response.status, 200);
+        assert.deepEqual(got.data?.data, {
+          project,
+          label: "Shop",
+          description: null,
+          status: "enabled",
+        });
+
+        const listed = await api.GET("/projects", { params: { query: { project } } });
+        assert.equal(listed.data?.meta.count, 1);
+        assert.equal(listed.data?.data[0].project, project);
+
+        const patched = await api.PATCH("/projects/{project}", {
+          params: { path: { project } },
+          body: { description: "The shop", status: "disabled" },
+        });
+        assert.equal(patched.response.status, 200);
+        assert.deepEqual(patched.data, { data: { project } });
+        const after = await api.GET("/projects/{project}", { params: { path: { project } } });
+        assert.equal(after.data?.data.status, "disabled");
+        assert.equal(after.data?.data.description, "The shop");
+
+        const deleted = await api.DELETE("/projects/{project}", { params: { path: { project } } });
+        assert.equal(deleted.response.status, 200);
+        assert.deepEqual(deleted.data?.data, { project, deleted: true, archived: true });
+        assert.equal(typeof deleted.data?.meta.message, "string");
+
+        const gone = await api.GET("/projects/{project}", { params: { path: { project } } });
+        assert.equal(gone.response.status, 404);
+        assert.equal(gone.error?.error.code, "not_found");
+      });
+
+      await t.step("probes: both creates, lists, get, patch, delete", async () => {
+        const project = uniqueName();
+        await api.POST("/projects", { body: { project } });
+        const path = { project };
+        const first = await api.POST("/projects/{project}/probes", {
+          params: { path },
+          body: { url: "http://127.0.0.1:9/health", method: "GET", latency: 300 },
+        });
+        assert.equal(first.response.status, 201);
+        assert.equal(first.data?.meta.created, true);
+        const probeId = first.data!.data.probe_id;
+
+        const again = await api.POST("/projects/{project}/probes", {
+          params: { path },
+          body: { url: "http://127.0.0.1:9/health", headers: { accept: "text/plain" } },
+        });
+        assert.equal(again.response.status, 200);
+        assert.equal(again.data?.meta.created, false);
+        assert.equal(again.data?.data.probe_id, probeId);
+
+        const second = await api.POST("/probes", {
+          body: { project, url: "http://127.0.0.1:9/other", method: "POST", body: { a: 1 } },
+        });
+        assert.equal(second.response.status, 201);
+
+        const all = await api.GET("/probes", { params: { query: { project } } });
+        assert.equal(all.data?.meta.count, 2);
+        const ofProject = await api.GET("/projects/{project}/probes", { params: { path } });
+        assert.deepEqual(
+          ofProject.data?.data.map((p) => p.probe_id).sort(),
+          all.data?.data.map((p) => p.probe_id).sort(),
+        );
+
+        const got = await api.GET("/projects/{project}/probes/{probeId}", {
+          params: { path: { project, probeId } },
+        });
+        assert.equal(got.data?.data.url, "http://127.0.0.1:9/health");
+        assert.deepEqual(got.data?.data.headers, { accept: "text/plain" });
+
+        const patched = await api.PATCH("/projects/{project}/probes/{probeId}", {
+          params: { path: { project, probeId } },
+          body: { method: "HEAD" },
+        });
+        assert.equal(patched.response.status, 200);
+        const newId = patched.data!.data.probe_id;
+        assert.notEqual(newId, probeId);
+
+        const deleted = await api.DELETE("/projects/{project}/probes/{probeId}", {
+          params: { path: { project, probeId: newId } },
+        });
+        assert.equal(deleted.response.status, 204);
+        assert.equal(deleted.data, undefined);
+        assert.equal(deleted.error, undefined);
+
+        const gone = await api.GET("/projects/{project}/probes/{probeId}", {
+          params: { path: { project, probeId: newId } },
+        });
+        assert.equal(gone.response.status, 404);
+        assert.equal(gone.error?.error.code, "not_found");
+      });
+
+      await t.step("settings: get and patch", async () => {
+        const got = await api.GET("/settings/iam-alive");
+        assert.equal(got.response.status, 200);
+        const patched = await api.PATCH("/settings/iam-alive", {
+          body: { interval_hours: 12, channels: ["webhook"] },
+        });
+        assert.deepEqual(patched.data?.data, {
+          enabled: true,
+          interval_hours: 12,
+          channels: ["webhook"],
+        });
+        const empty = await api.PATCH("/settings/iam-alive", { body: {} });
+        assert.equal(empty.response.status, 422);
+
+        const sent = await api.POST("/settings/iam-alive/test", { body: {} });
+        assert.equal(sent.response.status, 200);
+        assert.equal(sent.data?.data.report.trigger, "test");
+        assert.deepEqual(sent.data?.data.deliveries.map((d) => d.channel), ["webhook"]);
+        const deliveries = await api.GET("/settings/iam-alive/deliveries", {
+          params: { query: { limit: 5 } },
+        });
+        assert.equal(deliveries.response.status, 200);
+        assert.equal(deliveries.data?.data[0].sequence, sent.data?.data.report.sequence);
+        const badLimit = await api.GET("/settings/iam-alive/deliveries", {
+          params: { query: { limit: 0 } },
+        });
+        assert.equal(badLimit.response.status, 422);
+      });
+
+      await t.step("results: list, stats, status", async () => {
+        const project = uniqueName();
+        await api.POST("/projects", { body: { project } });
+        const created = await api.POST("/projects/{project}/probes", {
+          params: { path: { project } },
+          body: { url: "https://results.example.test/" },
+        });
+        const probeId = created.data!.data.probe_id;
+        const path = { project, probeId };
+        const results = await api.GET("/projects/{project}/probes/{probeId}/results", {
+          params: { path, query: { limit: 10 } },
+        });
+        assert.equal(results.response.status, 200);
+        assert.deepEqual(results.data?.meta, { count: 0, next_before: null });
+        const stats = await api.GET("/projects/{project}/probes/{probeId}/stats", {
+          params: { path, query: { window: "7d" } },
+        });
+        assert.equal(stats.response.status, 200);
+        assert.equal(stats.data?.data.runs, 0);
+        const badWindow = await api.GET("/projects/{project}/probes/{probeId}/stats", {
+          // deno-lint-ignore no-explicit-any
+          params: { path, query: { window: "2h" as any } },
+        });
+        assert.equal(badWindow.response.status, 422);
+        const status = await api.GET("/projects/{project}/status", {
+          params: { path: { project } },
+        });
+        assert.equal(status.response.status, 200);
+        assert.equal(status.data?.data[0].probe_id, probeId);
+        const missing = await api.GET("/projects/{project}/status", {
+          params: { path: { project: uniqueName("missing") } },
+        });
+        assert.equal(missing.response.status, 404);
+      });
+
+      await t.step("failures answer the documented error body", async () => {
+        const project = uniqueName();
+        await api.POST("/projects", { body: { project } });
+        const conflict = await api.POST("/projects", { body: { project } });
+        assert.equal(conflict.response.status, 409);
+        assert.equal(conflict.error?.error.code, "conflict");
+
+        const invalid = await api.POST("/projects/{project}/probes", {
+          params: { path: { project } },
+          body: { url: "not a url" },
+        });
+        assert.equal(invalid.response.status, 422);
+        const details: Json[] = invalid.error?.error.details ?? [];
+        assert.ok(details.some((d) => d.path === "url"), JSON.stringify(details));
+
+        const missing = await api.POST("/probes", {
+          body: { project: uniqueName("missing"), url: "http://127.0.0.1:9/" },
+        });
+        assert.equal(missing.response.status, 404);
+
+        const noKey = await api.GET("/projects", {
+          headers: { "X-Service-Api-Key": "wrong-key-123" },
+        });
+        assert.equal(noKey.response.status, 401);
+        assert.equal(noKey.error?.error.code, "unauthorized");
+      });
+
+      await t.step("every operation of the document was called", () => {
+        const called = new Set(seen.map((s) => s.split(" ").slice(0, 2).join(" ")));
+        for (const [path, item] of Object.entries(doc.paths as Json)) {
+          for (const method of Object.keys(item as Json)) {
+            assert.ok(called.has(`${method.toUpperCase()} ${path}`), `${method} ${path}`);
+          }
+        }
+      });
+    } finally {
+      await server.close();
+    }
+  });
+}

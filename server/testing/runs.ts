@@ -1,0 +1,34 @@
+/**
+ * Test support for callers of the results API (the typed client, the CLI): real runs of the
+ * probes in a test database, made by a real runner that may reach loopback only, stepped by hand
+ * instead of on its timers.
+ *
+ * @module
+ */
+import type { Db } from "../db/database.ts";
+import { createLogger } from "../log.ts";
+import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
+import { createRunner, type RunnerCounters } from "../runner/runner.ts";
+
+/**
+ * Runs every probe of the database that is due now, once each: new probes are due at once, and
+ * the next run is an interval away. Resolves when every run is recorded. Probes must point at
+ * loopback (for example a `startTarget()`), the only network the runner is allowed.
+ */
+export async function runDueProbesOnce(db: Db): Promise<RunnerCounters> {
+  const runner = createRunner({
+    db,
+    log: createLogger("silent"),
+    intervalMs: 60_000,
+    timeoutMs: 5_000,
+    concurrency: 20,
+    retentionDays: 7,
+    policy: createNetworkPolicy(parseNetworks("127.0.0.0/8")),
+    lookaheadMs: 0,
+    retryPauseMs: 1,
+  });
+  await runner.sync();
+  while (await runner.poll() > 0) await runner.idle();
+  await runner.idle();
+  return runner.counters();
+}
