@@ -3,12 +3,14 @@ import type { Config, IamAliveConfig } from "./config.ts";
 import { createCors } from "./http/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
-import { createHttpHandler } from "./http/handler.ts";
+import { createHttpHandler, REST_PREFIX } from "./http/handler.ts";
+import { buildOpenApiDocument } from "./http/openapi.ts";
 import { type ChannelDeps, createChannels } from "./iam_alive/channels.ts";
 import { type Clock, systemClock } from "./iam_alive/clock.ts";
 import { createReporter, type Reporter, type ReporterOptions } from "./iam_alive/reporter.ts";
 import type { Logger } from "./log.ts";
 import { createRateLimiter } from "./http/rate_limit.ts";
+import { appRouter } from "./trpc/router.ts";
 
 export interface App {
   handler: (request: Request) => Promise<Response>;
@@ -30,7 +32,16 @@ export interface IamAliveOptions
 
 /** Opens and migrates the database and builds the request handler and the reporter over it. */
 export async function createApp(
-  { database, apiKeys, log, iamAlive = {}, rateLimitPerSecond = 0, corsOrigins = [], now }: {
+  {
+    database,
+    apiKeys,
+    log,
+    iamAlive = {},
+    rateLimitPerSecond = 0,
+    corsOrigins = [],
+    now,
+    onFastPath,
+  }: {
     database: DatabaseTarget | DatabaseHandle;
     apiKeys: string[];
     log: Logger;
@@ -40,6 +51,8 @@ export async function createApp(
     corsOrigins?: string[];
     /** The rate limiter's clock, in milliseconds. */
     now?: () => number;
+    /** Told of each `/trpc` call the fast path answers (for tests). */
+    onFastPath?: (procedure: string) => void;
   },
 ): Promise<App> {
   const handle = "db" in database ? database : await openDatabase(database);
@@ -61,12 +74,15 @@ export async function createApp(
     channels: createChannels({ ...channelDeps, config, clock }),
   });
   const handler = createHttpHandler({
+    router: appRouter,
+    document: buildOpenApiDocument(appRouter, REST_PREFIX),
     db: handle.db,
     checkKey: createKeyCheck(apiKeys),
     log,
     iamAlive: reporter,
     rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),
     cors: createCors(corsOrigins),
+    onFastPath,
   });
   return {
     handler,

@@ -1,55 +1,110 @@
+/**
+ * The service's error contract, in one place: every error code with its HTTP status, its tRPC
+ * code and the message callers see; how a failure becomes one of them; and the three wire
+ * shapes built from it — the REST body, the tRPC error shape (which carries the REST body under
+ * `data.error`) and the OpenAPI response that documents it. Unknown errors become a generic 500:
+ * their message and stack go to the log, never to the caller.
+ *
+ * @module
+ */
 import type { ErrorBody, ErrorDetail } from "@probe/shared";
 import { TRPCError } from "@trpc/server";
-import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { isInvalidText } from "./db/invalid_text.ts";
 import { isDatabaseUnavailable } from "./db/unavailable.ts";
 import { DomainError, type DomainErrorKind } from "./domain/errors.ts";
 
-/**
- * The one place where failures become status codes and error bodies, for REST and tRPC alike.
- * Unknown errors become a generic 500: their message and stack go to the log, never the caller.
- */
+interface ErrorKind {
+  status: number;
+  /** The tRPC error code of the same failure on `/trpc`. */
+  trpc: TRPC_ERROR_CODE_KEY;
+  /** The message when nothing more specific is known. */
+  message: string;
+}
 
+/** Every error the service answers with, by the code its body carries. */
+export const ERRORS = {
+  malformed_json: {
+    status: 400,
+    trpc: "PARSE_ERROR",
+    message: "The request body is not valid JSON",
+  },
+  bad_request: { status: 400, trpc: "BAD_REQUEST", message: "Bad request" },
+  unauthorized: {
+    status: 401,
+    trpc: "UNAUTHORIZED",
+    message: "A valid X-Service-Api-Key header is required",
+  },
+  not_found: { status: 404, trpc: "NOT_FOUND", message: "No such route" },
+  // Only on /trpc (a query sent by POST, a mutation by GET); REST answers 404 for those.
+  method_not_allowed: {
+    status: 405,
+    trpc: "METHOD_NOT_SUPPORTED",
+    message: "Method not allowed",
+  },
+  conflict: { status: 409, trpc: "CONFLICT", message: "Conflict" },
+  payload_too_large: {
+    status: 413,
+    trpc: "PAYLOAD_TOO_LARGE",
+    message: "The request body is larger than 1 MiB",
+  },
+  unsupported_media_type: {
+    status: 415,
+    trpc: "UNSUPPORTED_MEDIA_TYPE",
+    message: "The request body must be application/json",
+  },
+  validation_failed: { status: 422, trpc: "UNPROCESSABLE_CONTENT", message: "Validation failed" },
+  rate_limited: { status: 429, trpc: "TOO_MANY_REQUESTS", message: "Too many requests" },
+  internal: { status: 500, trpc: "INTERNAL_SERVER_ERROR", message: "Internal server error" },
+  service_unavailable: {
+    status: 503,
+    trpc: "SERVICE_UNAVAILABLE",
+    message: "The database is not available",
+  },
+} as const satisfies Record<string, ErrorKind>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export const BODY_EMPTY = "The request body is empty";
+export const BODY_NOT_UTF8 = "The request body is not valid UTF-8";
+
+/** The other messages a code is answered with, where the server can say more. */
+const MORE_MESSAGES: Partial<Record<ErrorCode, readonly string[]>> = {
+  malformed_json: [BODY_EMPTY, BODY_NOT_UTF8],
+};
+
+/** A failure as it is answered: its status and its body. */
 export interface ApiError {
   status: number;
-  body: ErrorBody;
+  body: ErrorBody & { error: { code: ErrorCode } };
 }
 
-export function apiError(
-  status: number,
-  code: string,
-  message: string,
-  details?: ErrorDetail[],
-): ApiError {
-  return { status, body: { error: { code, message, ...(details && { details }) } } };
+/** The answer for an error code, with the code's own message unless another is given. */
+export function apiError(code: ErrorCode, message?: string, details?: ErrorDetail[]): ApiError {
+  return {
+    status: ERRORS[code].status,
+    body: {
+      error: { code, message: message ?? ERRORS[code].message, ...(details && { details }) },
+    },
+  };
 }
 
-const DOMAIN_TO_TRPC: Record<DomainErrorKind, TRPC_ERROR_CODE_KEY> = {
-  not_found: "NOT_FOUND",
-  conflict: "CONFLICT",
-  validation_failed: "UNPROCESSABLE_CONTENT",
-  unavailable: "SERVICE_UNAVAILABLE",
+/** A 422 for one field (or the whole body, path ""), in the shape zod's failures take. */
+export function validationFailed(path: string, message: string): ApiError {
+  return apiError("validation_failed", undefined, [{ path, message }]);
+}
+
+const BY_DOMAIN_KIND: Record<DomainErrorKind, ErrorCode> = {
+  not_found: "not_found",
+  conflict: "conflict",
+  validation_failed: "validation_failed",
+  unavailable: "service_unavailable",
 };
 
-const TRPC_TO_API: Partial<Record<TRPC_ERROR_CODE_KEY, [number, string, string]>> = {
-  PARSE_ERROR: [400, "malformed_json", "The request body is not valid JSON"],
-  BAD_REQUEST: [400, "bad_request", "Bad request"],
-  UNAUTHORIZED: [401, "unauthorized", "A valid X-Service-Api-Key header is required"],
-  NOT_FOUND: [404, "not_found", "No such route"],
-  METHOD_NOT_SUPPORTED: [405, "method_not_allowed", "Method not allowed"],
-  CONFLICT: [409, "conflict", "Conflict"],
-  PAYLOAD_TOO_LARGE: [413, "payload_too_large", "The request body is larger than 1 MiB"],
-  UNSUPPORTED_MEDIA_TYPE: [
-    415,
-    "unsupported_media_type",
-    "The request body must be application/json",
-  ],
-  UNPROCESSABLE_CONTENT: [422, "validation_failed", "Validation failed"],
-  TOO_MANY_REQUESTS: [429, "rate_limited", "Too many requests"],
-  SERVICE_UNAVAILABLE: [503, "service_unavailable", "The database is not available"],
-};
-
-const INTERNAL = apiError(500, "internal", "Internal server error");
+// 400 answers two codes; a library's BAD_REQUEST is `bad_request`, its PARSE_ERROR the JSON one.
+const BY_TRPC_CODE = new Map<TRPC_ERROR_CODE_KEY, ErrorCode>(
+  (Object.entries(ERRORS) as [ErrorCode, ErrorKind][]).map(([code, kind]) => [kind.trpc, code]),
+);
 
 interface ZodLikeIssue {
   path: PropertyKey[];
@@ -64,7 +119,7 @@ function isZodError(e: unknown): e is { issues: ZodLikeIssue[] } {
 }
 
 /** Zod issues as `{ path, message }` details; each unknown key gets its own line. */
-export function zodDetails(issues: ZodLikeIssue[]): ErrorDetail[] {
+function zodDetails(issues: ZodLikeIssue[]): ErrorDetail[] {
   return issues.flatMap((issue) => {
     const path = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys" && issue.keys) {
@@ -77,65 +132,96 @@ export function zodDetails(issues: ZodLikeIssue[]): ErrorDetail[] {
   });
 }
 
-/** Wraps a domain error as the tRPC error it stands for; any other error passes through. */
-export function toTRPCError(error: unknown): unknown {
-  // tRPC wraps what a procedure throws in an INTERNAL_SERVER_ERROR whose cause is the original.
-  if (error instanceof TRPCError && error.cause instanceof DomainError) error = error.cause;
-  if (!(error instanceof DomainError) && isInvalidText(error)) {
-    // Names and filters are plain strings in the schemas; PostgreSQL has the last word on NUL.
-    error = new DomainError("validation_failed", "Validation failed", [
-      { path: "", message: "text must not contain NUL characters" },
-    ]);
-  }
-  if (!(error instanceof DomainError) && isDatabaseUnavailable(error)) {
-    return new TRPCError({
-      code: "SERVICE_UNAVAILABLE",
-      message: "The database is not available",
-      cause: error,
-    });
-  }
-  if (error instanceof DomainError) {
-    return new TRPCError({
-      code: DOMAIN_TO_TRPC[error.kind],
-      message: error.message,
-      cause: error,
-    });
-  }
-  if (error instanceof TRPCError && error.code === "BAD_REQUEST" && isZodError(error.cause)) {
-    return new TRPCError({
-      code: "UNPROCESSABLE_CONTENT",
-      message: "Validation failed",
-      cause: error.cause,
-    });
-  }
-  return error;
-}
-
-/** The status and body a failure is answered with. */
+/** The status and body a failure is answered with, on either transport. */
 export function toApiError(error: unknown): ApiError {
-  const mapped = toTRPCError(error);
-  if (!(mapped instanceof TRPCError)) return INTERNAL;
-  const entry = TRPC_TO_API[mapped.code];
-  if (!entry) return INTERNAL;
-  const [status, code, fallback] = entry;
-  const cause = mapped.cause;
+  // tRPC wraps what a procedure throws in an INTERNAL_SERVER_ERROR whose cause is the original.
+  const cause = error instanceof TRPCError && error.code === "INTERNAL_SERVER_ERROR"
+    ? error.cause ?? error
+    : error;
   if (cause instanceof DomainError) {
-    return apiError(status, code, cause.message, cause.details.length ? cause.details : undefined);
+    return apiError(
+      BY_DOMAIN_KIND[cause.kind],
+      cause.message,
+      cause.details.length ? cause.details : undefined,
+    );
   }
-  if (isZodError(cause)) {
-    return apiError(status, code, "Validation failed", zodDetails(cause.issues));
+  if (isInvalidText(cause)) {
+    // Names and filters are plain strings in the schemas; PostgreSQL has the last word on NUL.
+    return validationFailed("", "text must not contain NUL characters");
   }
-  // Other messages come from the libraries, in their words: callers get ours.
-  return apiError(status, code, fallback);
+  if (isDatabaseUnavailable(cause)) return apiError("service_unavailable");
+  if (error instanceof TRPCError) {
+    // Input validation fails as BAD_REQUEST with the zod error as its cause (output validation
+    // fails as INTERNAL_SERVER_ERROR: that one is ours).
+    if (error.code === "BAD_REQUEST" && isZodError(error.cause)) {
+      return apiError("validation_failed", undefined, zodDetails(error.cause.issues));
+    }
+    // Other messages come from the libraries, in their words: callers get ours.
+    return apiError(BY_TRPC_CODE.get(error.code) ?? "internal");
+  }
+  return apiError("internal");
 }
 
-/** Whether an error is one we did not expect, and so belongs in the log with its stack. */
-export function isUnexpected(error: unknown): boolean {
-  const { status } = toApiError(error);
-  return status >= 500 && status !== 503;
+/** Whether a failure is one we did not expect, and so belongs in the log with its stack. */
+export function isUnexpected(error: ApiError): boolean {
+  return error.status >= 500 && error.status !== 503;
 }
 
-/** Whether an error is the database being unavailable (answered 503). */
-export function isUnavailable(error: unknown): boolean {
-  return toApiError(error).status === 503;
+/**
+ * The tRPC error shape of a failure: tRPC's numeric code and key, the HTTP status, and the REST
+ * body under `data.error`, so that both transports say the same thing.
+ */
+export function trpcErrorShape({ status, body }: ApiError) {
+  const key = ERRORS[body.error.code].trpc;
+  return {
+    message: body.error.message,
+    code: TRPC_ERROR_CODES_BY_KEY[key],
+    data: { code: key, httpStatus: status, error: body.error },
+  };
+}
+
+/** The messages a code is answered with when the operation says nothing more specific. */
+export function defaultMessages(code: ErrorCode): string[] {
+  return [ERRORS[code].message, ...MORE_MESSAGES[code] ?? []];
+}
+
+/** The OpenAPI response object documenting an error, with the messages the server answers. */
+export function openApiErrorResponse(code: ErrorCode, messages = defaultMessages(code)) {
+  const example = (message: string) => ({ error: { code, message } });
+  return {
+    description: messages.join(" / "),
+    content: {
+      "application/json": {
+        schema: { $ref: "#/components/schemas/Error" },
+        ...(messages.length === 1 ? { example: example(messages[0]) } : {
+          examples: Object.fromEntries(
+            messages.map((message, i) => [`${code}_${i + 1}`, { value: example(message) }]),
+          ),
+        }),
+      },
+    },
+  };
+}
+
+/** What an operation's shape lets a caller get wrong, besides what the operation declares. */
+export function errorsOf(operation: { takesInput: boolean; readsBody: boolean }): ErrorCode[] {
+  return [
+    ...(operation.readsBody
+      ? ["malformed_json", "payload_too_large", "unsupported_media_type"] as const
+      : []),
+    "unauthorized",
+    ...(operation.takesInput ? ["validation_failed"] as const : []),
+    "rate_limited",
+    "internal",
+    "service_unavailable",
+  ];
+}
+
+/** The code that stands for an HTTP status an operation declares (404, 409, 503…). */
+export function codeOfStatus(status: number): ErrorCode {
+  const found = (Object.entries(ERRORS) as [ErrorCode, ErrorKind][]).find(([, kind]) =>
+    kind.status === status
+  );
+  if (!found) throw new Error(`No error code answers with status ${status}`);
+  return found[0];
 }

@@ -1,4 +1,10 @@
-import { type ApiError, apiError } from "../errors.ts";
+/**
+ * Reading request bodies within the limits: size (413), UTF-8 and JSON (400), media type (415),
+ * nesting and array length (422). Every refusal is an `ApiError` of the one contract.
+ *
+ * @module
+ */
+import { type ApiError, apiError, BODY_EMPTY, BODY_NOT_UTF8, validationFailed } from "../errors.ts";
 
 /** Largest request body accepted, in bytes. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -7,16 +13,17 @@ export const MAX_JSON_DEPTH = 32;
 /** Longest array accepted anywhere in a JSON body. */
 export const MAX_JSON_ARRAY = 1000;
 
-export type BodyResult = { ok: true; value: string } | { ok: false; error: ApiError };
+export type Read<T> = { ok: true; value: T } | { ok: false; error: ApiError };
 
-const tooLarge = () =>
-  ({
-    ok: false,
-    error: apiError(413, "payload_too_large", "The request body is larger than 1 MiB"),
-  }) as const;
+const refuse = (error: ApiError) => ({ ok: false, error }) as const;
+const tooLarge = () => refuse(apiError("payload_too_large"));
+const malformed = (message: string) => refuse(apiError("malformed_json", message));
 
 /** Reads a body as UTF-8 text, refusing it (413) as soon as it is known to pass the limit. */
-export async function readBodyText(request: Request, limit = MAX_BODY_BYTES): Promise<BodyResult> {
+export async function readBodyText(
+  request: Request,
+  limit = MAX_BODY_BYTES,
+): Promise<Read<string>> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > limit) return tooLarge();
   if (!request.body) return { ok: true, value: "" };
@@ -37,7 +44,7 @@ export async function readBodyText(request: Request, limit = MAX_BODY_BYTES): Pr
   try {
     return { ok: true, value: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
   } catch {
-    return { ok: false, error: malformed("The request body is not valid UTF-8") };
+    return malformed(BODY_NOT_UTF8);
   }
 }
 
@@ -51,61 +58,61 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
   return out;
 }
 
-const malformed = (message: string) => apiError(400, "malformed_json", message);
-
+/** `application/json` or any `+json` type, in any case, with or without parameters. */
 export function isJsonContentType(header: string | null): boolean {
   if (!header) return false;
   const type = header.split(";")[0].trim().toLowerCase();
   return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
-export type JsonResult = { ok: true; value: Record<string, unknown> } | {
-  ok: false;
-  error: ApiError;
-};
-
-/** Reads a JSON object body: 415, 413, 400 and 422 for the ways a body can be unusable. */
-export async function readJsonObject(request: Request): Promise<JsonResult> {
-  if (!isJsonContentType(request.headers.get("content-type"))) {
-    return {
-      ok: false,
-      error: apiError(415, "unsupported_media_type", "The request body must be application/json"),
-    };
-  }
+/**
+ * Reads a JSON object body: 415, 413, 400 and 422 for the ways a body can be unusable. With
+ * `optional`, a request without a body (or with an empty one) reads as `undefined`.
+ */
+export async function readJsonObject(
+  request: Request,
+  { optional = false }: { optional?: boolean } = {},
+): Promise<Read<Record<string, unknown> | undefined>> {
+  if (optional && !request.body) return { ok: true, value: undefined };
+  const isJson = isJsonContentType(request.headers.get("content-type"));
+  if (!isJson && !optional) return refuse(apiError("unsupported_media_type"));
   const text = await readBodyText(request);
   if (!text.ok) return text;
-  if (text.value.trim() === "") return { ok: false, error: malformed("The request body is empty") };
-  let value: unknown;
-  try {
-    value = JSON.parse(text.value);
-  } catch {
-    return { ok: false, error: malformed("The request body is not valid JSON") };
+  if (text.value.trim() === "") {
+    return optional ? { ok: true, value: undefined } : malformed(BODY_EMPTY);
   }
-  const tooComplex = checkJsonLimits(value);
-  if (tooComplex) return { ok: false, error: tooComplex };
+  if (!isJson) return refuse(apiError("unsupported_media_type"));
+  const parsed = parseJson(text.value);
+  if (!parsed.ok) return parsed;
+  const value = parsed.value;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return {
-      ok: false,
-      error: apiError(422, "validation_failed", "Validation failed", [
-        { path: "", message: "the request body must be a JSON object" },
-      ]),
-    };
+    return refuse(validationFailed("", "the request body must be a JSON object"));
   }
   return { ok: true, value: value as Record<string, unknown> };
 }
 
+/** Parses JSON text within the nesting and array limits (400 or 422 when it is not). */
+export function parseJson(text: string): Read<unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return malformed("The request body is not valid JSON");
+  }
+  const tooComplex = checkJsonLimits(value);
+  return tooComplex ? refuse(tooComplex) : { ok: true, value };
+}
+
 /** Refuses JSON nested deeper than MAX_JSON_DEPTH or with arrays longer than MAX_JSON_ARRAY. */
 export function checkJsonLimits(value: unknown): ApiError | null {
-  const problem = (message: string) =>
-    apiError(422, "validation_failed", "Validation failed", [{ path: "", message }]);
   const walk = (v: unknown, depth: number): ApiError | null => {
     if (typeof v !== "object" || v === null) return null;
     if (depth > MAX_JSON_DEPTH) {
-      return problem(`JSON must not be nested deeper than ${MAX_JSON_DEPTH} levels`);
+      return validationFailed("", `JSON must not be nested deeper than ${MAX_JSON_DEPTH} levels`);
     }
     const items = Array.isArray(v) ? v : Object.values(v);
     if (Array.isArray(v) && v.length > MAX_JSON_ARRAY) {
-      return problem(`JSON arrays must not hold more than ${MAX_JSON_ARRAY} items`);
+      return validationFailed("", `JSON arrays must not hold more than ${MAX_JSON_ARRAY} items`);
     }
     for (const item of items) {
       const found = walk(item, depth + 1);

@@ -3,29 +3,36 @@ import { compileErrors, validate } from "@readme/openapi-parser";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { startTestApp, TestClient } from "../testing/app.ts";
 
-/** Every operation of the service, with the statuses it answers (body ops add 400/413/415). */
+/**
+ * Every operation of the service with every status it can answer. Every operation can answer
+ * 401 (no key), 429 (rate limited), 500 and 503 (database unavailable); those that take input
+ * 422; those that read a body 400, 413 and 415.
+ */
+const ANY = [401, 429, 500, 503];
+const INPUT = [...ANY, 422];
+const BODY = [...INPUT, 400, 413, 415];
 const SPEC: Record<string, number[]> = {
-  "POST /projects": [201, 401, 409, 422],
-  "GET /projects": [200, 401],
-  "GET /projects/{project}": [200, 401, 404],
-  "PATCH /projects/{project}": [200, 401, 404, 422],
-  "DELETE /projects/{project}": [200, 401, 404, 500],
-  "POST /projects/{project}/probes": [200, 201, 401, 404, 422],
-  "POST /probes": [200, 201, 401, 404, 422],
-  "GET /probes": [200, 401],
-  "GET /projects/{project}/probes": [200, 401],
-  "GET /projects/{project}/probes/{probeId}": [200, 401, 404],
-  "PATCH /projects/{project}/probes/{probeId}": [200, 401, 404, 422],
-  "DELETE /projects/{project}/probes/{probeId}": [204, 401, 404],
-  "GET /settings/iam-alive": [200, 401],
-  "PATCH /settings/iam-alive": [200, 401, 422],
-  // Beyond the interface document: the I'm alive reports (README "I'm alive reports").
-  "POST /settings/iam-alive/test": [200, 401, 503],
-  "GET /settings/iam-alive/deliveries": [200, 401, 422],
-  // Beyond the interface document: the probe runner's results (README "Probe runner").
-  "GET /projects/{project}/probes/{probeId}/results": [200, 401, 404, 422],
-  "GET /projects/{project}/probes/{probeId}/stats": [200, 401, 404, 422],
-  "GET /projects/{project}/status": [200, 401, 404],
+  "POST /projects": [201, 409, ...BODY],
+  "GET /projects": [200, ...INPUT],
+  "GET /projects/{project}": [200, 404, ...INPUT],
+  "PATCH /projects/{project}": [200, 404, ...BODY],
+  "DELETE /projects/{project}": [200, 404, ...INPUT],
+  "POST /projects/{project}/probes": [200, 201, 404, ...BODY],
+  "POST /probes": [200, 201, 404, ...BODY],
+  "GET /probes": [200, ...INPUT],
+  "GET /projects/{project}/probes": [200, ...INPUT],
+  "GET /projects/{project}/probes/{probeId}": [200, 404, ...INPUT],
+  "PATCH /projects/{project}/probes/{probeId}": [200, 404, ...BODY],
+  "DELETE /projects/{project}/probes/{probeId}": [204, 404, ...INPUT],
+  "GET /settings/iam-alive": [200, ...ANY],
+  "PATCH /settings/iam-alive": [200, ...BODY],
+  // Beyond the interface document: the I'm alive reports (docs/iam_alive.md).
+  "POST /settings/iam-alive/test": [200, ...BODY],
+  "GET /settings/iam-alive/deliveries": [200, ...INPUT],
+  // Beyond the interface document: the probe runner's results (docs/runner.md).
+  "GET /projects/{project}/probes/{probeId}/results": [200, 404, ...INPUT],
+  "GET /projects/{project}/probes/{probeId}/stats": [200, 404, ...INPUT],
+  "GET /projects/{project}/status": [200, 404, ...INPUT],
 };
 
 /** The operations whose answers carry `meta` besides `data`. */
@@ -99,8 +106,7 @@ Deno.test("the OpenAPI document", async (t) => {
 
   await t.step("answers each operation with the spec's status codes", () => {
     for (const [key, op] of operations(doc)) {
-      const body = op.requestBody ? [400, 413, 415] : [];
-      const expected = [...new Set([...SPEC[key], ...body, 500])].sort((a, b) => a - b);
+      const expected = [...new Set(SPEC[key])].sort((a, b) => a - b);
       assert.deepEqual(Object.keys(op.responses).map(Number), expected, key);
     }
   });
@@ -136,7 +142,10 @@ Deno.test("the OpenAPI document", async (t) => {
         if (Number(status) < 400) continue;
         const media = (response as Json).content["application/json"];
         assert.deepEqual(media.schema, { $ref: "#/components/schemas/Error" }, `${key} ${status}`);
-        assert.equal(typeof media.example.error.code, "string");
+        const examples = media.example ? [media.example] : Object.values(media.examples)
+          .map((e) => (e as Json).value);
+        assert.ok(examples.length > 0, `${key} ${status} has an example`);
+        for (const example of examples) assert.equal(typeof example.error.code, "string");
       }
     }
   });
@@ -162,4 +171,101 @@ Deno.test("the OpenAPI document", async (t) => {
       assert.match(op.operationId, /^[a-z]+-[A-Za-z]+$/);
     }
   });
+});
+
+/** The `{ code, message }` examples the document gives for an operation's status. */
+function documentedErrors(doc: Json, method: string, path: string, status: number) {
+  const media = doc.paths[path][method].responses[status]?.content["application/json"];
+  assert.ok(media, `${method.toUpperCase()} ${path} documents ${status}`);
+  const examples = media.example ? [media.example] : Object.values(media.examples)
+    .map((e) => (e as Json).value);
+  return examples.map((e: Json) => e.error);
+}
+
+Deno.test("the document's error examples are what the server answers", async () => {
+  const app = await startTestApp("pglite");
+  const api = new TestClient(app.handler);
+  const doc = (await api.get("/api/v1/openapi.json", { key: null })).body;
+  const expectDocumented = async (
+    method: string,
+    path: string,
+    answer: Promise<{ status: number; body: Json }>,
+  ) => {
+    const { status, body } = await answer;
+    const { code, message } = body.error;
+    assert.ok(
+      documentedErrors(doc, method, path, status).some((e: Json) =>
+        e.code === code && e.message === message
+      ),
+      `${method.toUpperCase()} ${path} answered ${status} ${code} "${message}", not documented`,
+    );
+  };
+  try {
+    const name = `doc-${crypto.randomUUID().slice(0, 8)}`;
+    assert.equal((await api.post("/api/v1/projects", { project: name })).status, 201);
+    await expectDocumented("get", "/projects", api.get("/api/v1/projects", { key: null }));
+    await expectDocumented("get", "/projects", api.get("/api/v1/projects?project=a%00b"));
+    await expectDocumented("get", "/probes", api.get("/api/v1/probes?project=a%00b"));
+    await expectDocumented("get", "/projects/{project}", api.get("/api/v1/projects/nope-x"));
+    await expectDocumented(
+      "post",
+      "/projects",
+      api.post("/api/v1/projects", { project: name }),
+    );
+    await expectDocumented("post", "/projects", api.post("/api/v1/projects", {}));
+    await expectDocumented(
+      "post",
+      "/projects",
+      api.call("POST", "/api/v1/projects", {
+        raw: "{",
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    await expectDocumented(
+      "post",
+      "/projects",
+      api.call("POST", "/api/v1/projects", { raw: "x", headers: { "content-type": "text/plain" } }),
+    );
+    await expectDocumented(
+      "post",
+      "/projects",
+      api.call("POST", "/api/v1/projects", {
+        raw: "x".repeat(1024 * 1024 + 1),
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    await expectDocumented(
+      "post",
+      "/projects",
+      api.call("POST", "/api/v1/projects", {
+        raw: "",
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    await expectDocumented(
+      "post",
+      "/projects",
+      api.call("POST", "/api/v1/projects", {
+        raw: new Uint8Array([0x7b, 0xff, 0x7d]),
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    await expectDocumented(
+      "patch",
+      "/projects/{project}",
+      api.patch(`/api/v1/projects/${name}`, {}),
+    );
+    await expectDocumented(
+      "get",
+      "/projects/{project}/probes/{probeId}",
+      api.get(`/api/v1/projects/${name}/probes/0123456789abcdef`),
+    );
+    await expectDocumented(
+      "post",
+      "/settings/iam-alive/test",
+      api.post("/api/v1/settings/iam-alive/test", { x: 1 }),
+    );
+  } finally {
+    await app.close();
+  }
 });

@@ -1,33 +1,26 @@
-import type { AnyRouter } from "@trpc/server";
-import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
+/**
+ * Serves the router's procedures as REST, at the paths of the OpenAPI document. A request is
+ * routed once (`routes.ts`), its input gathered (path parameters over the documented query
+ * parameters, or over the JSON body), and the procedure called through tRPC's public caller, so
+ * input and output validation always run. Values are passed as they were sent: nothing is
+ * coerced, so `"enabled": "false"` in a body stays a string and fails validation. Every failure
+ * is answered through the error contract (`server/errors.ts`).
+ *
+ * @module
+ */
+import type { OpenAPIObject } from "trpc-to-openapi";
 import { type ApiError, apiError, toApiError } from "../errors.ts";
+import { readJsonObject } from "../http/body.ts";
 import type { Context } from "../trpc/context.ts";
-import { requestWithParsedBody } from "../http/request_stand_in.ts";
-import { createRestRoutes } from "./routes.ts";
-import { pinCoercion } from "../trpc/pin_coercion.ts";
-
-/** Paths under which these names are path parameters; a body may not name them again. */
-const PATH_PARAMS = ["project", "probeId"];
-
-interface Exchange {
-  ctx: Context;
-  error?: unknown;
-}
-
-interface ResponseSink {
-  statusCode: number;
-  setHeader(name: string, value: string | string[]): void;
-  end(body?: string): void;
-}
+import { createCallerFactory } from "../trpc/init.ts";
+import type { AppRouter } from "../trpc/router.ts";
+import { matchRoute, type Route, routesOf } from "./routes.ts";
 
 export interface RestCall {
   request: Request;
-  /** The request's URL, when the caller has parsed it already. */
-  url?: URL;
+  url: URL;
   /** The request path below the REST prefix, for example `/projects/a`. */
   path: string;
-  /** The parsed JSON body, for methods that carry one. */
-  body?: unknown;
   ctx: Context;
 }
 
@@ -36,80 +29,72 @@ export interface RestResult {
   /** JSON text, or null for an answer without a body. */
   body: string | null;
   /** The failure behind a non-2xx answer, for the log. */
-  error?: unknown;
+  failure?: { error: unknown; answer: ApiError };
 }
 
-/**
- * Serves the router's OpenAPI procedures as REST. The bridge's handler and its procedure table
- * are built once here; its fetch adapter would build both again on every request. Routes the
- * bridge would pass through unchanged are dispatched directly (`rest_routes.ts`); the bridge
- * answers the rest. Bodies arrive already read and parsed, and every failure is answered through
- * `toApiError`.
- */
+type Procedure = (input: unknown) => Promise<unknown>;
+
+/** Builds the REST handler for the operations of `document`, served by `router`. */
 export function createRestHandler(
-  router: AnyRouter,
-  { direct: dispatchDirectly = true }: { direct?: boolean } = {},
+  { router, document }: { router: AppRouter; document: OpenAPIObject },
 ): (call: RestCall) => Promise<RestResult> {
-  pinCoercion(router);
-  const exchanges = new WeakMap<object, Exchange>();
-  const handle = createOpenApiNodeHttpHandler({
-    router,
-    createContext: ({ req }: { req: object }) => exchanges.get(req)!.ctx,
-    onError: ({ error, req }: { error: unknown; req: object }) => {
-      exchanges.get(req)!.error = error;
-    },
-    // deno-lint-ignore no-explicit-any
-  } as any) as (req: unknown, res: ResponseSink) => Promise<void>;
+  const routes = routesOf(document);
+  const createCaller = createCallerFactory(router);
 
-  const direct = createRestRoutes(router);
-
-  return async ({ request, url = new URL(request.url), path, body, ctx }) => {
-    const clash = pathParamClash(path, body);
-    if (clash) return errorResult(clash);
-    const dispatched = dispatchDirectly
-      ? await direct({
-        method: request.method,
-        path,
-        url,
-        contentType: request.headers.get("content-type"),
-        body,
-        ctx,
-      })
-      : { handled: false as const };
-    if (dispatched.handled) {
-      if (!dispatched.ok) {
-        return { ...errorResult(toApiError(dispatched.error)), error: dispatched.error };
+  return async ({ request, url, path, ctx }) => {
+    const match = matchRoute(routes, request.method, path);
+    if (!match) return answerError(apiError("not_found"));
+    const { route, params } = match;
+    let input: Record<string, unknown>;
+    if (route.body === "none") {
+      input = { ...queryInput(url, route), ...params };
+    } else {
+      const read = await readJsonObject(request, { optional: route.body === "optional" });
+      if (!read.ok) return answerError(read.error);
+      const clash = pathParamClash(route, read.value);
+      if (clash) return answerError(clash);
+      input = { ...read.value, ...params };
+    }
+    try {
+      // tRPC's caller, walked by the procedure's path: `caller.projects.get(input)`.
+      let procedure: unknown = createCaller(ctx);
+      for (const segment of route.procedure) {
+        procedure = (procedure as Record<string, unknown>)[segment];
       }
-      const status = ctx.res.status ?? 200;
-      return { status, body: status === 204 ? null : JSON.stringify(dispatched.data) ?? null };
+      const data = await (procedure as Procedure)(input);
+      const status = ctx.res.status ?? route.success[0];
+      if (!route.success.includes(status)) {
+        throw new Error(`${route.method} ${route.template} answered ${status}, not declared`);
+      }
+      return { status, body: status === 204 ? null : JSON.stringify(data) ?? null };
+    } catch (error) {
+      return answerError(toApiError(error), error);
     }
-    const exchange: Exchange = { ctx };
-    const req = requestWithParsedBody(request, `${url.origin}${path}${url.search}`, body);
-    exchanges.set(req, exchange);
-    const text = await new Promise<string | undefined>((resolve) => {
-      const sink: ResponseSink = { statusCode: 200, setHeader: () => {}, end: resolve };
-      handle(req, sink);
-    });
-    if (exchange.error !== undefined) {
-      return { ...errorResult(toApiError(exchange.error)), error: exchange.error };
-    }
-    const status = ctx.res.status ?? 200;
-    return { status, body: status === 204 ? null : text ?? null };
   };
 }
 
-function errorResult({ status, body }: ApiError): RestResult {
-  return { status, body: JSON.stringify(body) };
+function answerError(answer: ApiError, error: unknown = answer): RestResult {
+  return { status: answer.status, body: JSON.stringify(answer.body), failure: { error, answer } };
 }
 
-function pathParamClash(path: string, body: unknown): ApiError | null {
-  if (!path.startsWith("/projects/") || typeof body !== "object" || body === null) return null;
-  const names = PATH_PARAMS.filter((name) => Object.hasOwn(body, name));
+/** The documented query parameters: one value as a string, a repeated one as an array. */
+function queryInput(url: URL, route: Route): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const name of route.queryParams) {
+    const values = url.searchParams.getAll(name);
+    if (values.length > 0) query[name] = values.length === 1 ? values[0] : values;
+  }
+  return query;
+}
+
+/** A body may not name a path parameter again: the path names it. */
+function pathParamClash(route: Route, body: object | undefined): ApiError | null {
+  if (!body) return null;
+  const names = route.pathParams.filter((name) => Object.hasOwn(body, name));
   if (names.length === 0) return null;
   return apiError(
-    422,
     "validation_failed",
-    "Validation failed",
+    undefined,
     names.map((name) => ({
       path: name,
       message: "is given by the path and must not be sent in the body",

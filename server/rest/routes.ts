@@ -1,117 +1,91 @@
 /**
- * The REST bridge's routing, built once: each OpenAPI procedure's method and path template
- * become a matcher, and a matched request calls the procedure the way the bridge does (path
- * parameters over query or body, then the procedure, through `trpc/call.ts`). What it skips
- * per request is the bridge's generic work: parsing the URL again, walking the input schema to
- * switch on coercion (pinned off anyway, see `pin_coercion.ts`), and building a tRPC caller (a
- * tree of proxies) to reach one procedure. `rest_routes_test.ts` checks that the answers are the
- * bridge's. Procedures whose input the bridge treats specially (arrays in a query, several
- * inputs) are left to the bridge.
+ * The REST routing table, built once at start from the generated OpenAPI document: for each
+ * operation its method, path template, path and query parameters, whether it reads a body, its
+ * success statuses, and the procedure it calls (the `operationId`, which trpc-to-openapi derives
+ * from the procedure's path with `-` for `.`). What the document says is what is routed.
+ *
+ * @module
  */
-import type { AnyProcedure, AnyRouter } from "@trpc/server";
-import { callProcedure } from "../trpc/call.ts";
-import type { Context } from "../trpc/context.ts";
+import type { OpenAPIObject } from "trpc-to-openapi";
 
-interface Route {
+export interface Route {
+  method: string;
+  /** The path template, such as `/projects/{project}`. */
+  template: string;
+  /** The procedure's path in the router, such as `["projects", "get"]`. */
+  procedure: string[];
+  pathParams: string[];
+  queryParams: string[];
+  /** Whether the operation takes a JSON body, and whether it must be sent. */
+  body: "none" | "optional" | "required";
+  /** The statuses a success may answer with, ascending; a procedure with several chooses. */
+  success: number[];
   pattern: RegExp;
-  procedure: AnyProcedure;
-  path: string;
-  /** False when the bridge must answer: its input handling for this one is not repeated here. */
-  direct: boolean;
 }
 
-export type Dispatch =
-  | { handled: false }
-  | { handled: true; ok: true; data: unknown }
-  | { handled: true; ok: false; error: unknown };
-
-interface ZodLike {
-  _zod?: { def: { type: string; shape?: Record<string, ZodLike>; innerType?: ZodLike } };
+export interface Match {
+  route: Route;
+  /** The path parameters, as they appear in the path. */
+  params: Record<string, string>;
 }
 
-const kind = (schema: ZodLike | undefined) => schema?._zod?.def.type;
-
-/** An object input without array fields: the bridge passes it through as it is. */
-function isPlainObjectInput(procedure: AnyProcedure): boolean {
-  const inputs = (procedure._def as { inputs: ZodLike[] }).inputs;
-  if (inputs.length !== 1 || kind(inputs[0]) !== "object") return false;
-  return Object.values(inputs[0]._zod!.def.shape ?? {}).every((field) => {
-    const inner = kind(field) === "optional" ? field._zod!.def.innerType : field;
-    return kind(inner) !== "array";
-  });
+interface DocumentOperation {
+  operationId?: string;
+  parameters?: { name: string; in: string }[];
+  requestBody?: { required?: boolean };
+  responses?: Record<string, unknown>;
 }
 
-/** The bridge's path matcher: `{name}` is one segment, matched without regard to case. */
+const METHODS = ["get", "post", "put", "patch", "delete"] as const;
+
+/** trpc-to-openapi's matcher: `{name}` is one segment, and the path is matched without case. */
 function patternOf(template: string): RegExp {
-  const normalized = `/${template.replace(/^\/|\/$/g, "")}`;
-  return new RegExp(`^${normalized.replace(/\{(.+?)\}/g, (_, key) => `(?<${key}>[^/]+)`)}$`, "i");
+  const source = template.replace(/\{(.+?)\}/g, (_, key) => `(?<${key}>[^/]+)`);
+  return new RegExp(`^${source}$`, "i");
 }
 
-/** The bridge's query input: one value as a string, repeated ones as an array. */
-function queryInput(url: URL): Record<string, string | string[]> {
-  const query: Record<string, string | string[]> = {};
-  for (const key of new Set(url.searchParams.keys())) {
-    const values = url.searchParams.getAll(key);
-    query[key] = values.length === 1 ? values[0] : values;
+/** The routes of a document, by method. */
+export function routesOf(document: OpenAPIObject): Map<string, Route[]> {
+  const byMethod = new Map<string, Route[]>();
+  for (const [template, item] of Object.entries(document.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = (item as Record<string, DocumentOperation | undefined>)[method];
+      if (!operation?.operationId) continue;
+      const parameters = operation.parameters ?? [];
+      const success = Object.keys(operation.responses ?? {}).map(Number)
+        .filter((status) => status >= 200 && status < 300).sort((a, b) => a - b);
+      const route: Route = {
+        method: method.toUpperCase(),
+        template,
+        procedure: operation.operationId.split("-"),
+        pathParams: parameters.filter((p) => p.in === "path").map((p) => p.name),
+        queryParams: parameters.filter((p) => p.in === "query").map((p) => p.name),
+        body: !operation.requestBody
+          ? "none"
+          : operation.requestBody.required
+          ? "required"
+          : "optional",
+        success,
+        pattern: patternOf(template),
+      };
+      const list = byMethod.get(route.method) ?? [];
+      list.push(route);
+      byMethod.set(route.method, list);
+    }
   }
-  return query;
+  return byMethod;
 }
 
-export function createRestRoutes(
-  router: AnyRouter,
-): (
-  call: {
-    method: string;
-    path: string;
-    url: URL;
-    contentType: string | null;
-    body: unknown;
-    ctx: Context;
-  },
-) => Promise<Dispatch> {
-  const routes = new Map<string, Route[]>();
-  for (
-    const [path, procedure] of Object.entries(
-      router._def.procedures as Record<string, AnyProcedure>,
-    )
-  ) {
-    const openapi =
-      (procedure._def.meta as { openapi?: { method: string; path: string; enabled?: boolean } })
-        ?.openapi;
-    if (!openapi || openapi.enabled === false || procedure._def.type === "subscription") continue;
-    const list = routes.get(openapi.method) ?? [];
-    list.push({
-      pattern: patternOf(openapi.path),
-      procedure,
-      path,
-      direct: isPlainObjectInput(procedure),
-    });
-    routes.set(openapi.method, list);
+/** Finds the route for a method and a path below the REST prefix (such as `/projects/a`). */
+export function matchRoute(
+  routes: Map<string, Route[]>,
+  method: string,
+  path: string,
+): Match | null {
+  const normalized = `/${path.replace(/^\/|\/$/g, "")}`;
+  for (const route of routes.get(method) ?? []) {
+    const found = route.pattern.exec(normalized);
+    if (found) return { route, params: { ...found.groups } };
   }
-  const NOT_HANDLED: Dispatch = { handled: false };
-
-  return async ({ method, path, url, contentType, body, ctx }) => {
-    const normalized = `/${path.replace(/^\/|\/$/g, "")}`;
-    let route: Route | undefined;
-    let params: Record<string, string> | undefined;
-    for (const candidate of routes.get(method) ?? []) {
-      const match = candidate.pattern.exec(normalized);
-      if (match) {
-        route = candidate;
-        params = match.groups;
-        break;
-      }
-    }
-    if (!route || !route.direct) return NOT_HANDLED;
-    const usesBody = method !== "GET" && method !== "DELETE";
-    // The bridge refuses other bodies itself (the HTTP layer has refused them already).
-    if (usesBody && !contentType?.startsWith("application/json")) return NOT_HANDLED;
-    const input = { ...(usesBody ? body as object : queryInput(url)), ...params };
-    try {
-      const data = await callProcedure(route.procedure, { ctx, input, path: route.path });
-      return { handled: true, ok: true, data };
-    } catch (error) {
-      return { handled: true, ok: false, error };
-    }
-  };
+  return null;
 }

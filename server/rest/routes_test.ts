@@ -1,106 +1,95 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
-import type { DatabaseHandle } from "../db/database.ts";
-import { migrateToLatest } from "../db/migrator.ts";
-import { createRestHandler, type RestResult } from "./handler.ts";
-import { freshDatabase } from "../testing/app.ts";
-import { createContext } from "../trpc/context.ts";
+import { REST_PREFIX } from "../http/handler.ts";
+import { buildOpenApiDocument } from "../http/openapi.ts";
+import { apiSuite, uniqueName } from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
+import { routesOf } from "./routes.ts";
 
-const ORIGIN = "http://service.test";
+const DOCUMENT = buildOpenApiDocument(appRouter, REST_PREFIX);
+const ROUTES = [...routesOf(DOCUMENT).values()].flat();
 
-interface Sent {
-  method: string;
-  path: string;
-  query: string;
-  body?: Record<string, unknown>;
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+/** The body fields of an operation whose schema says number, integer or boolean. */
+function scalarFields(template: string, method: string): [string, string][] {
+  const schema = (DOCUMENT.paths?.[template] as Json)?.[method.toLowerCase()]?.requestBody
+    ?.content["application/json"].schema;
+  const types = (field: Json): string[] =>
+    field.anyOf ? field.anyOf.flatMap(types) : [field.type].flat().filter(Boolean);
+  return Object.entries(schema?.properties ?? {}).flatMap(([name, field]) =>
+    types(field).filter((t) => ["number", "integer", "boolean"].includes(t)).map((t) =>
+      [name, t] as [string, string]
+    )
+  );
 }
 
-const names = fc.constantFrom("p1", "p2", "P1", "nope", "a b", "%41", "");
-const segments = fc.tuple(names, fc.constantFrom("", "probes", "probes/abc", "probes/"));
-const bodies = fc.option(
-  fc.dictionary(
-    fc.constantFrom("project", "url", "method", "label", "status", "latency", "enabled", "x"),
-    fc.oneof(
-      names,
-      fc.constantFrom("https://a.example.com/", "GET", "disabled", "enabled"),
-      fc.integer({ min: -1, max: 30 }),
-      fc.boolean(),
-      fc.constant(null),
-    ),
-  ),
-  { nil: undefined },
-);
-const requests = fc.record({
-  method: fc.constantFrom("GET", "POST", "PATCH", "DELETE", "PUT"),
-  path: fc.oneof(
-    segments.map(([name, rest]) => `/projects/${name}${rest ? `/${rest}` : ""}`),
-    fc.constantFrom(
-      "/projects",
-      "/projects/",
-      "/probes",
-      "/settings/iam-alive",
-      "/settings/iam-alive/deliveries",
-      "/nothing",
-    ),
-  ),
-  query: fc.constantFrom("", "?project=p1", "?project=p1&project=p2", "?limit=2", "?limit=x"),
-  body: bodies,
-});
+const fill = (template: string, values: Record<string, string>) =>
+  template.replace(/\{(.+?)\}/g, (_, name) => values[name] ?? "x");
 
-/** The same requests, in lockstep, direct on one database and through the bridge on another. */
-Deno.test("direct dispatch answers exactly as the bridge does", async () => {
-  const databases: DatabaseHandle[] = [
-    await freshDatabase("pglite"),
-    await freshDatabase("pglite"),
-  ];
-  try {
-    for (const d of databases) await migrateToLatest(d.db);
-    const direct = createRestHandler(appRouter);
-    const bridge = createRestHandler(appRouter, { direct: false });
-    const send = (
-      handler: typeof direct,
-      handle: DatabaseHandle,
-      s: Sent,
-    ): Promise<RestResult & { status: number }> => {
-      const url = new URL(`${ORIGIN}/api/v1${s.path}${s.query}`);
-      // As the HTTP layer passes them on: bodies are JSON by then.
-      const request = new Request(url, {
-        method: s.method,
-        headers: { "content-type": "application/json" },
-      });
-      const ctx = createContext({ db: handle.db, authenticated: true });
-      const body = ["POST", "PATCH", "PUT"].includes(s.method) ? s.body ?? {} : undefined;
-      return handler({ request, url, path: s.path, body, ctx }).then((r) => ({
-        ...r,
-        status: r.status,
-      }));
-    };
-    const seed: Sent[] = [
-      { method: "POST", path: "/projects", query: "", body: { project: "p1" } },
-      {
-        method: "POST",
-        path: "/projects/p1/probes",
-        query: "",
-        body: { url: "https://a.example.com/" },
-      },
-    ];
-    for (const s of seed) {
-      const [a, b] = await Promise.all([
-        send(direct, databases[0], s),
-        send(bridge, databases[1], s),
-      ]);
-      assert.deepEqual([a.status, a.body], [b.status, b.body]);
+apiSuite("REST routing", (test) => {
+  test("every operation of the document reaches its procedure", async ({ api }) => {
+    assert.equal(ROUTES.length, 19);
+    for (const route of ROUTES) {
+      const path = `/api/v1${fill(route.template, {})}`;
+      const res = await api.call(route.method, path, route.body === "none" ? {} : { body: {} });
+      assert.notEqual(res.body?.error?.message, "No such route", `${route.method} ${path}`);
     }
-    await fc.assert(
-      fc.asyncProperty(requests, async (s) => {
-        const a = await send(direct, databases[0], s);
-        const b = await send(bridge, databases[1], s);
-        assert.deepEqual([a.status, a.body], [b.status, b.body], `${s.method} ${s.path}${s.query}`);
-      }),
-      { numRuns: Number(Deno.env.get("FUZZ_RUNS") ?? 300) },
-    );
-  } finally {
-    for (const d of databases) await d.close();
-  }
+  });
+
+  test("no body value is coerced: strings for numbers and booleans answer 422 on every operation", async ({ api }) => {
+    const project = uniqueName();
+    assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
+    let checked = 0;
+    for (const route of ROUTES.filter((r) => r.body !== "none")) {
+      for (const [field, type] of scalarFields(route.template, route.method)) {
+        const sent = type === "boolean" ? "false" : "100";
+        const path = `/api/v1${fill(route.template, { project })}`;
+        const res = await api.call(route.method, path, { body: { [field]: sent } });
+        assert.equal(res.status, 422, `${route.method} ${route.template} ${field}: "${sent}"`);
+        assert.ok(
+          res.body.error.details.some((d: Json) => d.path === field),
+          `${route.method} ${route.template} names ${field}`,
+        );
+        checked++;
+      }
+    }
+    // latency (probes: two creates and the PATCH), enabled and interval_hours (settings).
+    assert.ok(checked >= 5, `checked ${checked} fields`);
+  });
+
+  test("an unknown method on a known path is 404, before any body is read", async ({ api }) => {
+    for (const method of ["PUT", "POST", "DELETE"]) {
+      const res = await api.call(method, "/api/v1/projects/x/probes/y/results");
+      assert.equal(res.status, 404, method);
+      assert.equal(res.body.error.code, "not_found");
+    }
+    const put = await api.call("PUT", "/api/v1/projects", { raw: "not json" });
+    assert.equal(put.status, 404);
+  });
+
+  test("an action without input takes no body or {}, and refuses anything else", async ({ api }) => {
+    const path = "/api/v1/settings/iam-alive/test";
+    assert.equal((await api.call("POST", path)).status, 200);
+    assert.equal((await api.post(path, {})).status, 200);
+    const extra = await api.post(path, { x: 1 });
+    assert.equal(extra.status, 422);
+    assert.equal(extra.body.error.details[0].path, "x");
+  });
+
+  test("query parameters the document does not name are ignored", async ({ api }) => {
+    const project = uniqueName();
+    await api.post("/api/v1/projects", { project });
+    const res = await api.get(`/api/v1/projects?project=${project}&unknown=1`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data.map((p: Json) => p.project), [project]);
+  });
+
+  test("a body may not name a path parameter again", async ({ api }) => {
+    const project = uniqueName();
+    await api.post("/api/v1/projects", { project });
+    const res = await api.patch(`/api/v1/projects/${project}`, { project: "other", label: "x" });
+    assert.equal(res.status, 422);
+    assert.equal(res.body.error.details[0].path, "project");
+  });
 });

@@ -274,7 +274,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -284,7 +284,41 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
            *       }
            *     }
            */
@@ -302,6 +336,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -340,24 +391,16 @@ export interface operations {
           };
         };
       };
-      /** @description The body is empty or not valid JSON */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
       400: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "malformed_json",
-           *         "message": "The body is empty or not valid JSON"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -367,7 +410,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -391,7 +434,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is larger than 1 MiB */
+      /** @description The request body is larger than 1 MiB */
       413: {
         headers: {
           [name: string]: unknown;
@@ -401,14 +444,14 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "payload_too_large",
-           *         "message": "The body is larger than 1 MiB"
+           *         "message": "The request body is larger than 1 MiB"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is not application/json */
+      /** @description The request body must be application/json */
       415: {
         headers: {
           [name: string]: unknown;
@@ -418,7 +461,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unsupported_media_type",
-           *         "message": "The body is not application/json"
+           *         "message": "The request body must be application/json"
            *       }
            *     }
            */
@@ -442,6 +485,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Internal server error */
       500: {
         headers: {
@@ -453,6 +513,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -489,7 +566,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -499,7 +576,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -523,6 +600,40 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Internal server error */
       500: {
         headers: {
@@ -534,6 +645,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -571,7 +699,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -581,7 +709,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -605,7 +733,41 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Archive or delete failed */
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
       500: {
         headers: {
           [name: string]: unknown;
@@ -615,7 +777,24 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "internal",
-           *         "message": "Archive or delete failed"
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -656,24 +835,16 @@ export interface operations {
           };
         };
       };
-      /** @description The body is empty or not valid JSON */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
       400: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "malformed_json",
-           *         "message": "The body is empty or not valid JSON"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -683,7 +854,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -707,7 +878,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is larger than 1 MiB */
+      /** @description The request body is larger than 1 MiB */
       413: {
         headers: {
           [name: string]: unknown;
@@ -717,14 +888,14 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "payload_too_large",
-           *         "message": "The body is larger than 1 MiB"
+           *         "message": "The request body is larger than 1 MiB"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is not application/json */
+      /** @description The request body must be application/json */
       415: {
         headers: {
           [name: string]: unknown;
@@ -734,15 +905,24 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unsupported_media_type",
-           *         "message": "The body is not application/json"
+           *         "message": "The request body must be application/json"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Validation failed or no fields were provided */
+      /** @description Validation failed / No fields were provided */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -750,8 +930,8 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "validation_failed",
-           *         "message": "Validation failed or no fields were provided"
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
            *       }
            *     }
            */
@@ -769,6 +949,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -813,7 +1010,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -823,7 +1020,41 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
            *       }
            *     }
            */
@@ -841,6 +1072,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -908,24 +1156,16 @@ export interface operations {
           };
         };
       };
-      /** @description The body is empty or not valid JSON */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
       400: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "malformed_json",
-           *         "message": "The body is empty or not valid JSON"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -935,7 +1175,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -959,7 +1199,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is larger than 1 MiB */
+      /** @description The request body is larger than 1 MiB */
       413: {
         headers: {
           [name: string]: unknown;
@@ -969,14 +1209,14 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "payload_too_large",
-           *         "message": "The body is larger than 1 MiB"
+           *         "message": "The request body is larger than 1 MiB"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is not application/json */
+      /** @description The request body must be application/json */
       415: {
         headers: {
           [name: string]: unknown;
@@ -986,7 +1226,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unsupported_media_type",
-           *         "message": "The body is not application/json"
+           *         "message": "The request body must be application/json"
            *       }
            *     }
            */
@@ -1010,6 +1250,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Internal server error */
       500: {
         headers: {
@@ -1021,6 +1278,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -1065,7 +1339,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1075,7 +1349,41 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
            *       }
            *     }
            */
@@ -1093,6 +1401,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -1159,24 +1484,16 @@ export interface operations {
           };
         };
       };
-      /** @description The body is empty or not valid JSON */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
       400: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "malformed_json",
-           *         "message": "The body is empty or not valid JSON"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1186,7 +1503,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -1210,7 +1527,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is larger than 1 MiB */
+      /** @description The request body is larger than 1 MiB */
       413: {
         headers: {
           [name: string]: unknown;
@@ -1220,14 +1537,14 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "payload_too_large",
-           *         "message": "The body is larger than 1 MiB"
+           *         "message": "The request body is larger than 1 MiB"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is not application/json */
+      /** @description The request body must be application/json */
       415: {
         headers: {
           [name: string]: unknown;
@@ -1237,7 +1554,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unsupported_media_type",
-           *         "message": "The body is not application/json"
+           *         "message": "The request body must be application/json"
            *       }
            *     }
            */
@@ -1261,6 +1578,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Internal server error */
       500: {
         headers: {
@@ -1272,6 +1606,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -1314,7 +1665,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1324,7 +1675,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -1348,6 +1699,40 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Internal server error */
       500: {
         headers: {
@@ -1359,6 +1744,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -1386,7 +1788,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1396,7 +1798,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -1420,6 +1822,40 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Internal server error */
       500: {
         headers: {
@@ -1431,6 +1867,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -1478,24 +1931,16 @@ export interface operations {
           };
         };
       };
-      /** @description The body is empty or not valid JSON */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
       400: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "malformed_json",
-           *         "message": "The body is empty or not valid JSON"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1505,7 +1950,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -1529,7 +1974,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is larger than 1 MiB */
+      /** @description The request body is larger than 1 MiB */
       413: {
         headers: {
           [name: string]: unknown;
@@ -1539,14 +1984,14 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "payload_too_large",
-           *         "message": "The body is larger than 1 MiB"
+           *         "message": "The request body is larger than 1 MiB"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is not application/json */
+      /** @description The request body must be application/json */
       415: {
         headers: {
           [name: string]: unknown;
@@ -1556,15 +2001,24 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unsupported_media_type",
-           *         "message": "The body is not application/json"
+           *         "message": "The request body must be application/json"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Validation failed or no fields were provided */
+      /** @description Validation failed / No fields were provided */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -1572,8 +2026,8 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "validation_failed",
-           *         "message": "Validation failed or no fields were provided"
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
            *       }
            *     }
            */
@@ -1591,6 +2045,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -1623,7 +2094,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1633,7 +2104,24 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
            *       }
            *     }
            */
@@ -1651,6 +2139,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -1691,24 +2196,16 @@ export interface operations {
           };
         };
       };
-      /** @description The body is empty or not valid JSON */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
       400: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "malformed_json",
-           *         "message": "The body is empty or not valid JSON"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1718,14 +2215,14 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is larger than 1 MiB */
+      /** @description The request body is larger than 1 MiB */
       413: {
         headers: {
           [name: string]: unknown;
@@ -1735,14 +2232,14 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "payload_too_large",
-           *         "message": "The body is larger than 1 MiB"
+           *         "message": "The request body is larger than 1 MiB"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is not application/json */
+      /** @description The request body must be application/json */
       415: {
         headers: {
           [name: string]: unknown;
@@ -1752,15 +2249,24 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unsupported_media_type",
-           *         "message": "The body is not application/json"
+           *         "message": "The request body must be application/json"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Validation failed or no fields were provided */
+      /** @description Validation failed / No fields were provided */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -1768,8 +2274,8 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "validation_failed",
-           *         "message": "Validation failed or no fields were provided"
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
            *       }
            *     }
            */
@@ -1793,6 +2299,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   "settings-testIamAlive": {
@@ -1802,7 +2325,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         "application/json": Record<string, never>;
       };
@@ -1860,24 +2383,16 @@ export interface operations {
           };
         };
       };
-      /** @description The body is empty or not valid JSON */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
       400: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "malformed_json",
-           *         "message": "The body is empty or not valid JSON"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1887,14 +2402,14 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is larger than 1 MiB */
+      /** @description The request body is larger than 1 MiB */
       413: {
         headers: {
           [name: string]: unknown;
@@ -1904,14 +2419,14 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "payload_too_large",
-           *         "message": "The body is larger than 1 MiB"
+           *         "message": "The request body is larger than 1 MiB"
            *       }
            *     }
            */
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is not application/json */
+      /** @description The request body must be application/json */
       415: {
         headers: {
           [name: string]: unknown;
@@ -1921,7 +2436,41 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unsupported_media_type",
-           *         "message": "The body is not application/json"
+           *         "message": "The request body must be application/json"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
            *       }
            *     }
            */
@@ -1945,20 +2494,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description No I'm alive reporter runs in this service */
+      /** @description The database is not available / I'm alive reporting is not available */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "No I'm alive reporter runs in this service"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2003,7 +2544,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2013,7 +2554,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -2037,6 +2578,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Internal server error */
       500: {
         headers: {
@@ -2048,6 +2606,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -2094,7 +2669,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2104,7 +2679,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -2145,6 +2720,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Internal server error */
       500: {
         headers: {
@@ -2156,6 +2748,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -2207,7 +2816,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2217,7 +2826,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -2258,6 +2867,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Internal server error */
       500: {
         headers: {
@@ -2269,6 +2895,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */
@@ -2312,7 +2955,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid API key */
+      /** @description A valid X-Service-Api-Key header is required */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2322,7 +2965,7 @@ export interface operations {
            * @example {
            *       "error": {
            *         "code": "unauthorized",
-           *         "message": "Missing or invalid API key"
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
@@ -2346,6 +2989,40 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Internal server error */
       500: {
         headers: {
@@ -2357,6 +3034,23 @@ export interface operations {
            *       "error": {
            *         "code": "internal",
            *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "service_unavailable",
+           *         "message": "The database is not available"
            *       }
            *     }
            */

@@ -23,8 +23,11 @@ import type { Context } from "../context.ts";
 import { apiProcedure, router } from "../init.ts";
 
 const tags = ["probes"];
-const unauthorized = { 401: "Missing or invalid API key" };
-const createErrors = { ...unauthorized, 404: "Project not found", 422: "Validation failed" };
+const createErrors = { 404: "Project not found" };
+const createAnswers = {
+  201: "Probe created",
+  200: "A probe for that URL existed and was written again",
+};
 const createOutput = dataWithMeta(probeWritten, z.object({ created: z.boolean() }));
 const listOutput = dataWithMeta(z.array(probe), countMeta);
 
@@ -50,9 +53,9 @@ export const probesRouter = router({
         description:
           "201 when the probe is new; 200 when the project had a probe for that URL and it was written again.",
         protect: true,
-        successDescription: "Probe created (201) or rewritten (200)",
         errorResponses: createErrors,
       },
+      success: createAnswers,
     })
     .input(probeCreateInput)
     .output(createOutput)
@@ -68,9 +71,9 @@ export const probesRouter = router({
         description:
           "201 when the probe is new; 200 when the project had a probe for that URL and it was written again.",
         protect: true,
-        successDescription: "Probe created (201) or rewritten (200)",
         errorResponses: createErrors,
       },
+      success: createAnswers,
     })
     .input(probeCreateWithProjectInput)
     .output(createOutput)
@@ -84,7 +87,6 @@ export const probesRouter = router({
         tags,
         summary: "List probes of all projects",
         protect: true,
-        errorResponses: unauthorized,
       },
     })
     .input(probeListInput)
@@ -99,7 +101,6 @@ export const probesRouter = router({
         tags,
         summary: "List the probes of one project",
         protect: true,
-        errorResponses: unauthorized,
       },
     })
     .input(projectRef)
@@ -114,7 +115,7 @@ export const probesRouter = router({
         tags,
         summary: "Get a probe",
         protect: true,
-        errorResponses: { ...unauthorized, 404: "Probe not found" },
+        errorResponses: { 404: "Probe not found" },
       },
     })
     .input(probeRef)
@@ -130,11 +131,7 @@ export const probesRouter = router({
         summary: "Rewrite a probe",
         description: "The probe_id changes when the URL or method changes.",
         protect: true,
-        errorResponses: {
-          ...unauthorized,
-          404: "Probe not found",
-          422: "Validation failed or no fields were provided",
-        },
+        errorResponses: { 404: "Probe not found", 422: "No fields were provided" },
       },
     })
     .input(probePatchInput)
@@ -149,14 +146,13 @@ export const probesRouter = router({
         tags,
         summary: "Delete a probe",
         protect: true,
-        successDescription: "Probe deleted; no body",
-        errorResponses: { ...unauthorized, 404: "Probe not found" },
+        errorResponses: { 404: "Probe not found" },
       },
+      success: { 204: "Probe deleted; no body" },
     })
     .input(probeRef)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       await deleteProbe({ db: ctx.db, ref: input });
-      ctx.res.status = 204;
     }),
 });

@@ -31,20 +31,13 @@ export const projectsRouter = router({
         tags,
         summary: "Create a project",
         protect: true,
-        successDescription: "Project created",
-        errorResponses: {
-          401: "Missing or invalid API key",
-          409: "Project already exists",
-          422: "Validation failed",
-        },
+        errorResponses: { 409: "Project already exists" },
       },
+      success: { 201: "Project created" },
     })
     .input(projectCreateInput)
     .output(dataOf(projectName))
-    .mutation(async ({ ctx, input }) => {
-      ctx.res.status = 201;
-      return { data: await createProject({ db: ctx.db, input }) };
-    }),
+    .mutation(async ({ ctx, input }) => ({ data: await createProject({ db: ctx.db, input }) })),
 
   list: apiProcedure
     .meta({
@@ -54,7 +47,6 @@ export const projectsRouter = router({
         tags,
         summary: "List projects",
         protect: true,
-        errorResponses: { 401: "Missing or invalid API key" },
       },
     })
     .input(projectListInput)
@@ -72,7 +64,7 @@ export const projectsRouter = router({
         tags,
         summary: "Get a project",
         protect: true,
-        errorResponses: { 401: "Missing or invalid API key", 404: "Project not found" },
+        errorResponses: { 404: "Project not found" },
       },
     })
     .input(projectRef)
@@ -89,11 +81,7 @@ export const projectsRouter = router({
         tags,
         summary: "Update a project",
         protect: true,
-        errorResponses: {
-          401: "Missing or invalid API key",
-          404: "Project not found",
-          422: "Validation failed or no fields were provided",
-        },
+        errorResponses: { 404: "Project not found", 422: "No fields were provided" },
       },
     })
     .input(projectPatchInput)
@@ -108,11 +96,7 @@ export const projectsRouter = router({
         tags,
         summary: "Archive and delete a project",
         protect: true,
-        errorResponses: {
-          401: "Missing or invalid API key",
-          404: "Project not found",
-          500: "Archive or delete failed",
-        },
+        errorResponses: { 404: "Project not found" },
       },
     })
     .input(projectRef)

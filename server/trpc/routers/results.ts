@@ -15,7 +15,6 @@ import { listResults, probeStats as readProbeStats, projectStatus } from "../../
 import { apiProcedure, router } from "../init.ts";
 
 const tags = ["results"];
-const unauthorized = { 401: "Missing or invalid API key" };
 
 export const resultsRouter = router({
   list: apiProcedure
@@ -28,7 +27,7 @@ export const resultsRouter = router({
         description:
           "Pages of `limit` (1 to 1000, default 100); pass `meta.next_before` as `before` for the next page.",
         protect: true,
-        errorResponses: { ...unauthorized, 404: "Probe not found", 422: "Validation failed" },
+        errorResponses: { 404: "Probe not found" },
       },
     })
     .input(resultsListInput)
@@ -44,7 +43,7 @@ export const resultsRouter = router({
         summary: "A probe's uptime and latency over a window",
         description: "`window` is one of 1h, 24h (default), 7d, 30d, 90d.",
         protect: true,
-        errorResponses: { ...unauthorized, 404: "Probe not found", 422: "Validation failed" },
+        errorResponses: { 404: "Probe not found" },
       },
     })
     .input(probeStatsInput)
@@ -59,7 +58,7 @@ export const resultsRouter = router({
         tags,
         summary: "Each probe's last outcome and 24-hour uptime",
         protect: true,
-        errorResponses: { ...unauthorized, 404: "Project not found" },
+        errorResponses: { 404: "Project not found" },
       },
     })
     .input(projectStatusInput)

@@ -15,7 +15,6 @@ import { getIamAlive, updateIamAlive } from "../../domain/settings.ts";
 import { apiProcedure, router } from "../init.ts";
 
 const tags = ["settings"];
-const unauthorized = { 401: "Missing or invalid API key" };
 
 export const settingsRouter = router({
   getIamAlive: apiProcedure
@@ -26,7 +25,6 @@ export const settingsRouter = router({
         tags,
         summary: "Get the I'm alive settings",
         protect: true,
-        errorResponses: unauthorized,
       },
     })
     .input(z.object({}))
@@ -43,10 +41,7 @@ export const settingsRouter = router({
         description: "Sending interval_hours or channels without enabled turns reporting on. " +
           "Turning reporting on, or sending interval_hours or channels, sends a report at once.",
         protect: true,
-        errorResponses: {
-          ...unauthorized,
-          422: "Validation failed or no fields were provided",
-        },
+        errorResponses: { 422: "No fields were provided" },
       },
     })
     .input(iamAlivePatchInput)
@@ -67,10 +62,11 @@ export const settingsRouter = router({
         description: "Sends a test report over the selected channels, whether reporting is " +
           "enabled or not, and answers with each channel's outcome. The schedule is unchanged.",
         protect: true,
-        errorResponses: { ...unauthorized, 503: "No I'm alive reporter runs in this service" },
+        errorResponses: { 503: "I'm alive reporting is not available" },
       },
     })
-    .input(z.object({}))
+    // No input: no body or `{}`; anything else is refused (422), as for every such action.
+    .input(z.strictObject({}).optional())
     .output(dataOf(iamAliveTestResult))
     .mutation(async ({ ctx }) => {
       if (!ctx.iamAlive) throw unavailable("I'm alive reporting");
@@ -86,7 +82,6 @@ export const settingsRouter = router({
         summary: "List recent I'm alive deliveries",
         description: "Newest first: one entry per report and channel, with its outcome.",
         protect: true,
-        errorResponses: { ...unauthorized, 422: "Validation failed" },
       },
     })
     .input(iamAliveDeliveriesInput)
