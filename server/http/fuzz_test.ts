@@ -4,7 +4,7 @@
  * answer in the 4xx range must leave every stored table exactly as it was (read back after
  * each request).
  *
- * Environment: FUZZ_RUNS (runs per endpoint; 40), FUZZ_SEED (to replay a failure).
+ * Environment: FUZZ_RUNS (runs per endpoint; 15 — more for a deeper search), FUZZ_SEED (to replay a failure).
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -12,10 +12,12 @@ import { sql } from "kysely";
 import type { App } from "../app.ts";
 import type { Db } from "../db/database.ts";
 import { REST_PREFIX, TRPC_PREFIX } from "./handler.ts";
+import { buildOpenApiDocument } from "./openapi.ts";
 import { type Answer, backends, startTestApp, TestClient } from "../testing/app.ts";
+import { procedureTypes } from "../trpc/fast_path.ts";
 import { appRouter } from "../trpc/router.ts";
 
-const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 40);
+const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 15);
 const SEED = Deno.env.get("FUZZ_SEED") ? Number(Deno.env.get("FUZZ_SEED")) : undefined;
 
 const SEED_PROJECT = "fz-alpha";
@@ -213,21 +215,18 @@ async function check(h: Harness, method: string, path: string, b: Body): Promise
   h.state = after;
 }
 
-/** The REST operations, from the router's OpenAPI metadata. */
+const DOCUMENT = buildOpenApiDocument(appRouter, REST_PREFIX);
+
+/** The REST operations, from the generated OpenAPI document. */
 function restOperations(): { method: string; path: string }[] {
-  return Object.values(appRouter._def.procedures).flatMap((procedure) => {
-    // deno-lint-ignore no-explicit-any
-    const openapi = (procedure as any)._def.meta?.openapi;
-    return openapi ? [{ method: openapi.method as string, path: openapi.path as string }] : [];
-  });
+  return Object.entries(DOCUMENT.paths ?? {}).flatMap(([path, item]) =>
+    Object.keys(item as object).map((method) => ({ method: method.toUpperCase(), path }))
+  );
 }
 
+/** The tRPC procedures, from the same document (a GET operation is a query). */
 function trpcProcedures(): { path: string; type: "query" | "mutation" }[] {
-  return Object.entries(appRouter._def.procedures).map(([path, procedure]) => ({
-    path,
-    // deno-lint-ignore no-explicit-any
-    type: (procedure as any)._def.type,
-  }));
+  return [...procedureTypes(DOCUMENT)].map(([path, type]) => ({ path, type }));
 }
 
 for (const backend of backends()) {
