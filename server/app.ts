@@ -3,17 +3,21 @@ import type { Config, IamAliveConfig } from "./config.ts";
 import { createCors } from "./http/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
-import { createHttpHandler, REST_PREFIX } from "./http/handler.ts";
+import { type Client, createHttpHandler, REST_PREFIX } from "./http/handler.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { type ChannelDeps, createChannels } from "./iam_alive/channels.ts";
 import { type Clock, systemClock } from "./iam_alive/clock.ts";
 import { createReporter, type Reporter, type ReporterOptions } from "./iam_alive/reporter.ts";
 import type { Logger } from "./log.ts";
+import { createClientAddress, parseTrustedProxies } from "./http/client_address.ts";
 import { createRateLimiter } from "./http/rate_limit.ts";
 import { appRouter } from "./trpc/router.ts";
 
+/** Client addresses whose failed key checks are counted at once (the least recent is dropped). */
+const MAX_TRACKED_ADDRESSES = 10_000;
+
 export interface App {
-  handler: (request: Request) => Promise<Response>;
+  handler: (request: Request, client?: Client) => Promise<Response>;
   database: DatabaseHandle;
   /** Sends the I'm alive reports; not started here (main.ts starts it). */
   reporter: Reporter;
@@ -38,6 +42,8 @@ export async function createApp(
     log,
     iamAlive = {},
     rateLimitPerSecond = 0,
+    authFailuresPerSecond = 0,
+    trustedProxies = [],
     corsOrigins = [],
     now,
     onFastPath,
@@ -48,6 +54,10 @@ export async function createApp(
     iamAlive?: IamAliveOptions;
     /** Requests per second per key; 0 (the default here) for no limit. */
     rateLimitPerSecond?: number;
+    /** Failed key checks per second per client address; 0 (the default here) for no limit. */
+    authFailuresPerSecond?: number;
+    /** Proxies whose X-Forwarded-For names the client (addresses or CIDRs). */
+    trustedProxies?: string[];
     corsOrigins?: string[];
     /** The rate limiter's clock, in milliseconds. */
     now?: () => number;
@@ -81,6 +91,12 @@ export async function createApp(
     log,
     iamAlive: reporter,
     rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),
+    authFailureLimiter: createRateLimiter({
+      perSecond: authFailuresPerSecond,
+      now,
+      maxKeys: MAX_TRACKED_ADDRESSES,
+    }),
+    clientAddress: createClientAddress(parseTrustedProxies(trustedProxies.join(","))),
     cors: createCors(corsOrigins),
     onFastPath,
   });

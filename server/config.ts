@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { LOG_LEVELS } from "./log.ts";
+import { parseTrustedProxies } from "./http/client_address.ts";
 import { parseNetworks } from "./outbound/network_policy.ts";
 
 const optional = (schema: z.ZodType) =>
@@ -26,6 +27,19 @@ const configSchema = z.object({
   DATA_DIR: optional(z.string().default("./data")),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS).default("info")),
   RATE_LIMIT_PER_SECOND: optional(z.coerce.number().min(0).default(1000)),
+  AUTH_FAILURES_PER_SECOND: optional(z.coerce.number().min(0).default(10)),
+  TRUSTED_PROXIES: optional(
+    z.string()
+      .superRefine((v, ctx) => {
+        try {
+          parseTrustedProxies(v);
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: (error as Error).message });
+        }
+      })
+      .transform((v) => v.split(",").map((p) => p.trim()).filter((p) => p.length > 0))
+      .default([]),
+  ),
   CORS_ORIGINS: optional(
     z.string()
       .transform((v) => v.split(",").map((o) => o.trim()).filter((o) => o.length > 0))
@@ -116,6 +130,10 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
   /** Requests per second per API key (a token bucket holding twice that); 0 for no limit. */
   rateLimitPerSecond: number;
+  /** Failed key checks per second per client address (twice that in a burst); 0 for no limit. */
+  authFailuresPerSecond: number;
+  /** Proxies (addresses or CIDRs) whose X-Forwarded-For names the client. */
+  trustedProxies: string[];
   /** Origins that may call from a browser; none gets CORS headers when empty. */
   corsOrigins: string[];
   /** The probe runner's settings (issue 6). */
@@ -153,6 +171,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     DATA_DIR: string;
     LOG_LEVEL: Config["logLevel"];
     RATE_LIMIT_PER_SECOND: number;
+    AUTH_FAILURES_PER_SECOND: number;
+    TRUSTED_PROXIES: string[];
     CORS_ORIGINS: string[];
     PROBE_INTERVAL_SECONDS: number;
     PROBE_TIMEOUT_MS: number;
@@ -177,6 +197,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     dataDir: c.DATA_DIR,
     logLevel: c.LOG_LEVEL,
     rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
+    authFailuresPerSecond: c.AUTH_FAILURES_PER_SECOND,
+    trustedProxies: c.TRUSTED_PROXIES,
     corsOrigins: c.CORS_ORIGINS,
     probeIntervalSeconds: c.PROBE_INTERVAL_SECONDS,
     probeTimeoutMs: c.PROBE_TIMEOUT_MS,

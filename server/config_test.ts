@@ -13,6 +13,8 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     dataDir: "./data",
     logLevel: "info",
     rateLimitPerSecond: 1000,
+    authFailuresPerSecond: 10,
+    trustedProxies: [],
     corsOrigins: [],
     probeIntervalSeconds: 60,
     probeTimeoutMs: 10_000,
@@ -91,6 +93,17 @@ Deno.test("CORS_ORIGINS lists origins; RATE_LIMIT_PER_SECOND=0 turns the limit o
   });
   assert.deepEqual(config.corsOrigins, ["https://app.example.com", "http://localhost:5173"]);
   assert.equal(config.rateLimitPerSecond, 0);
+});
+
+Deno.test("TRUSTED_PROXIES takes addresses and ranges; failed key checks are limited by default", () => {
+  const config = parseConfig({ TRUSTED_PROXIES: "10.0.0.1, 192.168.0.0/16, ::1" });
+  assert.deepEqual(config.trustedProxies, ["10.0.0.1", "192.168.0.0/16", "::1"]);
+  assert.equal(config.authFailuresPerSecond, 10);
+  assert.deepEqual(parseConfig({}).trustedProxies, []);
+  assert.throws(
+    () => parseConfig({ TRUSTED_PROXIES: "10.0.0.1, proxy.local" }),
+    /TRUSTED_PROXIES: "proxy.local" is not an address or a CIDR range/,
+  );
 });
 
 const webhook = {

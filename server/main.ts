@@ -46,6 +46,8 @@ async function main(): Promise<number> {
       checkOutboundUrl: outboundCheck(createNetworkPolicy(config.probeAllowNetworks)),
     },
     rateLimitPerSecond: config.rateLimitPerSecond,
+    authFailuresPerSecond: config.authFailuresPerSecond,
+    trustedProxies: config.trustedProxies,
     corsOrigins: config.corsOrigins,
   });
   await app.reporter.start();
@@ -68,7 +70,7 @@ async function main(): Promise<number> {
     signal: shutdown.signal,
     onListen: ({ hostname, port }) =>
       log.info("listening", { url: `http://${hostname}:${port}`, database: target.kind }),
-  }, app.handler);
+  }, (request, info) => app.handler(request, { address: info.remoteAddr.hostname }));
 
   await server.finished;
   Deno.removeSignalListener("SIGINT", stop);

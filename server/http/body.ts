@@ -91,34 +91,69 @@ export async function readJsonObject(
   return { ok: true, value: value as Record<string, unknown> };
 }
 
-/** Parses JSON text within the nesting and array limits (400 or 422 when it is not). */
+/**
+ * Parses JSON text within the nesting and array limits (400 or 422 when it is not), and refuses
+ * (422, naming the field) a number whose text a double cannot hold: `1e309`, `-0`, or more
+ * digits than survive (`123456789012345678901234567890`). Storing those would change them.
+ */
 export function parseJson(text: string): Read<unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(text, keepExactNumbers);
   } catch {
     return malformed("The request body is not valid JSON");
   }
-  const tooComplex = checkJsonLimits(value);
-  return tooComplex ? refuse(tooComplex) : { ok: true, value };
+  const problem = checkJsonLimits(value);
+  return problem ? refuse(problem) : { ok: true, value };
 }
 
-/** Refuses JSON nested deeper than MAX_JSON_DEPTH or with arrays longer than MAX_JSON_ARRAY. */
+/** Stands in, while parsing, for a number whose text does not survive; found by the walk. */
+class InexactNumber {
+  constructor(readonly source: string) {}
+}
+
+function keepExactNumbers(_key: string, value: unknown, context?: { source?: string }): unknown {
+  if (typeof value !== "number" || context?.source === undefined) return value;
+  const exact = Number.isFinite(value) && !Object.is(value, -0) &&
+    decimal(context.source) === decimal(String(value));
+  return exact ? value : new InexactNumber(context.source);
+}
+
+/** A number's text in one form (`digits` e `exponent`), so that `1.50` and `15e-1` compare equal. */
+function decimal(text: string): string {
+  const [mantissa, exponent = "0"] = text.toLowerCase().split("e");
+  const negative = mantissa.startsWith("-");
+  const [whole, fraction = ""] = mantissa.replace(/^[-+]/, "").split(".");
+  let digits = (whole + fraction).replace(/^0+/, "");
+  let power = Number(exponent) - fraction.length;
+  while (digits.endsWith("0")) {
+    digits = digits.slice(0, -1);
+    power++;
+  }
+  return digits === "" ? "0" : `${negative ? "-" : ""}${digits}e${power}`;
+}
+
+/**
+ * Refuses JSON nested deeper than MAX_JSON_DEPTH, with arrays longer than MAX_JSON_ARRAY, or
+ * holding a number that `parseJson` found inexact.
+ */
 export function checkJsonLimits(value: unknown): ApiError | null {
-  const walk = (v: unknown, depth: number): ApiError | null => {
+  const walk = (v: unknown, depth: number, path: string): ApiError | null => {
+    if (v instanceof InexactNumber) {
+      return validationFailed(path, `${v.source.slice(0, 40)} cannot be kept exactly as a number`);
+    }
     if (typeof v !== "object" || v === null) return null;
     if (depth > MAX_JSON_DEPTH) {
       return validationFailed("", `JSON must not be nested deeper than ${MAX_JSON_DEPTH} levels`);
     }
-    const items = Array.isArray(v) ? v : Object.values(v);
     if (Array.isArray(v) && v.length > MAX_JSON_ARRAY) {
       return validationFailed("", `JSON arrays must not hold more than ${MAX_JSON_ARRAY} items`);
     }
-    for (const item of items) {
-      const found = walk(item, depth + 1);
+    for (const [key, item] of Object.entries(v)) {
+      const found = walk(item, depth + 1, path ? `${path}.${key}` : key);
       if (found) return found;
     }
     return null;
   };
-  return walk(value, 1);
+  return walk(value, 1, "");
 }

@@ -36,6 +36,10 @@ export interface HttpDeps {
   iamAlive?: IamAliveControl;
   /** Per-key request limit; none when null or absent. */
   rateLimiter?: RateLimiter | null;
+  /** Failed key checks per client address; none when null or absent. */
+  authFailureLimiter?: RateLimiter | null;
+  /** Names a request's client from its peer address (`TRUSTED_PROXIES`); the peer by default. */
+  clientAddress?: (peer: string | undefined, headers: Headers) => string;
   /** CORS for listed origins; no CORS headers when null or absent. */
   cors?: Cors | null;
   /** Told of each `/trpc` call the fast path answers (for tests). */
@@ -43,6 +47,11 @@ export interface HttpDeps {
 }
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
+/** The most calls one tRPC batch may carry; each takes a token of the rate limit. */
+export const MAX_TRPC_BATCH = 50;
+/** Paths are logged up to this many characters, and methods outside this set as OTHER. */
+const LOGGED_PATH_LENGTH = 256;
+const LOGGED_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 const SECURITY_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" };
 const JSON_HEADERS = { "content-type": "application/json", ...SECURITY_HEADERS };
 
@@ -59,9 +68,26 @@ function under(path: string, prefix: string): boolean {
   return path === prefix || path.startsWith(`${prefix}/`);
 }
 
+/** The peer of a request, as the server layer knows it. */
+export interface Client {
+  address: string;
+}
+
 export function createHttpHandler(
-  { router, document, db, checkKey, log, iamAlive, rateLimiter, cors, onFastPath }: HttpDeps,
-): (request: Request) => Promise<Response> {
+  {
+    router,
+    document,
+    db,
+    checkKey,
+    log,
+    iamAlive,
+    rateLimiter,
+    authFailureLimiter,
+    clientAddress = (peer) => peer ?? "unknown",
+    cors,
+    onFastPath,
+  }: HttpDeps,
+): (request: Request, client?: Client) => Promise<Response> {
   const logFailure = (error: unknown, answer: ApiError = toApiError(error)) => {
     if (answer.status === 503) {
       // Expected while the database is down: one line without a stack.
@@ -116,7 +142,10 @@ export function createHttpHandler(
     });
   }
 
-  async function route(request: Request, url: URL): Promise<Response> {
+  /** Requests refused for their address's failed key checks: answered, never logged one by one. */
+  const unlogged = new WeakSet<Request>();
+
+  async function route(request: Request, url: URL, client?: Client): Promise<Response> {
     const path = url.pathname;
     if (path === "/healthz" && request.method === "GET") return json(200, { status: "ok" });
     if (path === "/readyz" && request.method === "GET") {
@@ -137,15 +166,31 @@ export function createHttpHandler(
     if (!isRest && !isTrpc) return restError(apiError("not_found"));
     const refuse = isRest ? restError : trpcError;
 
+    const limited = (retryAfterSeconds: number) => {
+      const response = refuse(apiError("rate_limited"));
+      response.headers.set("retry-after", String(retryAfterSeconds));
+      return response;
+    };
     const key = request.headers.get(API_KEY_HEADER);
     const authenticated = checkKey(key);
-    if (!authenticated) return refuse(apiError("unauthorized"));
-    const admission = rateLimiter?.take(key!);
-    if (admission && !admission.ok) {
-      const response = refuse(apiError("rate_limited"));
-      response.headers.set("retry-after", String(admission.retryAfterSeconds));
-      return response;
+    if (!authenticated) {
+      const address = clientAddress(client?.address, request.headers);
+      const failures = authFailureLimiter?.take(address);
+      if (failures && !failures.ok) {
+        unlogged.add(request);
+        return limited(failures.retryAfterSeconds);
+      }
+      return refuse(apiError("unauthorized"));
     }
+    let calls = 1;
+    if (isTrpc && url.searchParams.has("batch")) {
+      calls = path.slice(TRPC_PREFIX.length + 1).split(",").length;
+      if (calls > MAX_TRPC_BATCH) {
+        return refuse(apiError("bad_request", `A batch holds at most ${MAX_TRPC_BATCH} calls`));
+      }
+    }
+    const admission = rateLimiter?.take(key!, calls);
+    if (admission && !admission.ok) return limited(admission.retryAfterSeconds);
     const ctx = createContext({ db, authenticated, iamAlive });
     if (isTrpc) return await trpc(request, url, path, ctx);
 
@@ -154,12 +199,12 @@ export function createHttpHandler(
     return ours(result.body, result.status, result.body !== null);
   }
 
-  return async (request) => {
+  return async (request, client) => {
     const started = performance.now();
     const url = new URL(request.url);
     let response: Response;
     try {
-      response = cors?.preflight(request) ?? await route(request, url);
+      response = cors?.preflight(request) ?? await route(request, url, client);
     } catch (error) {
       log.error("request failed", errorFields(error));
       response = restError(apiError("internal"));
@@ -170,9 +215,11 @@ export function createHttpHandler(
       }
     }
     cors?.decorate(request, response.headers);
+    if (unlogged.has(request)) return response;
+    const path = url.pathname;
     log.info("request", {
-      method: request.method,
-      path: url.pathname,
+      method: LOGGED_METHODS.has(request.method) ? request.method : "OTHER",
+      path: path.length > LOGGED_PATH_LENGTH ? `${path.slice(0, LOGGED_PATH_LENGTH)}…` : path,
       status: response.status,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
     });

@@ -1,14 +1,15 @@
 /**
- * A token bucket per API key: `perSecond` tokens flow in each second up to `burst`, and each
- * request takes one. Only authenticated requests are counted, so there is one bucket per
- * configured key and the table cannot grow with what callers send.
+ * Token buckets by key: `perSecond` tokens flow in each second up to `burst`, and each request
+ * takes one (a tRPC batch one per call). Two limiters use it: one per API key, counting
+ * authenticated requests (one bucket per configured key), and one per client address, counting
+ * failed key checks (bounded by `maxKeys`, since callers choose their addresses).
  */
 
 export type Admission = { ok: true } | { ok: false; retryAfterSeconds: number };
 
 export interface RateLimiter {
-  /** Takes a token for the key, or says how many whole seconds until one is there. */
-  take(key: string): Admission;
+  /** Takes `cost` tokens (1 by default) for the key, or says how many whole seconds until they are there. */
+  take(key: string, cost?: number): Admission;
 }
 
 export interface RateLimitOptions {
@@ -17,6 +18,11 @@ export interface RateLimitOptions {
   burst?: number;
   /** Milliseconds on a monotonic clock; injectable for tests. */
   now?: () => number;
+  /**
+   * The most keys tracked at once (for keys a caller chooses, such as addresses); past it the
+   * key seen least recently is forgotten. Unbounded when absent.
+   */
+  maxKeys?: number;
 }
 
 interface Bucket {
@@ -28,30 +34,33 @@ const ADMITTED: Admission = { ok: true };
 
 /** A limiter, or null when `perSecond` is 0 (no limit). */
 export function createRateLimiter(
-  { perSecond, burst = perSecond * 2, now = () => performance.now() }: RateLimitOptions,
+  { perSecond, burst = perSecond * 2, now = () => performance.now(), maxKeys = Infinity }:
+    RateLimitOptions,
 ): RateLimiter | null {
   if (perSecond <= 0) return null;
   const capacity = Math.max(1, burst);
   const perMs = perSecond / 1000;
   const buckets = new Map<string, Bucket>();
   return {
-    take(key) {
+    take(key, cost = 1) {
       const t = now();
       let bucket = buckets.get(key);
       if (!bucket) {
         bucket = { tokens: capacity, at: t };
-        buckets.set(key, bucket);
+        if (buckets.size >= maxKeys) buckets.delete(buckets.keys().next().value!);
       } else {
         bucket.tokens = Math.min(capacity, bucket.tokens + (t - bucket.at) * perMs);
         bucket.at = t;
+        buckets.delete(key); // re-inserted below: the map stays in order of last use
       }
-      if (bucket.tokens >= 1) {
-        bucket.tokens -= 1;
+      buckets.set(key, bucket);
+      if (bucket.tokens >= cost) {
+        bucket.tokens -= cost;
         return ADMITTED;
       }
       return {
         ok: false,
-        retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond)),
+        retryAfterSeconds: Math.max(1, Math.ceil((cost - bucket.tokens) / perSecond)),
       };
     },
   };

@@ -16,7 +16,10 @@ export interface LiveServer {
 /** Serves a test app over a fresh database of the given kind on 127.0.0.1, port chosen by the OS. */
 export async function startLiveServer(backend: Backend = "pglite"): Promise<LiveServer> {
   const app = await startTestApp(backend);
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.handler);
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (request, info) => app.handler(request, { address: info.remoteAddr.hostname }),
+  );
   const { port } = server.addr as Deno.NetAddr;
   return {
     url: `http://127.0.0.1:${port}`,
