@@ -37,6 +37,8 @@ Deno.test({
         args: [
           "run",
           "--allow-all",
+          "--config",
+          new URL("../deno.dev.json", import.meta.url).pathname,
           new URL("./testdata/docs_browser.ts", import.meta.url).pathname,
           CHROMIUM,
           server.url,

@@ -17,15 +17,15 @@ const json = { "content-type": "application/json" };
 for (const backend of backends()) {
   Deno.test(`every error code answers the same status and body on REST and /trpc [${backend}]`, async () => {
     const handle = await freshDatabase(backend);
-    let now = 0;
-    // No I'm alive reporter here, so its test answers 503; a bucket of 40 requests, then 429.
+    // No I'm alive reporter here, so its test answers 503; a bucket of 40 requests (the clock
+    // stands still), then 429.
     const handler = createHttpHandler({
       router: appRouter,
       document: buildOpenApiDocument(appRouter, REST_PREFIX),
       db: handle.db,
       checkKey: createKeyCheck([TEST_API_KEY]),
       log: createLogger("silent"),
-      rateLimiter: createRateLimiter({ perSecond: 20, now: () => now }),
+      rateLimiter: createRateLimiter({ perSecond: 20, now: () => 0 }),
     });
     const api = new TestClient(handler);
     const trpcInput = (value: unknown) => `?input=${encodeURIComponent(JSON.stringify(value))}`;

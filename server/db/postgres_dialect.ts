@@ -1,12 +1,15 @@
 /**
  * Kysely over postgres.js, tuned for many small queries. A query outside a transaction goes to
  * postgres.js's pool as it is, so that postgres.js pipelines it with others on a connection;
- * only a transaction reserves a connection of its own. (kysely-postgres-js reserves one for
- * every query: that costs a round trip's worth of waiting per query and stops pipelining.)
+ * only a transaction reserves a connection of its own. (Reserving a connection for every query
+ * would cost a round trip's worth of waiting per query and stop pipelining.)
  *
- * Waiting for a connection is bounded: a query or transaction that has not reached a connection
- * within the deadline fails with CONNECT_TIMEOUT (answered 503), so that requests do not queue
- * behind one connect attempt after another while the database is unreachable.
+ * Waiting for a connection is bounded, so that requests do not queue behind one connect attempt
+ * after another while the database is unreachable: see `ConnectionGate`. A query or transaction
+ * that gets no connection within the deadline fails with CONNECT_TIMEOUT (answered 503).
+ *
+ * Only postgres.js's documented API is used: `sql.unsafe()` queries awaited as promises,
+ * `sql.reserve()` and `release()`, `sql.end()`.
  *
  * `db.connection()` does not pin a connection here: state that must live on one session (SET)
  * belongs in a transaction (SET LOCAL).
@@ -23,7 +26,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from "kysely";
-import type { PendingQuery, ReservedSql, Row, Sql } from "postgres";
+import type { ReservedSql, Row, RowList, Sql } from "postgres";
 
 /** The error a request gets when no connection could be had in time; it answers 503. */
 export class AcquireTimeoutError extends Error {
@@ -34,38 +37,148 @@ export class AcquireTimeoutError extends Error {
   }
 }
 
-type Query = PendingQuery<Row[]> & { state: unknown; cancel(): void };
+/** Error codes that say a connection could not be opened or was lost (not a query's own fault). */
+const CONNECTION_FAILURES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EHOSTDOWN",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "53300", // too_many_connections
+]);
+
+/** How a query or reservation ended, as far as connections go. */
+function outcome(error: unknown): "connection failed" | "server answered" | "neither" {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  if (typeof code !== "string") return "neither";
+  if (CONNECTION_FAILURES.has(code) || code.startsWith("08")) return "connection failed";
+  return /^[0-9A-Z]{5}$/.test(code) ? "server answered" : "neither"; // a SQLSTATE
+}
+
+type Rows = RowList<Row[]>;
+
+interface Held {
+  since: number;
+  run(): void;
+  fail(error: unknown): void;
+}
 
 /**
- * Cancels queries still waiting for a connection after `ms`. One coarse sweep for all queries
- * instead of a timer each: the deadline is about outages, not about milliseconds.
+ * Decides when a query may go to postgres.js's pool. postgres.js queues a query that finds no
+ * open connection and hands it to one connect attempt after another, and it tells nothing of
+ * where a pending query stands. `cancel()` takes a queued query back, but for one already sent
+ * it asks the server over a connection of its own, and if that connection fails the failure is
+ * an unhandled rejection, which ends a Deno process. So queries are not left to queue there
+ * while the database may be unreachable:
+ *
+ * - While connections work (the last query or reservation to end succeeded, or the server
+ *   answered it with an error of its own), a query goes to the pool at once: it is pipelined
+ *   with others, and a slow one is the statement timeout's business. (If it then finds no open
+ *   connection, postgres.js's `connect_timeout` bounds each connect attempt.)
+ * - Otherwise (at start, and after a connect attempt failed or a connection was lost), queries
+ *   are held here and one probe (`select 1`) goes to the pool. Its success lets the held queries
+ *   go; its failure fails them at once with its error; a query held longer than the deadline
+ *   fails with AcquireTimeoutError. A held query never reached the database, so failing it
+ *   leaves no write behind.
+ *
+ * One coarse sweep for the held queries instead of a timer each: the deadline is about outages,
+ * not about milliseconds.
  */
-class Watchdog {
-  #waiting = new Map<Query, number>();
+class ConnectionGate {
+  #up = false;
+  #held = new Set<Held>();
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** When the probe under way started; a probe older than the deadline no longer counts. */
+  #probeSince: number | undefined;
 
-  constructor(readonly ms: number) {}
+  constructor(readonly sql: Sql, readonly ms: number) {}
 
-  watch(query: Query): void {
-    this.#waiting.set(query, performance.now());
+  /** Runs a query on the pool, held back first while connections are not known to work. */
+  query(compiled: CompiledQuery): Promise<Rows> {
+    const send = () =>
+      this.watch(
+        this.sql.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], { prepare: true }),
+      );
+    if (this.#up) return send();
+    return new Promise<Rows>((resolve, reject) => {
+      this.#hold({
+        since: performance.now(),
+        run: () => send().then(resolve, reject),
+        fail: reject,
+      });
+    });
+  }
+
+  /** Awaits a query or reservation, and learns from how it ends whether connections work. */
+  async watch<T>(pending: PromiseLike<T>): Promise<T> {
+    try {
+      const result = await pending;
+      this.#connected();
+      return result;
+    } catch (error) {
+      const how = outcome(error);
+      if (how === "connection failed") this.#up = false;
+      else if (how === "server answered") this.#connected();
+      throw error;
+    }
+  }
+
+  #hold(held: Held): void {
+    this.#held.add(held);
     if (this.#timer === undefined) {
       const timer = setInterval(() => this.#sweep(), Math.max(25, this.ms / 10));
       Deno.unrefTimer(timer);
       this.#timer = timer;
     }
+    this.#probe();
+  }
+
+  #probe(): void {
+    const now = performance.now();
+    if (this.#probeSince !== undefined && now - this.#probeSince <= this.ms) return;
+    this.#probeSince = now;
+    const settled = () => {
+      if (this.#probeSince === now) this.#probeSince = undefined;
+    };
+    this.watch(this.sql.unsafe("select 1")).then(settled, (error) => {
+      settled();
+      if (!this.#up) this.#release((held) => held.fail(error));
+    });
+  }
+
+  #connected(): void {
+    this.#up = true;
+    if (this.#held.size > 0) this.#release((held) => held.run());
+  }
+
+  #release(each: (held: Held) => void): void {
+    const held = [...this.#held];
+    this.#held.clear();
+    this.stop();
+    for (const h of held) each(h);
   }
 
   #sweep(): void {
     const now = performance.now();
-    for (const [query, since] of this.#waiting) {
-      // A query has its connection's state once it is sent; then the statement timeout rules.
-      if (query.state !== null) this.#waiting.delete(query);
-      else if (now - since > this.ms) {
-        this.#waiting.delete(query);
-        query.cancel(); // rejects it with 57014, which answers 503
+    for (const held of this.#held) {
+      if (now - held.since > this.ms) {
+        this.#held.delete(held);
+        held.fail(new AcquireTimeoutError(this.ms));
       }
     }
-    if (this.#waiting.size === 0) this.stop();
+    if (this.#held.size === 0) this.stop();
+    else this.#probe(); // a probe stuck on a connection that never answers is not waited for
   }
 
   stop(): void {
@@ -77,15 +190,14 @@ class Watchdog {
 class PooledConnection implements DatabaseConnection {
   reserved: ReservedSql | null = null;
 
-  constructor(readonly sql: Sql, readonly watchdog: Watchdog) {}
+  constructor(readonly gate: ConnectionGate) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const target = this.reserved ?? this.sql;
-    const query = target.unsafe(compiled.sql, compiled.parameters as never[], {
-      prepare: true,
-    }) as unknown as Query;
-    if (!this.reserved) this.watchdog.watch(query);
-    const result = await query;
+    const result = this.reserved
+      ? await this.reserved.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], {
+        prepare: true,
+      })
+      : await this.gate.query(compiled);
     const { command, count } = result;
     return {
       // A plain array: postgres.js's Result subclass would leak into what callers compare.
@@ -104,14 +216,14 @@ class PooledConnection implements DatabaseConnection {
 
   /** Takes a connection of its own for a transaction, waiting at most the deadline. */
   async reserve(): Promise<void> {
-    const ms = this.watchdog.ms;
+    const { sql, ms } = this.gate;
     this.reserved = await new Promise<ReservedSql>((resolve, reject) => {
       let late = false;
       const timer = setTimeout(() => {
         late = true;
         reject(new AcquireTimeoutError(ms));
       }, ms);
-      this.sql.reserve().then(
+      this.gate.watch(sql.reserve()).then(
         (connection) => {
           if (late) return connection.release();
           clearTimeout(timer);
@@ -132,16 +244,16 @@ class PooledConnection implements DatabaseConnection {
 }
 
 class PipelinedDriver implements Driver {
-  readonly #watchdog: Watchdog;
+  readonly #gate: ConnectionGate;
 
   constructor(readonly sql: Sql, acquireTimeoutMs: number) {
-    this.#watchdog = new Watchdog(acquireTimeoutMs);
+    this.#gate = new ConnectionGate(sql, acquireTimeoutMs);
   }
 
   async init(): Promise<void> {}
 
   acquireConnection(): Promise<DatabaseConnection> {
-    return Promise.resolve(new PooledConnection(this.sql, this.#watchdog));
+    return Promise.resolve(new PooledConnection(this.#gate));
   }
 
   async beginTransaction(connection: PooledConnection, settings: TransactionSettings) {
@@ -172,10 +284,10 @@ class PipelinedDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    this.#watchdog.stop();
+    this.#gate.stop();
     // end() waits for connection attempts under way for requests that gave up, and would
     // never settle: after twice the deadline it closes them by force.
-    await this.sql.end({ timeout: (2 * this.#watchdog.ms) / 1000 });
+    await this.sql.end({ timeout: (2 * this.#gate.ms) / 1000 });
   }
 }
 
