@@ -22,15 +22,15 @@ function parse(text: string): Address | null {
 
 /** Parses `TRUSTED_PROXIES` entries: addresses or CIDR ranges; throws naming a bad entry. */
 export function parseTrustedProxies(list: string): [Address, number][] {
+  const range = (entry: string): [Address, number] => {
+    if (entry.includes("/")) return ipaddr.parseCIDR(entry);
+    const address = ipaddr.parse(entry);
+    return [address, address.kind() === "ipv4" ? 32 : 128];
+  };
   return list.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)
     .map((entry) => {
       try {
-        return entry.includes("/")
-          ? ipaddr.parseCIDR(entry)
-          : (() => {
-            const address = ipaddr.parse(entry);
-            return [address, address.kind() === "ipv4" ? 32 : 128] as [Address, number];
-          })();
+        return range(entry);
       } catch {
         throw new Error(`"${entry}" is not an address or a CIDR range`);
       }
