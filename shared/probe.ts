@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { findNul, hasNul } from "./json.ts";
+import { findBadText, textProblem } from "./json.ts";
 import { projectName } from "./project.ts";
 
 export const PROBE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
@@ -19,20 +19,24 @@ export function normalizeUrl(input: string): string | null {
 }
 
 export const probeUrl = z.string().max(MAX_URL_LENGTH).transform((value, ctx) => {
-  const normalized = hasNul(value) ? null : normalizeUrl(value);
+  // A lone surrogate would be stored as %EF%BF%BD (U+FFFD): not the URL that was sent.
+  const problem = textProblem(value);
+  const normalized = problem ? null : normalizeUrl(value);
   if (normalized === null || normalized.length > MAX_URL_LENGTH) {
     ctx.issues.push({
       code: "custom",
       input: value,
-      message: `must be an absolute http or https URL of at most ${MAX_URL_LENGTH} characters`,
+      message: problem ??
+        `must be an absolute http or https URL of at most ${MAX_URL_LENGTH} characters`,
     });
     return z.NEVER;
   }
   return normalized;
 });
 
+/** One of the seven methods, in ASCII letters of any case (`toUpperCase` makes `optıons` OPTIONS). */
 export const probeMethod = z.string().transform((value, ctx) => {
-  const upper = value.toUpperCase();
+  const upper = /^[A-Za-z]+$/.test(value) ? value.toUpperCase() : "";
   if (!(PROBE_METHODS as readonly string[]).includes(upper)) {
     ctx.issues.push({
       code: "custom",
@@ -44,14 +48,69 @@ export const probeMethod = z.string().transform((value, ctx) => {
   return upper as ProbeMethod;
 });
 
+/** RFC 9110 token: what a header name may hold. */
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const HEADER_VALUE = /^[^\0\r\n]*$/;
+/**
+ * Field value characters: visible ASCII, space and tab. No CR, LF, NUL, DEL or other control
+ * character, which the runner's HTTP client refuses to send (such a probe could never run). No
+ * obs-text (U+0080-U+00FF) either: node:http sends it as one byte each, or as UTF-8 when the
+ * request has a body or an `Expect` header, so the target would not always get what is stored.
+ */
+const HEADER_VALUE = /^[\t\x20-\x7E]*$/;
+/** A receiver strips spaces and tabs at either end: it would not see the value stored. */
+const HEADER_VALUE_PADDED = /^[\t ]|[\t ]$/;
 
-export const probeHeaders = z
-  .record(
-    z.string().regex(HTTP_TOKEN, "header names must be HTTP tokens"),
-    z.string().max(8192).regex(HEADER_VALUE, "header values must not contain CR, LF or NUL"),
+/**
+ * Headers the runner sets itself (framing: `Content-Length`, `Transfer-Encoding`) or that belong
+ * to one connection, not to the request (RFC 9110 7.6.1). Sent by a probe they conflict with
+ * the runner's own (a `Transfer-Encoding` with its `Content-Length`), so they are refused.
+ * `Host` stays allowed: checking a virtual host by address is a real use.
+ */
+export const FORBIDDEN_HEADERS = [
+  "connection",
+  "content-length",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+] as const;
+
+const headerValue = z
+  .string()
+  .max(8192)
+  .regex(
+    HEADER_VALUE,
+    "header values must hold only visible ASCII characters, spaces and tabs " +
+      "(no CR, LF, NUL, other control character or non-ASCII character)",
   )
+  .refine(
+    (value) => !HEADER_VALUE_PADDED.test(value),
+    "header values must not start or end with a space or tab",
+  );
+
+const HEADER_NAME_MESSAGE = "header names must be HTTP tokens (RFC 9110)";
+const headerRecord = z.record(z.string().regex(HTTP_TOKEN, HEADER_NAME_MESSAGE), headerValue, {
+  error: (issue) => issue.code === "invalid_key" ? HEADER_NAME_MESSAGE : undefined,
+});
+
+/**
+ * Header name to value. Checked on the value as it arrives too: `JSON.parse` makes `__proto__`
+ * an own key, which a record silently drops, so `{"__proto__": …}` would be stored as `{}`.
+ */
+export const probeHeaders = z
+  .preprocess((headers: z.input<typeof headerRecord>, ctx) => {
+    if (typeof headers === "object" && headers !== null && Object.hasOwn(headers, "__proto__")) {
+      ctx.issues.push({
+        code: "custom",
+        input: headers,
+        path: ["__proto__"],
+        message: "__proto__ is not accepted as a header name",
+      });
+    }
+    return headers;
+  }, headerRecord)
   .superRefine((headers, ctx) => {
     const names = Object.keys(headers);
     if (names.length > MAX_HEADERS) {
@@ -60,6 +119,20 @@ export const probeHeaders = z
     const seen = new Set<string>();
     for (const name of names) {
       const lower = name.toLowerCase();
+      if ((FORBIDDEN_HEADERS as readonly string[]).includes(lower)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: "connection and framing headers are set by the runner and cannot be sent",
+        });
+      }
+      if (lower === "host" && headers[name] === "") {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: "Host must not be empty: the URL's host would be sent instead",
+        });
+      }
       if (seen.has(lower)) {
         ctx.addIssue({
           code: "custom",
@@ -73,9 +146,9 @@ export const probeHeaders = z
 
 /** Any JSON value, sent to the target as the request body. */
 export const probeBody = z.unknown().superRefine((value, ctx) => {
-  const path = findNul(value);
-  if (path) {
-    ctx.addIssue({ code: "custom", path, message: "strings must not contain NUL characters" });
+  const found = findBadText(value);
+  if (found) {
+    ctx.addIssue({ code: "custom", path: found.path, message: `strings ${found.message}` });
   }
 });
 

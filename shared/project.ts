@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { hasNul } from "./json.ts";
+import { textProblem } from "./json.ts";
 
 /** Project names: 1 to 64 characters, a letter or digit first, then letters, digits, `.`, `_`, `-`. */
 export const PROJECT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -12,9 +12,12 @@ export const projectName = z.string().min(1).max(64).regex(
 export const projectStatus = z.enum(["enabled", "disabled"]);
 export type ProjectStatus = z.infer<typeof projectStatus>;
 
-/** Free text stored as PostgreSQL text: any string without NUL. */
+/** Free text stored as PostgreSQL text: any string without NUL or an unpaired surrogate. */
 export const text = (max: number) =>
-  z.string().max(max).refine((s) => !hasNul(s), "must not contain NUL characters");
+  z.string().max(max).superRefine((s, ctx) => {
+    const problem = textProblem(s);
+    if (problem) ctx.addIssue({ code: "custom", input: s, message: problem });
+  });
 
 const label = text(200).nullable().optional();
 const description = text(4000).nullable().optional();

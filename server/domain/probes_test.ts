@@ -1,11 +1,100 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
+import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
+import { executeProbe } from "../runner/execute.ts";
 import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
+import { startTarget } from "../testing/target_server.ts";
 
 async function project(api: TestClient): Promise<string> {
   const name = uniqueName();
   assert.equal((await api.post("/api/v1/projects", { project: name })).status, 201);
   return name;
 }
+
+/** Read back as JSON with an own `__proto__` key, the way a JSON body arrives. */
+const parsed = (json: string) => JSON.parse(json) as Record<string, unknown>;
+
+/**
+ * Values the service would store or send otherwise than they were sent, or that could never be
+ * sent: each field on its own, with the path `details` must name.
+ */
+const ALTERED: [string, Record<string, unknown>, string][] = [
+  ["a lone surrogate in a header value", { headers: { "X-A": "x\udc00y" } }, "headers.X-A"],
+  ["a lone surrogate in a header name", { headers: { "x\ud800": "v" } }, "headers.x\ud800"],
+  ["a header named __proto__", parsed('{"headers":{"__proto__":{"x":"1"}}}'), "headers.__proto__"],
+  [
+    "__proto__ with a string value",
+    parsed('{"headers":{"__proto__":"v","A":"b"}}'),
+    "headers.__proto__",
+  ],
+  ["a dotless i in the method", { method: "optıons" }, "method"],
+  ["a long s in the method", { method: "poſt" }, "method"],
+  ["a control character in a header value", { headers: { "X-A": "a\u0001b" } }, "headers.X-A"],
+  ["a line separator in a header value", { headers: { "X-A": "a\u2028b" } }, "headers.X-A"],
+  ["DEL in a header value", { headers: { "X-A": "a\u007fb" } }, "headers.X-A"],
+  ["a character above U+00FF in a header value", { headers: { "X-A": "5\u20ac" } }, "headers.X-A"],
+  // Sent as one byte, or as two (UTF-8) when the request has a body: not always what is stored.
+  ["obs-text in a header value", { headers: { "X-A": "caf\u00e9" } }, "headers.X-A"],
+  ["a header value padded with a space", { headers: { "X-A": " v" } }, "headers.X-A"],
+  ["a header value ending in a tab", { headers: { "X-A": "v\t" } }, "headers.X-A"],
+  ["a control character in a header name", { headers: { "a\u0001b": "v" } }, "headers.a\u0001b"],
+  ["a line separator in a header name", { headers: { "a\u2028b": "v" } }, "headers.a\u2028b"],
+  ["an empty Host (the URL's host would go instead)", { headers: { Host: "" } }, "headers.Host"],
+  [
+    "Transfer-Encoding",
+    { headers: { "Transfer-Encoding": "chunked" } },
+    "headers.Transfer-Encoding",
+  ],
+  ["Content-Length", { headers: { "content-length": "5" } }, "headers.content-length"],
+  ["Connection", { headers: { Connection: "close" } }, "headers.Connection"],
+  ["Keep-Alive", { headers: { "KEEP-ALIVE": "timeout=5" } }, "headers.KEEP-ALIVE"],
+  ["Upgrade", { headers: { Upgrade: "websocket" } }, "headers.Upgrade"],
+  ["TE", { headers: { te: "trailers" } }, "headers.te"],
+  ["Trailer", { headers: { Trailer: "X-A" } }, "headers.Trailer"],
+  [
+    "Proxy-Connection",
+    { headers: { "Proxy-Connection": "keep-alive" } },
+    "headers.Proxy-Connection",
+  ],
+  ["a lone surrogate in the URL", { url: "http://altered.test/x\udc00y" }, "url"],
+  ["a lone surrogate as the body", { body: "\udc00" }, "body"],
+  ["a lone surrogate in a body key", { body: { "k\ud800": 1 } }, "body.k\ud800"],
+  ["a lone surrogate deep in the body", { body: { a: ["ok", "\ud800"] } }, "body.a.1"],
+];
+
+/** A loopback target that records each request's bytes (as a binary string) and answers 200. */
+function rawTarget() {
+  const requests: string[] = [];
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  (async () => {
+    for await (const conn of listener) {
+      (async () => {
+        let text = "";
+        const buffer = new Uint8Array(65536);
+        while (!text.includes("\r\n\r\n")) {
+          const n = await conn.read(buffer).catch(() => null);
+          if (n === null) break;
+          for (const byte of buffer.subarray(0, n)) text += String.fromCharCode(byte);
+        }
+        requests.push(text);
+        const answer = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+        await conn.write(new TextEncoder().encode(answer)).catch(() => 0);
+        conn.close();
+      })();
+    }
+  })().catch(() => {});
+  return {
+    url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/h`,
+    requests,
+    close: () => listener.close(),
+  };
+}
+
+const loopbackAllowed = createNetworkPolicy(parseNetworks("127.0.0.0/8"));
+
+const TOKEN_CHARS = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const VALUE_CHARS = Array.from({ length: 128 }, (_, i) => String.fromCharCode(i))
+  .filter((c) => c === "\t" || (c >= " " && c !== "\x7f"));
 
 apiSuite("probes", (test) => {
   test("creating a probe answers 201 with its id, and reads return its defaults", async ({ api }) => {
@@ -387,6 +476,181 @@ apiSuite("probes", (test) => {
         archivedUrls.has(a.body.data.url),
         `${a.body.data.url} was acknowledged but not archived`,
       );
+    }
+  });
+  test("values that would be stored or sent altered answer 422 naming the field, on every write, and change nothing", async ({ api }) => {
+    const p = await project(api);
+    const existing = await api.post(`/api/v1/projects/${p}/probes`, {
+      url: "http://altered.test/",
+      headers: { "X-Keep": "1" },
+      latency: 7,
+    });
+    const id = existing.body.data.probe_id;
+    const before = (await api.get(`/api/v1/projects/${p}/probes`)).body;
+    for (const [what, fields, path] of ALTERED) {
+      const url = "url" in fields ? {} : { url: "http://altered.test/" };
+      const writes: [string, () => ReturnType<TestClient["post"]>][] = [
+        [
+          "POST /projects/{project}/probes (a rewrite)",
+          () => api.post(`/api/v1/projects/${p}/probes`, { ...url, ...fields }),
+        ],
+        [
+          "POST /projects/{project}/probes (new)",
+          () => api.post(`/api/v1/projects/${p}/probes`, { url: "http://new.test/", ...fields }),
+        ],
+        ["POST /probes", () => api.post("/api/v1/probes", { project: p, ...url, ...fields })],
+        ["PATCH", () => api.patch(`/api/v1/projects/${p}/probes/${id}`, fields)],
+        ["probes.create", () => api.post("/trpc/probes.create", { project: p, ...url, ...fields })],
+        [
+          "probes.createWithProject",
+          () => api.post("/trpc/probes.createWithProject", { project: p, ...url, ...fields }),
+        ],
+        [
+          "probes.update",
+          () => api.post("/trpc/probes.update", { project: p, probeId: id, ...fields }),
+        ],
+      ];
+      for (const [where, write] of writes) {
+        const res = await write();
+        const label = `${what}, ${where}`;
+        assert.equal(res.status, 422, label);
+        const error = where.includes(".") ? res.body.error.data.error : res.body.error;
+        assert.equal(error.code, "validation_failed", label);
+        assert.ok(
+          error.details.some((d: { path: string }) => d.path === path),
+          `${label}: ${JSON.stringify(error.details)}`,
+        );
+      }
+    }
+    assert.deepEqual((await api.get(`/api/v1/projects/${p}/probes`)).body, before);
+  });
+
+  test("the seven methods in ASCII are accepted in any case; Host is a header like any other", async ({ api }) => {
+    const p = await project(api);
+    const methods = ["get", "Post", "pUT", "patch", "DELETE", "Head", "oPtIoNs"];
+    for (const [i, method] of methods.entries()) {
+      const res = await api.post(`/api/v1/projects/${p}/probes`, {
+        url: `http://m.test/${i}`,
+        method,
+        headers: { Host: "virtual.example" },
+      });
+      assert.equal(res.status, 201, method);
+      const got = (await api.get(`/api/v1/projects/${p}/probes/${res.body.data.probe_id}`)).body;
+      assert.equal(got.data.method, method.toUpperCase());
+      assert.deepEqual(got.data.headers, { Host: "virtual.example" });
+    }
+  });
+
+  test("a body with __proto__ keys and surrogate pairs, and headers with inner tabs, are kept as sent", async ({ api }) => {
+    const p = await project(api);
+    const body = parsed('{"__proto__":{"x":1},"emoji":"\\ud83d\\ude00"}');
+    const headers = { "X-Tab": "a\tb c", "X-Empty": "", "X-All": VALUE_CHARS.join("").trim() };
+    const res = await api.post(`/api/v1/projects/${p}/probes`, {
+      url: "http://kept.test/",
+      headers,
+      body,
+    });
+    assert.equal(res.status, 201);
+    const got = (await api.get(`/api/v1/projects/${p}/probes/${res.body.data.probe_id}`)).body;
+    assert.deepEqual(got.data.headers, headers);
+    assert.ok(Object.hasOwn(got.data.body, "__proto__"));
+    assert.deepEqual(got.data.body.__proto__, { x: 1 });
+    assert.equal(got.data.body.emoji, "\u{1F600}");
+  });
+
+  test("every header the schema accepts is sent by the runner's request byte for byte, with or without a body", async ({ api }) => {
+    const p = await project(api);
+    const target = rawTarget();
+    try {
+      const name = fc.string({
+        unit: fc.constantFrom(...TOKEN_CHARS),
+        minLength: 1,
+        maxLength: 12,
+      });
+      const value = fc.oneof(
+        fc.string({ unit: fc.constantFrom(...VALUE_CHARS), maxLength: 40 }),
+        fc.string({ unit: "binary", maxLength: 12 }),
+        fc.constantFrom(VALUE_CHARS.join("").trim(), "a\tb c", "", "virtual.example"),
+      );
+      const known = fc.constantFrom(
+        "Host",
+        "host",
+        "User-Agent",
+        "user-agent",
+        "Accept",
+        "Authorization",
+        "Content-Type",
+        "Expect",
+        "Cookie",
+        "Date",
+      );
+      const headers = fc.dictionary(fc.oneof(name, known), value, {
+        minKeys: 1,
+        maxKeys: 4,
+      });
+      // A body changes how node:http writes the request (head and body in one write).
+      const body = fc.constantFrom(null, "plain text body \u00e9", { a: [1, "\u00e9"] });
+      let sent = 0;
+      await fc.assert(
+        fc.asyncProperty(headers, body, async (headers, body) => {
+          const method = body === null ? "GET" : "POST";
+          const res = await api.post(`/api/v1/projects/${p}/probes`, {
+            url: target.url,
+            method,
+            headers,
+            body,
+          });
+          if (res.status === 422) {
+            // Refused: each complaint names a header.
+            for (const d of res.body.error.details) assert.match(d.path, /^headers(\.|$)/);
+            return;
+          }
+          assert.ok(res.status === 201 || res.status === 200, `status ${res.status}`);
+          const stored =
+            (await api.get(`/api/v1/projects/${p}/probes/${res.body.data.probe_id}`)).body.data;
+          assert.deepEqual(stored.headers, { ...headers });
+          const seen = target.requests.length;
+          const run = await executeProbe(stored, {
+            policy: loopbackAllowed,
+            timeoutMs: 5_000,
+            sleep: () => Promise.resolve(),
+          });
+          assert.equal(run.outcome, "up", `${run.error} for ${JSON.stringify(headers)}`);
+          const request = target.requests[seen];
+          for (const [n, v] of Object.entries(headers)) {
+            // Every accepted character is ASCII: one byte each on the wire.
+            assert.ok(request.includes(`\r\n${n}: ${v}\r\n`), `${n}: ${JSON.stringify(v)}`);
+          }
+          sent++;
+        }),
+        { numRuns: 80 },
+      );
+      assert.ok(sent > 20, `only ${sent} of the generated header sets were accepted`);
+    } finally {
+      target.close();
+    }
+  });
+  test("a run's error is a summary: a redirect to another scheme does not repeat the scheme", async ({ api }) => {
+    const p = await project(api);
+    const target = await startTarget();
+    try {
+      // The target chooses the scheme, and can spell with it what the probe sent (base64).
+      const secret = "c2VjcmV0LXRva2Vu";
+      const res = await api.post(`/api/v1/projects/${p}/probes`, {
+        url: `${target.origin}/redirect-to?url=${secret}:x`,
+        headers: { Authorization: `Basic ${secret}` },
+      });
+      const stored = (await api.get(`/api/v1/projects/${p}/probes/${res.body.data.probe_id}`))
+        .body.data;
+      const run = await executeProbe(stored, {
+        policy: loopbackAllowed,
+        timeoutMs: 5_000,
+        sleep: () => Promise.resolve(),
+      });
+      assert.equal(run.outcome, "down");
+      assert.equal(run.error, "redirect to an unsupported scheme");
+    } finally {
+      await target.close();
     }
   });
 });

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { apiSuite } from "../testing/app.ts";
+import { Buffer } from "node:buffer";
+import { createApp } from "../app.ts";
+import { createLogger } from "../log.ts";
+import { apiSuite, backends, freshDatabase, TEST_API_KEY, TestClient } from "../testing/app.ts";
+import { ManualClock } from "../testing/manual_clock.ts";
+import { credentialForms, smtpServer, TRUST_TEST_CERT } from "../testing/receivers.ts";
 
 const PATH = "/api/v1/settings/iam-alive";
 
@@ -70,3 +75,73 @@ apiSuite("I'm alive settings", (test) => {
     assert.equal((await api.patch(PATH, { interval_hours: 24 })).body.data.interval_hours, 24);
   });
 });
+
+// A hostile SMTP server refuses the login with a reply that echoes the base64 of the AUTH line
+// (and the user and password in every other form). The delivery error is a summary built from
+// codes: stored, logged and answered, it holds none of that.
+for (const backend of backends()) {
+  Deno.test(`I'm alive: a hostile SMTP server's text reaches neither the database, the API nor the log [${backend}]`, async () => {
+    const user = "hostile-user-7f3a";
+    const password = "Pa55:w0rd/with space";
+    const smtp = await smtpServer({ hostile: "auth" });
+    const lines: string[] = [];
+    const app = await createApp({
+      database: await freshDatabase(backend),
+      apiKeys: [TEST_API_KEY],
+      log: createLogger("debug", (line) => lines.push(line)),
+      iamAlive: {
+        config: {
+          mail: {
+            smtpUrl: smtp.url("smtp", password, user),
+            from: "sender@example.test",
+            to: ["ops@example.test"],
+          },
+        },
+        mailTls: TRUST_TEST_CERT,
+        writeLine: (line) => lines.push(line),
+        clock: new ManualClock(),
+      },
+    });
+    const api = new TestClient(app.handler);
+    try {
+      assert.equal((await api.patch(PATH, { channels: ["mail"] })).status, 200);
+      const sent = await api.post(`${PATH}/test`, {});
+      assert.equal(sent.status, 200);
+      assert.deepEqual(
+        sent.body.data.deliveries.map((d: { outcome: string; error: string }) => [
+          d.outcome,
+          d.error,
+        ]),
+        [["failed", "smtp: authentication failed (535)"]],
+      );
+      // The bait was laid: the server's reply held the base64 of AUTH PLAIN.
+      const authPlain = Buffer.from(`\0${user}\0${password}`).toString("base64");
+      assert.ok(smtp.echoed.some((reply) => reply.includes(authPlain)));
+
+      const listed = await api.get(`${PATH}/deliveries`);
+      assert.equal(listed.body.data[0].error, "smtp: authentication failed (535)");
+      const trpc = await api.get(
+        `/trpc/settings.listIamAliveDeliveries?input=${encodeURIComponent("{}")}`,
+      );
+      assert.equal(trpc.status, 200);
+      const stored = await app.database.db.selectFrom("iam_alive_deliveries").selectAll()
+        .execute();
+      assert.equal(stored.length, 1);
+      assert.ok(lines.some((line) => line.includes("smtp: authentication failed (535)")));
+
+      const everything = [
+        sent.text,
+        listed.text,
+        trpc.text,
+        JSON.stringify(stored),
+        ...lines,
+      ].join("\n");
+      for (const form of credentialForms(user, password)) {
+        assert.ok(!everything.includes(form), `${form} leaked`);
+      }
+    } finally {
+      await app.close();
+      await smtp.close();
+    }
+  });
+}

@@ -3,7 +3,11 @@ export interface DeliveryResult {
   outcome: "delivered" | "failed" | "not_configured";
   /** Requests or connections made; 0 when nothing was sent. */
   attempts: number;
-  /** Why it failed, in words safe to store and show: no URL, credential or secret in it. */
+  /**
+   * Why it failed, in words safe to store, log and show: a summary built from error codes and
+   * kinds (`smtp: authentication failed (535)`, `tls: certificate not trusted`, `HTTP 503`).
+   * Never the remote peer's text (a hostile server can echo credentials into it), nor a URL.
+   */
   error?: string;
 }
 
@@ -12,14 +16,36 @@ export function redactUrls(message: string): string {
   return message.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s)"']*/gi, "<url>");
 }
 
-/** Removes the given secrets, plain and URL-encoded, from a message. */
-export function redactSecrets(message: string, secrets: (string | undefined)[]): string {
-  let out = message;
-  for (const secret of secrets) {
-    if (!secret) continue;
-    for (const form of new Set([secret, encodeURIComponent(secret)])) {
-      out = out.replaceAll(form, "<redacted>");
-    }
-  }
-  return out;
+/** An error code fit for a summary (`ECONNREFUSED`, `ERR_SSL_…`); null for anything else. */
+export function codeOf(value: unknown): string | null {
+  return typeof value === "string" && /^[A-Z][A-Z0-9_]{0,47}$/.test(value) ? value : null;
 }
+
+/** A TLS failure in fixed words, from the code Node's TLS layer gives it; null when not TLS. */
+export function tlsSummary(code: string): string | null {
+  if (code === "ERR_TLS_CERT_ALTNAME_INVALID") {
+    return "tls: certificate does not match the host name";
+  }
+  if (code === "CERT_HAS_EXPIRED") return "tls: certificate expired";
+  if (code === "CERT_NOT_YET_VALID") return "tls: certificate not yet valid";
+  if (/SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|UNTRUSTED|REJECTED|INVALID_CA|CHAIN/.test(code)) {
+    return "tls: certificate not trusted";
+  }
+  if (/CERT|TLS|SSL|ALPN|HANDSHAKE/.test(code)) return "tls: handshake failed";
+  return null;
+}
+
+/** Socket and name resolution failures, by code, in fixed words. */
+export const SOCKET_FAILURES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  EPIPE: "connection reset",
+  ECONNABORTED: "connection aborted",
+  ETIMEDOUT: "timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  EADDRNOTAVAIL: "address not available",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host not found",
+  EAI_NONAME: "host not found",
+};

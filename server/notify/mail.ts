@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from "node:tls";
 import nodemailer from "nodemailer";
-import { type DeliveryResult, redactSecrets, redactUrls } from "./delivery.ts";
+import { codeOf, type DeliveryResult, SOCKET_FAILURES, tlsSummary } from "./delivery.ts";
 
 export interface MailSettings {
   /** `smtp://` (STARTTLS when the server offers it) or `smtps://` (TLS from the start). */
@@ -35,8 +35,8 @@ export async function sendMail(
         ...(settings.tls && { tls: settings.tls }),
       } as Parameters<typeof nodemailer.createTransport>[0],
     );
-  } catch (error) {
-    return { outcome: "failed", attempts: 0, error: describe(error, settings.smtpUrl) };
+  } catch {
+    return { outcome: "failed", attempts: 0, error: "smtp: invalid configuration" };
   }
   try {
     await transport.sendMail({
@@ -47,22 +47,67 @@ export async function sendMail(
     });
     return { outcome: "delivered", attempts: 1 };
   } catch (error) {
-    return { outcome: "failed", attempts: 1, error: describe(error, settings.smtpUrl) };
+    return { outcome: "failed", attempts: 1, error: summarizeMailError(error) };
   } finally {
     transport.close();
   }
 }
 
-/** The error in words that hold neither the SMTP URL nor its credentials. */
-function describe(error: unknown, smtpUrl: string): string {
-  const e = error as { message?: unknown; code?: unknown };
-  const message = typeof e?.message === "string" ? e.message : String(error);
-  const code = typeof e?.code === "string" ? `${e.code}: ` : "";
-  let user: string | undefined, password: string | undefined;
-  try {
-    const url = new URL(smtpUrl);
-    user = decodeURIComponent(url.username) || undefined;
-    password = decodeURIComponent(url.password) || undefined;
-  } catch { /* validated at start-up */ }
-  return redactSecrets(redactUrls(`${code}${message}`), [password, user]);
+/**
+ * A failed SMTP exchange in fixed words, built from nodemailer's error code, the underlying
+ * socket or TLS code and the SMTP reply code: `smtp: authentication failed (535)`,
+ * `smtp: connection refused`, `tls: certificate not trusted`. Never the error's message nor the
+ * server's reply text, which a hostile server fills as it likes (an AUTH failure echoing the
+ * base64 of the user and password, say).
+ */
+export function summarizeMailError(error: unknown): string {
+  const e = (typeof error === "object" && error !== null ? error : {}) as {
+    code?: unknown;
+    originalCode?: unknown;
+    responseCode?: unknown;
+    command?: unknown;
+  };
+  const code = codeOf(e.code);
+  // The socket's own code, kept by nodemailer when it files the error under ESOCKET or EDNS.
+  const cause = codeOf(e.originalCode);
+  const replyCode = e.responseCode;
+  const reply = typeof replyCode === "number" && Number.isInteger(replyCode) &&
+      replyCode >= 100 && replyCode <= 599
+    ? ` (${replyCode})`
+    : "";
+  const fromSocket = (c: string | null) => {
+    if (!c) return null;
+    const tls = tlsSummary(c);
+    if (tls) return tls;
+    return SOCKET_FAILURES[c] ? `smtp: ${SOCKET_FAILURES[c]}` : null;
+  };
+  const socket = fromSocket(cause);
+  if (socket) return socket;
+  switch (code) {
+    case "EAUTH":
+      return `smtp: authentication failed${reply}`;
+    case "ENOAUTH":
+      return "smtp: credentials missing";
+    case "EENVELOPE": {
+      const what = e.command === "MAIL FROM"
+        ? "sender"
+        : e.command === "RCPT TO"
+        ? "recipients"
+        : "envelope";
+      return `smtp: ${what} refused${reply}`;
+    }
+    case "EMESSAGE":
+      return `smtp: message refused${reply}`;
+    case "EPROTOCOL":
+      return `smtp: unexpected reply${reply}`;
+    case "ETLS":
+      return `tls: STARTTLS failed${reply}`;
+    case "ECONNECTION":
+      return "smtp: connection closed unexpectedly";
+    case "EDNS":
+      return "smtp: host not found";
+    case "ESOCKET":
+      return cause ? `smtp: network error (${cause})` : "smtp: network error";
+  }
+  return fromSocket(code) ?? (code ? `smtp: failed (${code})` : "smtp: failed");
 }

@@ -166,7 +166,7 @@ async function attemptOnce(
   } catch (error) {
     if (timeout.aborted) return { done: false, error: `timed out after ${o.timeoutMs} ms` };
     if (o.signal?.aborted) return { done: false, error: "stopped" };
-    return { done: false, error: `network error: ${networkErrorText(error)}` };
+    return { done: false, error: summarizeFetchFailure(error) };
   }
   await response.body?.cancel().catch(() => {});
   const status = response.status;
@@ -181,11 +181,35 @@ async function attemptOnce(
   };
 }
 
-/** Deno's fetch says "fetch failed" and puts the reason, with the URL, in the cause. */
-function networkErrorText(error: unknown): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
-  const message = (cause ?? error) instanceof Error
-    ? (cause ?? error as Error).message
-    : String(error);
-  return redactUrls(message).replace(/^error sending request for url \(<url>\): /, "");
+/** Failures of Deno's fetch, by the words of its (hyper's, rustls') message, and their summary. */
+const FETCH_FAILURES: [RegExp, string][] = [
+  [/connection refused/i, "network error: connection refused"],
+  [/dns error|failed to lookup|name or service not known/i, "network error: host not found"],
+  [/NotValidForName|not valid for name/i, "tls: certificate does not match the host name"],
+  [/invalid peer certificate: Expired/i, "tls: certificate expired"],
+  [/invalid peer certificate|UnknownIssuer|self.signed/i, "tls: certificate not trusted"],
+  [/certificate|tls|handshake|corrupt message|alert/i, "tls: handshake failed"],
+  [/connection reset/i, "network error: connection reset"],
+  [
+    /closed before|connection closed|broken pipe|unexpected eof/i,
+    "network error: connection closed",
+  ],
+  [/invalid HTTP|parse/i, "network error: invalid HTTP response"],
+  [/unreachable/i, "network error: host unreachable"],
+  [/timed out/i, "network error: timed out"],
+];
+
+/**
+ * A failed fetch in fixed words. Deno's fetch says "fetch failed", gives no code, and puts the
+ * reason in the cause's message, with the URL (which may carry a token) in front: that message
+ * is classified, never copied, so neither the URL nor anything the peer sent can end up in the
+ * stored delivery error.
+ */
+function summarizeFetchFailure(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  // What follows the URL is Deno's own: "…for url (<url>): client error (Connect): …".
+  const at = message.lastIndexOf("client error (");
+  const reason = at >= 0 ? message.slice(at) : redactUrls(message);
+  return FETCH_FAILURES.find(([pattern]) => pattern.test(reason))?.[1] ?? "network error";
 }

@@ -79,7 +79,9 @@ const ERROR_REASONS: Record<string, string> = {
 
 /** A short reason for a failed exchange: a fixed phrase or an error code, never a message. */
 function describe(error: unknown): { reason: string; network: boolean } {
-  const code = String((error as { code?: unknown })?.code ?? "");
+  const raw = (error as { code?: unknown })?.code;
+  // Only what looks like a code is kept: the reason is stored and returned by the API.
+  const code = typeof raw === "string" && /^[A-Z][A-Z0-9_]{0,47}$/.test(raw) ? raw : "";
   if (ERROR_REASONS[code]) return { reason: ERROR_REASONS[code], network: true };
   if (/CERT|TLS|SSL|SIGNATURE|ALTNAME/.test(code)) return { reason: `TLS: ${code}`, network: true };
   if (code.startsWith("HPE_")) return { reason: "invalid HTTP response", network: true };
@@ -275,7 +277,8 @@ export async function outboundRequest(
     if (!URL.canParse(result.location, url)) return failed("invalid redirect location");
     const next = new URL(result.location, url);
     if (next.protocol !== "http:" && next.protocol !== "https:") {
-      return failed(`redirect to unsupported scheme ${next.protocol}`);
+      // Not the scheme itself: the target chose it, and may spell a secret with it.
+      return failed("redirect to an unsupported scheme");
     }
     if (
       result.status === 303 && method !== "HEAD" ||

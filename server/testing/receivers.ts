@@ -77,20 +77,75 @@ export interface ArrivedMail {
   message: string;
 }
 
-/** A real SMTP server: STARTTLS offered with the test certificate (or TLS only), login required. */
-export async function smtpServer(options: { secureOnly?: boolean } = {}) {
+/** The phases at which a hostile SMTP server fails, its reply echoing the credentials. */
+export type HostilePhase = "auth" | "mail" | "rcpt" | "data";
+
+/**
+ * Every form in which credentials could leak from an SMTP exchange: as given, URL-encoded, and
+ * the base64 the client sent them in (AUTH PLAIN's `\0user\0password`, AUTH LOGIN's each).
+ */
+export function credentialForms(user: string, password: string): string[] {
+  const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
+  const forms = [
+    user,
+    password,
+    encodeURIComponent(user),
+    encodeURIComponent(password),
+    b64(`\0${user}\0${password}`),
+    b64(user),
+    b64(password),
+  ];
+  // A base64 text stripped of its padding still gives the secret away.
+  return [...new Set(forms.flatMap((f) => [f, f.replace(/=+$/, "")]))];
+}
+
+/**
+ * A real SMTP server: STARTTLS offered with the test certificate (or TLS only), login required.
+ * With `hostile`, it accepts any login but fails the given phase with a reply that echoes the
+ * credentials it was sent, in every form (`echoed` keeps each such reply).
+ */
+export async function smtpServer(
+  options: { secureOnly?: boolean; hostile?: HostilePhase } = {},
+) {
   const arrived: ArrivedMail[] = [];
+  const echoed: string[] = [];
+  const { hostile } = options;
+  type Session = { user?: unknown };
+  // The reply a hostile server fails with: the credentials of the session, as sent and decoded.
+  const refuse = (session: Session, code: number) => {
+    const { name = "", password = "" } = (session.user ?? {}) as {
+      name?: string;
+      password?: string;
+    };
+    const message = `Denied ${credentialForms(name, password).join(" ")}`;
+    echoed.push(message);
+    return Object.assign(new Error(message), { responseCode: code });
+  };
   const server = new SMTPServer({
     key: TEST_TLS_KEY,
     cert: TEST_TLS_CERT,
     secure: options.secureOnly ?? false,
     logger: false,
     onAuth(auth, _session, callback) {
-      if (auth.username === SMTP_USER && auth.password === SMTP_PASSWORD) {
+      const credentials = { name: auth.username, password: auth.password };
+      if (hostile === "auth") callback(refuse({ user: credentials }, 535));
+      else if (hostile) callback(null, { user: credentials });
+      else if (auth.username === SMTP_USER && auth.password === SMTP_PASSWORD) {
         callback(null, { user: SMTP_USER });
       } else callback(new Error("Invalid username or password"));
     },
+    onMailFrom(_address, session, callback) {
+      callback(hostile === "mail" ? refuse(session, 451) : undefined);
+    },
+    onRcptTo(_address, session, callback) {
+      callback(hostile === "rcpt" ? refuse(session, 550) : undefined);
+    },
     onData(stream, session, callback) {
+      if (hostile === "data") {
+        stream.resume();
+        stream.on("end", () => callback(refuse(session, 554)));
+        return;
+      }
       const chunks: Uint8Array[] = [];
       stream.on("data", (chunk: Uint8Array) => chunks.push(chunk));
       stream.on("end", () => {
@@ -113,11 +168,11 @@ export async function smtpServer(options: { secureOnly?: boolean } = {}) {
   return {
     port,
     arrived,
+    /** The replies a hostile server failed with, credentials echoed in them. */
+    echoed,
     /** An SMTP URL for this server with the given password (the right one by default). */
-    url: (scheme = "smtp", password = SMTP_PASSWORD) =>
-      `${scheme}://${encodeURIComponent(SMTP_USER)}:${
-        encodeURIComponent(password)
-      }@127.0.0.1:${port}`,
+    url: (scheme = "smtp", password = SMTP_PASSWORD, user = SMTP_USER) =>
+      `${scheme}://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
