@@ -1,0 +1,107 @@
+/**
+ * `deno task bench:layers`: what each layer of the request path costs, in microseconds per
+ * call, in one process on the benchmark's seeded PostgreSQL database. The same one-row read
+ * (`GET /api/v1/projects/{project}`) is made through ever more of the stack, one call at a time,
+ * so the difference between two lines is the cost of the layer between them:
+ *
+ * 1. the domain function (`getProject`) — the SQL round trip;
+ * 2. the procedure through tRPC's caller (`createCaller(ctx).projects.get`) — input and output
+ *    validation, tRPC's call machinery;
+ * 3. the REST dispatcher (`server/rest/handler.ts`) — routing, input gathering, JSON;
+ * 4. the whole handler (`createHttpHandler`) — URL parsing, key check, rate limit, context,
+ *    security headers, the log line (to a discarding writer);
+ * 5. the same over `/trpc` through the fast path.
+ *
+ * Environment: BENCH_DATABASE_URL (admin URL; default the local 127.0.0.1:5432), BENCH_CALLS
+ * (calls per measurement, 3000), BENCH_ROUNDS (5; the median round is printed).
+ */
+import { openDatabase } from "../server/db/database.ts";
+import { getProject } from "../server/domain/projects.ts";
+import { createKeyCheck } from "../server/http/api_key.ts";
+import { createHttpHandler, REST_PREFIX } from "../server/http/handler.ts";
+import { buildOpenApiDocument } from "../server/http/openapi.ts";
+import { createRateLimiter } from "../server/http/rate_limit.ts";
+import { createLogger } from "../server/log.ts";
+import { createRestHandler } from "../server/rest/handler.ts";
+import { createContext } from "../server/trpc/context.ts";
+import { createCallerFactory } from "../server/trpc/init.ts";
+import { appRouter } from "../server/trpc/router.ts";
+import { projectAt } from "./seed.ts";
+import { BENCH_KEY, benchSettings, envNumber, loadNote, seededDatabase } from "./setup.ts";
+
+const CALLS = envNumber("BENCH_CALLS", 3000);
+const ROUNDS = envNumber("BENCH_ROUNDS", 5);
+
+const { adminUrl } = benchSettings();
+console.log(`Seeding … (${loadNote()})`);
+const database = await seededDatabase(adminUrl);
+const handle = await openDatabase({ kind: "postgres", url: database.url });
+const db = handle.db;
+const document = buildOpenApiDocument(appRouter, REST_PREFIX);
+const rest = createRestHandler({ router: appRouter, document });
+const createCaller = createCallerFactory(appRouter);
+const handler = createHttpHandler({
+  router: appRouter,
+  document,
+  db,
+  checkKey: createKeyCheck([BENCH_KEY]),
+  log: createLogger("info", () => {}),
+  rateLimiter: createRateLimiter({ perSecond: 1e9 }),
+});
+const headers = { "x-service-api-key": BENCH_KEY };
+const ctx = () => createContext({ db, authenticated: true });
+
+const layers: [string, (i: number) => Promise<unknown>][] = [
+  ["domain: getProject", (i) => getProject({ db, project: projectAt(i % 1000) })],
+  [
+    "tRPC caller: projects.get",
+    (i) => createCaller(ctx()).projects.get({ project: projectAt(i % 1000) }),
+  ],
+  ["REST dispatcher", async (i) => {
+    const url = new URL(`http://bench.test/api/v1/projects/${projectAt(i % 1000)}`);
+    const request = new Request(url);
+    return await rest({ request, url, path: url.pathname.slice(REST_PREFIX.length), ctx: ctx() });
+  }],
+  ["HTTP handler, REST", async (i) => {
+    const response = await handler(
+      new Request(`http://bench.test/api/v1/projects/${projectAt(i % 1000)}`, { headers }),
+    );
+    return await response.text();
+  }],
+  ["HTTP handler, /trpc fast path", async (i) => {
+    const input = encodeURIComponent(JSON.stringify({ project: projectAt(i % 1000) }));
+    const response = await handler(
+      new Request(`http://bench.test/trpc/projects.get?input=${input}`, { headers }),
+    );
+    return await response.text();
+  }],
+];
+
+async function measure(call: (i: number) => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < CALLS; i++) await call(i);
+  return ((performance.now() - started) * 1000) / CALLS;
+}
+
+try {
+  for (const [, call] of layers) await measure(call); // warm-up: JIT, prepared statements
+  const rounds: number[][] = layers.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternate the order so that drift in the machine's load spreads over every layer.
+    const order = round % 2 === 0 ? [...layers.keys()] : [...layers.keys()].reverse();
+    for (const index of order) rounds[index].push(await measure(layers[index][1]));
+  }
+  const medians = rounds.map((r) => r.sort((a, b) => a - b)[Math.floor(r.length / 2)]);
+  console.log(`${CALLS} calls × ${ROUNDS} rounds, one at a time; median µs per call`);
+  console.log(`${"layer".padEnd(34)} ${"µs/call".padStart(9)} ${"added".padStart(9)}`);
+  medians.forEach((us, i) => {
+    const added = i === 0 ? us : i === 4 ? us - medians[1] : us - medians[i - 1];
+    console.log(
+      `${layers[i][0].padEnd(34)} ${us.toFixed(1).padStart(9)} ${added.toFixed(1).padStart(9)}`,
+    );
+  });
+  console.log("(added: over the line above; the /trpc line over the tRPC caller's)");
+} finally {
+  await handle.close();
+  await database.drop();
+}
