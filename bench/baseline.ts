@@ -3,7 +3,11 @@
  * key and runs the same SQL through postgres.js for each benchmarked route, answering the same
  * JSON. What the product costs on top of this is what the benchmark measures.
  *
- * Environment: DATABASE_URL, SERVICE_API_KEY, PORT, HOST, DATABASE_POOL_SIZE.
+ * With HELLO it answers "hello" to everything instead, and nothing else: `HELLO=deno` through a
+ * bare `Deno.serve`, `HELLO=layer` through the service's connection layer
+ * (`server/http/serve.ts`, default limits), to tell the layer's own cost from the service's.
+ *
+ * Environment: DATABASE_URL, SERVICE_API_KEY, PORT, HOST, DATABASE_POOL_SIZE, HELLO.
  */
 import { createHash } from "node:crypto";
 import postgres from "postgres";
@@ -84,8 +88,12 @@ async function handle(request: Request): Promise<Response> {
   return notFound();
 }
 
-Deno.serve({
-  hostname: env.HOST ?? "127.0.0.1",
-  port: Number(env.PORT ?? 8001),
-  onListen: () => {},
-}, handle);
+const hostname = env.HOST ?? "127.0.0.1";
+const port = Number(env.PORT ?? 8001);
+const hello = () => new Response("hello");
+if (env.HELLO === "layer") {
+  const { serve } = await import("../server/http/serve.ts");
+  await serve({ hostname, port, handler: hello });
+} else {
+  Deno.serve({ hostname, port, onListen: () => {} }, env.HELLO === "deno" ? hello : handle);
+}

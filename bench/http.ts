@@ -7,6 +7,10 @@
  * combine them: requests/s over all, median p50, worst p99), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (64), BENCH_THREADS (wrk
  * threads, 1), BENCH_POOL_SIZE (postgres.js pool of both servers, 10), BENCH_ONLY (a scenario
  * name, or part of names, to run alone), BENCH_CPU_PROF (a folder: the service writes a V8 CPU profile there).
+ *
+ * A last row, "hello world (connection layer)", answers "hello" through a bare Deno.serve (base)
+ * and through the service's connection layer alone (svc: `server/http/serve.ts` on node:http), so
+ * that what the connection safety costs can be told from what the service's own code costs.
  */
 import {
   BENCH_KEY,
@@ -19,6 +23,7 @@ import {
   requireWrk,
   seededDatabase,
   startBaseline,
+  startHello,
   startService,
 } from "./setup.ts";
 import { probeUrlAt, projectAt } from "./seed.ts";
@@ -35,6 +40,8 @@ interface Scenario {
 }
 
 const project = (i: number) => projectAt(i % PROJECTS);
+/** The name of the hello-world row. */
+const HELLO = "hello world (connection layer)";
 
 const SCENARIOS: Scenario[] = [
   {
@@ -215,6 +222,58 @@ async function main(): Promise<number> {
         target,
       ], widths));
       if (problems.length) console.log(`  ${problems.join("; ")}`);
+    }
+    if (!only || HELLO.includes(only)) {
+      const bare = await startHello("deno");
+      const layer = await startHello("layer");
+      try {
+        const drive = (url: string, duration: number) =>
+          runWrk({
+            url,
+            requests: [{ method: "GET", path: "/" }],
+            headers: {},
+            connections: settings.connections,
+            threads: settings.threads,
+            seconds: duration,
+          });
+        if (warmup > 0) {
+          await drive(bare.url, warmup);
+          await drive(layer.url, warmup);
+        }
+        const bases: WrkResult[] = [];
+        const layers: WrkResult[] = [];
+        for (let round = 0; round < rounds; round++) {
+          if (round % 2 === 0) {
+            bases.push(await drive(bare.url, seconds));
+            layers.push(await drive(layer.url, seconds));
+          } else {
+            layers.push(await drive(layer.url, seconds));
+            bases.push(await drive(bare.url, seconds));
+          }
+        }
+        const base = combine(bases);
+        const svc = combine(layers);
+        console.log(row([
+          HELLO,
+          fmt(base.rps, 0),
+          fmt(base.p50Ms),
+          fmt(base.p99Ms),
+          fmt(svc.rps, 0),
+          fmt(svc.p50Ms),
+          fmt(svc.p99Ms),
+          String(svc.non2xx + svc.socketErrors),
+          fmt(svc.rps / base.rps, 2),
+          "-",
+        ], widths));
+        const extraUs = 1e6 / svc.rps - 1e6 / base.rps; // the server runs on one thread
+        console.log(
+          `  base: bare Deno.serve; svc: the connection layer alone; ` +
+            `${fmt(extraUs, 1)} µs more per request (at ${settings.connections} connections)`,
+        );
+      } finally {
+        await bare.stop();
+        await layer.stop();
+      }
     }
     const svcMem = await service.memory();
     const baseMem = await baseline.memory();

@@ -16,7 +16,10 @@ import { sql } from "kysely";
 import { openDatabase } from "../server/db/database.ts";
 import { migrateToLatest } from "../server/db/migrator.ts";
 import { syncSchedules } from "../server/runner/store.ts";
+import { RUNNER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
+
+const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 
 const { values: args } = parseArgs({
   args: Deno.args,
@@ -27,17 +30,25 @@ const { values: args } = parseArgs({
     runners: { type: "string", default: "1" },
     concurrency: { type: "string", default: "200" },
     delay: { type: "string", default: "0" },
+    help: { type: "boolean", short: "h" },
   },
 });
+if (args.help) {
+  console.log(`deno task bench:runner [--probes 10000] [--interval 60] [--duration 180]
+                       [--runners 1] [--concurrency 200] [--delay 0]
+
+N probes (--probes) against a local target, run by --runners runner processes on PostgreSQL
+for --duration seconds, each probe every --interval seconds; the target answers after --delay
+ms. BENCH_DATABASE_URL names the PostgreSQL server (default ${DEFAULT_ADMIN_URL}).
+A short run: --probes 50 --interval 10 --duration 10 (the runner's interval is 10 s at least)`);
+  Deno.exit(0);
+}
 const N = Number(args.probes);
 const INTERVAL_S = Number(args.interval);
 const DURATION_S = Number(args.duration);
 const RUNNERS = Number(args.runners);
 const STARTUP_MS = 8_000;
-const ADMIN_URL = Deno.env.get("BENCH_DATABASE_URL") ??
-  "postgres://postgres@127.0.0.1:5432/postgres";
-const MAIN = new URL("../server/runner/main.ts", import.meta.url).pathname;
-const CLK_TCK = 100; // Linux USER_HZ
+const ADMIN_URL = Deno.env.get("BENCH_DATABASE_URL") ?? DEFAULT_ADMIN_URL;
 
 const name = `probe_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
 const url = new URL(ADMIN_URL);
@@ -52,13 +63,10 @@ async function admin(statement: string) {
   }
 }
 
-/** CPU seconds (user + system) and peak RSS (MiB) of a process, from /proc. */
-async function usage(pid: number) {
-  const stat = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
-  const cpu = (Number(stat[11]) + Number(stat[12])) / CLK_TCK;
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  const hwm = Number(status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? 0) / 1024;
-  return { cpu, peakRssMiB: hwm };
+/** CPU seconds (user + system) and peak RSS (MiB) of a runner process, from /proc. */
+async function usage(runner: ServerProcess) {
+  const [cpu, { peakKiB }] = await Promise.all([runner.cpuSeconds(), runner.memory()]);
+  return { cpu, peakRssMiB: peakKiB / 1024 };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -70,7 +78,7 @@ console.log(
 await admin(`create database ${name}`);
 const target = await startTarget({ countOnly: true, delayMs: Number(args.delay) });
 const handle = await openDatabase({ kind: "postgres", url: url.href, poolSize: 2 });
-const children: Deno.ChildProcess[] = [];
+const children: ServerProcess[] = [];
 try {
   const db = handle.db;
   await migrateToLatest(db);
@@ -84,34 +92,33 @@ try {
   const t0 = Date.now() + STARTUP_MS;
   await syncSchedules(db, { now: t0, intervalMs: INTERVAL_S * 1000, first: "grid" });
 
-  const outputs: string[] = [];
   for (let i = 0; i < RUNNERS; i++) {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", MAIN],
-      env: {
-        DATABASE_URL: url.href,
-        PROBE_INTERVAL_SECONDS: String(INTERVAL_S),
-        PROBE_CONCURRENCY: args.concurrency!,
-        PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
-        LOG_LEVEL: "info",
-      },
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    children.push(child);
-    outputs.push("");
-    const collect = (stream: ReadableStream<Uint8Array>) =>
-      stream.pipeThrough(new TextDecoderStream()).pipeTo(
-        new WritableStream({ write: (chunk) => void (outputs[i] += chunk) }),
-      );
-    collect(child.stdout);
-    collect(child.stderr);
+    children.push(
+      await startServerProcess({
+        entry: RUNNER_ENTRY,
+        env: {
+          DATABASE_URL: url.href,
+          PROBE_INTERVAL_SECONDS: String(INTERVAL_S),
+          PROBE_CONCURRENCY: args.concurrency!,
+          PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
+          LOG_LEVEL: "info",
+        },
+        // The runner serves no HTTP: nothing to wait for but its "runner started" line below.
+        waitReady: false,
+        output: "capture",
+      }),
+    );
   }
+  const outputs = () => children.map((c) => c.output());
+  const ended = children.map(() => false);
+  children.forEach((c, i) => c.status.then(() => ended[i] = true));
   while (Date.now() < t0 - 500) await sleep(100);
-  if (!outputs.every((o) => o.includes("runner started"))) {
+  const gone = ended.indexOf(true);
+  if (gone >= 0) throw new Error(`runner ${gone + 1} ended at start:\n${outputs()[gone]}`);
+  if (!outputs().every((o) => o.includes("runner started"))) {
     console.log("warning: a runner had not started when the first runs fell due");
   }
-  const cpuAtStart = await Promise.all(children.map((c) => usage(c.pid)));
+  const cpuAtStart = await Promise.all(children.map(usage));
   while (Date.now() < t0) await sleep(10);
   const tEnd = t0 + DURATION_S * 1000;
   let lastReport = Date.now();
@@ -124,7 +131,7 @@ try {
       console.log(`  … ${Math.round((Date.now() - t0) / 1000)} s: ${n} checks`);
     }
   }
-  const atEnd = await Promise.all(children.map((c) => usage(c.pid)));
+  const atEnd = await Promise.all(children.map(usage));
   for (const child of children) child.kill("SIGTERM");
   const statuses = await Promise.all(children.map((c) => c.status));
 
@@ -149,7 +156,7 @@ try {
     from (select count(*) as n from probe_results group by probe_key, due_at) g`.execute(db);
   const hits = [...target.counts.values()].reduce((a, b) => a + b, 0);
   const cpu = atEnd.reduce((a, u, i) => a + u.cpu - cpuAtStart[i].cpu, 0);
-  const lost = outputs.reduce((a, o) => {
+  const lost = outputs().reduce((a, o) => {
     const line = o.split("\n").find((l) => l.includes('"runner stopped"'));
     return a + (line ? Number(JSON.parse(line).lost ?? 0) : 0);
   }, 0);
@@ -172,11 +179,7 @@ try {
   const failed = statuses.filter((s) => s.code !== 0).length;
   if (failed) console.log(`warning: ${failed} runner(s) did not exit cleanly`);
 } finally {
-  for (const child of children) {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* exited */ }
-  }
+  for (const child of children) child.kill("SIGKILL");
   await handle.close();
   await target.close();
   await admin(`drop database if exists ${name} with (force)`);

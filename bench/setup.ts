@@ -107,6 +107,14 @@ export async function startBaseline(
   });
 }
 
+/** A hello-world server: a bare `Deno.serve`, or the service's connection layer. */
+export async function startHello(kind: "deno" | "layer"): Promise<ServerProcess> {
+  return await startServerProcess({
+    entry: new URL("./baseline.ts", import.meta.url).pathname,
+    env: { HELLO: kind },
+  });
+}
+
 /** The machine's load right now, to print beside the figures. */
 export function loadNote(): string {
   const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");

@@ -3,9 +3,13 @@
  * embedded database in a temporary directory, with its webhook pointed at a local receiver.
  */
 import assert from "node:assert/strict";
+import {
+  isListeningLine,
+  type ServerProcess,
+  startServerProcess,
+} from "../server/testing/process.ts";
 import { webhookReceiver } from "../server/testing/receivers.ts";
 
-const MAIN = new URL("../server/main.ts", import.meta.url).pathname;
 const KEY = "main-test-key-0123456789";
 const SECRET = "whsec-main-test-0123456789";
 
@@ -18,75 +22,33 @@ function env(vars: Record<string, string>): Record<string, string> {
   return { ...base, ...vars };
 }
 
-interface Running {
-  lines: unknown[];
-  /** Resolves with the first log line that matches; rejects if the process ends first. */
-  waitFor(match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
-  stop(): Promise<{ code: number; stdout: unknown[] }>;
-}
-
-/** The permissions `deno task start` grants, so these runs are what a user gets. */
-const SERVER_ARGS = [
-  "run",
-  "--allow-net",
-  "--allow-env",
-  "--allow-read",
-  "--allow-write",
-  "--allow-sys",
-  MAIN,
-];
-
-function start(vars: Record<string, string>): Running {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: SERVER_ARGS,
+/** The server (with `deno task start`'s permissions), in a fresh clone's environment. */
+function start(vars: Record<string, string>, ready = true): Promise<ServerProcess> {
+  return startServerProcess({
     env: env(vars),
     clearEnv: true,
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const lines: Record<string, unknown>[] = [];
-  let waiters: (() => void)[] = [];
-  let ended = false;
-  const reading = (async () => {
-    let rest = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      rest += chunk;
-      const parts = rest.split("\n");
-      rest = parts.pop()!;
-      for (const part of parts) {
-        if (!part.trim()) continue;
-        try {
-          lines.push(JSON.parse(part));
-        } catch {
-          lines.push({ text: part });
-        }
-      }
-      waiters.splice(0).forEach((w) => w());
-    }
-    ended = true;
-    waiters.splice(0).forEach((w) => w());
-  })();
-  return {
-    lines,
-    waitFor(match) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = lines.find(match);
-          if (found) return resolve(found);
-          if (ended) return reject(new Error(`the server ended first: ${JSON.stringify(lines)}`));
-          waiters.push(check);
-        };
-        check();
-      });
-    },
-    async stop() {
-      child.kill("SIGTERM");
-      const { code } = await child.status;
-      await reading;
-      waiters = [];
-      return { code, stdout: lines };
-    },
-  };
+    output: "capture",
+    waitReady: ready,
+    readyLine: ready ? isListeningLine : undefined,
+  });
+}
+
+/** A line of the server's log, parsed; other text as `{ text }`. */
+function parse(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { text };
+  }
+}
+
+/** The server's log lines on stdout, parsed. */
+const logLines = (server: ServerProcess) =>
+  server.lines.filter((l) => l.stream === "stdout" && l.text.trim()).map((l) => parse(l.text));
+
+/** Resolves with the first log line with this message; rejects if the process ends first. */
+async function logLine(server: ServerProcess, msg: string): Promise<Record<string, unknown>> {
+  return parse(await server.waitForLine((text) => parse(text).msg === msg));
 }
 
 /** Gives up on a step that takes far longer than it should, rather than hanging the suite. */
@@ -101,27 +63,23 @@ function guard<T>(work: Promise<T>, what: string, ms = 60_000): Promise<T> {
 }
 
 Deno.test("main: a bad SMTP_URL stops start-up, naming the variable but not its password", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: SERVER_ARGS,
-    env: env({
-      SMTP_URL: "http://monitor:hunter2-secret@mail.test/",
-      MAIL_FROM: "monitor@example.test",
-      MAIL_TO: "ops@example.test",
-      DATA_DIR: "/nonexistent/never-created",
-    }),
-    clearEnv: true,
-  }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 1);
+  const server = await start({
+    SMTP_URL: "http://monitor:hunter2-secret@mail.test/",
+    MAIL_FROM: "monitor@example.test",
+    MAIL_TO: "ops@example.test",
+    DATA_DIR: "/nonexistent/never-created",
+  }, false);
+  const { code } = await server.status;
+  const stderr = server.output("stderr");
+  assert.equal(code, 1);
   assert.match(stderr, /SMTP_URL/);
-  assert.doesNotMatch(stderr + new TextDecoder().decode(out.stdout), /hunter2/);
+  assert.doesNotMatch(stderr + server.output("stdout"), /hunter2/);
 });
 
 Deno.test("main: PATCH brings the log line and the webhook call; restarts repeat nothing and warn", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "iam-alive-main-" });
   const hook = webhookReceiver([200], { secret: SECRET });
   const vars = {
-    PORT: "0",
     DATA_DIR: dataDir,
     SERVICE_API_KEY: KEY,
     IAM_ALIVE_WEBHOOK_URL: hook.url,
@@ -129,10 +87,11 @@ Deno.test("main: PATCH brings the log line and the webhook call; restarts repeat
     // The receiver is on loopback, which the outbound policy refuses unless allowed.
     PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
   };
+  const started: ServerProcess[] = [];
   try {
-    const first = start(vars);
-    const listening = await guard(first.waitFor((l) => l.msg === "listening"), "first start");
-    const base = String(listening.url);
+    const first = await start(vars);
+    started.push(first);
+    const base = first.url;
     const patched = await fetch(`${base}/api/v1/settings/iam-alive`, {
       method: "PATCH",
       headers: { "x-service-api-key": KEY, "content-type": "application/json" },
@@ -140,30 +99,28 @@ Deno.test("main: PATCH brings the log line and the webhook call; restarts repeat
     });
     assert.equal(patched.status, 200);
     await patched.body?.cancel();
-    const logged = await guard(first.waitFor((l) => l.msg === "iam_alive"), "the log line");
+    const logged = await logLine(first, "iam_alive");
     await guard(hook.arrived(1), "the webhook call");
     assert.equal(hook.received[0].signatureValid, true);
     assert.deepEqual(JSON.parse(hook.received[0].body), logged.report);
     const stopped = await first.stop();
     assert.equal(stopped.code, 0);
-    assert.ok(stopped.stdout.some((l) => (l as { msg?: string }).msg === "stopped"));
+    assert.ok(logLines(first).some((l) => l.msg === "stopped"));
     // The configuration holds no secret in any line the server printed.
-    assert.doesNotMatch(JSON.stringify(stopped.stdout), new RegExp(`${SECRET}|tok-secret|${KEY}`));
+    assert.doesNotMatch(first.output(), new RegExp(`${SECRET}|tok-secret|${KEY}`));
 
-    const second = start(vars);
-    const warning = await guard(
-      second.waitFor((l) => l.msg === "I'm alive channel is selected but not configured"),
-      "the start-up warning",
-    );
+    const second = await start(vars);
+    started.push(second);
+    const warning = await logLine(second, "I'm alive channel is selected but not configured");
     assert.equal(warning.channel, "mail");
     assert.deepEqual(warning.missing, ["SMTP_URL", "MAIL_FROM", "MAIL_TO"]);
-    await guard(second.waitFor((l) => l.msg === "listening"), "second start");
     const again = await second.stop();
     assert.equal(again.code, 0);
     // Stopping waits for the reporter's first look at the schedule: a due report would show here.
-    assert.equal(again.stdout.filter((l) => (l as { msg?: string }).msg === "iam_alive").length, 0);
+    assert.equal(logLines(second).filter((l) => l.msg === "iam_alive").length, 0);
     assert.equal(hook.received.length, 1);
   } finally {
+    await Promise.all(started.map((server) => server.stop()));
     await hook.close();
     await Deno.remove(dataDir, { recursive: true });
   }

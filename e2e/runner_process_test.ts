@@ -8,36 +8,23 @@ import { sql } from "kysely";
 import { type Db, openDatabase } from "../server/db/database.ts";
 import { migrateToLatest } from "../server/db/migrator.ts";
 import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
+import { RUNNER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget, type Target } from "../server/testing/target_server.ts";
 
 const FIXTURE = new URL("./testdata/runner_process.ts", import.meta.url).pathname;
-const MAIN = new URL("../server/runner/main.ts", import.meta.url).pathname;
 const INTERVAL = 2_000;
 const LEASE = 3_000;
 const PROBES = 30;
 const ignore = !Deno.env.get("TEST_DATABASE_URL");
 
-interface Proc {
-  child: Deno.ChildProcess;
-  output: () => string;
-  done: Promise<Deno.CommandStatus>;
-}
-
-function spawn(script: string, env: Record<string, string>): Proc {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script],
+/** A runner process (it serves no HTTP, so nothing to wait for), its output kept. */
+function spawn(script: string, env: Record<string, string>): Promise<ServerProcess> {
+  return startServerProcess({
+    entry: script,
     env: { LOG_LEVEL: "info", PROBE_ALLOW_NETWORKS: "127.0.0.0/8", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  const collect = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeThrough(new TextDecoderStream()).pipeTo(
-      new WritableStream({ write: (chunk) => void (text += chunk) }),
-    );
-  const piped = Promise.all([collect(child.stdout), collect(child.stderr)]);
-  const done = piped.then(() => child.status);
-  return { child, output: () => text, done };
+    waitReady: false,
+    output: "capture",
+  });
 }
 
 /** Polls `check` until it holds; fails with `what` after `ms` (a bound, not a timing claim). */
@@ -98,9 +85,9 @@ Deno.test({
     const { url, drop } = await createPostgresDatabase();
     const handle = await openDatabase({ kind: "postgres", url, poolSize: 2 });
     const target = await startTarget({ countOnly: true, delayMs: 100 });
-    const procs: Proc[] = [];
-    const start = (id: string) => {
-      const p = spawn(FIXTURE, {
+    const procs: ServerProcess[] = [];
+    const start = async (id: string) => {
+      const p = await spawn(FIXTURE, {
         DATABASE_URL: url,
         RUNNER_ID: id,
         TEST_INTERVAL_MS: String(INTERVAL),
@@ -115,16 +102,16 @@ Deno.test({
       const paths = await setUp(db, target);
 
       // Phase 1: both run for a while, then stop cleanly.
-      const a = start("runner-a");
-      const b = start("runner-b");
+      const a = await start("runner-a");
+      const b = await start("runner-b");
       await until("every probe ran 4 times", async () => {
         const rows = await results(db);
         return [...paths.keys()].every((k) => rows.filter((r) => r.probe_key === k).length >= 4);
       });
-      a.child.kill("SIGTERM");
-      b.child.kill("SIGTERM");
-      assert.equal((await a.done).code, 0, a.output());
-      assert.equal((await b.done).code, 0, b.output());
+      a.kill("SIGTERM");
+      b.kill("SIGTERM");
+      assert.equal((await a.status).code, 0, a.output());
+      assert.equal((await b.status).code, 0, b.output());
 
       let rows = await results(db);
       assertNoDuplicates(rows);
@@ -145,8 +132,8 @@ Deno.test({
       assert.deepEqual(held, [], "a clean stop gives back every claim");
 
       // Phase 2: two again; one is killed while it holds claims.
-      const c = start("runner-c");
-      const d = start("runner-d");
+      const c = await start("runner-c");
+      const d = await start("runner-d");
       await until("runner-c holds claims after recording runs", async () => {
         const recorded = await db.selectFrom("probe_results").select("id")
           .where("runner", "=", "runner-c").limit(1).execute();
@@ -154,8 +141,8 @@ Deno.test({
           .where("leased_by", "=", "runner-c").execute();
         return recorded.length > 0 && claims.length > 0;
       });
-      c.child.kill("SIGKILL");
-      await c.done;
+      c.kill("SIGKILL");
+      await c.status;
       const killedAt = Date.now();
       const orphaned = (await db.selectFrom("probe_schedule")
         .select(["probe_key", "next_due_at", "lease_until"])
@@ -177,8 +164,8 @@ Deno.test({
         );
         return taken && carriedOn;
       });
-      d.child.kill("SIGTERM");
-      assert.equal((await d.done).code, 0, d.output());
+      d.kill("SIGTERM");
+      assert.equal((await d.status).code, 0, d.output());
 
       rows = await results(db);
       assertNoDuplicates(rows);
@@ -192,10 +179,8 @@ Deno.test({
       assert.deepEqual(killedRuns, []);
     } finally {
       for (const p of procs) {
-        try {
-          p.child.kill("SIGKILL");
-        } catch { /* already gone */ }
-        await p.done;
+        p.kill("SIGKILL");
+        await p.status;
       }
       await target.close();
       await handle.close();
@@ -211,26 +196,24 @@ Deno.test({
     const { url, drop } = await createPostgresDatabase();
     const handle = await openDatabase({ kind: "postgres", url, poolSize: 1 });
     const target = await startTarget();
-    let proc: Proc | undefined;
+    let proc: ServerProcess | undefined;
     try {
       const paths = await setUp(handle.db, target);
-      proc = spawn(MAIN, { DATABASE_URL: url, PROBE_INTERVAL_SECONDS: "10" });
+      proc = await spawn(RUNNER_ENTRY, { DATABASE_URL: url, PROBE_INTERVAL_SECONDS: "10" });
       // New probes are due at once, so every one runs well within the first interval.
       await until("every probe ran", async () => {
         const rows = await results(handle.db);
         return new Set(rows.map((r) => r.probe_key)).size === paths.size;
       });
       assert.ok(!proc.output().includes("listening"), "no HTTP server");
-      proc.child.kill("SIGTERM");
-      const status = await proc.done;
+      proc.kill("SIGTERM");
+      const status = await proc.status;
       assert.equal(status.code, 0, proc.output());
       assert.match(proc.output(), /"msg":"runner stopped"/);
     } finally {
       if (proc) {
-        try {
-          proc.child.kill("SIGKILL");
-        } catch { /* already gone */ }
-        await proc.done;
+        proc.kill("SIGKILL");
+        await proc.status;
       }
       await target.close();
       await handle.close();
@@ -240,8 +223,8 @@ Deno.test({
 });
 
 Deno.test("deno task runner refuses to start without PostgreSQL", async () => {
-  const proc = spawn(MAIN, { DATABASE_URL: "" });
-  const status = await proc.done;
+  const proc = await spawn(RUNNER_ENTRY, { DATABASE_URL: "" });
+  const status = await proc.status;
   assert.equal(status.code, 1);
   assert.match(proc.output(), /DATABASE_URL/);
 });

@@ -1,34 +1,22 @@
 /** The runner inside the server process, as a new user meets it: `deno task start`, add a probe. */
 import assert from "node:assert/strict";
 import { createPostgresDatabase } from "../server/testing/app.ts";
+import {
+  isListeningLine,
+  type ServerProcess,
+  startServerProcess,
+} from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
 
-const MAIN = new URL("../server/main.ts", import.meta.url).pathname;
 const KEY = "runner-test-key-1";
 
-async function startServer(env: Record<string, string>) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN],
-    env: { PORT: "0", SERVICE_API_KEY: KEY, ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  const collect = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeThrough(new TextDecoderStream()).pipeTo(
-      new WritableStream({ write: (chunk) => void (text += chunk) }),
-    );
-  const done = Promise.all([collect(child.stdout), collect(child.stderr)]).then(() => child.status);
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const m = text.match(/"msg":"listening","url":"(http:\/\/[^"]+)"/);
-    if (m) return { child, url: m[1], output: () => text, done };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill("SIGKILL");
-  await done;
-  throw new Error(`the server did not start:\n${text}`);
-}
+/** The server with the given settings, once it has said where it listens. */
+const startServer = (env: Record<string, string>): Promise<ServerProcess> =>
+  startServerProcess({
+    env: { SERVICE_API_KEY: KEY, ...env },
+    output: "capture",
+    readyLine: isListeningLine,
+  });
 
 const call = async (url: string, method = "GET", body?: unknown) => {
   const res = await fetch(url, {
@@ -60,8 +48,7 @@ Deno.test("a new user starts the server, adds a probe, and sees its results and 
     assert.equal(stats.body.data.runs, 1);
     assert.equal(stats.body.data.uptime, 1);
   } finally {
-    server.child.kill("SIGTERM");
-    const status = await server.done;
+    const status = await server.stop();
     await target.close();
     await Deno.remove(dataDir, { recursive: true });
     assert.equal(status.code, 0, server.output());
@@ -82,8 +69,7 @@ Deno.test({
       const status = await call(`${server.url}/api/v1/projects`);
       assert.equal(status.status, 200);
     } finally {
-      server.child.kill("SIGTERM");
-      assert.equal((await server.done).code, 0);
+      assert.equal((await server.stop()).code, 0);
       await Deno.remove(dataDir, { recursive: true });
       await drop();
     }

@@ -1,49 +1,14 @@
 import assert from "node:assert/strict";
 import { createPostgresDatabase } from "../server/testing/app.ts";
+import {
+  isListeningLine,
+  type ServerProcess,
+  startServerProcess,
+} from "../server/testing/process.ts";
 
-const MAIN = new URL("../server/main.ts", import.meta.url).pathname;
-
-interface Running {
-  child: Deno.ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-/** Starts the real server as a new user would, on a free port, and waits for it to listen. */
-async function start(env: Record<string, string>): Promise<Running> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN],
-    env: { PORT: "0", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const drain = (async () => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      text += value;
-    }
-  })();
-  child.stderr.pipeTo(
-    new WritableStream({ write: (c) => void (text += new TextDecoder().decode(c)) }),
-  );
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const m = text.match(/"msg":"listening","url":"(http:\/\/[^"]+)"/);
-    if (m) return { child, url: m[1], output: () => text };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill("SIGKILL");
-  await drain;
-  throw new Error(`the server did not start:\n${text}`);
-}
-
-async function stop(running: Running): Promise<Deno.CommandStatus> {
-  running.child.kill("SIGTERM");
-  return await running.child.status;
-}
+/** Starts the real server as a new user would, and waits until it has said where it listens. */
+const start = (env: Record<string, string>): Promise<ServerProcess> =>
+  startServerProcess({ env, output: "capture", readyLine: isListeningLine });
 
 Deno.test("with no configuration the server generates a key once, serves, and stops cleanly", async () => {
   const dataDir = await Deno.makeTempDir();
@@ -59,7 +24,7 @@ Deno.test("with no configuration the server generates a key once, serves, and st
     });
     assert.equal(created.status, 201);
     await created.body?.cancel();
-    let status = await stop(server);
+    let status = await server.stop();
     assert.equal(status.code, 0);
     assert.match(server.output(), /"msg":"stopped"/);
 
@@ -71,7 +36,7 @@ Deno.test("with no configuration the server generates a key once, serves, and st
     });
     assert.equal(got.status, 200);
     await got.body?.cancel();
-    status = await stop(server);
+    status = await server.stop();
     assert.equal(status.code, 0);
   } finally {
     await Deno.remove(dataDir, { recursive: true });
@@ -79,12 +44,14 @@ Deno.test("with no configuration the server generates a key once, serves, and st
 });
 
 Deno.test("a bad configuration value stops start-up naming the variable", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN],
+  const server = await startServerProcess({
     env: { PORT: "not-a-port" },
-  }).output();
-  assert.equal(out.code, 1);
-  assert.match(new TextDecoder().decode(out.stderr), /PORT/);
+    waitReady: false,
+    output: "capture",
+  });
+  const status = await server.status;
+  assert.equal(status.code, 1);
+  assert.match(server.output("stderr"), /PORT/);
 });
 
 Deno.test({
@@ -106,7 +73,7 @@ Deno.test({
       assert.deepEqual(await res.json(), {
         data: { enabled: false, interval_hours: 24, channels: ["log"] },
       });
-      assert.equal((await stop(server)).code, 0);
+      assert.equal((await server.stop()).code, 0);
     } finally {
       await drop();
       await Deno.remove(dataDir, { recursive: true });

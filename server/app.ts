@@ -120,6 +120,7 @@ export function databaseTarget(
     | "databasePoolSize"
     | "databaseConnectTimeoutMs"
     | "databaseStatementTimeoutMs"
+    | "databaseQueryDeadlineMs"
   >,
 ): DatabaseTarget {
   return config.databaseUrl
@@ -129,6 +130,7 @@ export function databaseTarget(
       poolSize: config.databasePoolSize,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
+      queryDeadlineMs: config.databaseQueryDeadlineMs,
     }
     : { kind: "pglite", dataDir: `${config.dataDir}/pgdata` };
 }

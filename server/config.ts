@@ -24,7 +24,13 @@ const configSchema = z.object({
   DATABASE_POOL_SIZE: optional(z.coerce.number().int().min(1).max(1000).default(10)),
   DATABASE_CONNECT_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(60_000).default(1500)),
   DATABASE_STATEMENT_TIMEOUT_MS: optional(z.coerce.number().int().min(0).default(1500)),
+  DATABASE_QUERY_DEADLINE_MS: optional(z.coerce.number().int().min(100).max(600_000).default(2000)),
   DATA_DIR: optional(z.string().default("./data")),
+  // Connection hygiene (server/http/serve.ts); MAX_CONNECTIONS unset is sized from `ulimit -n`.
+  MAX_CONNECTIONS: optional(z.coerce.number().int().min(1).max(10_000_000).optional()),
+  HEADERS_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000).default(10_000)),
+  BODY_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000).default(10_000)),
+  IDLE_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000).default(5_000)),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS).default("info")),
   RATE_LIMIT_PER_SECOND: optional(z.coerce.number().min(0).default(1000)),
   AUTH_FAILURES_PER_SECOND: optional(z.coerce.number().min(0).default(10)),
@@ -84,6 +90,16 @@ const configSchema = z.object({
       .optional(),
   ),
 }).superRefine((env, ctx) => {
+  // The server's statement timeout answers a slow query; the deadline is for a server that
+  // cannot answer at all, so it must leave the statement timeout the time to.
+  const statementTimeout = env.DATABASE_STATEMENT_TIMEOUT_MS as number;
+  if (statementTimeout > 0 && (env.DATABASE_QUERY_DEADLINE_MS as number) <= statementTimeout) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["DATABASE_QUERY_DEADLINE_MS"],
+      message: `must be longer than DATABASE_STATEMENT_TIMEOUT_MS (${statementTimeout})`,
+    });
+  }
   // Half a channel's configuration is a mistake worth stopping for, not a silent no-op.
   const need = (name: keyof typeof env, when: keyof typeof env) => {
     if (env[when] !== undefined && env[name] === undefined) {
@@ -126,7 +142,17 @@ export interface Config {
   databaseConnectTimeoutMs: number;
   /** How long one SQL statement may run before it is cancelled (503); 0 for no limit. */
   databaseStatementTimeoutMs: number;
+  /** How long a request's query may wait for the database's answer before it answers 503. */
+  databaseQueryDeadlineMs: number;
   dataDir: string;
+  /** Connection hygiene; see server/http/serve.ts and docs/operations.md#connections. */
+  connections: {
+    /** Open connections at most; unset: the file limit less the pool, the runner and 64. */
+    maxConnections?: number;
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+    idleTimeoutMs: number;
+  };
   logLevel: (typeof LOG_LEVELS)[number];
   /** Requests per second per API key (a token bucket holding twice that); 0 for no limit. */
   rateLimitPerSecond: number;
@@ -168,7 +194,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     DATABASE_POOL_SIZE: number;
     DATABASE_CONNECT_TIMEOUT_MS: number;
     DATABASE_STATEMENT_TIMEOUT_MS: number;
+    DATABASE_QUERY_DEADLINE_MS: number;
     DATA_DIR: string;
+    MAX_CONNECTIONS?: number;
+    HEADERS_TIMEOUT_MS: number;
+    BODY_TIMEOUT_MS: number;
+    IDLE_TIMEOUT_MS: number;
     LOG_LEVEL: Config["logLevel"];
     RATE_LIMIT_PER_SECOND: number;
     AUTH_FAILURES_PER_SECOND: number;
@@ -194,7 +225,14 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     databasePoolSize: c.DATABASE_POOL_SIZE,
     databaseConnectTimeoutMs: c.DATABASE_CONNECT_TIMEOUT_MS,
     databaseStatementTimeoutMs: c.DATABASE_STATEMENT_TIMEOUT_MS,
+    databaseQueryDeadlineMs: c.DATABASE_QUERY_DEADLINE_MS,
     dataDir: c.DATA_DIR,
+    connections: {
+      maxConnections: c.MAX_CONNECTIONS,
+      headersTimeoutMs: c.HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: c.BODY_TIMEOUT_MS,
+      idleTimeoutMs: c.IDLE_TIMEOUT_MS,
+    },
     logLevel: c.LOG_LEVEL,
     rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
     authFailuresPerSecond: c.AUTH_FAILURES_PER_SECOND,

@@ -10,7 +10,14 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     databasePoolSize: 10,
     databaseConnectTimeoutMs: 1500,
     databaseStatementTimeoutMs: 1500,
+    databaseQueryDeadlineMs: 2000,
     dataDir: "./data",
+    connections: {
+      maxConnections: undefined,
+      headersTimeoutMs: 10_000,
+      bodyTimeoutMs: 10_000,
+      idleTimeoutMs: 5_000,
+    },
     logLevel: "info",
     rateLimitPerSecond: 1000,
     authFailuresPerSecond: 10,
@@ -43,6 +50,21 @@ Deno.test("the runner's settings are read from their variables", () => {
   assert.equal(c.runner, false);
 });
 
+Deno.test("the connection settings are read from their variables", () => {
+  const c = parseConfig({
+    MAX_CONNECTIONS: "5000",
+    HEADERS_TIMEOUT_MS: "2000",
+    BODY_TIMEOUT_MS: "30000",
+    IDLE_TIMEOUT_MS: "1000",
+  });
+  assert.deepEqual(c.connections, {
+    maxConnections: 5000,
+    headersTimeoutMs: 2000,
+    bodyTimeoutMs: 30_000,
+    idleTimeoutMs: 1000,
+  });
+});
+
 Deno.test("empty variables count as unset", () => {
   assert.equal(parseConfig({ PORT: "", DATABASE_URL: " " }).port, 8000);
 });
@@ -65,6 +87,8 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
     { DATABASE_POOL_SIZE: "0" },
     { DATABASE_CONNECT_TIMEOUT_MS: "soon" },
     { DATABASE_STATEMENT_TIMEOUT_MS: "-1" },
+    { DATABASE_QUERY_DEADLINE_MS: "99" },
+    { DATABASE_QUERY_DEADLINE_MS: "1500" }, // not longer than the statement timeout
     { RATE_LIMIT_PER_SECOND: "-5" },
     { CORS_ORIGINS: "https://app.example.com/path" },
     { CORS_ORIGINS: "*" },
@@ -75,6 +99,11 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
     { PROBE_CONCURRENCY: "0" },
     { RESULTS_RETENTION_DAYS: "0" },
     { RUNNER: "maybe" },
+    { MAX_CONNECTIONS: "0" },
+    { MAX_CONNECTIONS: "many" },
+    { HEADERS_TIMEOUT_MS: "99" },
+    { BODY_TIMEOUT_MS: "1.5" },
+    { IDLE_TIMEOUT_MS: "-1" },
   ];
   for (const env of cases) {
     const [name] = Object.keys(env);
@@ -171,4 +200,21 @@ Deno.test("config: half a channel's configuration names what is missing", () => 
     rejects({ IAM_ALIVE_WEBHOOK_SECRET: webhook.IAM_ALIVE_WEBHOOK_SECRET }),
     /IAM_ALIVE_WEBHOOK_URL: is required when IAM_ALIVE_WEBHOOK_SECRET is set/,
   );
+});
+
+Deno.test("the query deadline must outlast the statement timeout, unless there is none", () => {
+  const c = parseConfig({
+    DATABASE_STATEMENT_TIMEOUT_MS: "5000",
+    DATABASE_QUERY_DEADLINE_MS: "6000",
+  });
+  assert.equal(c.databaseQueryDeadlineMs, 6000);
+  assert.throws(
+    () => parseConfig({ DATABASE_STATEMENT_TIMEOUT_MS: "5000" }),
+    /DATABASE_QUERY_DEADLINE_MS: must be longer than DATABASE_STATEMENT_TIMEOUT_MS \(5000\)/,
+  );
+  const untimed = parseConfig({
+    DATABASE_STATEMENT_TIMEOUT_MS: "0",
+    DATABASE_QUERY_DEADLINE_MS: "100",
+  });
+  assert.equal(untimed.databaseQueryDeadlineMs, 100);
 });

@@ -11,7 +11,7 @@ import type { ErrorBody, ErrorDetail } from "@probe/shared";
 import { TRPCError } from "@trpc/server";
 import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { isInvalidText } from "./db/invalid_text.ts";
-import { isDatabaseUnavailable } from "./db/unavailable.ts";
+import { DEADLINE_MESSAGE, isDatabaseUnavailable, unavailableMessage } from "./db/unavailable.ts";
 import { DomainError, type DomainErrorKind } from "./domain/errors.ts";
 
 interface ErrorKind {
@@ -67,10 +67,13 @@ export type ErrorCode = keyof typeof ERRORS;
 
 export const BODY_EMPTY = "The request body is empty";
 export const BODY_NOT_UTF8 = "The request body is not valid UTF-8";
+export const BODY_INCOMPLETE = "The request body was not received in full";
 
 /** The other messages a code is answered with, where the server can say more. */
 const MORE_MESSAGES: Partial<Record<ErrorCode, readonly string[]>> = {
   malformed_json: [BODY_EMPTY, BODY_NOT_UTF8],
+  bad_request: [BODY_INCOMPLETE],
+  service_unavailable: [DEADLINE_MESSAGE],
 };
 
 /** A failure as it is answered: its status and its body. */
@@ -149,7 +152,9 @@ export function toApiError(error: unknown): ApiError {
     // Names and filters are plain strings in the schemas; PostgreSQL has the last word on NUL.
     return validationFailed("", "text must not contain NUL characters");
   }
-  if (isDatabaseUnavailable(cause)) return apiError("service_unavailable");
+  if (isDatabaseUnavailable(cause)) {
+    return apiError("service_unavailable", unavailableMessage(cause));
+  }
   if (error instanceof TRPCError) {
     // Input validation fails as BAD_REQUEST with the zod error as its cause (output validation
     // fails as INTERNAL_SERVER_ERROR: that one is ours).
@@ -185,17 +190,23 @@ export function defaultMessages(code: ErrorCode): string[] {
   return [ERRORS[code].message, ...MORE_MESSAGES[code] ?? []];
 }
 
-/** The OpenAPI response object documenting an error, with the messages the server answers. */
-export function openApiErrorResponse(code: ErrorCode, messages = defaultMessages(code)) {
-  const example = (message: string) => ({ error: { code, message } });
+/** An error as documented: its code and one message the server answers it with. */
+export interface ErrorExample {
+  code: ErrorCode;
+  message: string;
+}
+
+/** The OpenAPI response object documenting one status, with the answers the server gives. */
+export function openApiErrorResponse(examples: ErrorExample[]) {
+  const body = ({ code, message }: ErrorExample) => ({ error: { code, message } });
   return {
-    description: messages.join(" / "),
+    description: examples.map((e) => e.message).join(" / "),
     content: {
       "application/json": {
         schema: { $ref: "#/components/schemas/Error" },
-        ...(messages.length === 1 ? { example: example(messages[0]) } : {
+        ...(examples.length === 1 ? { example: body(examples[0]) } : {
           examples: Object.fromEntries(
-            messages.map((message, i) => [`${code}_${i + 1}`, { value: example(message) }]),
+            examples.map((e, i) => [`${e.code}_${i + 1}`, { value: body(e) }]),
           ),
         }),
       },
@@ -207,7 +218,7 @@ export function openApiErrorResponse(code: ErrorCode, messages = defaultMessages
 export function errorsOf(operation: { takesInput: boolean; readsBody: boolean }): ErrorCode[] {
   return [
     ...(operation.readsBody
-      ? ["malformed_json", "payload_too_large", "unsupported_media_type"] as const
+      ? ["malformed_json", "bad_request", "payload_too_large", "unsupported_media_type"] as const
       : []),
     "unauthorized",
     ...(operation.takesInput ? ["validation_failed"] as const : []),

@@ -1,17 +1,35 @@
 /**
- * Composition root: configuration, then the database and its migrations, then the I'm alive
- * reporter and the probe runner (unless RUNNER=off), then the HTTP server. SIGINT and SIGTERM stop
- * new connections and the runner's claims, let requests and probe runs in flight finish, stop the
- * reporter, close the database.
+ * Composition root: configuration, then the port (bound first: a port in use stops start-up
+ * before anything else is done), then the database and its migrations, then the I'm alive
+ * reporter and the probe runner (unless RUNNER=off), then the HTTP server serves. SIGINT and
+ * SIGTERM stop new connections and the runner's claims, let requests and probe runs in flight
+ * finish, stop the reporter, close the database.
  */
 import { resolveApiKeys } from "./http/api_key.ts";
 import { createApp, databaseTarget } from "./app.ts";
 import { ConfigError, parseConfig } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
+import { DataDirInUseError, lockDataDir } from "./db/data_dir_lock.ts";
 import { createLogger, errorFields } from "./log.ts";
 import { runnerFromConfig } from "./runner/configure.ts";
 import { createNetworkPolicy } from "./outbound/network_policy.ts";
+import {
+  ASSUMED_FREE_FILE_DESCRIPTORS,
+  countFreeFileDescriptors,
+  MAX_SIZED_CONNECTIONS,
+  PortInUseError,
+  RESERVED_FILE_DESCRIPTORS,
+  serve,
+  type ServeHandler,
+  sizeMaxConnections,
+} from "./http/serve.ts";
 import { outboundCheck, reportRunnerFigures } from "./iam_alive/runner_figures.ts";
+
+/**
+ * Files the embedded database may hold open: PGlite keeps its data files open, about 100 after
+ * the first requests and up to one per relation file (some 350).
+ */
+const EMBEDDED_DATABASE_FILES = 512;
 
 async function main(): Promise<number> {
   let config;
@@ -25,7 +43,50 @@ async function main(): Promise<number> {
     throw error;
   }
   const log = createLogger(config.logLevel);
+
+  // The port first. Requests that arrive while the database opens wait for it.
+  const shutdown = new AbortController();
+  const reserved = RESERVED_FILE_DESCRIPTORS +
+    (config.databaseUrl ? config.databasePoolSize : EMBEDDED_DATABASE_FILES) +
+    (config.runner ? config.probeConcurrency : 0);
+  const maxConnections = config.connections.maxConnections ?? sizeMaxConnections(
+    countFreeFileDescriptors(MAX_SIZED_CONNECTIONS + reserved) ?? ASSUMED_FREE_FILE_DESCRIPTORS,
+    reserved,
+  );
+  const serving: { handler?: ServeHandler } = {};
+  const ready = Promise.withResolvers<ServeHandler>();
+  let server;
+  try {
+    server = await serve({
+      hostname: config.host,
+      port: config.port,
+      handler: (request, client) =>
+        serving.handler?.(request, client) ?? ready.promise.then((h) => h(request, client)),
+      limits: { ...config.connections, maxConnections },
+      log,
+      signal: shutdown.signal,
+    });
+  } catch (error) {
+    if (error instanceof PortInUseError) {
+      console.error(`port ${config.port} is already in use (PORT)`);
+      return 1;
+    }
+    throw error;
+  }
+
   await Deno.mkdir(config.dataDir, { recursive: true });
+  // The embedded database is one process's: a second server on this DATA_DIR stops here. Held
+  // until the database has closed (the system releases it if the process dies).
+  let dataDirLock;
+  try {
+    dataDirLock = config.databaseUrl ? undefined : await lockDataDir(config.dataDir);
+  } catch (error) {
+    if (error instanceof DataDirInUseError) {
+      console.error(error.message);
+      return 1;
+    }
+    throw error;
+  }
   const apiKeys = await resolveApiKeys({
     configured: config.apiKeys,
     dataDir: config.dataDir,
@@ -33,6 +94,7 @@ async function main(): Promise<number> {
     log,
   });
   const target = databaseTarget(config);
+  // Each query of a request waits this long for the database at most (docs/operations.md).
   const database = await openDatabase(target);
   const app = await createApp({
     database,
@@ -54,7 +116,6 @@ async function main(): Promise<number> {
   const runner = config.runner ? runnerFromConfig({ config, db: database.db, log }) : null;
   runner?.start();
 
-  const shutdown = new AbortController();
   // Listen for signals before announcing the port: a SIGTERM right after "listening" must
   // still shut down in order.
   let runnerStopped: Promise<void> | undefined;
@@ -64,19 +125,22 @@ async function main(): Promise<number> {
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
-  const server = Deno.serve({
-    hostname: config.host,
-    port: config.port,
-    signal: shutdown.signal,
-    onListen: ({ hostname, port }) =>
-      log.info("listening", { url: `http://${hostname}:${port}`, database: target.kind }),
-  }, (request, info) => app.handler(request, { address: info.remoteAddr.hostname }));
+  serving.handler = app.handler;
+  ready.resolve(app.handler);
+  const { hostname, port } = server.addr;
+  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  log.info("listening", {
+    url: `http://${host}:${port}`,
+    database: target.kind,
+    max_connections: maxConnections,
+  });
 
   await server.finished;
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);
   await (runnerStopped ?? runner?.stop());
   await app.close(); // the reporter stops before the database closes
+  await dataDirLock?.release();
   log.info("stopped");
   return 0;
 }

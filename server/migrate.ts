@@ -2,10 +2,22 @@
 import { databaseTarget } from "./app.ts";
 import { parseConfig } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
+import { DataDirInUseError, lockDataDir } from "./db/data_dir_lock.ts";
 import { migrateToLatest } from "./db/migrator.ts";
 
 const config = parseConfig(Deno.env.toObject());
-if (!config.databaseUrl) await Deno.mkdir(config.dataDir, { recursive: true });
+let lock;
+if (!config.databaseUrl) {
+  // The embedded database is one process's at a time: not beside a running server.
+  await Deno.mkdir(config.dataDir, { recursive: true });
+  try {
+    lock = await lockDataDir(config.dataDir);
+  } catch (error) {
+    if (!(error instanceof DataDirInUseError)) throw error;
+    console.error(error.message);
+    Deno.exit(1);
+  }
+}
 const handle = await openDatabase(databaseTarget(config));
 try {
   const { results } = await migrateToLatest(handle.db);
@@ -13,4 +25,5 @@ try {
   if (!results?.length) console.log("The database is up to date");
 } finally {
   await handle.close();
+  await lock?.release();
 }

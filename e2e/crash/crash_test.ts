@@ -65,7 +65,7 @@ const startServer = (backend: Backend) =>
       // The workload's probes point at hosts that do not exist; nothing should try them.
       RUNNER: "off",
     },
-    inheritOutput: Deno.env.get("CRASH_VERBOSE") === "1",
+    output: Deno.env.get("CRASH_VERBOSE") === "1" ? "inherit" : "null",
   });
 
 async function crashRounds(backend: Backend, seed: number): Promise<void> {

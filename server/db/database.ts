@@ -1,6 +1,8 @@
 import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect } from "kysely";
 import postgres from "postgres";
+import { createConnectionWatch } from "./connection_watch.ts";
+import { PGliteThread } from "./pglite_thread.ts";
 import { postgresJsDialect } from "./postgres_dialect.ts";
 import type { Database } from "./schema.ts";
 
@@ -16,43 +18,146 @@ export type DatabaseTarget =
     connectTimeoutMs?: number;
     /** The server-side limit on one statement (ms); none unless given. */
     statementTimeoutMs?: number;
+    /**
+     * The client-side deadline of each query (ms), for when the server cannot answer at all
+     * (see `postgres_dialect.ts`); none unless given. Work with a budget of its own
+     * (`withBudget`) has its own deadline.
+     */
+    queryDeadlineMs?: number;
   }
-  | { kind: "pglite"; dataDir?: string; loadDataDir?: Blob };
+  | {
+    kind: "pglite";
+    dataDir?: string;
+    loadDataDir?: Blob;
+    /**
+     * Where PGlite runs: in a worker thread of its own, so that a long statement does not stop
+     * the HTTP edge (see `pglite_thread.ts`), or in the calling thread, where `pglite` is at
+     * hand (tests dump and clone it). By default a database on disk (`dataDir`: the server's)
+     * runs in a worker, one in memory (tests') in the calling thread.
+     */
+    thread?: "worker" | "caller";
+  };
 
 export interface DatabaseHandle {
   db: Db;
   kind: DatabaseTarget["kind"];
-  /** The embedded instance, when there is one (tests clone it). */
+  /** The embedded instance, when it runs in the calling thread (tests clone it). */
   pglite?: PGlite;
   close(): Promise<void>;
+}
+
+/**
+ * Work that is not a request's, with a budget of its own instead of the request's statement
+ * timeout and query deadline: how long one statement may take (the server's statement timeout;
+ * the client's deadline is a second more), and the connections it may use. Each runs on a pool
+ * of its own (opened when first used, its idle connections closed after a minute), so that a
+ * connection busy with such work for longer than a request's deadline is never taken for a
+ * request's connection that stopped answering. Documented in docs/operations.md.
+ */
+export const BUDGETS = {
+  /** Archiving and deleting a project (`deleteProject`): 100,000 probes take seconds. */
+  projectDelete: { ms: 120_000, connections: 2 },
+  /** The probe runner's batches (claims, recording, schedules, leases) and pruning. */
+  runner: { ms: 30_000, connections: 4 },
+  /** Migrations at start-up, and waiting for another process's migrations. */
+  migrations: { ms: 600_000, connections: 1 },
+} as const;
+
+export type Budget = keyof typeof BUDGETS;
+
+/** How much longer than a budget's statement timeout its client-side deadline is. */
+const BUDGET_DEADLINE_MARGIN_MS = 1000;
+
+/** Each PostgreSQL database's pools for work with a budget, by its request `Db`. */
+const budgetedPools = new WeakMap<Db, (budget: Budget) => Db>();
+
+/**
+ * The database for work with a budget of its own (`BUDGETS`): on PostgreSQL, the pool kept for
+ * it; on the embedded database (no statement timeout, no network) and for a transaction, `db`
+ * itself.
+ */
+export function withBudget(db: Db, budget: Budget): Db {
+  return budgetedPools.get(db)?.(budget) ?? db;
 }
 
 /** Opens the database named by the target; the same queries and migrations serve both kinds. */
 export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHandle> {
   if (target.kind === "postgres") {
-    const statementTimeout = target.statementTimeoutMs ?? 0;
     const connectTimeout = target.connectTimeoutMs ?? 1500;
-    const sql = postgres(target.url, {
+    const pool = ({ max, statementTimeoutMs, queryDeadlineMs, idleTimeoutS }: {
+      max: number;
+      statementTimeoutMs: number;
+      queryDeadlineMs?: number;
+      idleTimeoutS?: number;
+    }): Db => {
+      // Each connection through our own socket (postgres.js's documented `socket` option),
+      // so that one that stops answering can be ended: see connection_watch.ts.
+      const watch = createConnectionWatch();
+      const options = {
+        max,
+        // A database that is down or unreachable answers 503 fast instead of holding requests.
+        connect_timeout: connectTimeout / 1000,
+        // postgres.js waits up to 20 s (3^failures / 100) before reconnecting after failures,
+        // and requests queue behind that wait: capped at 250 ms, an outage still answers fast
+        // and the service reconnects at once when the database is back.
+        backoff: (failures: number) => Math.min(0.01 * 2 ** failures, 0.25),
+        ...(statementTimeoutMs > 0 && { connection: { statement_timeout: statementTimeoutMs } }),
+        ...(idleTimeoutS !== undefined && { idle_timeout: idleTimeoutS }),
+        socket: watch.connect,
+        onnotice: () => {},
+      };
+      const sql = postgres(target.url, options);
+      return new Kysely<Database>({
+        dialect: postgresJsDialect(sql, {
+          acquireTimeoutMs: connectTimeout,
+          queryDeadlineMs,
+          watch,
+        }),
+      });
+    };
+    const db = pool({
       max: target.poolSize ?? 10,
-      // A database that is down or unreachable answers 503 fast instead of holding the request.
-      connect_timeout: connectTimeout / 1000,
-      // postgres.js waits up to 20 s (3^failures / 100) before reconnecting after failures,
-      // and requests queue behind that wait: capped at 250 ms, an outage still answers fast
-      // and the service reconnects at once when the database is back.
-      backoff: (failures: number) => Math.min(0.01 * 2 ** failures, 0.25),
-      ...(statementTimeout > 0 &&
-        { connection: { statement_timeout: statementTimeout } }),
-      onnotice: () => {},
+      statementTimeoutMs: target.statementTimeoutMs ?? 0,
+      queryDeadlineMs: target.queryDeadlineMs,
     });
-    const db = new Kysely<Database>({
-      dialect: postgresJsDialect(sql, { acquireTimeoutMs: connectTimeout }),
+    const budgets = new Map<Budget, Db>();
+    budgetedPools.set(db, (budget) => {
+      let budgeted = budgets.get(budget);
+      if (!budgeted) {
+        const { ms, connections } = BUDGETS[budget];
+        budgeted = pool({
+          max: connections,
+          statementTimeoutMs: ms,
+          queryDeadlineMs: ms + BUDGET_DEADLINE_MARGIN_MS,
+          idleTimeoutS: 60,
+        });
+        budgets.set(budget, budgeted);
+      }
+      return budgeted;
     });
-    return { db, kind: "postgres", close: () => db.destroy() };
+    return {
+      db,
+      kind: "postgres",
+      close: async () => {
+        budgetedPools.delete(db);
+        await Promise.all([db, ...budgets.values()].map((pooled) => pooled.destroy()));
+      },
+    };
   }
-  const pglite = await PGlite.create({
-    dataDir: target.dataDir,
-    loadDataDir: target.loadDataDir,
-  });
+  const { dataDir, loadDataDir } = target;
+  if ((target.thread ?? (dataDir === undefined ? "caller" : "worker")) === "worker") {
+    const thread = await PGliteThread.open({ dataDir, loadDataDir });
+    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: thread }) });
+    return {
+      db,
+      kind: "pglite",
+      close: async () => {
+        await db.destroy();
+        await thread.close();
+      },
+    };
+  }
+  const pglite = await PGlite.create({ dataDir, loadDataDir });
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
   return {
     db,

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { type Migration, type MigrationResultSet, Migrator } from "kysely/migration";
 import { migrations } from "../../migrations/mod.ts";
-import type { Db } from "./database.ts";
+import { type Db, withBudget } from "./database.ts";
 
 /**
  * Each migration, run without the statement timeout that bounds the service's own queries.
@@ -22,10 +22,14 @@ const untimed: Record<string, Migration> = Object.fromEntries(
   }]),
 );
 
-/** Brings the schema up to the newest migration; throws when one fails. */
+/**
+ * Brings the schema up to the newest migration; throws when one fails. On PostgreSQL it runs on
+ * the connection kept for migrations, with their budget (`BUDGETS.migrations`) rather than a
+ * request's deadline: it may wait for another process's migrations, and a migration may be long.
+ */
 export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
   const migrator = new Migrator({
-    db,
+    db: withBudget(db, "migrations"),
     provider: { getMigrations: () => Promise.resolve(untimed) },
   });
   const result = await migrator.migrateToLatest();

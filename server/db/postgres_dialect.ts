@@ -8,8 +8,14 @@
  * after another while the database is unreachable: see `ConnectionGate`. A query or transaction
  * that gets no connection within the deadline fails with CONNECT_TIMEOUT (answered 503).
  *
+ * Each query may have a deadline of its own too (`queryDeadlineMs`), enforced here rather than
+ * by the server, which may be the one that cannot be reached: past it, the query fails with
+ * QUERY_DEADLINE (answered 503) at once, and the connections that have been waiting for an
+ * answer since it was sent are ended (`ConnectionWatch`, through postgres.js's `socket`
+ * option), so that the pool heals without waiting for TCP timeouts. See `Deadline`.
+ *
  * Only postgres.js's documented API is used: `sql.unsafe()` queries awaited as promises,
- * `sql.reserve()` and `release()`, `sql.end()`.
+ * `sql.reserve()` and `release()`, `sql.end()`, and the `socket` option (in database.ts).
  *
  * `db.connection()` does not pin a connection here: state that must live on one session (SET)
  * belongs in a transaction (SET LOCAL).
@@ -27,6 +33,7 @@ import {
   type TransactionSettings,
 } from "kysely";
 import type { ReservedSql, Row, RowList, Sql } from "postgres";
+import type { ConnectionWatch } from "./connection_watch.ts";
 
 /** The error a request gets when no connection could be had in time; it answers 503. */
 export class AcquireTimeoutError extends Error {
@@ -34,6 +41,18 @@ export class AcquireTimeoutError extends Error {
   readonly code = "CONNECT_TIMEOUT";
   constructor(ms: number) {
     super(`No database connection within ${ms} ms`);
+  }
+}
+
+/**
+ * The error a query gets when the database has not answered it within its deadline; it answers
+ * 503. Whether the database carried it out is unknown: for a write, as for any connection lost.
+ */
+export class QueryDeadlineError extends Error {
+  override name = "QueryDeadlineError";
+  readonly code = "QUERY_DEADLINE";
+  constructor(ms: number) {
+    super(`The database did not answer within ${ms} ms`);
   }
 }
 
@@ -52,6 +71,7 @@ const CONNECTION_FAILURES = new Set([
   "CONNECT_TIMEOUT",
   "CONNECTION_CLOSED",
   "CONNECTION_DESTROYED",
+  "QUERY_DEADLINE",
   "57P01", // admin_shutdown
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now
@@ -72,6 +92,59 @@ interface Held {
   since: number;
   run(): void;
   fail(error: unknown): void;
+}
+
+/** What a deadline needs to know of a query: when it went to postgres.js, if it did. */
+interface Sending {
+  sentAt?: number;
+  /** Past its deadline: a query still held must not be sent any more. */
+  abandoned?: boolean;
+}
+
+/**
+ * How long the bytes of a query may take to reach the socket after postgres.js has it (it
+ * writes them on its next turn, later when the event loop is busy), at most: a connection that
+ * started waiting this long after the query was sent still counts as waiting since then.
+ */
+const sendSlackMs = (deadlineMs: number) => Math.min(250, deadlineMs / 4);
+
+/**
+ * The client-side deadline of each query (none without `ms`). Past it, the query is failed with
+ * QueryDeadlineError at once, and every connection of the pool that has been waiting for an
+ * answer since the query was sent, or longer, is ended: the query's own connection is among
+ * them, and any other has gone as long without a byte. (The deadline is one for the whole
+ * pool, so those connections' queries are past theirs too.) Their queries fail with
+ * CONNECTION_CLOSED, and postgres.js opens new connections for the next ones.
+ *
+ * A connection that answered an earlier query and then went silent on a later one, pipelined
+ * behind it, is not seen as waiting until it is sent another query; its queries still fail at
+ * their deadline, and that next query's deadline ends it.
+ */
+class Deadline {
+  constructor(readonly ms: number | undefined, readonly watch: ConnectionWatch | undefined) {}
+
+  bound<T>(pending: PromiseLike<T>, sending: Sending): Promise<T> {
+    const ms = this.ms;
+    if (!ms) return Promise.resolve(pending);
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        sending.abandoned = true;
+        if (sending.sentAt !== undefined) {
+          this.watch?.discardWaitingSince(sending.sentAt + sendSlackMs(ms));
+        }
+        reject(new QueryDeadlineError(ms));
+      }, ms);
+      // Whatever the query does after the deadline (it fails once its connection is ended)
+      // is settled here, unseen.
+      pending.then((value) => {
+        clearTimeout(timer);
+        resolve(value);
+      }, (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+  }
 }
 
 /**
@@ -102,19 +175,23 @@ class ConnectionGate {
   /** When the probe under way started; a probe older than the deadline no longer counts. */
   #probeSince: number | undefined;
 
-  constructor(readonly sql: Sql, readonly ms: number) {}
+  constructor(readonly sql: Sql, readonly ms: number, readonly deadline: Deadline) {}
 
   /** Runs a query on the pool, held back first while connections are not known to work. */
-  query(compiled: CompiledQuery): Promise<Rows> {
-    const send = () =>
-      this.watch(
+  query(compiled: CompiledQuery, sending: Sending = {}): Promise<Rows> {
+    const send = () => {
+      sending.sentAt = performance.now();
+      return this.watch(
         this.sql.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], { prepare: true }),
       );
+    };
     if (this.#up) return send();
     return new Promise<Rows>((resolve, reject) => {
       this.#hold({
         since: performance.now(),
-        run: () => send().then(resolve, reject),
+        run: () => {
+          if (!sending.abandoned) send().then(resolve, reject);
+        },
         fail: reject,
       });
     });
@@ -151,7 +228,8 @@ class ConnectionGate {
     const settled = () => {
       if (this.#probeSince === now) this.#probeSince = undefined;
     };
-    this.watch(this.sql.unsafe("select 1")).then(settled, (error) => {
+    const sending = { sentAt: now };
+    this.deadline.bound(this.watch(this.sql.unsafe("select 1")), sending).then(settled, (error) => {
       settled();
       if (!this.#up) this.#release((held) => held.fail(error));
     });
@@ -189,15 +267,35 @@ class ConnectionGate {
 
 class PooledConnection implements DatabaseConnection {
   reserved: ReservedSql | null = null;
+  /**
+   * The query of this reserved connection that passed its deadline (the connection was ended
+   * then, unless its bytes were sent too late to tell): how it ends decides what becomes of the
+   * connection, in `release`.
+   */
+  lost: Promise<unknown> | null = null;
 
   constructor(readonly gate: ConnectionGate) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const result = this.reserved
-      ? await this.reserved.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], {
-        prepare: true,
-      })
-      : await this.gate.query(compiled);
+    const { deadline } = this.gate;
+    let result: Rows;
+    if (this.reserved) {
+      const sending = { sentAt: performance.now() };
+      const pending = this.gate.watch(
+        this.reserved.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], {
+          prepare: true,
+        }),
+      );
+      try {
+        result = await deadline.bound(pending, sending);
+      } catch (error) {
+        if (error instanceof QueryDeadlineError) this.lost = pending;
+        throw error;
+      }
+    } else {
+      const sending: Sending = {};
+      result = await deadline.bound(this.gate.query(compiled, sending), sending);
+    }
     const { command, count } = result;
     return {
       // A plain array: postgres.js's Result subclass would leak into what callers compare.
@@ -238,16 +336,30 @@ class PooledConnection implements DatabaseConnection {
   }
 
   release(): void {
-    this.reserved?.release();
+    const { reserved, lost } = this;
     this.reserved = null;
+    this.lost = null;
+    if (!reserved) return;
+    if (!lost) return reserved.release();
+    // A connection ended at a deadline is postgres.js's again once it has closed, and must not
+    // be released (that would hand the pool a closed connection). One that answered after all
+    // (its query's bytes left late) is rolled back, then released.
+    lost.then(() => true, (error) => outcome(error) !== "connection failed").then((alive) => {
+      if (!alive) return;
+      reserved.unsafe("rollback").then(() => reserved.release(), () => {});
+    });
   }
 }
 
 class PipelinedDriver implements Driver {
   readonly #gate: ConnectionGate;
 
-  constructor(readonly sql: Sql, acquireTimeoutMs: number) {
-    this.#gate = new ConnectionGate(sql, acquireTimeoutMs);
+  constructor(readonly sql: Sql, options: DialectOptions) {
+    this.#gate = new ConnectionGate(
+      sql,
+      options.acquireTimeoutMs,
+      new Deadline(options.queryDeadlineMs, options.watch),
+    );
   }
 
   async init(): Promise<void> {}
@@ -275,6 +387,9 @@ class PipelinedDriver implements Driver {
   }
 
   async rollbackTransaction(connection: PooledConnection) {
+    // A connection ended at a deadline has nothing to roll back: the server does that itself
+    // when the connection goes, and waiting for it here would only delay the answer.
+    if (connection.lost) return;
     await connection.executeQuery(CompiledQuery.raw("rollback"));
   }
 
@@ -291,14 +406,20 @@ class PipelinedDriver implements Driver {
   }
 }
 
+export interface DialectOptions {
+  /** How long a query may wait for a connection. */
+  acquireTimeoutMs: number;
+  /** How long a query may wait for its answer, connection included; none when not given. */
+  queryDeadlineMs?: number;
+  /** The pool's connections, made by its `socket` option: ended when they stop answering. */
+  watch?: ConnectionWatch;
+}
+
 /** The dialect: Kysely's PostgreSQL compiler and adapter over a postgres.js pool. */
-export function postgresJsDialect(
-  sql: Sql,
-  { acquireTimeoutMs }: { acquireTimeoutMs: number },
-): Dialect {
+export function postgresJsDialect(sql: Sql, options: DialectOptions): Dialect {
   return {
     createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new PipelinedDriver(sql, acquireTimeoutMs),
+    createDriver: () => new PipelinedDriver(sql, options),
     // deno-lint-ignore no-explicit-any
     createIntrospector: (db: Kysely<any>) => new PostgresIntrospector(db),
     createQueryCompiler: () => new PostgresQueryCompiler(),

@@ -20,6 +20,8 @@ const CONNECTION_CODES = new Set([
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
+  // No answer within the query's own deadline (postgres_dialect.ts): a partition, most often.
+  "QUERY_DEADLINE",
 ]);
 
 /** SQLSTATEs of a server that is going away, starting, overloaded or out of time. */
@@ -45,4 +47,19 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/** What a 503 may say when the database did not answer a query within its deadline. */
+export const DEADLINE_MESSAGE = "The database did not answer in time";
+
+/**
+ * The message for an unavailability that has more to say than that the database is not
+ * available (a query past its deadline), or undefined. For `toApiError` in server/errors.ts.
+ */
+export function unavailableMessage(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    if ((e as { code?: unknown }).code === "QUERY_DEADLINE") return DEADLINE_MESSAGE;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
 }

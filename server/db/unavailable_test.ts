@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { TRPCError } from "@trpc/server";
 import { toApiError } from "../errors.ts";
-import { AcquireTimeoutError } from "./postgres_dialect.ts";
-import { isDatabaseUnavailable } from "./unavailable.ts";
+import { AcquireTimeoutError, QueryDeadlineError } from "./postgres_dialect.ts";
+import { DEADLINE_MESSAGE, isDatabaseUnavailable, unavailableMessage } from "./unavailable.ts";
 
 const withCode = (code: string, message = "x") => Object.assign(new Error(message), { code });
 
@@ -43,4 +43,20 @@ Deno.test("errors of the query itself are not unavailability", () => {
     assert.equal(isDatabaseUnavailable(error), false, String(error));
   }
   assert.equal(toApiError(withCode("42P01")).status, 500);
+});
+
+Deno.test("a query past its deadline says so; other unavailability has nothing to add", () => {
+  const late = new QueryDeadlineError(2000);
+  assert.equal(late.code, "QUERY_DEADLINE");
+  assert.ok(isDatabaseUnavailable(late));
+  const { status, body } = toApiError(late);
+  assert.equal(status, 503);
+  assert.equal(body.error.code, "service_unavailable");
+  assert.equal(unavailableMessage(late), DEADLINE_MESSAGE);
+  assert.equal(
+    unavailableMessage(new TRPCError({ code: "INTERNAL_SERVER_ERROR", cause: late })),
+    DEADLINE_MESSAGE,
+  );
+  assert.equal(unavailableMessage(new AcquireTimeoutError(1500)), undefined);
+  assert.equal(unavailableMessage(withCode("57014")), undefined);
 });

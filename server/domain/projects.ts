@@ -1,9 +1,7 @@
 import type { Project, ProjectCreateInput, ProjectDeleted, ProjectPatchInput } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import { BUDGETS, type Db, withBudget } from "../db/database.ts";
 import { prepared } from "../db/prepared.ts";
-import { json } from "../db/json.ts";
-import { probeColumns } from "./probes.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 
 const projectColumns = ["name as project", "label", "description", "status"] as const;
@@ -70,22 +68,67 @@ export async function updateProject(
 }
 
 /**
+ * How long deleting a project may take: a budget of its own, not the statement timeout and
+ * query deadline of requests, since archiving and deleting 100,000 probes takes seconds.
+ */
+export const PROJECT_DELETE_TIMEOUT_MS = BUDGETS.projectDelete.ms;
+
+/** A timestamp in JSON as `Date.toJSON()` writes it, so archives read as they always have. */
+const isoText = (column: string) =>
+  sql`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
  * Archives the project with all its probes, then removes both, in one transaction: a failure
- * anywhere rolls everything back. The row lock makes concurrent probe creates wait for it.
+ * anywhere rolls everything back. The transaction has its own statement timeout (`timeoutMs`),
+ * and on PostgreSQL runs on the connections kept for it (`withBudget`).
+ *
+ * Locks are taken in one order, the order every other writer follows, so that no writer
+ * deadlocks with a delete: the project row (probe creates take it for share first), then the
+ * project's probe rows in key order (the runner's schedule inserts check their probe in key
+ * order), then their schedule rows in key order (the runner records runs in key order). A run
+ * recorded meanwhile is recorded before the delete goes on, or finds its probe gone.
+ *
+ * The archive is built in the database, so 100,000 probes never travel to the server and back.
  */
 export function deleteProject(
-  { db, project }: { db: Db; project: string },
+  { db, project, timeoutMs = PROJECT_DELETE_TIMEOUT_MS }: {
+    db: Db;
+    project: string;
+    timeoutMs?: number;
+  },
 ): Promise<ProjectDeleted> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom("projects").selectAll().where("name", "=", project)
+  return withBudget(db, "projectDelete").transaction().execute(async (trx) => {
+    await sql`select set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute(trx);
+    const row = await trx.selectFrom("projects").select("name").where("name", "=", project)
       .forUpdate().executeTakeFirst();
     if (!row) throw notFound("Project");
-    const probes = await trx.selectFrom("probes")
-      .select([...probeColumns, "created_at", "updated_at"])
-      .where("project", "=", project).orderBy(sql`url collate "C"`).execute();
-    await trx.insertInto("archived_projects")
-      .values({ project, snapshot: json({ project: row, probes }) })
-      .execute();
+    await sql`
+      with locked as (
+        select key from probes where project = ${project} order by key for update
+      )
+      select count(*) from locked`.execute(trx);
+    await sql`
+      with locked as (
+        select s.probe_key from probe_schedule s
+        where s.probe_key in (select key from probes where project = ${project})
+        order by s.probe_key for update
+      )
+      delete from probe_schedule s using locked where s.probe_key = locked.probe_key`
+      .execute(trx);
+    await sql`
+      insert into archived_projects (project, snapshot)
+      select p.name, json_build_object(
+        'project', json_build_object(
+          'name', p.name, 'label', p.label, 'description', p.description, 'status', p.status,
+          'created_at', ${isoText("p.created_at")}, 'updated_at', ${isoText("p.updated_at")}),
+        'probes', coalesce((
+          select json_agg(json_build_object(
+            'project', b.project, 'probe_id', b.probe_id, 'url', b.url, 'method', b.method,
+            'headers', b.headers, 'body', b.body, 'latency', b.latency,
+            'created_at', ${isoText("b.created_at")}, 'updated_at', ${isoText("b.updated_at")}
+          ) order by b.url collate "C")
+          from probes b where b.project = p.name), '[]'::json))
+      from projects p where p.name = ${project}`.execute(trx);
     await trx.deleteFrom("probes").where("project", "=", project).execute();
     await trx.deleteFrom("projects").where("name", "=", project).execute();
     return { project, deleted: true, archived: true };

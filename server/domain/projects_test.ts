@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { apiSuite, uniqueName } from "../testing/app.ts";
+import { createApp } from "../app.ts";
+import { createLogger } from "../log.ts";
+import {
+  apiSuite,
+  createPostgresDatabase,
+  TEST_API_KEY,
+  TestClient,
+  uniqueName,
+} from "../testing/app.ts";
+import { deleteProject } from "./projects.ts";
 
 apiSuite("projects", (test) => {
   test("creating a project answers 201 and starts it enabled", async ({ api }) => {
@@ -85,6 +94,44 @@ apiSuite("projects", (test) => {
     const res = await api.post("/api/v1/projects", { project: name, label: "a\u0000b" });
     assert.equal(res.status, 422);
     assert.equal(res.body.error.details[0].path, "label");
+  });
+
+  test("text with a lone surrogate is refused on every write, naming the field, and changes nothing", async ({ api }) => {
+    const name = uniqueName();
+    assert.equal(
+      (await api.post("/api/v1/projects", { project: name, label: "L", description: "D" })).status,
+      201,
+    );
+    const before = (await api.get(`/api/v1/projects/${name}`)).body;
+    const other = uniqueName();
+    for (const [field, value] of [["label", "x\udc00y"], ["description", "\ud800"]]) {
+      const writes: [string, () => ReturnType<TestClient["post"]>][] = [
+        ["POST", () => api.post("/api/v1/projects", { project: other, [field]: value })],
+        ["PATCH", () => api.patch(`/api/v1/projects/${name}`, { [field]: value })],
+        [
+          "projects.create",
+          () => api.post("/trpc/projects.create", { project: other, [field]: value }),
+        ],
+        [
+          "projects.update",
+          () => api.post("/trpc/projects.update", { project: name, [field]: value }),
+        ],
+      ];
+      for (const [where, write] of writes) {
+        const res = await write();
+        assert.equal(res.status, 422, `${field}, ${where}`);
+        const error = where.includes(".") ? res.body.error.data.error : res.body.error;
+        assert.deepEqual(error.details, [
+          { path: field, message: "must not contain an unpaired UTF-16 surrogate" },
+        ]);
+      }
+    }
+    assert.deepEqual((await api.get(`/api/v1/projects/${name}`)).body, before);
+    assert.equal((await api.get(`/api/v1/projects/${other}`)).status, 404);
+    // A pair is one character, stored and returned as sent.
+    const res = await api.patch(`/api/v1/projects/${name}`, { label: "\ud83d\ude00" });
+    assert.equal(res.status, 200);
+    assert.equal((await api.get(`/api/v1/projects/${name}`)).body.data.label, "\u{1F600}");
   });
 
   test("listing returns every project ordered by name with a count", async ({ api }) => {
@@ -210,6 +257,54 @@ apiSuite("projects", (test) => {
     assert.equal((await api.get(`/api/v1/projects/${name}`)).body.data.label, null);
   });
 
+  test("the archive holds the project and its probes as they were", async ({ api, app }) => {
+    const name = uniqueName();
+    await api.post("/api/v1/projects", { project: name, label: "l", description: "d" });
+    await api.post(`/api/v1/projects/${name}/probes`, {
+      url: "http://z.test/",
+      method: "POST",
+      headers: { "x-b": "2", "x-a": "1" },
+      body: { z: [1, null, "é"], a: null },
+      latency: 250,
+    });
+    await api.post(`/api/v1/projects/${name}/probes`, { url: "http://Y.test/" });
+    const probes = (await api.get(`/api/v1/projects/${name}/probes`)).body.data;
+    const { rows } = await sql<{ url: string; created_at: Date }>`
+      select url, created_at from probes where project = ${name}`.execute(app.database.db);
+    assert.equal((await api.delete(`/api/v1/projects/${name}`)).status, 200);
+
+    const [{ snapshot }] = await app.database.db.selectFrom("archived_projects")
+      .select("snapshot").where("project", "=", name).execute();
+    const archived = snapshot as {
+      project: Record<string, unknown>;
+      probes: Record<string, unknown>[];
+    };
+    const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+    assert.deepEqual(Object.keys(archived.project), [
+      "name",
+      "label",
+      "description",
+      "status",
+      "created_at",
+      "updated_at",
+    ]);
+    assert.deepEqual(
+      { ...archived.project, created_at: "", updated_at: "" },
+      { name, label: "l", description: "d", status: "enabled", created_at: "", updated_at: "" },
+    );
+    assert.match(String(archived.project.created_at), iso);
+    // The probes as the API answered them, in the same order, with their times as Date.toJSON.
+    assert.deepEqual(
+      archived.probes.map(({ created_at: _c, updated_at: _u, ...probe }) => probe),
+      probes,
+    );
+    for (const probe of archived.probes) {
+      const row = rows.find((r) => r.url === probe.url)!;
+      assert.equal(probe.created_at, row.created_at.toJSON());
+      assert.match(String(probe.updated_at), iso);
+    }
+  });
+
   test("deleting a missing project answers 404", async ({ api }) => {
     const res = await api.delete(`/api/v1/projects/${uniqueName()}`);
     assert.equal(res.status, 404);
@@ -250,4 +345,49 @@ apiSuite("projects", (test) => {
     const statuses = answers.map((a) => a.status).sort();
     assert.deepEqual(statuses, [201, ...Array(11).fill(409)]);
   });
+});
+
+Deno.test({
+  name: "a project delete has its own budget, not the statement timeout of requests [postgres]",
+  ignore: !Deno.env.get("TEST_DATABASE_URL"),
+  fn: async () => {
+    const { url, drop } = await createPostgresDatabase();
+    const app = await createApp({
+      database: { kind: "postgres", url, statementTimeoutMs: 300, queryDeadlineMs: 500 },
+      apiKeys: [TEST_API_KEY],
+      log: createLogger("silent"),
+    });
+    try {
+      const api = new TestClient(app.handler);
+      const db = app.database.db;
+      // An archive that takes longer than the statement timeout (300 ms) and the query deadline
+      // (500 ms) of requests.
+      await sql.raw(`
+        create function slow_archive() returns trigger language plpgsql as $$
+        begin perform pg_sleep(0.8); return new; end $$`).execute(db);
+      await sql.raw(`create trigger slow_archive before insert on archived_projects
+          for each row execute function slow_archive()`).execute(db);
+      const slow = await sql`select pg_sleep(0.8)`.execute(db).then(() => null, (e) => e);
+      assert.equal(slow?.code, "57014", "other statements are cut at 300 ms");
+
+      for (const name of ["slow-a", "slow-b"]) {
+        assert.equal((await api.post("/api/v1/projects", { project: name })).status, 201);
+        await api.post(`/api/v1/projects/${name}/probes`, { url: "http://a.test/" });
+      }
+      const res = await api.delete("/api/v1/projects/slow-a");
+      assert.equal(res.status, 200, res.text);
+      assert.equal((await api.get("/api/v1/projects/slow-a")).status, 404);
+
+      // Its own budget does bound it: past it, the delete is cancelled and nothing changes.
+      const error = await deleteProject({ db, project: "slow-b", timeoutMs: 200 })
+        .then(() => null, (e) => e);
+      assert.equal(error?.code, "57014");
+      assert.equal((await api.get("/api/v1/projects/slow-b/probes")).body.meta.count, 1);
+      const archived = await db.selectFrom("archived_projects").select("project").execute();
+      assert.deepEqual(archived.map((a) => a.project), ["slow-a"]);
+    } finally {
+      await app.close();
+      await drop();
+    }
+  },
 });

@@ -4,7 +4,14 @@
  *
  * @module
  */
-import { type ApiError, apiError, BODY_EMPTY, BODY_NOT_UTF8, validationFailed } from "../errors.ts";
+import {
+  type ApiError,
+  apiError,
+  BODY_EMPTY,
+  BODY_INCOMPLETE,
+  BODY_NOT_UTF8,
+  validationFailed,
+} from "../errors.ts";
 
 /** Largest request body accepted, in bytes. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -31,7 +38,15 @@ export async function readBodyText(
   let size = 0;
   const reader = request.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      // The connection layer ended a body that stopped arriving (BODY_TIMEOUT_MS), or the
+      // client went away: answered, not an internal error.
+      return refuse(apiError("bad_request", BODY_INCOMPLETE));
+    }
+    const { done, value } = chunk;
     if (done) break;
     size += value.byteLength;
     if (size > limit) {

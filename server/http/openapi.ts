@@ -15,6 +15,7 @@ import {
   codeOfStatus,
   defaultMessages,
   type ErrorCode,
+  type ErrorExample,
   ERRORS,
   errorsOf,
   openApiErrorResponse,
@@ -69,12 +70,14 @@ function completeResponses(method: string, operation: Operation, meta: Meta | un
   }
   const readsBody = BODY_METHODS.has(method);
   const takesInput = readsBody || (operation.parameters?.length ?? 0) > 0;
-  const messages = new Map<number, { code: ErrorCode; messages: string[] }>();
+  const byStatus = new Map<number, ErrorExample[]>();
   const add = (code: ErrorCode, message: string) => {
     const status = ERRORS[code].status;
-    const entry = messages.get(status) ?? { code, messages: [] };
-    if (!entry.messages.includes(message)) entry.messages.push(message);
-    messages.set(status, entry);
+    const examples = byStatus.get(status) ?? [];
+    if (!examples.some((e) => e.code === code && e.message === message)) {
+      examples.push({ code, message });
+    }
+    byStatus.set(status, examples);
   };
   for (const code of errorsOf({ takesInput, readsBody })) {
     for (const message of defaultMessages(code)) add(code, message);
@@ -85,11 +88,9 @@ function completeResponses(method: string, operation: Operation, meta: Meta | un
       add(codeOfStatus(Number(status)), message);
     }
   }
-  for (const [status, { code, messages: texts }] of messages) {
-    responses[status] = openApiErrorResponse(code, texts);
-  }
-  const byStatus = Object.keys(responses).map(Number).sort((a, b) => a - b);
-  return Object.fromEntries(byStatus.map((status) => [String(status), responses[status]]));
+  for (const [status, examples] of byStatus) responses[status] = openApiErrorResponse(examples);
+  const statuses = Object.keys(responses).map(Number).sort((a, b) => a - b);
+  return Object.fromEntries(statuses.map((status) => [String(status), responses[status]]));
 }
 
 /** Builds the document for the router's REST operations, served under `baseUrl`. */

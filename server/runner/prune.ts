@@ -6,7 +6,7 @@
  * @module
  */
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import { type Db, withBudget } from "../db/database.ts";
 
 export const ROLLUP_RETENTION_DAYS = 400;
 const DAY_MS = 86_400_000;
@@ -44,8 +44,12 @@ async function inBatches(
 
 const affected = (r: { numAffectedRows?: bigint }) => Number(r.numAffectedRows ?? 0);
 
-/** One pruning pass; returns what it removed. */
-export async function pruneOnce(db: Db, options: PruneOptions): Promise<PruneReport> {
+/**
+ * One pruning pass; returns what it removed. On PostgreSQL it runs on the runner's connections,
+ * with the runner's budget (`BUDGETS.runner`) rather than a request's deadline.
+ */
+export async function pruneOnce(database: Db, options: PruneOptions): Promise<PruneReport> {
+  const db = withBudget(database, "runner");
   const batch = options.batch ?? 1000;
   const loop = {
     batch,

@@ -6,10 +6,13 @@
  * Batches travel as one JSON parameter read with `json_to_recordset`: the same SQL then works
  * on postgres.js and PGlite, which encode array parameters differently.
  *
+ * On PostgreSQL each runs on the runner's own connections, with the runner's budget
+ * (`BUDGETS.runner`), not with the query deadline of requests: `withBudget`.
+ *
  * @module
  */
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import { type Db, withBudget } from "../db/database.ts";
 import type { Outcome } from "@probe/shared";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import { bucketOf, emptyHistogram } from "./histogram.ts";
@@ -30,7 +33,7 @@ export const keyText = (key: number | string | bigint) => String(key);
  * so a new probe shows a result within seconds), or at their next slot on the grid (`"grid"`).
  */
 export async function syncSchedules(
-  db: Db,
+  database: Db,
   { now, intervalMs, first = "now", batch = 5000 }: {
     now: number;
     intervalMs: number;
@@ -38,12 +41,13 @@ export async function syncSchedules(
     batch?: number;
   },
 ): Promise<number> {
+  const db = withBudget(database, "runner");
   let added = 0;
   for (;;) {
     const missing = await db.selectFrom("probes")
       .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
       .where("probe_schedule.probe_key", "is", null)
-      .select("probes.key").limit(batch).execute();
+      .select("probes.key").orderBy("probes.key").limit(batch).execute();
     if (missing.length === 0) return added;
     const rows = missing.map(({ key }) => ({
       probe_key: keyText(key),
@@ -52,12 +56,15 @@ export async function syncSchedules(
       ),
     }));
     try {
-      // Only probes that still exist: one deleted meanwhile is simply left out.
+      // Only probes that still exist: one deleted meanwhile is simply left out. Inserted in key
+      // order, so that the foreign key checks lock the probes in the order a project delete
+      // does (see `deleteProject`), and the two cannot deadlock.
       const result = await sql`
         insert into probe_schedule (probe_key, next_due_at)
         select x.probe_key, x.next_due_at
         from json_to_recordset(${jsonParam(rows)}) as x(probe_key bigint, next_due_at timestamptz)
         where exists (select 1 from probes p where p.key = x.probe_key)
+        order by x.probe_key
         on conflict (probe_key) do nothing`.execute(db);
       added += Number(result.numAffectedRows ?? 0);
     } catch (error) {
@@ -85,7 +92,7 @@ export interface Claimed {
  * without waiting for each other and without claiming the same row twice.
  */
 export async function claimDue(
-  db: Db,
+  database: Db,
   { now, horizon, leaseUntil, runner, limit }: {
     now: number;
     horizon: number;
@@ -95,6 +102,7 @@ export async function claimDue(
   },
 ): Promise<Claimed[]> {
   if (limit <= 0) return [];
+  const db = withBudget(database, "runner");
   const { rows } = await sql<{
     probe_key: number | string;
     next_due_at: Date;
@@ -193,6 +201,10 @@ function rollupRows(runs: readonly { key: string; result: RunResult }[]) {
  * still holds the lease for that very due time; a run whose lease was lost (it ran past the
  * lease and another runner took the probe over) is not recorded, so each due run is recorded
  * at most once. Returns how many were recorded and how many were dropped so.
+ *
+ * The schedule rows are locked first, in key order: the order in which a project delete locks
+ * them (`deleteProject`), so that the two never deadlock. A run whose probe a delete removed
+ * meanwhile finds no schedule row and counts as lost; every other one is recorded.
  */
 export function recordRuns(
   db: Db,
@@ -208,16 +220,24 @@ export function recordRuns(
     started_at: c.result ? c.result.startedAt.toISOString() : null,
     outcome: c.result?.outcome ?? null,
   }));
-  return db.transaction().execute(async (trx) => {
+  return withBudget(db, "runner").transaction().execute(async (trx) => {
     const { rows: held } = await sql<{ probe_key: number | string }>`
+      with x as (
+        select * from json_to_recordset(${jsonParam(scheduleRows)})
+          as x(probe_key bigint, due_at timestamptz, next_due_at timestamptz,
+               started_at timestamptz, outcome text)
+      ), locked as (
+        select s.probe_key from probe_schedule s
+        where s.probe_key in (select probe_key from x)
+        order by s.probe_key for update
+      )
       update probe_schedule s
       set next_due_at = x.next_due_at, lease_until = null, leased_by = null,
           last_run_at = coalesce(x.started_at, s.last_run_at),
           last_outcome = coalesce(x.outcome, s.last_outcome)
-      from json_to_recordset(${jsonParam(scheduleRows)})
-        as x(probe_key bigint, due_at timestamptz, next_due_at timestamptz,
-             started_at timestamptz, outcome text)
-      where s.probe_key = x.probe_key and s.leased_by = ${runner} and s.next_due_at = x.due_at
+      from x, locked
+      where s.probe_key = x.probe_key and s.probe_key = locked.probe_key
+        and s.leased_by = ${runner} and s.next_due_at = x.due_at
       returning s.probe_key`.execute(trx);
     const holding = new Set(held.map((h) => keyText(h.probe_key)));
     const runs = sorted.flatMap((c) =>
@@ -284,13 +304,21 @@ export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): 
         )`.execute(db);
 }
 
-/** Gives back leases on runs that were claimed but not started (the runner is stopping). */
-export async function releaseLeases(db: Db, runner: string, keys: readonly string[]) {
+/**
+ * Gives back leases on runs that were claimed but not started (the runner is stopping). The rows
+ * are locked in key order, as everywhere else (see `recordRuns`).
+ */
+export async function releaseLeases(database: Db, runner: string, keys: readonly string[]) {
   if (keys.length === 0) return;
+  const db = withBudget(database, "runner");
+  const wanted = jsonParam(keys.map((k) => ({ k })));
   await sql`
-    update probe_schedule set lease_until = null, leased_by = null
-    where leased_by = ${runner}
-      and probe_key in (select x.k from json_to_recordset(${
-    jsonParam(keys.map((k) => ({ k })))
-  }) as x(k bigint))`.execute(db);
+    with locked as (
+      select probe_key from probe_schedule
+      where leased_by = ${runner}
+        and probe_key in (select x.k from json_to_recordset(${wanted}) as x(k bigint))
+      order by probe_key for update
+    )
+    update probe_schedule s set lease_until = null, leased_by = null
+    from locked where s.probe_key = locked.probe_key and s.leased_by = ${runner}`.execute(db);
 }

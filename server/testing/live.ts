@@ -1,8 +1,10 @@
 /**
  * Test support for callers from outside the process (the typed client, the CLI, Node, a
- * browser): the real handler behind a real HTTP server on 127.0.0.1, on a port of its own.
+ * browser): the real handler behind the real connection layer (`server/http/serve.ts`, default
+ * limits) on 127.0.0.1, on a port of its own.
  */
 import type { App } from "../app.ts";
+import { serve } from "../http/serve.ts";
 import { type Backend, startTestApp, TEST_API_KEY } from "./app.ts";
 
 export interface LiveServer {
@@ -16,11 +18,8 @@ export interface LiveServer {
 /** Serves a test app over a fresh database of the given kind on 127.0.0.1, port chosen by the OS. */
 export async function startLiveServer(backend: Backend = "pglite"): Promise<LiveServer> {
   const app = await startTestApp(backend);
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (request, info) => app.handler(request, { address: info.remoteAddr.hostname }),
-  );
-  const { port } = server.addr as Deno.NetAddr;
+  const server = await serve({ hostname: "127.0.0.1", port: 0, handler: app.handler });
+  const { port } = server.addr;
   return {
     url: `http://127.0.0.1:${port}`,
     apiKey: TEST_API_KEY,

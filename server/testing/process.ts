@@ -1,92 +1,225 @@
 /**
- * Runs the real server (or any Deno script serving HTTP) as a subprocess on a spare loopback
- * port, for the crash test and the benchmarks: started, waited for, killed, measured.
+ * The one way tests and benchmarks start the product as a subprocess: the server
+ * (`server/main.ts`), the runner (`server/runner/main.ts`) or any other Deno script, with the
+ * permissions `deno task start` grants, then waited for, read, measured and stopped.
+ *
+ * @module
  */
 import { sparePort } from "./cluster.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const SERVER_ENTRY = `${ROOT}server/main.ts`;
-const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-write", "--allow-sys"];
+/** `deno task start`: the HTTP server. */
+export const SERVER_ENTRY = `${ROOT}server/main.ts`;
+/** `deno task runner`: the probe runner alone, with no HTTP server. */
+export const RUNNER_ENTRY = `${ROOT}server/runner/main.ts`;
+
+/**
+ * The permissions the product runs with: those of `deno task start`, `deno task runner` and
+ * `deno task migrate` in deno.json. Every subprocess here gets exactly these, so what a test
+ * sees is what an operator gets.
+ */
+export const PERMISSIONS: readonly string[] = [
+  "--allow-net",
+  "--allow-env",
+  "--allow-read",
+  "--allow-write",
+  "--allow-sys",
+];
+
+export type Stream = "stdout" | "stderr";
+
+/** A line the process printed, on either stream, in the order the lines arrived. */
+export interface Line {
+  stream: Stream;
+  text: string;
+}
 
 export interface ServerProcess {
+  /** `http://127.0.0.1:<port>`: where the process was told (by PORT) to listen. */
   url: string;
+  port: number;
   pid: number;
-  /** Sends a signal; SIGKILL models a crash. */
+  /** Sends a signal (SIGKILL, modelling a crash, unless told); a process gone already is fine. */
   kill(signal?: Deno.Signal): void;
-  /** Resolves when the process has ended. */
+  /** Resolves when the process has ended and, if captured, its output has been read to the end. */
   status: Promise<Deno.CommandStatus>;
+  /** SIGTERM, then SIGKILL if it has not ended within `graceMs`; resolves with its status. */
+  stop(graceMs?: number): Promise<Deno.CommandStatus>;
   /** The process's resident memory now and at its peak, in KiB, from /proc. */
   memory(): Promise<{ rssKiB: number; peakKiB: number }>;
-  /** SIGTERM, then SIGKILL if it has not ended within `graceMs`. */
-  stop(graceMs?: number): Promise<void>;
+  /** The CPU time (user + system) it has used so far, in seconds, from /proc. */
+  cpuSeconds(): Promise<number>;
+  /** The lines printed so far (with `output: "capture"`). */
+  lines: Line[];
+  /** The lines printed so far on both streams, or on one, joined by newlines. */
+  output(stream?: Stream): string;
+  /**
+   * Resolves with the first line, printed already or to come, that `match` accepts. Rejects
+   * when the output ends without one or after `timeoutMs`, with the output in the message.
+   */
+  waitForLine(match: (text: string) => boolean, timeoutMs?: number): Promise<string>;
 }
 
 export interface StartOptions {
-  /** The script to run; the product's server by default. */
+  /** The script to run: `SERVER_ENTRY` by default, `RUNNER_ENTRY`, or a test's own script. */
   entry?: string;
-  env: Record<string, string>;
+  /**
+   * Variables for the process, on top of ours (or instead: `clearEnv`). HOST is 127.0.0.1 and
+   * PORT a spare port unless given here.
+   */
+  env?: Record<string, string>;
+  /** Starts the process with `env` alone (plus HOST and PORT), not with ours underneath. */
+  clearEnv?: boolean;
+  cwd?: string;
   /** Extra flags for `deno run`, such as `--cpu-prof`. */
   denoFlags?: string[];
-  /** Keep the child's stdout and stderr on ours (for debugging); dropped by default. */
-  inheritOutput?: boolean;
-  /** Receives the child's stdout and stderr line by line instead. */
-  onLine?: (line: string) => void;
+  /**
+   * Whether to wait, before resolving, until `GET /healthz` answers 200 on the port (default
+   * true). Off for processes that serve no HTTP (the runner) or are expected to fail at start.
+   */
+  waitReady?: boolean;
   readyTimeoutMs?: number;
+  /**
+   * With output captured: once ready, also waits for a line that this accepts, such as
+   * `isListeningLine`, so that what the start-up printed before it is in `lines`.
+   */
+  readyLine?: (text: string) => boolean;
+  /**
+   * The child's stdout and stderr: dropped (the default), passed on to ours (for debugging), or
+   * captured into `lines` for `output` and `waitForLine`.
+   */
+  output?: "null" | "inherit" | "capture";
+  /** Receives each line as it arrives (whatever `output` says, the streams are then read). */
+  onLine?: (text: string, stream: Stream) => void;
 }
 
-/** Starts the script on a spare port (passed as PORT) and waits until `/healthz` answers. */
-export async function startServerProcess(options: StartOptions): Promise<ServerProcess> {
+/**
+ * Starts the script on a spare port and, unless told not to, waits until `/healthz` answers.
+ * Throws, with the output if captured, when the process ends or does not answer in time.
+ */
+export async function startServerProcess(options: StartOptions = {}): Promise<ServerProcess> {
+  const entry = options.entry ?? SERVER_ENTRY;
   const port = sparePort();
-  const output = options.onLine ? "piped" : options.inheritOutput ? "inherit" : "null";
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMISSIONS, ...(options.denoFlags ?? []), options.entry ?? SERVER_ENTRY],
-    env: { HOST: "127.0.0.1", ...options.env, PORT: String(port) },
-    stdin: "null",
-    stdout: output,
-    stderr: output,
-  }).spawn();
-  if (options.onLine) {
-    for (const stream of [child.stdout, child.stderr]) {
-      stream.pipeThrough(new TextDecoderStream()).pipeThrough(lines()).pipeTo(
-        new WritableStream({ write: (line) => options.onLine!(line) }),
-      ).catch(() => {});
-    }
-  }
   const url = `http://127.0.0.1:${port}`;
+  const capture = options.output === "capture";
+  const read = capture || options.onLine !== undefined;
+  const stdio = read ? "piped" : options.output === "inherit" ? "inherit" : "null";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...PERMISSIONS, ...(options.denoFlags ?? []), entry],
+    env: { HOST: "127.0.0.1", PORT: String(port), ...options.env },
+    clearEnv: options.clearEnv,
+    cwd: options.cwd,
+    stdin: "null",
+    stdout: stdio,
+    stderr: stdio,
+  }).spawn();
+
+  const lines: Line[] = [];
+  let ended = false;
+  let listeners: (() => void)[] = [];
+  const notify = () => listeners.splice(0).forEach((listener) => listener());
+  const take = (stream: Stream) => (text: string) => {
+    if (capture) lines.push({ stream, text });
+    options.onLine?.(text, stream);
+    notify();
+  };
+  const drained = read
+    ? Promise.all([
+      child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(splitLines())
+        .pipeTo(new WritableStream({ write: take("stdout") })),
+      child.stderr.pipeThrough(new TextDecoderStream()).pipeThrough(splitLines())
+        .pipeTo(new WritableStream({ write: take("stderr") })),
+    ]).catch(() => {})
+    : Promise.resolve();
+  const status = drained.then(() => child.status).finally(() => {
+    ended = true;
+    notify();
+  });
+  const output = (stream?: Stream) =>
+    lines.filter((l) => !stream || l.stream === stream).map((l) => l.text).join("\n");
+
   const proc: ServerProcess = {
     url,
+    port,
     pid: child.pid,
-    status: child.status,
+    status,
+    lines,
+    output,
     kill: (signal = "SIGKILL") => {
       try {
         child.kill(signal);
       } catch { /* already gone */ }
     },
-    memory: () => memoryOf(child.pid),
-    stop: async (graceMs = 5000) => {
+    stop: async (graceMs = 30_000) => {
       proc.kill("SIGTERM");
       const timer = setTimeout(() => proc.kill("SIGKILL"), graceMs);
-      await child.status;
-      clearTimeout(timer);
+      try {
+        return await status;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    memory: () => memoryOf(child.pid),
+    cpuSeconds: () => cpuSecondsOf(child.pid),
+    waitForLine: (match, timeoutMs = 60_000) => {
+      if (!capture) throw new Error('waitForLine needs output: "capture"');
+      return new Promise((resolve, reject) => {
+        let seen = 0;
+        const timer = setTimeout(() => {
+          listeners = listeners.filter((l) => l !== check);
+          reject(new Error(`${entry}: no such line in ${timeoutMs} ms; output:\n${output()}`));
+        }, timeoutMs);
+        const check = () => {
+          for (; seen < lines.length; seen++) {
+            if (match(lines[seen].text)) {
+              clearTimeout(timer);
+              return resolve(lines[seen].text);
+            }
+          }
+          if (ended) {
+            clearTimeout(timer);
+            return reject(new Error(`${entry} ended without such a line; output:\n${output()}`));
+          }
+          listeners.push(check);
+        };
+        check();
+      });
     },
   };
+  if (options.waitReady === false) return proc;
+
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
-  let exited = false;
-  child.status.then(() => exited = true);
-  while (!exited) {
+  const printed = () => (capture ? `; output:\n${output()}` : "");
+  let ready = false;
+  while (!ready) {
     try {
       const response = await fetch(`${url}/healthz`);
       await response.body?.cancel();
-      if (response.ok) return proc;
+      ready = response.ok;
     } catch { /* not listening yet */ }
+    if (ready) break;
+    if (ended) throw new Error(`${entry} exited before it answered${printed()}`);
     if (Date.now() > deadline) {
       proc.kill("SIGKILL");
-      await child.status;
-      throw new Error(`${options.entry ?? SERVER_ENTRY} did not answer on ${url} in time`);
+      await status;
+      throw new Error(`${entry} did not answer on ${url} in time${printed()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error(`${options.entry ?? SERVER_ENTRY} exited before it answered`);
+  if (options.readyLine) {
+    try {
+      await proc.waitForLine(options.readyLine, Math.max(deadline - Date.now(), 1000));
+    } catch (error) {
+      await proc.stop();
+      throw error;
+    }
+  }
+  return proc;
+}
+
+/** The server's "listening" log line: start-up prints it last, once it serves. */
+export function isListeningLine(text: string): boolean {
+  return text.includes('"msg":"listening"');
 }
 
 /** VmRSS and VmHWM (the peak) of a process, in KiB. */
@@ -96,8 +229,18 @@ export async function memoryOf(pid: number): Promise<{ rssKiB: number; peakKiB: 
   return { rssKiB: field("VmRSS"), peakKiB: field("VmHWM") };
 }
 
+/** Linux's USER_HZ: the unit of the times in /proc/<pid>/stat. */
+const CLOCK_TICKS = 100;
+
+/** User plus system CPU time of a process so far, in seconds. */
+export async function cpuSecondsOf(pid: number): Promise<number> {
+  // The fields after the command name, which is in parentheses and may hold spaces.
+  const stat = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
+  return (Number(stat[11]) + Number(stat[12])) / CLOCK_TICKS;
+}
+
 /** Splits a text stream into lines. */
-function lines(): TransformStream<string, string> {
+function splitLines(): TransformStream<string, string> {
   let rest = "";
   return new TransformStream({
     transform(chunk, controller) {

@@ -11,15 +11,18 @@ import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.t
 import { createRunner, type RunnerCounters } from "../runner/runner.ts";
 
 /**
- * Runs every probe of the database that is due now, once each: new probes are due at once, and
- * the next run is an interval away. Resolves when every run is recorded. Probes must point at
- * loopback (for example a `startTarget()`), the only network the runner is allowed.
+ * Runs every probe of the database that is due now, once each: new probes are due at once.
+ * Resolves when every run is recorded. Probes must point at loopback (for example a
+ * `startTarget()`), the only network the runner is allowed.
  */
 export async function runDueProbesOnce(db: Db): Promise<RunnerCounters> {
   const runner = createRunner({
     db,
     log: createLogger("silent"),
-    intervalMs: 60_000,
+    // A probe's next run is its next slot on its grid, anywhere up to an interval after the
+    // first: with a minute, one probe in 60 ran twice when this took a second (on a loaded
+    // machine); with a day, one in 86,400.
+    intervalMs: 24 * 3_600_000,
     timeoutMs: 5_000,
     concurrency: 20,
     retentionDays: 7,

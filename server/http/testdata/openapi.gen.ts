@@ -342,20 +342,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -391,7 +383,7 @@ export interface operations {
           };
         };
       };
-      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
       400: {
         headers: {
           [name: string]: unknown;
@@ -519,20 +511,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -651,20 +635,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -784,20 +760,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -835,7 +803,7 @@ export interface operations {
           };
         };
       };
-      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
       400: {
         headers: {
           [name: string]: unknown;
@@ -955,20 +923,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1078,20 +1038,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1156,7 +1108,7 @@ export interface operations {
           };
         };
       };
-      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1284,20 +1236,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1407,20 +1351,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1484,7 +1420,7 @@ export interface operations {
           };
         };
       };
-      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1612,20 +1548,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1750,20 +1678,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1873,20 +1793,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1931,7 +1843,7 @@ export interface operations {
           };
         };
       };
-      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2051,20 +1963,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2145,20 +2049,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2196,7 +2092,7 @@ export interface operations {
           };
         };
       };
-      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2299,20 +2195,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2383,7 +2271,7 @@ export interface operations {
           };
         };
       };
-      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 */
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2494,7 +2382,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available / I'm alive reporting is not available */
+      /** @description The database is not available / The database did not answer in time / I'm alive reporting is not available */
       503: {
         headers: {
           [name: string]: unknown;
@@ -2612,20 +2500,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2754,20 +2634,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2901,20 +2773,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -3040,20 +2904,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is not available */
+      /** @description The database is not available / The database did not answer in time */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "service_unavailable",
-           *         "message": "The database is not available"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };

@@ -1,0 +1,181 @@
+/**
+ * The embedded database in a thread of its own. PGlite runs PostgreSQL compiled to WebAssembly
+ * in the thread that calls it, and a statement holds that thread until it ends: in the server's
+ * thread, deleting a project of 100,000 probes stopped the HTTP edge (`/healthz` included) for
+ * as long as it took. Here PGlite lives in a Web Worker (`pglite_worker.ts`) and this side
+ * passes it each call; the server's thread only waits for answers.
+ *
+ * `PGliteThread` offers what Kysely's `PGliteDialect` uses of a PGlite instance (`query`,
+ * `transaction`, `close`, `closed`, `ready`, `waitReady`: Kysely's `PGlite` interface), so the
+ * rest of the service does not know where the database runs. Errors keep PGlite's fields
+ * (`code`, `detail`, `constraint`…), which is all the service reads of them.
+ *
+ * PGlite's own worker (`@electric-sql/pglite/worker`) is made for browser tabs sharing one
+ * database: it passes errors on with their message alone (no SQLSTATE, so a unique violation
+ * could not be told from a defect), logs each one from the worker, and terminates the worker
+ * on close without closing the database. Hence this small protocol of our own.
+ *
+ * @module
+ */
+
+/** A call to the worker: one of PGlite's, with an id to match its reply. */
+export type WorkerRequest =
+  & { id: number }
+  & (
+    | { op: "open"; dataDir?: string; loadDataDir?: Blob }
+    | { op: "query"; sql: string; params?: unknown[]; tx?: number }
+    | { op: "begin"; tx: number }
+    | { op: "end"; tx: number; commit: boolean }
+    | { op: "close" }
+  );
+
+/** A call without its id, which `PGliteThread` gives it. */
+type Op = WorkerRequest extends infer R ? R extends unknown ? Omit<R, "id"> : never : never;
+
+/** An error's message and its own plain fields (PGlite's `code`, `detail`, `constraint`…). */
+export type SerializedError =
+  & { name: string; message: string }
+  & Record<
+    string,
+    string | number | boolean
+  >;
+
+export type WorkerReply =
+  & { id: number }
+  & ({ ok: true; value: unknown } | { ok: false; error: SerializedError });
+
+/** An error the embedded database raised in its thread, with PGlite's fields on it. */
+export class EmbeddedDatabaseError extends Error {
+  [field: string]: unknown;
+  constructor({ name, message, ...fields }: SerializedError) {
+    super(message);
+    Object.assign(this, fields);
+    this.name = name === "Error" ? "EmbeddedDatabaseError" : name;
+  }
+}
+
+interface QueryResults<T> {
+  rows: T[];
+  affectedRows?: number;
+  fields: { name: string; dataTypeID: number }[];
+}
+
+interface Call {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** A transaction open in the worker, as Kysely's dialect uses it. */
+interface ThreadTransaction {
+  query<T>(sql: string, params?: unknown[]): Promise<QueryResults<T>>;
+  rollback(): Promise<void>;
+}
+
+/** PGlite in a worker thread, behind the part of PGlite's API that Kysely uses. */
+export class PGliteThread {
+  readonly #worker: Worker;
+  readonly #calls = new Map<number, Call>();
+  #nextId = 1;
+  #nextTx = 1;
+  #closed = false;
+  #failure: Error | undefined;
+  readonly waitReady = Promise.resolve();
+  readonly ready = true;
+
+  private constructor() {
+    this.#worker = new Worker(new URL("./pglite_worker.ts", import.meta.url), { type: "module" });
+    this.#worker.onmessage = (event: MessageEvent<WorkerReply>) => {
+      const reply = event.data;
+      const call = this.#calls.get(reply.id);
+      if (!call) return;
+      this.#calls.delete(reply.id);
+      if (reply.ok) call.resolve(reply.value);
+      else call.reject(new EmbeddedDatabaseError(reply.error));
+    };
+    this.#worker.onerror = (event: ErrorEvent) => {
+      // Not PGlite failing a query (that is a reply) but the thread itself: nothing more can
+      // be asked of it. Handled here, so that it does not end the whole process.
+      event.preventDefault();
+      this.#fail(new Error(`The embedded database's thread failed: ${event.message}`));
+    };
+  }
+
+  /** Starts the worker and opens PGlite in it, on `dataDir` (or in memory). */
+  static async open(
+    options: { dataDir?: string; loadDataDir?: Blob } = {},
+  ): Promise<PGliteThread> {
+    const thread = new PGliteThread();
+    try {
+      await thread.#call({ op: "open", ...options });
+    } catch (error) {
+      thread.#worker.terminate();
+      throw error;
+    }
+    return thread;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  query<T>(sql: string, params?: unknown[]): Promise<QueryResults<T>> {
+    return this.#call({ op: "query", sql, params }) as Promise<QueryResults<T>>;
+  }
+
+  /**
+   * Runs `callback` in a transaction: committed when it resolves, rolled back when it rejects.
+   * Other queries wait for it (PGlite's exclusive transaction, in the worker).
+   */
+  async transaction<T>(callback: (tx: ThreadTransaction) => Promise<T>): Promise<T> {
+    const tx = this.#nextTx++;
+    await this.#call({ op: "begin", tx });
+    let open = true;
+    const end = async (commit: boolean) => {
+      if (!open) return;
+      open = false;
+      await this.#call({ op: "end", tx, commit });
+    };
+    let result: T;
+    try {
+      result = await callback({
+        query: <R>(sql: string, params?: unknown[]) => {
+          if (!open) return Promise.reject(new Error("The transaction has ended"));
+          return this.#call({ op: "query", sql, params, tx }) as Promise<QueryResults<R>>;
+        },
+        rollback: () => end(false),
+      });
+    } catch (error) {
+      await end(false).catch(() => {});
+      throw error;
+    }
+    await end(true);
+    return result;
+  }
+
+  /** Closes PGlite (so that it ends as cleanly as in the server's thread), then the worker. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      if (!this.#failure) await this.#call({ op: "close" });
+    } finally {
+      this.#closed = true;
+      this.#worker.terminate();
+      this.#fail(new Error("The embedded database is closed"));
+    }
+  }
+
+  #call(request: Op): Promise<unknown> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#calls.set(id, { resolve, reject });
+      this.#worker.postMessage({ ...request, id } as WorkerRequest);
+    });
+  }
+
+  #fail(error: Error): void {
+    this.#failure ??= error;
+    for (const call of this.#calls.values()) call.reject(this.#failure);
+    this.#calls.clear();
+  }
+}
