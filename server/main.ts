@@ -12,7 +12,7 @@ import { openDatabase } from "./db/database.ts";
 import { DataDirInUseError, lockDataDir } from "./db/data_dir_lock.ts";
 import { createLogger, errorFields } from "./log.ts";
 import { runnerFromConfig } from "./runner/configure.ts";
-import { createNetworkPolicy } from "./outbound/network_policy.ts";
+import { createNetworkPolicy, outboundCheck } from "./outbound/network_policy.ts";
 import {
   ASSUMED_FREE_FILE_DESCRIPTORS,
   countFreeFileDescriptors,
@@ -23,7 +23,7 @@ import {
   type ServeHandler,
   sizeMaxConnections,
 } from "./http/serve.ts";
-import { outboundCheck, reportRunnerFigures } from "./iam_alive/runner_figures.ts";
+import { reportRunnerFigures } from "./iam_alive/runner_figures.ts";
 
 /**
  * Files the embedded database may hold open: PGlite keeps its data files open, about 100 after

@@ -1,13 +1,11 @@
 /**
- * The runner's side of the I'm alive reports: its figures in the report's shape, and the
- * network policy as the webhook channel's outbound check.
+ * The runner's side of the I'm alive reports: its figures in the report's shape.
  *
  * @module
  */
 import type { IamAliveRunnerFigures } from "@probe/shared";
 import type { Db } from "../db/database.ts";
 import { runnerFigures } from "../runner/figures.ts";
-import { checkOutboundUrl, type NetworkPolicy, type Resolver } from "../outbound/network_policy.ts";
 
 /** Runs, failures and slip since a time, for a report (`since` within the results' retention). */
 export function reportRunnerFigures(
@@ -30,19 +28,5 @@ export function reportRunnerFigures(
       probes_scheduled: f.probes.scheduled,
       probes_overdue: f.probes.overdue,
     };
-  };
-}
-
-/**
- * The probes' network policy as an outbound check for other senders (the webhook channel).
- * A name that does not resolve is refused too: there is no checked address to send to.
- */
-export function outboundCheck(
-  policy: NetworkPolicy,
-  resolve?: Resolver,
-): (url: URL) => Promise<{ allowed: boolean; reason?: string }> {
-  return async (url) => {
-    const check = await checkOutboundUrl(url.href, { policy, resolve });
-    return check.ok ? { allowed: true } : { allowed: false, reason: check.reason };
   };
 }

@@ -5,22 +5,7 @@ import { migrateToLatest } from "../db/migrator.ts";
 import { backends, freshDatabase, uniqueName } from "../testing/app.ts";
 import { runDueProbesOnce } from "../testing/runs.ts";
 import { startTarget } from "../testing/target_server.ts";
-import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
-import { outboundCheck, reportRunnerFigures } from "./runner_figures.ts";
-
-Deno.test("the webhook's outbound check is the probes' network policy", async () => {
-  const resolve = (host: string) =>
-    Promise.resolve(host === "hooks.example" ? ["93.184.216.34"] : ["169.254.169.254"]);
-  const check = outboundCheck(createNetworkPolicy(), resolve);
-  assert.deepEqual(await check(new URL("https://hooks.example/x")), { allowed: true });
-  assert.deepEqual(await check(new URL("http://metadata.example/")), {
-    allowed: false,
-    reason: "blocked: 169.254.169.254 is link-local",
-  });
-  assert.equal((await check(new URL("http://127.0.0.1:9/"))).allowed, false);
-  const open = outboundCheck(createNetworkPolicy(parseNetworks("127.0.0.0/8")), resolve);
-  assert.equal((await open(new URL("http://127.0.0.1:9/"))).allowed, true);
-});
+import { reportRunnerFigures } from "./runner_figures.ts";
 
 for (const backend of backends()) {
   Deno.test(`runner figures in the report count real runs by outcome [${backend}]`, async () => {

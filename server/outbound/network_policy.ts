@@ -231,3 +231,17 @@ export function checkOutboundUrl(
   }
   return checkTarget(new URL(url), options);
 }
+
+/**
+ * The probes' network policy as an outbound check for other senders (the webhook channel).
+ * A name that does not resolve is refused too: there is no checked address to send to.
+ */
+export function outboundCheck(
+  policy: NetworkPolicy,
+  resolve?: Resolver,
+): (url: URL) => Promise<{ allowed: boolean; reason?: string }> {
+  return async (url) => {
+    const check = await checkOutboundUrl(url.href, { policy, resolve });
+    return check.ok ? { allowed: true } : { allowed: false, reason: check.reason };
+  };
+}

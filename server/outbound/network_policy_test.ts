@@ -3,6 +3,7 @@ import {
   checkAddress,
   checkOutboundUrl,
   createNetworkPolicy,
+  outboundCheck,
   parseNetworks,
   type Resolver,
   systemResolver,
@@ -143,4 +144,18 @@ Deno.test("a name that does not resolve and a non-HTTP URL are failures, not blo
 Deno.test("the system resolver reads /etc/hosts as any client would", async () => {
   const addresses = await systemResolver("localhost");
   assert.ok(addresses.some((a) => a === "127.0.0.1" || a === "::1"), addresses.join());
+});
+
+Deno.test("the webhook's outbound check is the probes' network policy", async () => {
+  const resolve = (host: string) =>
+    Promise.resolve(host === "hooks.example" ? ["93.184.216.34"] : ["169.254.169.254"]);
+  const check = outboundCheck(createNetworkPolicy(), resolve);
+  assert.deepEqual(await check(new URL("https://hooks.example/x")), { allowed: true });
+  assert.deepEqual(await check(new URL("http://metadata.example/")), {
+    allowed: false,
+    reason: "blocked: 169.254.169.254 is link-local",
+  });
+  assert.equal((await check(new URL("http://127.0.0.1:9/"))).allowed, false);
+  const open = outboundCheck(createNetworkPolicy(parseNetworks("127.0.0.0/8")), resolve);
+  assert.equal((await open(new URL("http://127.0.0.1:9/"))).allowed, true);
 });
