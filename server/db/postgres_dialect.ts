@@ -34,6 +34,7 @@ import {
 } from "kysely";
 import type { ReservedSql, Row, RowList, Sql } from "postgres";
 import type { ConnectionWatch } from "./connection_watch.ts";
+import { isConnectionFailureCode } from "./unavailable.ts";
 
 /** The error a request gets when no connection could be had in time; it answers 503. */
 export class AcquireTimeoutError extends Error {
@@ -56,33 +57,11 @@ export class QueryDeadlineError extends Error {
   }
 }
 
-/** Error codes that say a connection could not be opened or was lost (not a query's own fault). */
-const CONNECTION_FAILURES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ECONNABORTED",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EHOSTDOWN",
-  "EPIPE",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "CONNECT_TIMEOUT",
-  "CONNECTION_CLOSED",
-  "CONNECTION_DESTROYED",
-  "QUERY_DEADLINE",
-  "57P01", // admin_shutdown
-  "57P02", // crash_shutdown
-  "57P03", // cannot_connect_now
-  "53300", // too_many_connections
-]);
-
 /** How a query or reservation ended, as far as connections go. */
 function outcome(error: unknown): "connection failed" | "server answered" | "neither" {
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   if (typeof code !== "string") return "neither";
-  if (CONNECTION_FAILURES.has(code) || code.startsWith("08")) return "connection failed";
+  if (isConnectionFailureCode(code)) return "connection failed";
   return /^[0-9A-Z]{5}$/.test(code) ? "server answered" : "neither"; // a SQLSTATE
 }
 

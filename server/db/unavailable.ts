@@ -24,25 +24,38 @@ const CONNECTION_CODES = new Set([
   "QUERY_DEADLINE",
 ]);
 
-/** SQLSTATEs of a server that is going away, starting, overloaded or out of time. */
-const UNAVAILABLE_SQLSTATES = new Set([
+/** SQLSTATEs of a server going away, starting or full: the connection is no good. */
+const CONNECTION_SQLSTATES = [
   "57P01", // admin_shutdown
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now
-  "57P05", // idle_session_timeout
   "53300", // too_many_connections
+];
+
+/** SQLSTATEs of a server that is going away, starting, overloaded or out of time. */
+const UNAVAILABLE_SQLSTATES = new Set([
+  ...CONNECTION_SQLSTATES,
+  "57P05", // idle_session_timeout
   "57014", // query_canceled: the statement timeout
   "55P03", // lock_not_available: the lock timeout
 ]);
+
+const CONNECTION_FAILURES = new Set([...CONNECTION_CODES, ...CONNECTION_SQLSTATES]);
+
+/**
+ * Whether an error code says a connection could not be opened, was lost or was refused (class
+ * 08 included), as opposed to the query's own fault. For the PostgreSQL dialect's gate.
+ */
+export function isConnectionFailureCode(code: string): boolean {
+  return CONNECTION_FAILURES.has(code) || /^08[0-9A-Z]{3}$/.test(code);
+}
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error, depth = 0; e && depth < 5; depth++) {
     if (typeof e !== "object") return false;
     const code = (e as { code?: unknown }).code;
     if (typeof code === "string") {
-      if (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
-      // Class 08: connection exception.
-      if (/^08[0-9A-Z]{3}$/.test(code)) return true;
+      if (isConnectionFailureCode(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
     }
     e = (e as { cause?: unknown }).cause;
   }
