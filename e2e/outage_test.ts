@@ -12,17 +12,11 @@ import { type App, createApp } from "../server/app.ts";
 import { openDatabase } from "../server/db/database.ts";
 import { toApiError } from "../server/errors.ts";
 import { createLogger } from "../server/log.ts";
-import { findPgBin, sparePort, startOwnCluster } from "../server/testing/cluster.ts";
+import { findPgBin, sparePort, startOwnCluster, timed } from "../server/testing/cluster.ts";
 import { TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 
 const FAIL_FAST_MS = 2000;
 const HEAL_MS = 5000;
-
-async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const started = performance.now();
-  const value = await work();
-  return { value, ms: performance.now() - started };
-}
 
 Deno.test({
   name: "a PostgreSQL outage answers 503 fast and heals without a restart",

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { type App, createApp } from "../server/app.ts";
 import { createLogger } from "../server/log.ts";
-import { findPgBin, startOwnCluster } from "../server/testing/cluster.ts";
+import { findPgBin, startOwnCluster, timed } from "../server/testing/cluster.ts";
 import { TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 
 const DEADLINE_MS = 2000;
@@ -87,12 +87,6 @@ class BlackholeProxy {
     await this.#accepting;
     for (const conn of [...this.#open]) this.#close(conn);
   }
-}
-
-async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const started = performance.now();
-  const value = await work();
-  return { value, ms: performance.now() - started };
 }
 
 Deno.test({

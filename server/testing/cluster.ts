@@ -97,3 +97,10 @@ export async function startOwnCluster(): Promise<OwnCluster> {
     },
   };
 }
+
+/** Runs `work` and says how long it took, in milliseconds (for the outage tests' budgets). */
+export async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await work();
+  return { value, ms: performance.now() - started };
+}
