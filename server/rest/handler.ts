@@ -12,7 +12,7 @@ import type { OpenAPIObject } from "trpc-to-openapi";
 import { type ApiError, apiError, toApiError } from "../errors.ts";
 import { readJsonObject } from "../http/body.ts";
 import type { Context } from "../trpc/context.ts";
-import { createCallerFactory } from "../trpc/init.ts";
+import { createProcedureCaller } from "../trpc/caller.ts";
 import type { AppRouter } from "../trpc/router.ts";
 import { matchRoute, type Route, routesOf } from "./routes.ts";
 
@@ -32,14 +32,12 @@ export interface RestResult {
   failure?: { error: unknown; answer: ApiError };
 }
 
-type Procedure = (input: unknown) => Promise<unknown>;
-
 /** Builds the REST handler for the operations of `document`, served by `router`. */
 export function createRestHandler(
   { router, document }: { router: AppRouter; document: OpenAPIObject },
 ): (call: RestCall) => Promise<RestResult> {
   const routes = routesOf(document);
-  const createCaller = createCallerFactory(router);
+  const call = createProcedureCaller(router);
 
   return async ({ request, url, path, ctx }) => {
     const match = matchRoute(routes, request.method, path);
@@ -56,12 +54,7 @@ export function createRestHandler(
       input = { ...read.value, ...params };
     }
     try {
-      // tRPC's caller, walked by the procedure's path: `caller.projects.get(input)`.
-      let procedure: unknown = createCaller(ctx);
-      for (const segment of route.procedure) {
-        procedure = (procedure as Record<string, unknown>)[segment];
-      }
-      const data = await (procedure as Procedure)(input);
+      const data = await call(ctx, route.procedure, input);
       const status = ctx.res.status ?? route.success[0];
       if (!route.success.includes(status)) {
         throw new Error(`${route.method} ${route.template} answered ${status}, not declared`);

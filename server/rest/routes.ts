@@ -7,6 +7,7 @@
  * @module
  */
 import type { OpenAPIObject } from "trpc-to-openapi";
+import { procedurePathOf } from "../trpc/caller.ts";
 
 export interface Route {
   method: string;
@@ -57,7 +58,7 @@ export function routesOf(document: OpenAPIObject): Map<string, Route[]> {
       const route: Route = {
         method: method.toUpperCase(),
         template,
-        procedure: operation.operationId.split("-"),
+        procedure: procedurePathOf(operation.operationId),
         pathParams: parameters.filter((p) => p.in === "path").map((p) => p.name),
         queryParams: parameters.filter((p) => p.in === "query").map((p) => p.name),
         body: !operation.requestBody

@@ -15,7 +15,7 @@
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { toApiError, trpcErrorShape } from "../errors.ts";
 import type { Context } from "./context.ts";
-import { createCallerFactory } from "./init.ts";
+import { createProcedureCaller, procedurePathOf } from "./caller.ts";
 import type { AppRouter } from "./router.ts";
 
 const HEADERS = { "content-type": "application/json", vary: "trpc-accept" };
@@ -32,8 +32,6 @@ export interface FastCall {
 
 export type FastPath = (call: FastCall) => Promise<Response | null>;
 
-type Procedure = (input: unknown) => Promise<unknown>;
-
 function isJson(request: Request): boolean {
   const type = request.headers.get("content-type")?.toLowerCase();
   return type?.split(";", 1)[0].trim() === "application/json";
@@ -45,7 +43,7 @@ export function procedureTypes(document: OpenAPIObject): Map<string, "query" | "
   for (const item of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item as Record<string, unknown>)) {
       const id = (operation as { operationId?: string }).operationId;
-      if (id) types.set(id.replaceAll("-", "."), method === "get" ? "query" : "mutation");
+      if (id) types.set(procedurePathOf(id).join("."), method === "get" ? "query" : "mutation");
     }
   }
   return types;
@@ -62,7 +60,7 @@ export function createTrpcFastPath(
 ): FastPath {
   const headers = { ...HEADERS, ...extra };
   const types = procedureTypes(document);
-  const createCaller = createCallerFactory(router);
+  const call = createProcedureCaller(router);
   return async ({ request, url, path, input, ctx }) => {
     const type = types.get(path);
     const plain = type === "query"
@@ -77,11 +75,7 @@ export function createTrpcFastPath(
     let json;
     let status = 200;
     try {
-      let procedure: unknown = createCaller(ctx);
-      for (const segment of path.split(".")) {
-        procedure = (procedure as Record<string, unknown>)[segment];
-      }
-      json = { result: { data: await (procedure as Procedure)(input) } };
+      json = { result: { data: await call(ctx, path.split("."), input) } };
     } catch (error) {
       onError(error);
       const answer = toApiError(error);
