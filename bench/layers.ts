@@ -38,7 +38,7 @@ const database = await seededDatabase(adminUrl);
 const handle = await openDatabase({ kind: "postgres", url: database.url });
 const db = handle.db;
 const document = buildOpenApiDocument(appRouter, REST_PREFIX);
-const rest = createRestHandler({ router: appRouter, document });
+const rest = createRestHandler({ router: appRouter, document, onError: () => {} });
 const createCaller = createCallerFactory(appRouter);
 const handler = createHttpHandler({
   router: appRouter,

@@ -36,7 +36,7 @@ for (const backend of backends()) {
         });
 
         const listed = await client.projects.list({ project });
-        assert.deepEqual(listed, { data: [got.data], meta: { count: 1 } });
+        assert.deepEqual(listed, { data: [got.data], meta: { count: 1, next_after: null } });
         const all = await client.projects.list();
         assert.ok(all.data.some((p) => p.project === project));
         assert.equal(all.meta.count, all.data.length);

@@ -73,7 +73,7 @@ for (const backend of backends()) {
         const listed = expect(await run(["--json", "projects", "list", "--project", project]), 0);
         assert.deepEqual(listed.json(), {
           data: [{ project, label: "Shop", description: null, status: "enabled" }],
-          meta: { count: 1 },
+          meta: { count: 1, next_after: null },
         });
 
         expect(

@@ -3,6 +3,7 @@ import type { Config, IamAliveConfig } from "./config.ts";
 import { createCors } from "./http/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
+import { keepStatistics } from "./db/statistics.ts";
 import { type Client, createHttpHandler, REST_PREFIX } from "./http/handler.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { type ChannelDeps, createChannels } from "./iam_alive/channels.ts";
@@ -72,6 +73,8 @@ export async function createApp(
     await handle.close();
     throw error;
   }
+  // The embedded database has no autovacuum to keep the planner's statistics.
+  const statistics = handle.kind === "pglite" ? keepStatistics({ db: handle.db, log }) : null;
   const { config = {}, clock = systemClock, instanceId, pollMs, runnerFigures, ...channelDeps } =
     iamAlive;
   const reporter = createReporter({
@@ -106,6 +109,7 @@ export async function createApp(
     reporter,
     close: async () => {
       await reporter.stop();
+      await statistics?.stop();
       await handle.close();
     },
   };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { findBadText, textProblem } from "./json.ts";
+import { pageQuery } from "./envelope.ts";
 import { projectName } from "./project.ts";
 
 export const PROBE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
@@ -182,7 +183,9 @@ export const probePatchInput = z.strictObject({
 });
 export type ProbePatchInput = z.infer<typeof probePatchInput>;
 
-export const probeListInput = z.object({ project: z.string().optional() });
+export const probeListInput = z.object({ project: z.string().optional(), ...pageQuery });
+
+export const probeListByProjectInput = z.object({ project: z.string(), ...pageQuery });
 
 export const probe = z.object({
   project: z.string(),

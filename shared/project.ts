@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { textProblem } from "./json.ts";
+import { pageQuery } from "./envelope.ts";
 
 /** Project names: 1 to 64 characters, a letter or digit first, then letters, digits, `.`, `_`, `-`. */
 export const PROJECT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -40,7 +41,7 @@ export type ProjectPatchInput = z.infer<typeof projectPatchInput>;
 
 export const projectRef = z.object({ project: z.string() });
 
-export const projectListInput = z.object({ project: z.string().optional() });
+export const projectListInput = z.object({ project: z.string().optional(), ...pageQuery });
 
 export const project = z.object({
   project: z.string(),

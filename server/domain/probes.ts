@@ -10,6 +10,14 @@ import type { Db } from "../db/database.ts";
 import { prepared } from "../db/prepared.ts";
 import { json } from "../db/json.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./errors.ts";
+import {
+  decodeCursor,
+  notACursor,
+  type Page,
+  pageOf,
+  type PageRequest,
+  rowsToRead,
+} from "./pages.ts";
 import { probeIdOf } from "./probe_id.ts";
 
 /** The columns a probe is read with: exactly the fields of the `probe` schema. */
@@ -76,18 +84,27 @@ export function createProbe(
 }
 
 /** Lists probes ordered by project, then URL; optionally those of one project only. */
-export function listProbes({ db, project }: { db: Db; project?: string }): Promise<Probe[]> {
-  if (project !== undefined) return probesOf(db, project) as Promise<Probe[]>;
-  return db.selectFrom("probes").select(probeColumns)
-    .orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
-    .execute() as Promise<Probe[]>;
+/** Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. */
+export async function listProbes(
+  { db, project, page = {} }: { db: Db; project?: string; page?: PageRequest },
+): Promise<Page<Probe>> {
+  let query = db.selectFrom("probes").select(probeColumns);
+  // Conditions the index (`probes_list_idx`) can start a page at: bytewise, as it is ordered.
+  if (project !== undefined) query = query.where(sql`project collate "C"`, "=", project);
+  if (page.after !== undefined) {
+    const [afterProject, afterUrl] = decodeCursor(page.after, 2);
+    query = project === undefined
+      ? query.where(
+        sql<boolean>`(project collate "C", url collate "C") > (${afterProject}, ${afterUrl})`,
+      )
+      // Within one project, from where its last page ended.
+      : query.where(sql`url collate "C"`, ">", afterUrl);
+    if (project !== undefined && afterProject !== project) throw notACursor();
+  }
+  const rows = await query.orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
+    .limit(rowsToRead(page)).execute() as Probe[];
+  return pageOf(rows, page, (row) => [row.project, row.url], "probes");
 }
-
-// Compiled once: the probes of a project and a single probe are read on every monitoring pass.
-const probesOf = prepared((db, project: string) =>
-  db.selectFrom("probes").select(probeColumns).where("project", "=", project)
-    .orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
-);
 
 const probeAt = prepared((db, project: string, probeId: string) =>
   db.selectFrom("probes").select(probeColumns)

@@ -219,7 +219,10 @@ apiSuite("probes", (test) => {
     assert.equal(missingProject.status, 422);
     const badProject = await api.post("/api/v1/probes", { project: "-x", url });
     assert.equal(badProject.status, 422);
-    assert.deepEqual((await api.get(`/api/v1/projects/${p}/probes`)).body.meta, { count: 0 });
+    assert.deepEqual((await api.get(`/api/v1/projects/${p}/probes`)).body.meta, {
+      count: 0,
+      next_after: null,
+    });
   });
 
   test("fifty headers are allowed", async ({ api }) => {
@@ -328,7 +331,7 @@ apiSuite("probes", (test) => {
   test("listing the probes of a missing project is an empty list", async ({ api }) => {
     const res = await api.get(`/api/v1/projects/${uniqueName()}/probes`);
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { data: [], meta: { count: 0 } });
+    assert.deepEqual(res.body, { data: [], meta: { count: 0, next_after: null } });
   });
 
   test("getting a missing probe answers 404", async ({ api }) => {

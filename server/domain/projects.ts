@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { BUDGETS, type Db, withBudget } from "../db/database.ts";
 import { prepared } from "../db/prepared.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
+import { decodeCursor, type Page, pageOf, type PageRequest, rowsToRead } from "./pages.ts";
 
 const projectColumns = ["name as project", "label", "description", "status"] as const;
 
@@ -24,13 +25,18 @@ export async function createProject(
   return { project: row.name };
 }
 
-/** Lists projects ordered by name, optionally only the one with an exact name. */
-export function listProjects(
-  { db, project }: { db: Db; project?: string },
-): Promise<Project[]> {
+/** Lists projects ordered by name (bytewise), optionally only the one with an exact name. */
+export async function listProjects(
+  { db, project, page = {} }: { db: Db; project?: string; page?: PageRequest },
+): Promise<Page<Project>> {
   let query = db.selectFrom("projects").select(projectColumns);
   if (project !== undefined) query = query.where("name", "=", project);
-  return query.orderBy(sql`name collate "C"`).execute();
+  if (page.after !== undefined) {
+    const [after] = decodeCursor(page.after, 1);
+    query = query.where(sql<boolean>`name collate "C" > ${after}`);
+  }
+  const rows = await query.orderBy(sql`name collate "C"`).limit(rowsToRead(page)).execute();
+  return pageOf(rows, page, (row) => [row.project], "projects");
 }
 
 // Compiled once: reading one project is the service's most frequent query.

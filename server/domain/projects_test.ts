@@ -157,10 +157,10 @@ apiSuite("projects", (test) => {
     const res = await api.get(`/api/v1/projects?project=${name}`);
     assert.deepEqual(res.body, {
       data: [{ project: name, label: null, description: null, status: "enabled" }],
-      meta: { count: 1 },
+      meta: { count: 1, next_after: null },
     });
     const none = await api.get(`/api/v1/projects?project=${name}-missing`);
-    assert.deepEqual(none.body, { data: [], meta: { count: 0 } });
+    assert.deepEqual(none.body, { data: [], meta: { count: 0, next_after: null } });
   });
 
   test("getting a missing or impossible project answers 404", async ({ api }) => {

@@ -16,6 +16,7 @@ import { errorFields, type Logger } from "../log.ts";
 import { createRestHandler } from "../rest/handler.ts";
 import { type Context, createContext } from "../trpc/context.ts";
 import { createTrpcFastPath } from "../trpc/fast_path.ts";
+import { STREAMED } from "../trpc/pages.ts";
 import type { AppRouter } from "../trpc/router.ts";
 import { parseJson, readBodyText } from "./body.ts";
 import type { Cors } from "./cors.ts";
@@ -54,13 +55,19 @@ const LOGGED_PATH_LENGTH = 256;
 const LOGGED_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 const SECURITY_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" };
 const JSON_HEADERS = { "content-type": "application/json", ...SECURITY_HEADERS };
+const STREAMED_JSON_HEADERS = { ...JSON_HEADERS, ...STREAMED };
 
 /** Answers built here carry the security headers from the start (cheaper than adding them). */
-function ours(body: BodyInit | null, status: number, withType: boolean): Response {
-  return new Response(body, { status, headers: withType ? JSON_HEADERS : SECURITY_HEADERS });
+function ours(body: string | ReadableStream<Uint8Array> | null, status: number): Response {
+  const headers = body === null
+    ? SECURITY_HEADERS
+    : typeof body === "string"
+    ? JSON_HEADERS
+    : STREAMED_JSON_HEADERS;
+  return new Response(body, { status, headers });
 }
 
-const json = (status: number, body: unknown) => ours(JSON.stringify(body), status, true);
+const json = (status: number, body: unknown) => ours(JSON.stringify(body), status);
 const restError = ({ status, body }: ApiError) => json(status, body);
 const trpcError = (error: ApiError) => json(error.status, { error: trpcErrorShape(error) });
 
@@ -95,7 +102,7 @@ export function createHttpHandler(
       log.warn(what, { error: errorFields(error).error });
     } else if (isUnexpected(answer)) log.error("request failed", errorFields(error));
   };
-  const rest = createRestHandler({ router, document });
+  const rest = createRestHandler({ router, document, onError: (error) => logFailure(error) });
   const trpcFastPath = createTrpcFastPath({
     router,
     document,
@@ -196,7 +203,7 @@ export function createHttpHandler(
 
     const result = await rest({ request, url, path: path.slice(REST_PREFIX.length) || "/", ctx });
     if (result.failure) logFailure(result.failure.error, result.failure.answer);
-    return ours(result.body, result.status, result.body !== null);
+    return ours(result.body, result.status);
   }
 
   return async (request, client) => {

@@ -13,6 +13,7 @@ import { type ApiError, apiError, toApiError } from "../errors.ts";
 import { readJsonObject } from "../http/body.ts";
 import type { Context } from "../trpc/context.ts";
 import { createProcedureCaller } from "../trpc/caller.ts";
+import { streamList } from "../trpc/pages.ts";
 import type { AppRouter } from "../trpc/router.ts";
 import { matchRoute, type Route, routesOf } from "./routes.ts";
 
@@ -26,15 +27,20 @@ export interface RestCall {
 
 export interface RestResult {
   status: number;
-  /** JSON text, or null for an answer without a body. */
-  body: string | null;
+  /** JSON text, a stream of it (a whole paged list), or null for an answer without a body. */
+  body: string | ReadableStream<Uint8Array> | null;
   /** The failure behind a non-2xx answer, for the log. */
   failure?: { error: unknown; answer: ApiError };
 }
 
 /** Builds the REST handler for the operations of `document`, served by `router`. */
 export function createRestHandler(
-  { router, document }: { router: AppRouter; document: OpenAPIObject },
+  { router, document, onError }: {
+    router: AppRouter;
+    document: OpenAPIObject;
+    /** Told of a failure after a streamed answer began (its status was sent). */
+    onError: (error: unknown) => void;
+  },
 ): (call: RestCall) => Promise<RestResult> {
   const routes = routesOf(document);
   const call = createProcedureCaller(router);
@@ -54,6 +60,10 @@ export function createRestHandler(
       input = { ...read.value, ...params };
     }
     try {
+      if (route.paged && input.limit === undefined) {
+        const body = await streamList({ call, ctx, path: route.procedure, input, onError });
+        return { status: 200, body };
+      }
       const data = await call(ctx, route.procedure, input);
       const status = ctx.res.status ?? route.success[0];
       if (!route.success.includes(status)) {

@@ -8,6 +8,7 @@
  */
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { procedurePathOf } from "../trpc/caller.ts";
+import { isPagedList } from "../trpc/pages.ts";
 
 export interface Route {
   method: string;
@@ -19,6 +20,8 @@ export interface Route {
   queryParams: string[];
   /** Whether the operation takes a JSON body, and whether it must be sent. */
   body: "none" | "optional" | "required";
+  /** A list answered whole by streaming its pages when no `limit` is asked for. */
+  paged: boolean;
   /** The statuses a success may answer with, ascending; a procedure with several chooses. */
   success: number[];
   pattern: RegExp;
@@ -53,6 +56,7 @@ export function routesOf(document: OpenAPIObject): Map<string, Route[]> {
       const operation = (item as Record<string, DocumentOperation | undefined>)[method];
       if (!operation?.operationId) continue;
       const parameters = operation.parameters ?? [];
+      const queryParams = parameters.filter((p) => p.in === "query").map((p) => p.name);
       const success = Object.keys(operation.responses ?? {}).map(Number)
         .filter((status) => status >= 200 && status < 300).sort((a, b) => a - b);
       const route: Route = {
@@ -60,12 +64,13 @@ export function routesOf(document: OpenAPIObject): Map<string, Route[]> {
         template,
         procedure: procedurePathOf(operation.operationId),
         pathParams: parameters.filter((p) => p.in === "path").map((p) => p.name),
-        queryParams: parameters.filter((p) => p.in === "query").map((p) => p.name),
+        queryParams,
         body: !operation.requestBody
           ? "none"
           : operation.requestBody.required
           ? "required"
           : "optional",
+        paged: isPagedList(method, queryParams),
         success,
         pattern: patternOf(template),
       };

@@ -25,7 +25,10 @@ Deno.test("without a valid key a caller reaches no procedure's data", async () =
     const authed = createCallerFactory(appRouter)(
       createContext({ db: handle.db, authenticated: true }),
     );
-    assert.deepEqual(await authed.projects.list({}), { data: [], meta: { count: 0 } });
+    assert.deepEqual(await authed.projects.list({}), {
+      data: [],
+      meta: { count: 0, next_after: null },
+    });
   } finally {
     await handle.close();
   }

@@ -16,9 +16,13 @@ import type { OpenAPIObject } from "trpc-to-openapi";
 import { toApiError, trpcErrorShape } from "../errors.ts";
 import type { Context } from "./context.ts";
 import { createProcedureCaller, procedurePathOf } from "./caller.ts";
+import { pagedLists, STREAMED, streamList } from "./pages.ts";
 import type { AppRouter } from "./router.ts";
 
 const HEADERS = { "content-type": "application/json", vary: "trpc-accept" };
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 export interface FastCall {
   request: Request;
@@ -59,7 +63,9 @@ export function createTrpcFastPath(
   },
 ): FastPath {
   const headers = { ...HEADERS, ...extra };
+  const streamHeaders = { ...headers, ...STREAMED };
   const types = procedureTypes(document);
+  const paged = pagedLists(document);
   const call = createProcedureCaller(router);
   return async ({ request, url, path, input, ctx }) => {
     const type = types.get(path);
@@ -75,6 +81,18 @@ export function createTrpcFastPath(
     let json;
     let status = 200;
     try {
+      if (paged.has(path) && isObject(input) && input.limit === undefined) {
+        const body = await streamList({
+          call,
+          ctx,
+          path: path.split("."),
+          input,
+          prefix: `{"result":{"data":`,
+          suffix: "}}",
+          onError,
+        });
+        return new Response(body, { status, headers: streamHeaders });
+      }
       json = { result: { data: await call(ctx, path.split("."), input) } };
     } catch (error) {
       onError(error);

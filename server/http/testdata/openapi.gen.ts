@@ -247,6 +247,8 @@ export interface operations {
     parameters: {
       query?: {
         project?: string;
+        limit?: number;
+        after?: string;
       };
       header?: never;
       path?: never;
@@ -270,6 +272,7 @@ export interface operations {
             }[];
             meta: {
               count: number;
+              next_after: string | null;
             };
           };
         };
@@ -936,7 +939,10 @@ export interface operations {
   };
   "probes-listByProject": {
     parameters: {
-      query?: never;
+      query?: {
+        limit?: number;
+        after?: string;
+      };
       header?: never;
       path: {
         project: string;
@@ -966,6 +972,7 @@ export interface operations {
             }[];
             meta: {
               count: number;
+              next_after: string | null;
             };
           };
         };
@@ -1251,6 +1258,8 @@ export interface operations {
     parameters: {
       query?: {
         project?: string;
+        limit?: number;
+        after?: string;
       };
       header?: never;
       path?: never;
@@ -1279,6 +1288,7 @@ export interface operations {
             }[];
             meta: {
               count: number;
+              next_after: string | null;
             };
           };
         };

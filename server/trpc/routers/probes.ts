@@ -1,15 +1,15 @@
 import {
-  countMeta,
   dataOf,
   dataWithMeta,
+  pageMeta,
   probe,
   probeCreateInput,
   probeCreateWithProjectInput,
+  probeListByProjectInput,
   probeListInput,
   probePatchInput,
   probeRef,
   probeWritten,
-  projectRef,
 } from "@probe/shared";
 import { z } from "zod";
 import {
@@ -21,6 +21,7 @@ import {
 } from "../../domain/probes.ts";
 import type { Context } from "../context.ts";
 import { apiProcedure, router } from "../init.ts";
+import { pageAnswer } from "../pages.ts";
 
 const tags = ["probes"];
 const createErrors = { 404: "Project not found" };
@@ -29,7 +30,7 @@ const createAnswers = {
   200: "A probe for that URL existed and was written again",
 };
 const createOutput = dataWithMeta(probeWritten, z.object({ created: z.boolean() }));
-const listOutput = dataWithMeta(z.array(probe), countMeta);
+const listOutput = dataWithMeta(z.array(probe), pageMeta);
 
 async function create(ctx: Context, input: z.infer<typeof probeCreateInput>) {
   const { probe, created } = await createProbe({ db: ctx.db, input });
@@ -37,9 +38,8 @@ async function create(ctx: Context, input: z.infer<typeof probeCreateInput>) {
   return { data: probe, meta: { created } };
 }
 
-async function list(ctx: Context, project: string | undefined) {
-  const data = await listProbes({ db: ctx.db, project });
-  return { data, meta: { count: data.length } };
+async function list(ctx: Context, { project, ...page }: z.infer<typeof probeListInput>) {
+  return pageAnswer(await listProbes({ db: ctx.db, project, page }));
 }
 
 export const probesRouter = router({
@@ -91,7 +91,7 @@ export const probesRouter = router({
     })
     .input(probeListInput)
     .output(listOutput)
-    .query(({ ctx, input }) => list(ctx, input.project)),
+    .query(({ ctx, input }) => list(ctx, input)),
 
   listByProject: apiProcedure
     .meta({
@@ -103,9 +103,9 @@ export const probesRouter = router({
         protect: true,
       },
     })
-    .input(projectRef)
+    .input(probeListByProjectInput)
     .output(listOutput)
-    .query(({ ctx, input }) => list(ctx, input.project)),
+    .query(({ ctx, input }) => list(ctx, input)),
 
   get: apiProcedure
     .meta({

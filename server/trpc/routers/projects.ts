@@ -1,7 +1,7 @@
 import {
-  countMeta,
   dataOf,
   dataWithMeta,
+  pageMeta,
   project,
   projectCreateInput,
   projectDeleted,
@@ -18,6 +18,7 @@ import {
   updateProject,
 } from "../../domain/projects.ts";
 import { apiProcedure, router } from "../init.ts";
+import { pageAnswer } from "../pages.ts";
 
 const tags = ["projects"];
 const projectName = z.object({ project: z.string() });
@@ -50,11 +51,10 @@ export const projectsRouter = router({
       },
     })
     .input(projectListInput)
-    .output(dataWithMeta(z.array(project), countMeta))
-    .query(async ({ ctx, input }) => {
-      const data = await listProjects({ db: ctx.db, project: input.project });
-      return { data, meta: { count: data.length } };
-    }),
+    .output(dataWithMeta(z.array(project), pageMeta))
+    .query(async ({ ctx, input: { project, ...page } }) =>
+      pageAnswer(await listProjects({ db: ctx.db, project, page }))
+    ),
 
   get: apiProcedure
     .meta({

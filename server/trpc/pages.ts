@@ -1,0 +1,100 @@
+/**
+ * Lists that can be long (projects, probes) are paged by their procedures (`limit`, `after`,
+ * `meta.next_after`), and answered whole by streaming: REST, and a single `/trpc` call, walk
+ * the pages through the procedure (so every page's output is validated) and write each page as
+ * it comes, never holding more than a page or two. The text is the same as the whole list's
+ * `JSON.stringify` would be: `{"data":[…],"meta":{"count":n,"next_after":null}}`.
+ *
+ * A paged list is recognised in the OpenAPI document: a GET operation with `limit` and `after`
+ * in its query.
+ *
+ * @module
+ */
+import type { OpenAPIObject } from "trpc-to-openapi";
+import type { Page } from "../domain/pages.ts";
+import { procedurePathOf } from "./caller.ts";
+
+/** Tells the server layer (`server/http/serve.ts`) to send a body as it comes. */
+export const STREAMED = { "transfer-encoding": "chunked" };
+
+/** How many items a streamed list reads at a time. */
+export const STREAM_PAGE_SIZE = 500;
+
+/** The answer of a procedure for a page: its rows, their count and the next page's cursor. */
+export function pageAnswer<T>(page: Page<T>) {
+  return { data: page.rows, meta: { count: page.rows.length, next_after: page.next } };
+}
+
+/** Whether an operation with this method and these query parameters is a paged list. */
+export function isPagedList(method: string, queryParams: readonly string[]): boolean {
+  return method.toUpperCase() === "GET" && queryParams.includes("limit") &&
+    queryParams.includes("after");
+}
+
+/** The procedure paths (such as `probes.list`) of the document's paged lists. */
+export function pagedLists(document: OpenAPIObject): Set<string> {
+  const paths = new Set<string>();
+  for (const item of Object.values(document.paths ?? {})) {
+    const operation = (item as { get?: { operationId?: string; parameters?: Parameter[] } }).get;
+    const query = (operation?.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
+    if (operation?.operationId && isPagedList("GET", query)) {
+      paths.add(procedurePathOf(operation.operationId).join("."));
+    }
+  }
+  return paths;
+}
+
+interface Parameter {
+  name: string;
+  in: string;
+}
+
+interface ListPage {
+  data: unknown[];
+  meta: { next_after: string | null };
+}
+
+/**
+ * The whole list, as a stream of `prefix`, the list's JSON and `suffix`. The first page is read
+ * before this resolves, so a failure there (a wrong cursor, the database down) rejects and can
+ * be answered with its status; a later failure is told to `onError` and errors the stream (the
+ * connection is cut: a truncated body is never taken for a whole one).
+ */
+export async function streamList<C>(
+  { call, ctx, path, input, prefix = "", suffix = "", onError, pageSize = STREAM_PAGE_SIZE }: {
+    call: (ctx: C, path: readonly string[], input: unknown) => Promise<unknown>;
+    ctx: C;
+    path: readonly string[];
+    /** The call's input; its `after`, when given, is where the walk starts. */
+    input: Record<string, unknown>;
+    prefix?: string;
+    suffix?: string;
+    onError: (error: unknown) => void;
+    pageSize?: number;
+  },
+): Promise<ReadableStream<Uint8Array>> {
+  const read = (after: unknown) =>
+    call(ctx, path, { ...input, limit: pageSize, after }) as Promise<ListPage>;
+  let page = await read(input.after);
+  let count = 0;
+  let text = `${prefix}{"data":[`;
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (const item of page.data) text += (count++ === 0 ? "" : ",") + JSON.stringify(item);
+      const next = page.meta.next_after;
+      if (next === null) {
+        text += `],"meta":${JSON.stringify({ count, next_after: null })}}${suffix}`;
+      }
+      controller.enqueue(encoder.encode(text));
+      text = "";
+      if (next === null) return controller.close();
+      try {
+        page = await read(next);
+      } catch (error) {
+        onError(error);
+        controller.error(error);
+      }
+    },
+  });
+}
