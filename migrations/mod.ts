@@ -3,6 +3,7 @@ import * as createCoreTables from "./2026_11_21_120000_create_core_tables.ts";
 import * as addIamAliveReporting from "./2026_11_21_140000_add_iam_alive_reporting.ts";
 import * as createRunnerTables from "./2026_11_21_150000_create_runner_tables.ts";
 import * as addListOrderIndexes from "./2026_11_22_090000_add_list_order_indexes.ts";
+import * as addAlerting from "./2026_11_22_100000_add_alerting.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_21_140000_add_iam_alive_reporting": addIamAliveReporting,
   "2026_11_21_150000_create_runner_tables": createRunnerTables,
   "2026_11_22_090000_add_list_order_indexes": addListOrderIndexes,
+  "2026_11_22_100000_add_alerting": addAlerting,
 };

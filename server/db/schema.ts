@@ -23,6 +23,9 @@ export interface ProbesTable {
   headers: Json<Record<string, string>>;
   body: Json<unknown> | null;
   latency: number | null;
+  label: string | null;
+  /** The probe's assertions (`shared/expect.ts`); null: the default rule. */
+  expect: Json<unknown> | null;
   created_at: Generated<Timestamp>;
   updated_at: Generated<Timestamp>;
 }
@@ -68,6 +71,13 @@ export interface ProbeScheduleTable {
   leased_by: string | null;
   last_run_at: Timestamp | null;
   last_outcome: Outcome | null;
+  state: Generated<ProbeState>;
+  state_since: Timestamp | null;
+  /** Consecutive failing runs (down, blocked, failed assertion), and passing ones. */
+  fail_streak: Generated<number>;
+  pass_streak: Generated<number>;
+  /** When a manual run began; null when none is in flight. */
+  manual_run_at: Timestamp | null;
 }
 
 export interface ProbeResultsTable {
@@ -81,6 +91,9 @@ export interface ProbeResultsTable {
   error: string | null;
   address: string | null;
   runner: string;
+  failed_checks: Json<unknown> | null;
+  trigger: Generated<"schedule" | "manual">;
+  in_maintenance: Generated<boolean>;
 }
 
 export interface ProbeRollupsTable {
@@ -93,6 +106,99 @@ export interface ProbeRollupsTable {
   latency_count: Generated<number>;
   latency_max: number | null;
   latency_buckets: number[];
+  /** Runs in a maintenance window: counted here only, not in the outcome counts. */
+  maintenance: Generated<number>;
+}
+
+export type ProbeState = "unknown" | "up" | "degraded" | "down";
+
+export interface IncidentsTable {
+  id: Generated<number | string>;
+  project: string;
+  probe_key: number | string;
+  probe_id: string;
+  /** The probe's label, or its URL without credentials and query values. */
+  label: string;
+  started_at: Timestamp;
+  cause: string;
+  runs_failed: number;
+  last_error: string | null;
+  resolved_at: Timestamp | null;
+  resolution: "recovered" | "changed" | "deleted" | "disabled" | null;
+  acknowledged_at: Timestamp | null;
+  next_reminder_at: Timestamp | null;
+}
+
+export interface AlertSettingsTable {
+  id: number;
+  enabled: Generated<boolean>;
+  targets: Json<string[]>;
+  failure_threshold: Generated<number>;
+  success_threshold: Generated<number>;
+  reminder_minutes: Generated<number>;
+  notify_degraded: Generated<boolean>;
+  notify_recovered: Generated<boolean>;
+  updated_at: Generated<Timestamp>;
+}
+
+/** Per-project overrides of the alert policy: null inherits. */
+export interface ProjectAlertsTable {
+  project: string;
+  enabled: boolean | null;
+  targets: Json<string[]> | null;
+  failure_threshold: number | null;
+  success_threshold: number | null;
+  reminder_minutes: number | null;
+  notify_degraded: boolean | null;
+  notify_recovered: boolean | null;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface MaintenanceWindowsTable {
+  id: Generated<number | string>;
+  project: string;
+  starts_at: Timestamp;
+  ends_at: Timestamp;
+  reason: string | null;
+  created_at: Generated<Timestamp>;
+}
+
+export interface NotificationTargetsTable {
+  name: string;
+  kind: "webhook" | "slack" | "discord" | "mail";
+  /** What may be read back: a webhook's URL, a mail target's recipients. */
+  config: Json<Record<string, unknown>>;
+  /** Never read back: a webhook's signing key, a Slack or Discord target's whole URL. */
+  secret: string | null;
+  created_at: Generated<Timestamp>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface NotificationsTable {
+  /** Stable across retries and restarts: the `webhook-id`. */
+  id: string;
+  event: string;
+  target: string;
+  incident_id: number | string | null;
+  payload: Json<unknown>;
+  status: Generated<"pending" | "delivered" | "failed">;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Timestamp>;
+  claimed_by: string | null;
+  claimed_until: Timestamp | null;
+  last_error: string | null;
+  created_at: Generated<Timestamp>;
+  delivered_at: Timestamp | null;
+}
+
+export interface NotificationAttemptsTable {
+  id: Generated<number | string>;
+  notification_id: string;
+  attempted_at: Timestamp;
+  outcome: "delivered" | "failed";
+  error: string | null;
+  duration_ms: number;
+  instance_id: string;
 }
 
 export interface ProbeTombstonesTable {
@@ -110,6 +216,13 @@ export interface Database {
   probe_rollups: ProbeRollupsTable;
   probe_tombstones: ProbeTombstonesTable;
   iam_alive_deliveries: IamAliveDeliveriesTable;
+  incidents: IncidentsTable;
+  alert_settings: AlertSettingsTable;
+  project_alerts: ProjectAlertsTable;
+  maintenance_windows: MaintenanceWindowsTable;
+  notification_targets: NotificationTargetsTable;
+  notifications: NotificationsTable;
+  notification_attempts: NotificationAttemptsTable;
 }
 
 export type ProjectRow = Selectable<ProjectsTable>;
