@@ -1,14 +1,22 @@
 import { router } from "./init.ts";
+import { alertsRouter } from "./routers/alerts.ts";
+import { incidentsRouter } from "./routers/incidents.ts";
+import { maintenanceRouter } from "./routers/maintenance.ts";
 import { probesRouter } from "./routers/probes.ts";
 import { projectsRouter } from "./routers/projects.ts";
 import { resultsRouter } from "./routers/results.ts";
 import { settingsRouter } from "./routers/settings.ts";
+import { targetsRouter } from "./routers/targets.ts";
 
 export const appRouter = router({
   projects: projectsRouter,
   probes: probesRouter,
   settings: settingsRouter,
   results: resultsRouter,
+  incidents: incidentsRouter,
+  alerts: alertsRouter,
+  maintenance: maintenanceRouter,
+  targets: targetsRouter,
 });
 
 /** The router's type: all the typed client needs, imported as a type only. */
