@@ -6,7 +6,10 @@ export interface CliContext {
   /** The typed client for the service the options name; throws a UsageError without a key. */
   client(): ProbeClient;
   out: Output;
+  /** Reads a file; `-` is stdin. */
   readTextFile(path: string): Promise<string>;
+  /** The environment: where secrets are read from (`--url-env NAME`), never the command line. */
+  env: Record<string, string | undefined>;
 }
 
 /** A mistake of the caller's that is not the service's to judge: no key, an unusable file. */

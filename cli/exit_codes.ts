@@ -9,9 +9,12 @@ export const EXIT = {
   usage: 2,
   /** No API key, or the service refused it (401). */
   unauthorized: 3,
-  /** The project or probe does not exist (404). */
+  /** The project, probe, incident, target or window does not exist (404). */
   notFound: 4,
-  /** The project already exists (409). */
+  /**
+   * The service refused the change as it stands (409): the name is taken, the target is in use,
+   * the incident is resolved, a manual run is in flight.
+   */
   conflict: 5,
   /** The service refused the values sent (422, or 400/413/415 for the body). */
   invalid: 6,
@@ -49,8 +52,8 @@ export const EXIT_HELP = `Exit status:
   1  unexpected failure
   2  bad arguments, options or import file
   3  no API key, or the key was refused (401)
-  4  project or probe not found (404)
-  5  project already exists (409)
+  4  project or probe not found (404), or incident, target or maintenance window
+  5  conflict (409): name taken, target in use, incident resolved, run in flight
   6  values refused by the service (422, 400)
   7  service unreachable, or the answer was not the service's
   8  the service failed (5xx)`;

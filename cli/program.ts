@@ -1,15 +1,19 @@
 /**
- * The operator's CLI over the typed client: `projects`, `probes`, `results`, `settings` and
- * `import`.
+ * The operator's CLI over the typed client: `projects`, `probes`, `results`, `incidents`,
+ * `alerts`, `targets`, `maintenance`, `settings` and `import`.
  * Tables for people, `--json` for scripts; the exit status says what failed (see EXIT).
  */
 import { createProbeClient, ProbeApiError, type ProbeClient } from "@probe/client";
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, Option } from "commander";
+import { alertsCommand } from "./commands/alerts.ts";
 import { importCommand } from "./commands/import.ts";
+import { incidentsCommand } from "./commands/incidents.ts";
+import { maintenanceCommand } from "./commands/maintenance.ts";
 import { probesCommand } from "./commands/probes.ts";
 import { projectsCommand } from "./commands/projects.ts";
 import { resultsCommand } from "./commands/results.ts";
 import { settingsCommand } from "./commands/settings.ts";
+import { targetsCommand } from "./commands/targets.ts";
 import { type CliContext, UsageError } from "./context.ts";
 import { EXIT, EXIT_HELP, exitCodeFor } from "./exit_codes.ts";
 import { createOutput, type Output } from "./output.ts";
@@ -34,6 +38,30 @@ const ENV_HELP = `Environment:
   PROBE_SERVICE_URL  the service's root URL (default ${DEFAULT_URL})
   SERVICE_API_KEY    the API key (the first, if it lists several); without it and --api-key,
                      the key the service generated in DATA_DIR/api-key (DATA_DIR: ./data)`;
+
+/**
+ * The global options, also taken after the verb (`projects get shop --json`), where the verb has
+ * no option of its own by that name: `probes update --url` and `targets create --url` are the
+ * probe's and the target's URL, so there the service's `--url` goes before the resource. The
+ * program's options are positional (recognised before the resource only) for that reason.
+ */
+const GLOBAL_FLAGS = [
+  { flags: "--url <url>", key: "url" },
+  { flags: "--api-key <key>", key: "apiKey" },
+  { flags: "--json", key: "json" },
+] as const;
+
+/** Gives a verb the global options it has none of its own for; answers their keys. */
+function addGlobalOptions(verb: Command): Set<keyof GlobalOptions> {
+  const own = new Set(verb.options.map((o) => o.attributeName()));
+  const added = new Set<keyof GlobalOptions>();
+  for (const { flags, key } of GLOBAL_FLAGS) {
+    if (own.has(key)) continue;
+    verb.addOption(new Option(flags).hideHelp());
+    added.add(key);
+  }
+  return added;
+}
 
 /** The key from the option, the environment, or the file the service writes on first start. */
 async function resolveApiKey(options: GlobalOptions, io: CliIo): Promise<string | undefined> {
@@ -74,19 +102,26 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
   let context: CliContext | undefined;
   const program = new Command("deno task cli")
     .description(
-      "Manage the probe service: projects, probes, their results, I'm alive settings, imports",
+      "Manage the probe service: projects, probes, their results, incidents, alerts, " +
+        "notification targets, maintenance windows, I'm alive settings, imports",
     )
     .option("--url <url>", "the service's root URL (env PROBE_SERVICE_URL)")
     .option("--api-key <key>", "the API key (env SERVICE_API_KEY)")
     .option("--json", "print results as JSON, for scripts")
+    .enablePositionalOptions()
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError("(add --help for usage)")
     .addHelpText("after", `\n${ENV_HELP}\n\n${EXIT_HELP}`);
 
   let apiKey: string | undefined;
-  program.hook("preAction", async () => {
-    const options = program.opts<GlobalOptions>();
+  const globalsOf = new Map<Command, Set<keyof GlobalOptions>>();
+  program.hook("preAction", async (_program, verb) => {
+    const options = { ...program.opts<GlobalOptions>() };
+    const given = verb.opts<GlobalOptions>();
+    for (const key of globalsOf.get(verb) ?? []) {
+      if (given[key] !== undefined) Object.assign(options, { [key]: given[key] });
+    }
     apiKey = await resolveApiKey(options, io);
     const out = createOutput({ json: Boolean(options.json), stdout: io.stdout, stderr: io.stderr });
     const baseUrl = options.url || io.env.PROBE_SERVICE_URL || DEFAULT_URL;
@@ -94,6 +129,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     context = {
       out,
       readTextFile: io.readTextFile,
+      env: io.env,
       client: () => {
         if (!/^https?:\/\//.test(baseUrl) || !URL.canParse(baseUrl)) {
           throw new UsageError(`Not an http(s) URL: ${baseUrl}`, EXIT.usage);
@@ -115,6 +151,10 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       projectsCommand,
       probesCommand,
       resultsCommand,
+      incidentsCommand,
+      alertsCommand,
+      targetsCommand,
+      maintenanceCommand,
       settingsCommand,
       importCommand,
     ]
@@ -127,9 +167,11 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     );
   }
   for (const command of program.commands) {
+    if (command.commands.length === 0) globalsOf.set(command, addGlobalOptions(command));
     for (const sub of command.commands) {
       sub.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
         .showHelpAfterError("(add --help for usage)");
+      globalsOf.set(sub, addGlobalOptions(sub));
     }
   }
 

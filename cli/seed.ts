@@ -1,21 +1,37 @@
 /**
- * A monitoring setup kept in version control: projects, their probes and the I'm alive settings
- * in a JSON or YAML file, loaded idempotently. Loading twice changes nothing the second time.
+ * A monitoring setup kept in version control: projects, their probes, alert policies,
+ * notification targets and the I'm alive settings in a JSON or YAML file, loaded idempotently.
+ * Loading twice changes nothing the second time. Secrets are never in the file: a target names
+ * the environment variable that holds its secret (`url_env`, `secret_env`).
  */
 import { isDeepStrictEqual } from "node:util";
-import type { Probe, ProbeClient, Project } from "@probe/client";
+import type { NotificationTarget, Probe, ProbeClient, Project } from "@probe/client";
 import { ProbeApiError } from "@probe/client";
 import {
+  alertPolicyPatchInput,
+  CERTIFICATE_ON_HTTP_MESSAGE,
+  certificateOnHttp,
+  hasUrlCredentials,
   iamAlivePatchInput,
+  MASKED_WEBHOOK_SECRET,
+  probeExpect,
   probeHeaders,
+  probeLabel,
   probeLatency,
   probeMethod,
   probeUrl,
+  projectAlertsPatchInput,
   projectName,
   projectStatus,
+  TARGET_KINDS,
+  targetName,
+  targetRecipients,
+  WEBHOOK_URL_CREDENTIALS_MESSAGE,
+  webhookSecret,
 } from "@probe/shared";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { ENV_NAME } from "./secrets.ts";
 
 const seedProbe = z.strictObject({
   url: probeUrl,
@@ -23,13 +39,27 @@ const seedProbe = z.strictObject({
   headers: probeHeaders.optional(),
   body: z.unknown().optional(),
   latency: probeLatency.nullable().optional(),
+  label: probeLabel.nullable().optional(),
+  expect: probeExpect.nullable().optional(),
+}).superRefine((probe, ctx) => {
+  if (certificateOnHttp(probe.url, probe.expect)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["expect", "certificate_days"],
+      message: CERTIFICATE_ON_HTTP_MESSAGE,
+    });
+  }
 });
+
+/** A project's alert overrides: any field, a value or null to inherit the global policy. */
+const projectOverrides = projectAlertsPatchInput.omit({ project: true });
 
 const seedProject = z.strictObject({
   project: projectName,
   label: z.string().nullable().optional(),
   description: z.string().nullable().optional(),
   status: projectStatus.optional(),
+  alerts: projectOverrides.optional(),
   probes: z.array(seedProbe).default([]),
 }).superRefine((p, ctx) => {
   const seen = new Set<string>();
@@ -45,21 +75,100 @@ const seedProject = z.strictObject({
   });
 });
 
+const envName = z.string().regex(
+  ENV_NAME,
+  "must be the name of an environment variable (letters, digits and _, not a digit first)",
+);
+
+const CHAT_KINDS: readonly string[] = ["slack", "discord"];
+
+/** What each kind of target takes in a seed file; the first ones required (one of, for URLs). */
+const SEED_TARGET_FIELDS: Record<string, readonly string[]> = {
+  webhook: ["url", "url_env", "secret_env"],
+  slack: ["url_env"],
+  discord: ["url_env"],
+  mail: ["recipients"],
+};
+
+/**
+ * A notification target, without its secrets: a Slack or Discord URL (the whole URL is the
+ * credential) and a webhook's signing key are named by the environment variable holding them.
+ */
+const seedTarget = z.strictObject({
+  name: targetName,
+  kind: z.enum(TARGET_KINDS),
+  url: probeUrl.optional(),
+  url_env: envName.optional(),
+  secret_env: envName.optional(),
+  recipients: targetRecipients.optional(),
+  // Named to say why it is refused; its value is never repeated.
+  secret: z.unknown().optional(),
+}).superRefine((target, ctx) => {
+  const issue = (path: string, message: string) =>
+    ctx.addIssue({ code: "custom", path: [path], input: "", message });
+  const { kind } = target;
+  if (target.secret !== undefined) {
+    issue(
+      "secret",
+      "must not be in the file: name the environment variable that holds it in secret_env",
+    );
+  }
+  if (target.url !== undefined && CHAT_KINDS.includes(kind)) {
+    issue(
+      "url",
+      `a ${kind} URL is a credential and must not be in the file: name the environment ` +
+        "variable that holds it in url_env",
+    );
+  } else if (kind === "webhook" && target.url !== undefined && hasUrlCredentials(target.url)) {
+    issue("url", WEBHOOK_URL_CREDENTIALS_MESSAGE);
+  }
+  for (const field of ["url", "url_env", "secret_env", "recipients"] as const) {
+    const allowed = SEED_TARGET_FIELDS[kind].includes(field) ||
+      (field === "url" && CHAT_KINDS.includes(kind));
+    if (target[field] !== undefined && !allowed) {
+      issue(field, `is not a field of a ${kind} target`);
+    }
+  }
+  if (kind === "webhook" && (target.url === undefined) === (target.url_env === undefined)) {
+    issue("url", "a webhook target takes exactly one of url and url_env");
+  }
+  if (CHAT_KINDS.includes(kind) && target.url_env === undefined && target.url === undefined) {
+    issue("url_env", `is required for a ${kind} target`);
+  }
+  if (kind === "mail" && target.recipients === undefined) {
+    issue("recipients", "is required for a mail target");
+  }
+});
+
+/** Items of a list whose `key` repeats an earlier one's: an issue at each repeat. */
+function listedTwice<T>(
+  items: T[],
+  key: (item: T) => string,
+  path: (i: number) => (string | number)[],
+  ctx: z.RefinementCtx,
+) {
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    if (seen.has(key(item))) {
+      ctx.addIssue({ code: "custom", path: path(i), message: "listed twice" });
+    }
+    seen.add(key(item));
+  });
+}
+
 export const seedFile = z.strictObject({
+  targets: z.array(seedTarget).default([]),
+  alerts: alertPolicyPatchInput.optional(),
   projects: z.array(seedProject).default([]),
   settings: z.strictObject({ iam_alive: iamAlivePatchInput.optional() }).optional(),
 }).superRefine((file, ctx) => {
-  const seen = new Set<string>();
-  file.projects.forEach((p, i) => {
-    if (seen.has(p.project)) {
-      ctx.addIssue({ code: "custom", path: ["projects", i, "project"], message: "listed twice" });
-    }
-    seen.add(p.project);
-  });
+  listedTwice(file.projects, (p) => p.project, (i) => ["projects", i, "project"], ctx);
+  listedTwice(file.targets, (t) => t.name, (i) => ["targets", i, "name"], ctx);
 });
 export type SeedFile = z.infer<typeof seedFile>;
 type SeedProject = SeedFile["projects"][number];
 type SeedProbe = SeedProject["probes"][number];
+type SeedTarget = SeedFile["targets"][number];
 
 /** A file that cannot be loaded, with what is wrong where. */
 export class SeedFileError extends Error {
@@ -92,11 +201,19 @@ export type Action =
   | "deleted";
 
 export interface Step {
-  kind: "project" | "probe" | "settings";
+  kind: "target" | "alerts" | "project" | "probe" | "settings";
   project?: string;
-  /** The probe's URL, for probe steps. */
+  /**
+   * What the step is about: the probe's URL, the target's name, `policy` for the global alert
+   * policy and `overrides` for a project's, `iam_alive` for the settings.
+   */
   target?: string;
   action: Action;
+  /**
+   * The signing key the service generated for a webhook target created without `secret_env`:
+   * the one time it is shown.
+   */
+  secret?: string;
 }
 
 export interface SeedOptions {
@@ -104,6 +221,13 @@ export interface SeedOptions {
   prune?: boolean;
   /** Work out the steps without changing anything. */
   dryRun?: boolean;
+  /** Where targets' secrets are read from (`url_env`, `secret_env`); none when absent. */
+  env?: Record<string, string | undefined>;
+  /**
+   * Also write the secrets of targets that exist already. They cannot be read back, so they are
+   * not compared: without this, a changed secret of an existing target is left as it is.
+   */
+  updateSecrets?: boolean;
 }
 
 async function existingProject(client: ProbeClient, project: string): Promise<Project | null> {
@@ -122,6 +246,8 @@ function stored(probe: SeedProbe) {
     headers: probe.headers ?? {},
     body: probe.body ?? null,
     latency: probe.latency ?? null,
+    label: probe.label ?? null,
+    expect: probe.expect ?? null,
   };
 }
 
@@ -131,7 +257,154 @@ const sameProbe = (want: SeedProbe, have: Probe) =>
     headers: have.headers,
     body: have.body ?? null,
     latency: have.latency,
+    label: have.label,
+    expect: have.expect,
   });
+
+/** Whether any field the file gives differs from what the service holds. */
+const differsFrom = (want: Record<string, unknown>, have: Record<string, unknown>) =>
+  Object.entries(want).some(([key, value]) => !isDeepStrictEqual(value, have[key]));
+
+const NO_OVERRIDES = {
+  enabled: null,
+  targets: null,
+  failure_threshold: null,
+  success_threshold: null,
+  reminder_minutes: null,
+  notify_degraded: null,
+  notify_recovered: null,
+};
+
+/** A target as it will be sent: its secrets read from the environment. */
+interface ResolvedTarget {
+  name: string;
+  kind: SeedTarget["kind"];
+  url?: string;
+  secret?: string;
+  recipients?: string[];
+}
+
+/**
+ * Reads every target's secrets from the environment, before anything is changed. An unset
+ * variable, or one whose value the service would refuse, is an error naming the variable (never
+ * its value); all of them are reported at once.
+ */
+export function resolveTargets(
+  targets: SeedTarget[],
+  env: Record<string, string | undefined> = {},
+  fileName = "the seed file",
+): ResolvedTarget[] {
+  const problems: string[] = [];
+  const read = (i: number, field: string, name: string, schema: z.ZodType<string>) => {
+    const where = `targets.${i}.${field}`;
+    const value = env[name]?.trim();
+    if (!value) {
+      problems.push(`  ${where}: the environment variable ${name} is not set`);
+      return undefined;
+    }
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      const messages = parsed.error.issues.map((issue) => issue.message).join("; ");
+      problems.push(`  ${where}: the value of ${name} ${messages}`);
+      return undefined;
+    }
+    return parsed.data;
+  };
+  const resolved = targets.map((t, i): ResolvedTarget => {
+    const url = t.url_env === undefined ? t.url : read(i, "url_env", t.url_env, probeUrl);
+    if (t.kind === "webhook" && t.url_env !== undefined && url && hasUrlCredentials(url)) {
+      problems.push(
+        `  targets.${i}.url_env: the value of ${t.url_env} ${WEBHOOK_URL_CREDENTIALS_MESSAGE}`,
+      );
+    }
+    const secret = t.secret_env === undefined
+      ? undefined
+      : read(i, "secret_env", t.secret_env, webhookSecret);
+    return {
+      name: t.name,
+      kind: t.kind,
+      ...(url !== undefined && { url }),
+      ...(secret !== undefined && { secret }),
+      ...(t.recipients !== undefined && { recipients: t.recipients }),
+    };
+  });
+  if (problems.length > 0) {
+    throw new SeedFileError(
+      `${fileName} names secrets that cannot be read:\n${problems.join("\n")}`,
+    );
+  }
+  return resolved;
+}
+
+async function existingTarget(client: ProbeClient, name: string) {
+  try {
+    return (await client.targets.get({ name })).data;
+  } catch (error) {
+    if (error instanceof ProbeApiError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+/** What a read of the target shows of the URL: a Slack or Discord URL is cut to its host. */
+const readableUrl = (want: ResolvedTarget) => {
+  if (want.url === undefined || !CHAT_KINDS.includes(want.kind)) return want.url ?? null;
+  const { protocol, host } = new URL(want.url);
+  return `${protocol}//${host}/…`;
+};
+
+async function seedOneTarget(
+  client: ProbeClient,
+  want: ResolvedTarget,
+  { dryRun = false, updateSecrets = false }: SeedOptions,
+): Promise<Step> {
+  const step = { kind: "target", target: want.name } as const;
+  const have: NotificationTarget | null = await existingTarget(client, want.name);
+  if (!have) {
+    if (dryRun) return { ...step, action: "created" };
+    const { data } = await client.targets.create(want);
+    const generated = want.kind === "webhook" && want.secret === undefined &&
+        data.secret !== null && data.secret !== MASKED_WEBHOOK_SECRET
+      ? { secret: data.secret }
+      : {};
+    return { ...step, action: "created", ...generated };
+  }
+  if (have.kind !== want.kind) {
+    throw new SeedFileError(
+      `Target ${want.name} is a ${have.kind} target on the service, the file says ${want.kind}: ` +
+        "a target's kind cannot change (delete it first, then import again)",
+    );
+  }
+  const visible = want.kind === "mail"
+    ? !isDeepStrictEqual(want.recipients, have.recipients)
+    : readableUrl(want) !== have.url;
+  const secrets = updateSecrets && (want.secret !== undefined || CHAT_KINDS.includes(want.kind));
+  if (!visible && !secrets) return { ...step, action: "unchanged" };
+  if (!dryRun) {
+    const { kind: _kind, name, ...fields } = want;
+    // A webhook's key goes only when asked: it cannot be compared.
+    const { secret, ...rest } = fields;
+    await client.targets.update({ name, ...rest, ...(updateSecrets && secret && { secret }) });
+  }
+  return { ...step, action: "updated" };
+}
+
+async function seedProjectAlerts(
+  client: ProbeClient,
+  project: string,
+  exists: boolean,
+  want: NonNullable<SeedProject["alerts"]>,
+  dryRun: boolean,
+): Promise<Step> {
+  const have = exists ? (await client.alerts.getProject({ project })).data.overrides : NO_OVERRIDES;
+  const differs = differsFrom(want, have);
+  if (differs && !dryRun) await client.alerts.updateProject({ project, ...want });
+  return {
+    kind: "alerts",
+    project,
+    target: "overrides",
+    action: differs ? "updated" : "unchanged",
+  };
+}
 
 async function seedOneProject(
   client: ProbeClient,
@@ -157,6 +430,9 @@ async function seedOneProject(
     if (differs && !dryRun) await client.projects.update({ project, ...changes });
     steps.push({ kind: "project", project, action: differs ? "updated" : "unchanged" });
   }
+  if (want.alerts && Object.keys(want.alerts).length > 0) {
+    steps.push(await seedProjectAlerts(client, project, have !== null, want.alerts, dryRun));
+  }
 
   const current = have ? (await client.probes.listByProject({ project })).data : [];
   const byUrl = new Map(current.map((p) => [p.url, p]));
@@ -179,13 +455,26 @@ async function seedOneProject(
   return steps;
 }
 
-/** Brings the service in line with the file; answers what was (or, dry, would be) done. */
+/**
+ * Brings the service in line with the file; answers what was (or, dry, would be) done. Targets
+ * come first (the policies name them), then the global alert policy, the projects with their
+ * overrides and probes, and the I'm alive settings. Throws a SeedFileError before changing
+ * anything when a target's secret cannot be read from `options.env`.
+ */
 export async function applySeed(
   client: ProbeClient,
   file: SeedFile,
   options: SeedOptions = {},
 ): Promise<Step[]> {
+  const targets = resolveTargets(file.targets, options.env);
   const steps: Step[] = [];
+  for (const target of targets) steps.push(await seedOneTarget(client, target, options));
+  if (file.alerts && Object.keys(file.alerts).length > 0) {
+    const have = (await client.alerts.get()).data;
+    const differs = differsFrom(file.alerts, have);
+    if (differs && !options.dryRun) await client.alerts.update(file.alerts);
+    steps.push({ kind: "alerts", target: "policy", action: differs ? "updated" : "unchanged" });
+  }
   for (const project of file.projects) {
     steps.push(...await seedOneProject(client, project, options));
   }

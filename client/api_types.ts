@@ -32,6 +32,37 @@ export type StatsWindow = Outputs["results"]["stats"]["data"]["window"];
 export type ProbeStats = Outputs["results"]["stats"]["data"];
 /** One probe's line on a project's status board: last outcome and 24-hour uptime. */
 export type ProbeStatus = Outputs["results"]["status"]["data"][number];
+/** A probe's state from its consecutive runs: `unknown`, `up`, `degraded` or `down`. */
+export type ProbeState = Probe["state"];
+/**
+ * What a run must show to pass: status codes and classes, body strings, JSON and header checks,
+ * certificate days (see docs/assertions.md). Every part optional; at most 20 assertions in all.
+ */
+export type ProbeExpect = NonNullable<Inputs["probes"]["create"]["expect"]>;
+/** One assertion a run failed, with what was seen instead (failing runs only). */
+export type FailedCheck = NonNullable<ProbeResult["failed_checks"]>[number];
+/** Why a run was made: `schedule` (the runner) or `manual` (`probes.run`). */
+export type RunTrigger = ProbeResult["trigger"];
+/** An incident: a probe went down (open) and, later, came back or changed (resolved). */
+export type Incident = Outputs["incidents"]["acknowledge"]["data"];
+/** An incident with every notification written for it. */
+export type IncidentDetail = Outputs["incidents"]["get"]["data"];
+/** One notification of an incident, to one target: its delivery status and attempts. */
+export type IncidentNotification = IncidentDetail["notifications"][number];
+/** The alert policy: when a probe's state change is notified, and to whom. */
+export type AlertPolicy = Outputs["alerts"]["get"]["data"];
+/** A project's alert overrides (null inherits the global value) and the policy that applies. */
+export type ProjectAlerts = Outputs["alerts"]["getProject"]["data"];
+/** A project's own alert values, field by field; null inherits the global policy's. */
+export type AlertOverrides = ProjectAlerts["overrides"];
+/** A maintenance window of a project: runs starting inside it raise no alerts. */
+export type MaintenanceWindow = Outputs["maintenance"]["create"]["data"];
+/** A notification target as read: secrets masked, Slack and Discord URLs cut to their host. */
+export type NotificationTarget = Outputs["targets"]["get"]["data"];
+/** The kinds of notification target that can be created: `webhook`, `slack`, `discord`, `mail`. */
+export type TargetKind = Inputs["targets"]["create"]["kind"];
+/** What a test delivery to a target came to: `delivered`, `failed` or `not_configured`. */
+export type TargetTestOutcome = Outputs["targets"]["test"]["data"];
 /** One line of an error's details: the path of the field and what is wrong with it. */
 export type ErrorDetail = NonNullable<ErrorBody["error"]["details"]>[number];
 
@@ -74,6 +105,71 @@ export type ProbeGetResult = Outputs["probes"]["get"];
 export type ProbeUpdateInput = Inputs["probes"]["update"];
 /** `probes.update`: the probe as written, with its (possibly new) id. */
 export type ProbeUpdateResult = Outputs["probes"]["update"];
+
+/** `probes.run`: `{ data: ProbeResult }`, the run as recorded, with `trigger: "manual"`. */
+export type ProbeRunResult = Outputs["probes"]["run"];
+
+/**
+ * `incidents.list`: optional `project` and `state` (`open`, `resolved`), how many (1 to 500,
+ * default 50), and `before` (a previous page's `meta.next_before`). The router takes any `limit`
+ * and coerces it, as query strings need; the client asks for a number.
+ */
+export type IncidentListInput = Inputs["incidents"]["list"] & { limit?: number };
+/** `incidents.list`: `{ data: Incident[], meta: { count, next_before } }`, newest first. */
+export type IncidentListResult = Outputs["incidents"]["list"];
+/** `incidents.get` and `incidents.acknowledge`: the incident's id. */
+export type IncidentRef = Inputs["incidents"]["get"];
+/** `incidents.get`: `{ data: IncidentDetail }`. */
+export type IncidentGetResult = Outputs["incidents"]["get"];
+/** `incidents.acknowledge`: `{ data: Incident }`, with `acknowledged_at` set. */
+export type IncidentAcknowledgeResult = Outputs["incidents"]["acknowledge"];
+
+/** `alerts.get`: `{ data: AlertPolicy }`. */
+export type AlertPolicyGetResult = Outputs["alerts"]["get"];
+/** `alerts.update`: the fields to change; only `enabled: true` turns alerts on. */
+export type AlertPolicyUpdateInput = Inputs["alerts"]["update"];
+/** `alerts.update`: the whole policy after the update. */
+export type AlertPolicyUpdateResult = Outputs["alerts"]["update"];
+/** `alerts.getProject`: the project's name. */
+export type ProjectAlertsRef = Inputs["alerts"]["getProject"];
+/** `alerts.getProject` and `alerts.updateProject`: `{ data: ProjectAlerts }`. */
+export type ProjectAlertsResult = Outputs["alerts"]["getProject"];
+/** `alerts.updateProject`: the project and the fields to override (null inherits again). */
+export type ProjectAlertsUpdateInput = Inputs["alerts"]["updateProject"];
+
+/** `maintenance.list`: the project, and `state` (`active`, `upcoming`, `past`, `all` by default). */
+export type MaintenanceListInput = Inputs["maintenance"]["list"];
+/** `maintenance.list`: `{ data: MaintenanceWindow[], meta: { count } }`, by `starts_at`. */
+export type MaintenanceListResult = Outputs["maintenance"]["list"];
+/** `maintenance.create`: the project, `starts_at` and `ends_at` (ISO 8601 with an offset), `reason`. */
+export type MaintenanceCreateInput = Inputs["maintenance"]["create"];
+/** `maintenance.create`: `{ data: MaintenanceWindow }`. */
+export type MaintenanceCreateResult = Outputs["maintenance"]["create"];
+/** `maintenance.delete`: the project and the window's id. */
+export type MaintenanceRef = Inputs["maintenance"]["delete"];
+
+/**
+ * `targets.create`: a name and a kind, and what the kind has: `url` and an optional `secret`
+ * (webhook), `url` (slack, discord: the URL is the credential), `recipients` (mail).
+ */
+export type TargetCreateInput = Inputs["targets"]["create"];
+/**
+ * `targets.create`: `{ data: NotificationTarget }`; for a webhook created without a `secret`,
+ * `data.secret` is the generated signing key in full, this once.
+ */
+export type TargetCreateResult = Outputs["targets"]["create"];
+/** `targets.list`: `{ data: NotificationTarget[], meta: { count } }`, `log` first. */
+export type TargetListResult = Outputs["targets"]["list"];
+/** `targets.get`, `targets.delete` and `targets.test`: the target's name. */
+export type TargetRef = Inputs["targets"]["get"];
+/** `targets.get`: `{ data: NotificationTarget }`. */
+export type TargetGetResult = Outputs["targets"]["get"];
+/** `targets.update`: the target's name and the fields its kind has; the kind cannot change. */
+export type TargetUpdateInput = Inputs["targets"]["update"];
+/** `targets.update`: the target as written, secrets masked. */
+export type TargetUpdateResult = Outputs["targets"]["update"];
+/** `targets.test`: `{ data: TargetTestOutcome }`. */
+export type TargetTestResult = Outputs["targets"]["test"];
 
 /** `settings.getIamAlive`: `{ data: IamAliveSettings }`. */
 export type IamAliveGetResult = Outputs["settings"]["getIamAlive"];

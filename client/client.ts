@@ -1,12 +1,25 @@
 import { createTRPCClient, httpLink } from "@trpc/client";
 import type { AppRouter } from "@probe/server/router";
 import type {
+  AlertPolicyGetResult,
+  AlertPolicyUpdateInput,
+  AlertPolicyUpdateResult,
   IamAliveDeliveriesInput,
   IamAliveDeliveriesResult,
   IamAliveGetResult,
   IamAliveTestResult,
   IamAliveUpdateInput,
   IamAliveUpdateResult,
+  IncidentAcknowledgeResult,
+  IncidentGetResult,
+  IncidentListInput,
+  IncidentListResult,
+  IncidentRef,
+  MaintenanceCreateInput,
+  MaintenanceCreateResult,
+  MaintenanceListInput,
+  MaintenanceListResult,
+  MaintenanceRef,
   ProbeCreateInput,
   ProbeCreateResult,
   ProbeCreateWithProjectInput,
@@ -15,8 +28,12 @@ import type {
   ProbeListInput,
   ProbeListResult,
   ProbeRef,
+  ProbeRunResult,
   ProbeUpdateInput,
   ProbeUpdateResult,
+  ProjectAlertsRef,
+  ProjectAlertsResult,
+  ProjectAlertsUpdateInput,
   ProjectCreateInput,
   ProjectCreateResult,
   ProjectDeleteResult,
@@ -32,6 +49,14 @@ import type {
   ResultsStatsResult,
   ResultsStatusInput,
   ResultsStatusResult,
+  TargetCreateInput,
+  TargetCreateResult,
+  TargetGetResult,
+  TargetListResult,
+  TargetRef,
+  TargetTestResult,
+  TargetUpdateInput,
+  TargetUpdateResult,
 } from "./api_types.ts";
 import { ProbeApiError, toProbeApiError } from "./error.ts";
 
@@ -75,6 +100,13 @@ export interface ProbesApi {
   update(input: ProbeUpdateInput): Promise<ProbeUpdateResult>;
   /** Deletes a probe. */
   delete(input: ProbeRef): Promise<void>;
+  /**
+   * Runs the probe once, now, with the runner's executor and its assertions, and answers the
+   * result as recorded (`trigger: "manual"`; it counts toward the state and uptime like any run).
+   * Rejects with `not_found` (404) when there is no such probe, and with `conflict` (409) while
+   * another manual run of it is in flight or when its project is disabled.
+   */
+  run(input: ProbeRef): Promise<ProbeRunResult>;
 }
 
 /** What the probe runner recorded: results, statistics and a project's status board. */
@@ -113,12 +145,86 @@ export interface SettingsApi {
   listIamAliveDeliveries(input?: IamAliveDeliveriesInput): Promise<IamAliveDeliveriesResult>;
 }
 
+/** Incidents: a probe went down (open), then recovered, changed or went away (resolved). */
+export interface IncidentsApi {
+  /**
+   * Lists incidents, newest first, `limit` at a time (1 to 500, default 50), optionally of one
+   * project and in one state. Pass `meta.next_before` as `before` for the next page; it is `null`
+   * on the last one.
+   */
+  list(input?: IncidentListInput): Promise<IncidentListResult>;
+  /** Reads one incident with its notifications; rejects with `not_found` (404) when there is none. */
+  get(input: IncidentRef): Promise<IncidentGetResult>;
+  /**
+   * Acknowledges an open incident: its reminders stop. Again changes nothing; a resolved incident
+   * rejects with `conflict` (409), an unknown one with `not_found` (404).
+   */
+  acknowledge(input: IncidentRef): Promise<IncidentAcknowledgeResult>;
+}
+
+/** The alert policy: global, and each project's overrides of it. */
+export interface AlertsApi {
+  /** Reads the global alert policy. */
+  get(): Promise<AlertPolicyGetResult>;
+  /**
+   * Changes the fields given; only `enabled: true` turns alerts on. Every target named must exist
+   * (a `validation_failed` 422 at `targets.N` otherwise); `{}` is a 422 too.
+   */
+  update(input: AlertPolicyUpdateInput): Promise<AlertPolicyUpdateResult>;
+  /**
+   * Reads a project's overrides (null inherits the global value) and the policy in effect for it.
+   * Rejects with `not_found` (404) when there is no such project.
+   */
+  getProject(input: ProjectAlertsRef): Promise<ProjectAlertsResult>;
+  /** Overrides fields for a project: a value overrides, `null` inherits the global value again. */
+  updateProject(input: ProjectAlertsUpdateInput): Promise<ProjectAlertsResult>;
+}
+
+/** Maintenance windows: spans of time in which a project's runs raise no alerts. */
+export interface MaintenanceApi {
+  /** Lists a project's windows by `starts_at`; `state` picks `active`, `upcoming` or `past`. */
+  list(input: MaintenanceListInput): Promise<MaintenanceListResult>;
+  /**
+   * Adds a window `[starts_at, ends_at)` (ISO 8601 with an offset, at most 366 days). Rejects with
+   * `not_found` (404) for a missing project, `conflict` (409) past 1,000 windows.
+   */
+  create(input: MaintenanceCreateInput): Promise<MaintenanceCreateResult>;
+  /** Deletes a window; rejects with `not_found` (404) when the project holds no such window. */
+  delete(input: MaintenanceRef): Promise<void>;
+}
+
+/** Notification targets: where alerts go. Secrets are write-only. */
+export interface TargetsApi {
+  /**
+   * Creates a target. A webhook created without `secret` gets a generated signing key, answered
+   * in full this once (`data.secret`). Rejects with `conflict` (409) when the name is taken.
+   */
+  create(input: TargetCreateInput): Promise<TargetCreateResult>;
+  /** Lists the targets: the built-in `log` first, then the stored ones by name. */
+  list(): Promise<TargetListResult>;
+  /** Reads one target, secrets masked; rejects with `not_found` (404) when there is none. */
+  get(input: TargetRef): Promise<TargetGetResult>;
+  /** Changes `url`, `secret` or `recipients` (what the kind has); `log` rejects with 409. */
+  update(input: TargetUpdateInput): Promise<TargetUpdateResult>;
+  /** Deletes a target; rejects with `conflict` (409) while an alert policy names it. */
+  delete(input: TargetRef): Promise<void>;
+  /**
+   * Sends one test event to the target now (one attempt) and answers its outcome. Rejects with
+   * `not_found` (404) for an unknown name.
+   */
+  test(input: TargetRef): Promise<TargetTestResult>;
+}
+
 /** Every operation of the probe service. Failures reject with a `ProbeApiError`. */
 export interface ProbeClient {
   projects: ProjectsApi;
   probes: ProbesApi;
   results: ResultsApi;
   settings: SettingsApi;
+  incidents: IncidentsApi;
+  alerts: AlertsApi;
+  maintenance: MaintenanceApi;
+  targets: TargetsApi;
 }
 
 /**
@@ -189,6 +295,7 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       get: (input) => call(() => trpc.probes.get.query(input)),
       update: (input) => call(() => trpc.probes.update.mutate(input)),
       delete: (input) => call(() => trpc.probes.delete.mutate(input)),
+      run: (input) => call(() => trpc.probes.run.mutate(input)),
     },
     results: {
       list: (input) => call(() => trpc.results.list.query(input)),
@@ -201,6 +308,30 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       testIamAlive: () => call(() => trpc.settings.testIamAlive.mutate({})),
       listIamAliveDeliveries: (input = {}) =>
         call(() => trpc.settings.listIamAliveDeliveries.query(input)),
+    },
+    incidents: {
+      list: (input = {}) => call(() => trpc.incidents.list.query(input)),
+      get: (input) => call(() => trpc.incidents.get.query(input)),
+      acknowledge: (input) => call(() => trpc.incidents.acknowledge.mutate(input)),
+    },
+    alerts: {
+      get: () => call(() => trpc.alerts.get.query({})),
+      update: (input) => call(() => trpc.alerts.update.mutate(input)),
+      getProject: (input) => call(() => trpc.alerts.getProject.query(input)),
+      updateProject: (input) => call(() => trpc.alerts.updateProject.mutate(input)),
+    },
+    maintenance: {
+      list: (input) => call(() => trpc.maintenance.list.query(input)),
+      create: (input) => call(() => trpc.maintenance.create.mutate(input)),
+      delete: (input) => call(() => trpc.maintenance.delete.mutate(input)),
+    },
+    targets: {
+      create: (input) => call(() => trpc.targets.create.mutate(input)),
+      list: () => call(() => trpc.targets.list.query({})),
+      get: (input) => call(() => trpc.targets.get.query(input)),
+      update: (input) => call(() => trpc.targets.update.mutate(input)),
+      delete: (input) => call(() => trpc.targets.delete.mutate(input)),
+      test: (input) => call(() => trpc.targets.test.mutate(input)),
     },
   };
 }

@@ -227,6 +227,11 @@ for (const backend of backends()) {
         const board = await client.results.status({ project });
         assert.deepEqual(board.meta, { count: 2, status: "enabled" });
         assert.ok(board.data.every((p) => p.last_outcome === null && p.runs_24h === 0));
+        assert.deepEqual(
+          board.data.map((p) => [p.label, p.state, p.state_since]),
+          [[null, "unknown", null], [null, "unknown", null]],
+          "a probe that never ran has no state yet",
+        );
       });
 
       await t.step("after a real run on loopback: results, statistics, board", async () => {
@@ -247,6 +252,9 @@ for (const backend of backends()) {
             http_status: 200,
             error: null,
             address: "127.0.0.1",
+            failed_checks: null,
+            trigger: "schedule",
+            in_maintenance: false,
           },
         );
         assert.ok(Date.parse(run.started_at) <= Date.now());
@@ -254,6 +262,7 @@ for (const backend of backends()) {
         const down = await client.results.list({ project, probeId: failing.probe_id });
         assert.equal(down.data[0].outcome, "down");
         assert.equal(down.data[0].http_status, 500);
+        assert.equal(down.data[0].failed_checks, null, "a probe without expect checks nothing");
 
         const { data: stats } = await client.results.stats({
           project,
@@ -268,6 +277,7 @@ for (const backend of backends()) {
           degraded: 0,
           down: 0,
           blocked: 0,
+          maintenance: 0,
           uptime: 1,
           p50: run.duration_ms,
           p95: run.duration_ms,
@@ -286,13 +296,22 @@ for (const backend of backends()) {
           probe_id: ok.probe_id,
           url: ok.url,
           method: "GET",
+          label: null,
+          state: "up",
+          state_since: run.started_at,
           last_outcome: "up",
           last_run_at: run.started_at,
           runs_24h: 1,
           uptime_24h: 1,
         });
-        assert.equal(byId.get(failing.probe_id)?.last_outcome, "down");
-        assert.equal(byId.get(failing.probe_id)?.uptime_24h, 0);
+        const failed = byId.get(failing.probe_id);
+        assert.equal(failed?.last_outcome, "down");
+        assert.equal(failed?.uptime_24h, 0);
+        // One failing run is below the default failure_threshold (3): the state stays unknown.
+        assert.deepEqual([failed?.state, failed?.state_since], ["unknown", null]);
+
+        const read = (await client.probes.get({ project, probeId: ok.probe_id })).data;
+        assert.deepEqual([read.state, read.state_since], ["up", run.started_at]);
       });
 
       await t.step("results come page by page through limit and before", async () => {
@@ -335,6 +354,9 @@ for (const backend of backends()) {
             http_status: 200,
             error: null,
             address: "127.0.0.1",
+            failed_checks: null,
+            trigger: "schedule",
+            in_maintenance: false,
           }],
           meta: { count: 1, next_before: null },
         });

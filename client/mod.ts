@@ -1,9 +1,10 @@
 /**
- * The typed client of the probe service: projects, probes, their results and statistics, and the
- * I'm alive settings, with the same `{ data, meta }` answers as the REST API and one error class
- * for every failure.
+ * The typed client of the probe service: projects, probes, their results and statistics,
+ * incidents, the alert policy, maintenance windows, notification targets and the I'm alive
+ * settings, with the same `{ data, meta }` answers as the REST API and one error class for every
+ * failure.
  *
- * @example Create a project and a probe, list the probes, read a probe's statistics
+ * @example Create a project and a probe, list the probes, read a probe's statistics and incidents
  * ```ts
  * import { createProbeClient, ProbeApiError } from "@probe/client";
  *
@@ -35,18 +36,27 @@
  *   window: "24h",
  * });
  * console.log(`${stats.runs} runs, uptime ${stats.uptime ?? "-"}, p95 ${stats.p95 ?? "-"} ms`);
+ *
+ * // Alerts: this project's probes go down after one failing run; what is down now?
+ * await client.alerts.updateProject({ project: "shop", failure_threshold: 1 });
+ * const open = await client.incidents.list({ project: "shop", state: "open" });
+ * for (const i of open.data) console.log(`#${i.id} ${i.label} down since ${i.started_at}`);
  * ```
  *
  * @module
  */
 export { createProbeClient } from "./client.ts";
 export type {
+  AlertsApi,
+  IncidentsApi,
+  MaintenanceApi,
   ProbeClient,
   ProbeClientOptions,
   ProbesApi,
   ProjectsApi,
   ResultsApi,
   SettingsApi,
+  TargetsApi,
 } from "./client.ts";
 export { ProbeApiError } from "./error.ts";
 export type * from "./api_types.ts";

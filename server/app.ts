@@ -12,6 +12,12 @@ import { createReporter, type Reporter, type ReporterOptions } from "./iam_alive
 import type { Logger } from "./log.ts";
 import { createClientAddress, parseTrustedProxies } from "./http/client_address.ts";
 import { createRateLimiter } from "./http/rate_limit.ts";
+import { createNotifier, type Notifier, type NotifierDeps } from "./notify/targets.ts";
+import { createNetworkPolicy } from "./outbound/network_policy.ts";
+import { createDeliverer, type Deliverer } from "./alerts/deliverer.ts";
+import { createDispatch } from "./alerts/dispatch.ts";
+import { executeProbe, type ProbeTarget, type RunResult } from "./runner/execute.ts";
+import { createRunNow } from "./runner/run_now.ts";
 import { appRouter } from "./trpc/router.ts";
 
 /** Client addresses whose failed key checks are counted at once (the least recent is dropped). */
@@ -22,7 +28,11 @@ export interface App {
   database: DatabaseHandle;
   /** Sends the I'm alive reports; not started here (main.ts starts it). */
   reporter: Reporter;
-  /** Stops the reporter, then closes the database. */
+  /** Sends alert events to notification targets. */
+  notifier: Notifier;
+  /** Sends what the outbox holds; not started here (main.ts starts it). */
+  deliverer: Deliverer;
+  /** Stops the reporter and the deliverer, then closes the database. */
   close(): Promise<void>;
 }
 
@@ -35,6 +45,13 @@ export interface IamAliveOptions
   clock?: Clock;
 }
 
+/**
+ * How alert events reach notification targets: the outbound network policy (none opened by
+ * default, as for the runner without `PROBE_ALLOW_NETWORKS`), `SMTP_URL` and `MAIL_FROM` for mail
+ * targets; the rest is for tests.
+ */
+export type NotifyOptions = Partial<Omit<NotifierDeps, "db" | "log">>;
+
 /** Opens and migrates the database and builds the request handler and the reporter over it. */
 export async function createApp(
   {
@@ -42,6 +59,9 @@ export async function createApp(
     apiKeys,
     log,
     iamAlive = {},
+    notify = {},
+    notificationLeaseMs,
+    runProbe,
     rateLimitPerSecond = 0,
     authFailuresPerSecond = 0,
     trustedProxies = [],
@@ -53,6 +73,17 @@ export async function createApp(
     apiKeys: string[];
     log: Logger;
     iamAlive?: IamAliveOptions;
+    notify?: NotifyOptions;
+    /**
+     * How long the deliverer's claim on a notification holds (`NOTIFICATION_LEASE_MS`); the
+     * outbox's 60 s by default.
+     */
+    notificationLeaseMs?: number;
+    /**
+     * How run-now (`probes.run`) runs a probe: the runner's executor for the configuration
+     * (`executorFromConfig`); by default one whose network policy opens nothing.
+     */
+    runProbe?: (target: ProbeTarget) => Promise<RunResult>;
     /** Requests per second per key; 0 (the default here) for no limit. */
     rateLimitPerSecond?: number;
     /** Failed key checks per second per client address; 0 (the default here) for no limit. */
@@ -85,6 +116,20 @@ export async function createApp(
     pollMs,
     runnerFigures,
     channels: createChannels({ ...channelDeps, config, clock }),
+    // Scheduled reports go out through the outbox: its deliverer sends them without the poll.
+    onQueued: () => deliverer.wake(),
+  });
+  const notifier = createNotifier({ policy: createNetworkPolicy(), ...notify, db: handle.db, log });
+  const deliverer = createDeliverer({
+    db: handle.db,
+    send: createDispatch({ notifier, iamAlive: reporter }),
+    log,
+    leaseMs: notificationLeaseMs,
+  });
+  const runNow = createRunNow({
+    db: handle.db,
+    execute: runProbe ??
+      ((target) => executeProbe(target, { policy: createNetworkPolicy(), timeoutMs: 10_000 })),
   });
   const handler = createHttpHandler({
     router: appRouter,
@@ -92,7 +137,7 @@ export async function createApp(
     db: handle.db,
     checkKey: createKeyCheck(apiKeys),
     log,
-    iamAlive: reporter,
+    services: { iamAlive: reporter, notifier, runNow },
     rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),
     authFailureLimiter: createRateLimiter({
       perSecond: authFailuresPerSecond,
@@ -107,7 +152,11 @@ export async function createApp(
     handler,
     database: handle,
     reporter,
+    notifier,
+    deliverer,
     close: async () => {
+      // The deliverer first: it may be sending a report over the reporter's channels.
+      await deliverer.stop();
       await reporter.stop();
       await statistics?.stop();
       await handle.close();

@@ -70,6 +70,10 @@ const configSchema = z.object({
   PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(200)),
   RESULTS_RETENTION_DAYS: optional(z.coerce.number().int().min(1).max(400).default(7)),
   RUNNER: optional(z.enum(["on", "off"]).default("on")),
+  // How long a deliverer's claim on a notification holds (server/alerts/outbox.ts). Under the
+  // time a send may take (10 s for HTTP targets), another instance can take over a notification
+  // still being sent and send it twice (with the same webhook-id): short leases are for tests.
+  NOTIFICATION_LEASE_MS: optional(z.coerce.number().int().min(1000).max(3_600_000).default(60_000)),
   IAM_ALIVE_WEBHOOK_URL: optional(
     z.string().refine(isUrlOf(["http:", "https:"]), "must be an http:// or https:// URL")
       .optional(),
@@ -171,6 +175,11 @@ export interface Config {
   resultsRetentionDays: number;
   /** Whether the server process runs a probe runner. */
   runner: boolean;
+  /**
+   * How long a deliverer's claim on a notification holds before another may send it (a process
+   * killed mid-send is taken over after this). See docs/operations.md.
+   */
+  notificationLeaseMs: number;
   iamAlive: IamAliveConfig;
 }
 
@@ -211,6 +220,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     PROBE_CONCURRENCY: number;
     RESULTS_RETENTION_DAYS: number;
     RUNNER: "on" | "off";
+    NOTIFICATION_LEASE_MS: number;
     IAM_ALIVE_WEBHOOK_URL?: string;
     IAM_ALIVE_WEBHOOK_SECRET?: string;
     SMTP_URL?: string;
@@ -244,6 +254,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     probeConcurrency: c.PROBE_CONCURRENCY,
     resultsRetentionDays: c.RESULTS_RETENTION_DAYS,
     runner: c.RUNNER === "on",
+    notificationLeaseMs: c.NOTIFICATION_LEASE_MS,
     iamAlive: {
       ...(c.IAM_ALIVE_WEBHOOK_URL && {
         webhook: { url: c.IAM_ALIVE_WEBHOOK_URL, secret: c.IAM_ALIVE_WEBHOOK_SECRET },

@@ -29,6 +29,7 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     probeConcurrency: 200,
     resultsRetentionDays: 7,
     runner: true,
+    notificationLeaseMs: 60_000,
     iamAlive: {},
   });
 });
@@ -63,6 +64,13 @@ Deno.test("the connection settings are read from their variables", () => {
     bodyTimeoutMs: 30_000,
     idleTimeoutMs: 1000,
   });
+});
+
+Deno.test("NOTIFICATION_LEASE_MS sets the deliverer's claim lease, 1000 to 3600000", () => {
+  assert.equal(parseConfig({ NOTIFICATION_LEASE_MS: "2000" }).notificationLeaseMs, 2000);
+  assert.equal(parseConfig({ NOTIFICATION_LEASE_MS: "1000" }).notificationLeaseMs, 1000);
+  assert.equal(parseConfig({ NOTIFICATION_LEASE_MS: "3600000" }).notificationLeaseMs, 3_600_000);
+  assert.equal(parseConfig({ NOTIFICATION_LEASE_MS: "" }).notificationLeaseMs, 60_000);
 });
 
 Deno.test("empty variables count as unset", () => {
@@ -104,6 +112,9 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
     { HEADERS_TIMEOUT_MS: "99" },
     { BODY_TIMEOUT_MS: "1.5" },
     { IDLE_TIMEOUT_MS: "-1" },
+    { NOTIFICATION_LEASE_MS: "999" },
+    { NOTIFICATION_LEASE_MS: "3600001" },
+    { NOTIFICATION_LEASE_MS: "1.5e3x" },
   ];
   for (const env of cases) {
     const [name] = Object.keys(env);

@@ -11,7 +11,7 @@ import { ConfigError, parseConfig } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { DataDirInUseError, lockDataDir } from "./db/data_dir_lock.ts";
 import { createLogger, errorFields } from "./log.ts";
-import { runnerFromConfig } from "./runner/configure.ts";
+import { executorFromConfig, runnerFromConfig } from "./runner/configure.ts";
 import { createNetworkPolicy, outboundCheck } from "./outbound/network_policy.ts";
 import {
   ASSUMED_FREE_FILE_DESCRIPTORS,
@@ -96,16 +96,23 @@ async function main(): Promise<number> {
   const target = databaseTarget(config);
   // Each query of a request waits this long for the database at most (docs/operations.md).
   const database = await openDatabase(target);
+  const policy = createNetworkPolicy(config.probeAllowNetworks);
+  const mail = config.iamAlive.mail;
   const app = await createApp({
     database,
     apiKeys,
     log,
+    // Notification targets obey the probes' network policy; mail targets use SMTP_URL/MAIL_FROM.
+    notify: { policy, ...(mail && { mail: { smtpUrl: mail.smtpUrl, from: mail.from } }) },
+    // Run-now uses the runner's executor, whether this process runs the runner or not.
+    runProbe: executorFromConfig(config),
+    notificationLeaseMs: config.notificationLeaseMs,
     iamAlive: {
       config: config.iamAlive,
       runnerFigures: reportRunnerFigures(database.db),
       // The webhook obeys the probes' outbound network policy. Its URL is checked before each
       // delivery; the connection itself is made by fetch (the URL comes from the operator).
-      checkOutboundUrl: outboundCheck(createNetworkPolicy(config.probeAllowNetworks)),
+      checkOutboundUrl: outboundCheck(policy),
     },
     rateLimitPerSecond: config.rateLimitPerSecond,
     authFailuresPerSecond: config.authFailuresPerSecond,
@@ -113,6 +120,7 @@ async function main(): Promise<number> {
     corsOrigins: config.corsOrigins,
   });
   await app.reporter.start();
+  app.deliverer.start();
   const runner = config.runner ? runnerFromConfig({ config, db: database.db, log }) : null;
   runner?.start();
 

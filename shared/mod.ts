@@ -3,10 +3,15 @@
  *
  * @module
  */
+export * from "./alerts.ts";
+export * from "./alert_event.ts";
 export * from "./envelope.ts";
+export * from "./expect.ts";
 export * from "./iam_alive.ts";
 export * from "./json.ts";
 export * from "./probe.ts";
 export * from "./project.ts";
 export * from "./settings.ts";
 export * from "./results.ts";
+export * from "./targets.ts";
+export * from "./incidents.ts";

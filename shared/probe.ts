@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { findBadText, textProblem } from "./json.ts";
 import { pageQuery } from "./envelope.ts";
-import { projectName } from "./project.ts";
+import { projectName, text } from "./project.ts";
+import { probeExpect } from "./expect.ts";
 
 export const PROBE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 export type ProbeMethod = (typeof PROBE_METHODS)[number];
@@ -155,18 +156,58 @@ export const probeBody = z.unknown().superRefine((value, ctx) => {
 
 export const probeLatency = z.int().min(1).max(MAX_LATENCY_MS);
 
+/** A name for the probe in messages and lists: free text like a project's label. */
+export const probeLabel = text(200).min(1);
+
+export const CERTIFICATE_ON_HTTP_MESSAGE = "certificate_days needs an https URL";
+
+/** Whether a definition checks a certificate on a URL that has none (`http:`). */
+export function certificateOnHttp(
+  url: string | undefined,
+  expect: { certificate_days?: number } | null | undefined,
+): boolean {
+  return expect?.certificate_days !== undefined && typeof url === "string" &&
+    url.startsWith("http:");
+}
+
+/** Refuses `certificate_days` with an `http:` URL when a body names both. */
+function refineCertificate(
+  input: { url?: string; expect?: { certificate_days?: number } | null },
+  ctx: z.RefinementCtx,
+) {
+  if (certificateOnHttp(input.url, input.expect)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["expect", "certificate_days"],
+      message: CERTIFICATE_ON_HTTP_MESSAGE,
+    });
+  }
+}
+
+const labelField = probeLabel.nullable().optional().describe(
+  "A name for the probe in messages and lists (1-200 characters); null clears it.",
+);
+const expectField = probeExpect.nullable().optional().describe(
+  "What a run must show to pass (see docs/assertions.md); null clears it: a status below 400 " +
+    "passes. Changing it never changes probe_id.",
+);
+
 const probeFields = {
   url: probeUrl,
   method: probeMethod.optional(),
   headers: probeHeaders.optional(),
   body: probeBody.optional(),
   latency: probeLatency.nullable().optional(),
+  label: labelField,
+  expect: expectField,
 };
 
 /** Create under `/projects/{project}/probes`: the project comes from the path. */
-export const probeCreateInput = z.strictObject({ project: z.string(), ...probeFields });
+export const probeCreateInput = z.strictObject({ project: z.string(), ...probeFields })
+  .superRefine(refineCertificate);
 /** Create under `/probes`: the project is named in the body. */
-export const probeCreateWithProjectInput = z.strictObject({ project: projectName, ...probeFields });
+export const probeCreateWithProjectInput = z.strictObject({ project: projectName, ...probeFields })
+  .superRefine(refineCertificate);
 export type ProbeCreateInput = z.infer<typeof probeCreateInput>;
 
 export const probeRef = z.object({ project: z.string(), probeId: z.string() });
@@ -180,12 +221,18 @@ export const probePatchInput = z.strictObject({
   headers: probeHeaders.optional(),
   body: probeBody.optional(),
   latency: probeLatency.nullable().optional(),
-});
+  label: labelField,
+  expect: expectField,
+}).superRefine(refineCertificate);
 export type ProbePatchInput = z.infer<typeof probePatchInput>;
 
 export const probeListInput = z.object({ project: z.string().optional(), ...pageQuery });
 
 export const probeListByProjectInput = z.object({ project: z.string(), ...pageQuery });
+
+/** A probe's state, from its consecutive runs (see docs/alerts.md). */
+export const PROBE_STATES = ["unknown", "up", "degraded", "down"] as const;
+export const probeState = z.enum(PROBE_STATES);
 
 export const probe = z.object({
   project: z.string(),
@@ -195,6 +242,12 @@ export const probe = z.object({
   headers: z.record(z.string(), z.string()),
   body: z.unknown(),
   latency: z.int().nullable(),
+  label: z.string().nullable(),
+  expect: probeExpect.nullable(),
+  /** From its consecutive runs: `unknown`, `up`, `degraded` or `down` (docs/alerts.md). */
+  state: probeState,
+  /** When it entered that state; null before its first counted run. */
+  state_since: z.string().nullable(),
 });
 export type Probe = z.infer<typeof probe>;
 

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { failedCheck } from "./expect.ts";
+import { probeState } from "./probe.ts";
 
 /** What a run came to: `up` and `degraded` count towards uptime. */
 export const OUTCOMES = ["up", "degraded", "down", "blocked"] as const;
@@ -36,6 +38,12 @@ export const probeResult = z.object({
   http_status: z.int().nullable(),
   error: z.string().nullable(),
   address: z.string().nullable(),
+  /** The assertions the run failed (with what was seen); `[]` when all passed, null without any. */
+  failed_checks: z.array(failedCheck).nullable(),
+  /** `manual` for a run asked for with `…/run`. */
+  trigger: z.enum(["schedule", "manual"]),
+  /** The run fell in a maintenance window: recorded, counted apart, not in uptime. */
+  in_maintenance: z.boolean(),
 });
 export type ProbeResult = z.infer<typeof probeResult>;
 
@@ -60,6 +68,8 @@ export const probeStats = z.object({
   degraded: z.int(),
   down: z.int(),
   blocked: z.int(),
+  /** Runs in maintenance windows: not in `runs` and not in uptime. */
+  maintenance: z.int(),
   /** Share (0 to 1) of runs that were up or degraded; null without runs. */
   uptime: z.number().nullable(),
   /** Latency percentiles in ms over the runs that got an HTTP response. */
@@ -80,6 +90,9 @@ export const probeStatus = z.object({
   probe_id: z.string(),
   url: z.string(),
   method: z.string(),
+  label: z.string().nullable(),
+  state: probeState,
+  state_since: z.string().nullable(),
   last_outcome: outcome.nullable(),
   last_run_at: z.string().nullable(),
   runs_24h: z.int(),

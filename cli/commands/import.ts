@@ -4,51 +4,74 @@ import { EXIT } from "../exit_codes.ts";
 import { table } from "../output.ts";
 import { applySeed, parseSeedFile, SeedFileError } from "../seed.ts";
 
-/** `import <file>`: loads projects, probes and settings from a JSON or YAML file. */
+/** `import <file>`: loads a monitoring setup from a JSON or YAML file. */
 export function importCommand(context: () => CliContext): Command {
   return new Command("import")
     .description(
-      "Load projects, their probes and the I'm alive settings from a JSON or YAML file; " +
-        "running it again changes nothing",
+      "Load notification targets, alert policies, projects, their probes and the I'm alive " +
+        "settings from a JSON or YAML file; running it again changes nothing",
     )
-    .argument("<file>", "the seed file (.json, .yaml or .yml)")
+    .argument("<file>", "the seed file (.json, .yaml or .yml; - reads stdin)")
     .option("--prune", "delete the probes of the file's projects that the file does not list")
     .option("--dry-run", "show what would change, change nothing")
+    .option(
+      "--update-secrets",
+      "also write the secrets of targets that exist already (secrets cannot be read back, so " +
+        "they are not compared)",
+    )
     .addHelpText(
       "after",
       `
 File format (YAML; JSON has the same shape):
+  targets:                         # created when missing, else updated to match
+    - { name: ops-hook, kind: webhook, url: https://hooks.example.com/a, secret_env: HOOK_KEY }
+    - { name: team-slack, kind: slack, url_env: SLACK_URL }
+    - { name: oncall, kind: mail, recipients: [oncall@example.com] }
+  alerts: { targets: [log, team-slack], failure_threshold: 3 }   # the global policy
   projects:
     - project: shop                # created when missing, else updated to match
       label: Web shop
       status: enabled
+      alerts: { failure_threshold: 1, reminder_minutes: null }  # overrides; null inherits
       probes:                      # one per URL; created, rewritten when different
         - url: https://shop.example.com/health
           method: GET
           headers: { accept: application/json }
           latency: 800
+          label: Shop health
+          expect: { status: [2xx], json: [{ path: /status, op: eq, value: UP }] }
   settings:
-    iam_alive: { enabled: true, interval_hours: 6, channels: [log] }`,
+    iam_alive: { enabled: true, interval_hours: 6, channels: [log] }
+
+Secrets are never in the file: url_env and secret_env name the environment variables that hold a
+Slack or Discord URL and a webhook's signing key. An unset variable stops the import before any
+change. A webhook created without secret_env gets a key from the service, printed this once.`,
     )
-    .action(async (file: string, options: { prune?: boolean; dryRun?: boolean }) => {
-      const { client, out, readTextFile } = context();
+    .action(async (
+      file: string,
+      options: { prune?: boolean; dryRun?: boolean; updateSecrets?: boolean },
+    ) => {
+      const { client, out, readTextFile, env } = context();
       let text: string;
       try {
         text = await readTextFile(file);
       } catch (error) {
         throw new UsageError(`Cannot read ${file}: ${(error as Error).message}`, EXIT.usage);
       }
-      let seed;
+      let steps;
       try {
-        seed = parseSeedFile(text, file);
+        const seed = parseSeedFile(text, file);
+        steps = await applySeed(client(), seed, { ...options, env });
       } catch (error) {
         if (error instanceof SeedFileError) throw new UsageError(error.message, EXIT.usage);
         throw error;
       }
-      const steps = await applySeed(client(), seed, options);
       const count = (action: string) => steps.filter((s) => s.action === action).length;
       const summary = Object.fromEntries(
         ["created", "updated", "rewritten", "deleted", "unchanged"].map((a) => [a, count(a)]),
+      );
+      const keys = steps.filter((s) => s.secret !== undefined).map((s) =>
+        `Signing key of webhook target ${s.target}, shown this once (keep it now):\n${s.secret}`
       );
       out.result(
         () =>
@@ -61,6 +84,7 @@ File format (YAML; JSON has the same shape):
             `${options.dryRun ? "Would have: " : ""}${
               Object.entries(summary).map(([a, n]) => `${n} ${a}`).join(", ")
             }.`,
+            ...(keys.length ? ["", ...keys] : []),
           ].join("\n"),
         { data: steps, meta: { ...summary, dry_run: Boolean(options.dryRun) } },
       );

@@ -1,6 +1,8 @@
 import { Command, InvalidArgumentError, Option } from "commander";
-import type { Probe } from "@probe/client";
-import type { CliContext } from "../context.ts";
+import type { Probe, ProbeExpect, ProbeResult } from "@probe/client";
+import { parse as parseYaml } from "yaml";
+import { type CliContext, UsageError } from "../context.ts";
+import { EXIT } from "../exit_codes.ts";
 import { header, integer, jsonValue } from "../options.ts";
 import { record, table } from "../output.ts";
 
@@ -27,9 +29,62 @@ interface DefinitionOptions {
   header?: Record<string, string>;
   body?: unknown;
   latency?: number | false;
+  label?: string | false;
+  expect?: unknown;
+  expectFile?: string;
 }
 
-/** `probes list|get|create|update|delete`. */
+const expectOption = () =>
+  new Option(
+    "--expect <json>",
+    'what a run must show to pass, as JSON: {"status":["2xx"],"json":[…],…} (docs/assertions.md)',
+  ).argParser(jsonValue).conflicts("expectFile");
+
+const expectFileOption = () =>
+  new Option("--expect-file <path>", "the same from a JSON or YAML file (- for stdin)");
+
+/**
+ * The `expect` the options give: `--expect` as parsed, `--expect-file`'s content (YAML, which
+ * JSON is a subset of), `null` for `--no-expect`, undefined when none is given. The service
+ * checks it (a 422 names the field at fault).
+ */
+async function expectOf(
+  { readTextFile }: CliContext,
+  options: DefinitionOptions,
+): Promise<ProbeExpect | null | undefined> {
+  if (options.expect === false) return null;
+  if (options.expectFile === undefined) return options.expect as ProbeExpect | undefined;
+  const where = options.expectFile === "-" ? "stdin" : options.expectFile;
+  let text: string;
+  try {
+    text = await readTextFile(options.expectFile);
+  } catch (error) {
+    throw new UsageError(`Cannot read ${where}: ${(error as Error).message}`, EXIT.usage);
+  }
+  try {
+    return parseYaml(text) as ProbeExpect;
+  } catch (error) {
+    throw new UsageError(`${where} cannot be parsed: ${(error as Error).message}`, EXIT.usage);
+  }
+}
+
+/** One run as the service recorded it, and the assertions it failed. */
+export function showRun(run: ProbeResult): string {
+  const { failed_checks: failed, ...fields } = run;
+  const lines = [record(fields)];
+  if (failed?.length) {
+    lines.push(
+      "",
+      table(
+        ["FAILED_CHECK", "EXPECTED", "SEEN"],
+        failed.map((c) => [c.check, c.expected, c.seen]),
+      ),
+    );
+  }
+  return lines.join("\n");
+}
+
+/** `probes list|get|create|update|delete|run`. */
 export function probesCommand(context: () => CliContext): Command {
   const probes = new Command("probes").description("Create, read, change and delete probes");
 
@@ -60,8 +115,12 @@ export function probesCommand(context: () => CliContext): Command {
     .option("--header <name:value>", "request header, repeatable", header)
     .option("--body <json>", "request body, as JSON", jsonValue)
     .option("--latency <ms>", "maximum expected latency in milliseconds", integer)
+    .option("--label <text>", "a name for the probe in lists and alerts")
+    .addOption(expectOption())
+    .addOption(expectFileOption())
     .action(async (project: string, url: string, options: DefinitionOptions) => {
-      const { client, out } = context();
+      const ctx = context();
+      const { client, out } = ctx;
       const result = await client().probes.create({
         project,
         url,
@@ -69,6 +128,8 @@ export function probesCommand(context: () => CliContext): Command {
         headers: options.header,
         body: options.body,
         latency: options.latency === false ? null : options.latency,
+        label: options.label === false ? null : options.label,
+        expect: await expectOf(ctx, options),
       });
       out.result(
         () =>
@@ -89,12 +150,18 @@ export function probesCommand(context: () => CliContext): Command {
     .option("--no-body", "send no body")
     .option("--latency <ms>", "maximum expected latency in milliseconds", integer)
     .option("--no-latency", "no latency limit")
+    .option("--label <text>", "a name for the probe in lists and alerts")
+    .option("--no-label", "clear the label")
+    .addOption(expectOption())
+    .addOption(expectFileOption())
+    .option("--no-expect", "clear the assertions: a status below 400 passes")
     .action(async (
       project: string,
       probeId: string,
       options: DefinitionOptions & { url?: string },
     ) => {
-      const { client, out } = context();
+      const ctx = context();
+      const { client, out } = ctx;
       const result = await client().probes.update({
         project,
         probeId,
@@ -103,6 +170,8 @@ export function probesCommand(context: () => CliContext): Command {
         headers: options.header,
         body: options.body === false ? null : options.body,
         latency: options.latency === false ? null : options.latency,
+        label: options.label === false ? null : options.label,
+        expect: await expectOf(ctx, options),
       });
       out.result(() => {
         const renamed = result.data.probe_id === probeId ? "" : `, now ${result.data.probe_id}`;
@@ -121,6 +190,19 @@ export function probesCommand(context: () => CliContext): Command {
         () => `Deleted probe ${probeId}.`,
         { data: { project, probe_id: probeId, deleted: true } },
       );
+    });
+
+  probes.command("run")
+    .description(
+      "Run a probe once, now, and show the result (recorded like any run: it counts toward " +
+        "the probe's state and uptime)",
+    )
+    .argument("<project>", "project name")
+    .argument("<probeId>", "probe id")
+    .action(async (project: string, probeId: string) => {
+      const { client, out } = context();
+      const result = await client().probes.run({ project, probeId });
+      out.result(() => showRun(result.data), result);
     });
 
   return probes;

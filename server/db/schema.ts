@@ -138,7 +138,7 @@ export interface AlertSettingsTable {
   reminder_minutes: Generated<number>;
   notify_degraded: Generated<boolean>;
   notify_recovered: Generated<boolean>;
-  updated_at: Generated<Timestamp>;
+  updated_at: Timestamp;
 }
 
 /** Per-project overrides of the alert policy: null inherits. */
@@ -151,7 +151,7 @@ export interface ProjectAlertsTable {
   reminder_minutes: number | null;
   notify_degraded: boolean | null;
   notify_recovered: boolean | null;
-  updated_at: Generated<Timestamp>;
+  updated_at: Timestamp;
 }
 
 export interface MaintenanceWindowsTable {
@@ -160,7 +160,7 @@ export interface MaintenanceWindowsTable {
   starts_at: Timestamp;
   ends_at: Timestamp;
   reason: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: Timestamp;
 }
 
 export interface NotificationTargetsTable {
@@ -170,8 +170,8 @@ export interface NotificationTargetsTable {
   config: Json<Record<string, unknown>>;
   /** Never read back: a webhook's signing key, a Slack or Discord target's whole URL. */
   secret: string | null;
-  created_at: Generated<Timestamp>;
-  updated_at: Generated<Timestamp>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 export interface NotificationsTable {
@@ -183,11 +183,11 @@ export interface NotificationsTable {
   payload: Json<unknown>;
   status: Generated<"pending" | "delivered" | "failed">;
   attempts: Generated<number>;
-  next_attempt_at: Generated<Timestamp>;
+  next_attempt_at: Timestamp;
   claimed_by: string | null;
   claimed_until: Timestamp | null;
   last_error: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: Timestamp;
   delivered_at: Timestamp | null;
 }
 
@@ -203,7 +203,7 @@ export interface NotificationAttemptsTable {
 
 export interface ProbeTombstonesTable {
   probe_key: number | string;
-  deleted_at: Generated<Timestamp>;
+  deleted_at: Timestamp;
 }
 
 export interface Database {

@@ -1,9 +1,11 @@
-import type {
-  Probe,
-  ProbeCreateInput,
-  ProbePatchInput,
-  ProbeRef,
-  ProbeWritten,
+import {
+  CERTIFICATE_ON_HTTP_MESSAGE,
+  certificateOnHttp,
+  type Probe,
+  type ProbeCreateInput,
+  type ProbePatchInput,
+  type ProbeRef,
+  type ProbeWritten,
 } from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
@@ -19,6 +21,8 @@ import {
   rowsToRead,
 } from "./pages.ts";
 import { probeIdOf } from "./probe_id.ts";
+import { probeChanged, probesDeleted } from "../alerts/changes.ts";
+import type { ProbeState } from "../db/schema.ts";
 
 /** The columns a probe is read with: exactly the fields of the `probe` schema. */
 export const probeColumns = [
@@ -29,11 +33,22 @@ export const probeColumns = [
   "headers",
   "body",
   "latency",
+  "label",
+  "expect",
 ] as const;
 
-type Definition = Pick<Probe, "url" | "method" | "headers" | "body" | "latency">;
+type Definition = Pick<
+  Probe,
+  "url" | "method" | "headers" | "body" | "latency" | "label" | "expect"
+>;
 
+/** Columns written from a definition; `probe_id` follows method and URL only. */
 function definitionColumns(d: Definition) {
+  if (certificateOnHttp(d.url, d.expect)) {
+    throw new DomainError("validation_failed", "Validation failed", [
+      { path: "expect.certificate_days", message: CERTIFICATE_ON_HTTP_MESSAGE },
+    ]);
+  }
   return {
     probe_id: probeIdOf(d.method, d.url),
     url: d.url,
@@ -41,6 +56,8 @@ function definitionColumns(d: Definition) {
     headers: json(d.headers),
     body: d.body === null ? null : json(d.body),
     latency: d.latency,
+    label: d.label,
+    expect: d.expect === null ? null : json(d.expect),
   };
 }
 
@@ -58,11 +75,15 @@ export function createProbe(
     headers: input.headers ?? {},
     body: input.body ?? null,
     latency: input.latency ?? null,
+    label: input.label ?? null,
+    expect: input.expect ?? null,
   });
   return db.transaction().execute(async (trx) => {
     const project = await trx.selectFrom("projects").select("name")
       .where("name", "=", input.project).forShare().executeTakeFirst();
     if (!project) throw notFound("Project");
+    const before = await trx.selectFrom("probes").select(["key", "method"])
+      .where("project", "=", input.project).where("url", "=", input.url).executeTakeFirst();
     const row = await trx
       .insertInto("probes")
       .values({ project: input.project, ...columns })
@@ -73,22 +94,29 @@ export function createProbe(
           headers: (eb) => eb.ref("excluded.headers"),
           body: (eb) => eb.ref("excluded.body"),
           latency: (eb) => eb.ref("excluded.latency"),
+          label: (eb) => eb.ref("excluded.label"),
+          expect: (eb) => eb.ref("excluded.expect"),
           updated_at: sql`now()`,
         })
       )
       .returning(["project", "url", "probe_id", sql<boolean>`xmax = 0`.as("inserted")])
       .executeTakeFirstOrThrow();
     const { inserted, ...probe } = row;
+    // A rewrite with another method checks something else: its state starts again.
+    if (!inserted && before && before.method !== columns.method) {
+      await probeChanged(trx, String(before.key));
+    }
     return { probe, created: inserted };
   });
 }
 
-/** Lists probes ordered by project, then URL; optionally those of one project only. */
 /** Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. */
 export async function listProbes(
   { db, project, page = {} }: { db: Db; project?: string; page?: PageRequest },
 ): Promise<Page<Probe>> {
-  let query = db.selectFrom("probes").select(probeColumns);
+  let query = db.selectFrom("probes")
+    .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
+    .select([...probeColumns, ...stateColumns]);
   // Conditions the index (`probes_list_idx`) can start a page at: bytewise, as it is ordered.
   if (project !== undefined) query = query.where(sql`project collate "C"`, "=", project);
   if (page.after !== undefined) {
@@ -102,19 +130,55 @@ export async function listProbes(
     if (project !== undefined && afterProject !== project) throw notACursor();
   }
   const rows = await query.orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
-    .limit(rowsToRead(page)).execute() as Probe[];
-  return pageOf(rows, page, (row) => [row.project, row.url], "probes");
+    .limit(rowsToRead(page)).execute();
+  return pageOf(rows.map(probeOf), page, (row) => [row.project, row.url], "probes");
 }
 
 const probeAt = prepared((db, project: string, probeId: string) =>
-  db.selectFrom("probes").select(probeColumns)
+  db.selectFrom("probes")
+    .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
+    .select([...probeColumns, ...stateColumns])
     .where("project", "=", project).where("probe_id", "=", probeId)
 );
+
+/** A probe's state is on its schedule row; a probe without one has not run: `unknown`. */
+const stateColumns = ["probe_schedule.state", "probe_schedule.state_since"] as const;
+
+interface ProbeRow {
+  project: string;
+  probe_id: string;
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: unknown;
+  latency: number | null;
+  label: string | null;
+  expect: unknown;
+  state: ProbeState | null;
+  state_since: Date | string | null;
+}
+
+/** A stored probe as the API shows it (method and `expect` are only ever stored validated). */
+function probeOf(row: ProbeRow): Probe {
+  return {
+    project: row.project,
+    probe_id: row.probe_id,
+    url: row.url,
+    method: row.method as Probe["method"],
+    headers: row.headers,
+    body: row.body,
+    latency: row.latency,
+    label: row.label,
+    expect: row.expect as Probe["expect"],
+    state: row.state ?? "unknown",
+    state_since: row.state_since === null ? null : new Date(row.state_since).toISOString(),
+  };
+}
 
 export async function getProbe({ db, ref }: { db: Db; ref: ProbeRef }): Promise<Probe> {
   const [row] = await probeAt(db, ref.project, ref.probeId);
   if (!row) throw notFound("Probe");
-  return row as Probe;
+  return probeOf(row);
 }
 
 const urlTaken = () =>
@@ -142,6 +206,8 @@ export function updateProbe(
       headers: fields.headers ?? current.headers,
       body: fields.body !== undefined ? fields.body : current.body,
       latency: fields.latency !== undefined ? fields.latency : current.latency,
+      label: fields.label !== undefined ? fields.label : current.label,
+      expect: fields.expect !== undefined ? fields.expect : current.expect as Probe["expect"],
     };
     if (next.url !== current.url) {
       const other = await trx.selectFrom("probes").select("key")
@@ -154,6 +220,9 @@ export function updateProbe(
         .where("key", "=", current.key)
         .returning(["project", "url", "probe_id"])
         .executeTakeFirstOrThrow();
+      if (next.url !== current.url || next.method !== current.method) {
+        await probeChanged(trx, String(current.key));
+      }
       return row;
     } catch (error) {
       if (isUniqueViolation(error)) throw urlTaken();
@@ -162,9 +231,12 @@ export function updateProbe(
   });
 }
 
-export async function deleteProbe({ db, ref }: { db: Db; ref: ProbeRef }): Promise<void> {
-  const row = await db.deleteFrom("probes")
-    .where("project", "=", ref.project).where("probe_id", "=", ref.probeId)
-    .returning("key").executeTakeFirst();
-  if (!row) throw notFound("Probe");
+export function deleteProbe({ db, ref }: { db: Db; ref: ProbeRef }): Promise<void> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.deleteFrom("probes")
+      .where("project", "=", ref.project).where("probe_id", "=", ref.probeId)
+      .returning("key").executeTakeFirst();
+    if (!row) throw notFound("Probe");
+    await probesDeleted(trx, { keys: [String(row.key)] });
+  });
 }

@@ -60,6 +60,23 @@ const ALTERED: [string, Record<string, unknown>, string][] = [
   ["a lone surrogate as the body", { body: "\udc00" }, "body"],
   ["a lone surrogate in a body key", { body: { "k\ud800": 1 } }, "body.k\ud800"],
   ["a lone surrogate deep in the body", { body: { a: ["ok", "\ud800"] } }, "body.a.1"],
+  ["a NUL in the label", { label: "a\u0000b" }, "label"],
+  ["a lone surrogate in the label", { label: "x\ud800" }, "label"],
+  [
+    "a lone surrogate in an expected body string",
+    { expect: { body: { contains: ["ok", "\udc00"] } } },
+    "expect.body.contains.1",
+  ],
+  [
+    "a NUL in a JSON assertion's value",
+    { expect: { json: [{ path: "/a", op: "eq", value: "a\u0000" }] } },
+    "expect.json.0.value",
+  ],
+  [
+    "a lone surrogate in a JSON pointer",
+    { expect: { json: [{ path: "/\ud800", op: "exists" }] } },
+    "expect.json.0.path",
+  ],
 ];
 
 /** A loopback target that records each request's bytes (as a binary string) and answers 200. */
@@ -118,6 +135,10 @@ apiSuite("probes", (test) => {
         headers: {},
         body: null,
         latency: null,
+        label: null,
+        expect: null,
+        state: "unknown",
+        state_since: null,
       },
     });
   });
@@ -272,6 +293,10 @@ apiSuite("probes", (test) => {
       headers: {},
       body: null,
       latency: null,
+      label: null,
+      expect: null,
+      state: "unknown",
+      state_since: null,
     });
     assert.equal(
       (await api.get(`/api/v1/projects/${p}/probes/${first.body.data.probe_id}`)).status,
@@ -308,13 +333,20 @@ apiSuite("probes", (test) => {
     for (const probe of all.data) {
       assert.deepEqual(Object.keys(probe).sort(), [
         "body",
+        "expect",
         "headers",
+        "label",
         "latency",
         "method",
         "probe_id",
         "project",
+        "state",
+        "state_since",
         "url",
       ]);
+    }
+    for (const probe of all.data.filter((x: { project: string }) => [a, b].includes(x.project))) {
+      assert.deepEqual([probe.state, probe.state_since], ["unknown", null], "never run");
     }
     const onlyA = (await api.get(`/api/v1/probes?project=${a}`)).body;
     assert.equal(onlyA.meta.count, 3);
@@ -371,6 +403,10 @@ apiSuite("probes", (test) => {
       headers: { A: "1" },
       body: { keep: true },
       latency: 500,
+      label: null,
+      expect: null,
+      state: "unknown",
+      state_since: null,
     });
 
     const method = await api.patch(`/api/v1/projects/${p}/probes/${newId}`, {
@@ -652,6 +688,397 @@ apiSuite("probes", (test) => {
       });
       assert.equal(run.outcome, "down");
       assert.equal(run.error, "redirect to an unsupported scheme");
+    } finally {
+      await target.close();
+    }
+  });
+
+  // --- label and expect (issue 11) -----------------------------------------------------------
+
+  const EXPECT = {
+    status: ["2xx", 301],
+    body: { contains: ["ok"], not_contains: ["error"] },
+    json: [
+      { path: "/status", op: "eq", value: "UP" },
+      { path: "/a~1b/~0c", op: "exists" },
+      { path: "/n", op: "le", value: 1.5 },
+      { path: "/tags", op: "contains", value: null },
+    ],
+    headers: [{ name: "Content-Type", op: "contains", value: "json" }],
+    certificate_days: 14,
+  };
+
+  test("label and expect are stored and read back as sent, from both create forms", async ({ api }) => {
+    const p = await project(api);
+    const a = await api.post(`/api/v1/projects/${p}/probes`, {
+      url: "https://shop.test/health",
+      label: "Shop \u{1F6D2} health",
+      expect: EXPECT,
+    });
+    assert.equal(a.status, 201);
+    const b = await api.post("/api/v1/probes", {
+      project: p,
+      url: "http://api.test/",
+      label: "API",
+      expect: {},
+    });
+    assert.equal(b.status, 201);
+    const got = (await api.get(`/api/v1/projects/${p}/probes/${a.body.data.probe_id}`)).body.data;
+    assert.equal(got.label, "Shop \u{1F6D2} health");
+    assert.deepEqual(got.expect, EXPECT);
+    const list = (await api.get(`/api/v1/projects/${p}/probes`)).body.data;
+    assert.deepEqual(list.map((x: { label: string }) => x.label), ["API", "Shop \u{1F6D2} health"]);
+    assert.deepEqual(list[0].expect, {});
+    assert.deepEqual(list[1].expect, EXPECT);
+    // The same over /trpc.
+    const trpc = await api.get(
+      `/trpc/probes.get?input=${
+        encodeURIComponent(JSON.stringify({ project: p, probeId: a.body.data.probe_id }))
+      }`,
+    );
+    assert.deepEqual(trpc.body.result.data.data.expect, EXPECT);
+  });
+
+  test("a rewrite clears label and expect not sent; a PATCH keeps them, null clears, ids stay", async ({ api }) => {
+    const p = await project(api);
+    const url = "https://keep.test/";
+    const created = await api.post(`/api/v1/projects/${p}/probes`, {
+      url,
+      label: "first",
+      expect: EXPECT,
+    });
+    const id = created.body.data.probe_id;
+    const read = async () =>
+      (await api.get(`/api/v1/projects/${p}/probes/${id}`)).body.data as Record<string, unknown>;
+
+    const patched = await api.patch(`/api/v1/projects/${p}/probes/${id}`, { latency: 40 });
+    assert.equal(patched.status, 200);
+    assert.equal((await read()).label, "first");
+    assert.deepEqual((await read()).expect, EXPECT);
+
+    const changed = await api.patch(`/api/v1/projects/${p}/probes/${id}`, {
+      label: "second",
+      expect: { status: [204] },
+    });
+    assert.deepEqual(changed.body.data, { project: p, url, probe_id: id }, "expect keeps the id");
+    assert.deepEqual({ ...(await read()), latency: 0 }, {
+      project: p,
+      probe_id: id,
+      url,
+      method: "GET",
+      headers: {},
+      body: null,
+      latency: 0,
+      label: "second",
+      expect: { status: [204] },
+      state: "unknown",
+      state_since: null,
+    });
+
+    const cleared = await api.patch(`/api/v1/projects/${p}/probes/${id}`, {
+      label: null,
+      expect: null,
+    });
+    assert.equal(cleared.body.data.probe_id, id);
+    assert.equal((await read()).label, null);
+    assert.equal((await read()).expect, null);
+
+    await api.patch(`/api/v1/projects/${p}/probes/${id}`, { label: "again", expect: EXPECT });
+    const rewritten = await api.post(`/api/v1/projects/${p}/probes`, { url });
+    assert.equal(rewritten.status, 200);
+    assert.equal(rewritten.body.data.probe_id, id);
+    assert.equal((await read()).label, null, "a rewrite takes the default");
+    assert.equal((await read()).expect, null);
+    const withBoth = await api.post(`/api/v1/projects/${p}/probes`, {
+      url,
+      label: "third",
+      expect: { headers: [{ name: "x", op: "exists" }] },
+    });
+    assert.equal(withBoth.body.data.probe_id, id);
+    assert.equal((await read()).label, "third");
+    assert.deepEqual((await read()).expect, { headers: [{ name: "x", op: "exists" }] });
+  });
+
+  test("bad labels and assertions answer 422 naming the place, on create and PATCH, and change nothing", async ({ api }) => {
+    const p = await project(api);
+    const url = "https://strict-expect.test/";
+    const existing = await api.post(`/api/v1/projects/${p}/probes`, {
+      url,
+      label: "kept",
+      expect: { status: [200] },
+    });
+    const id = existing.body.data.probe_id;
+    const before = (await api.get(`/api/v1/projects/${p}/probes`)).body;
+    const json = (item: Record<string, unknown>) => ({ expect: { json: [item] } });
+    const cases: [Record<string, unknown>, string][] = [
+      [{ label: "" }, "label"],
+      [{ label: "x".repeat(201) }, "label"],
+      [{ label: 5 }, "label"],
+      [{ expect: "2xx" }, "expect"],
+      [{ expect: [] }, "expect"],
+      [{ expect: { unknown: 1 } }, "expect.unknown"],
+      [{ expect: { status: [] } }, "expect.status"],
+      [{ expect: { status: "2xx" } }, "expect.status"],
+      [{ expect: { status: [200, 200] } }, "expect.status.1"],
+      [{ expect: { status: ["2xx", "2xx"] } }, "expect.status.1"],
+      [{ expect: { status: [99] } }, "expect.status.0"],
+      [{ expect: { status: [200, 600] } }, "expect.status.1"],
+      [{ expect: { status: ["2XX"] } }, "expect.status.0"],
+      [{ expect: { status: ["6xx"] } }, "expect.status.0"],
+      [{ expect: { status: [200.5] } }, "expect.status.0"],
+      [{ expect: { body: { contains: [""] } } }, "expect.body.contains.0"],
+      [{ expect: { body: { not_contains: ["x".repeat(1025)] } } }, "expect.body.not_contains.0"],
+      [{ expect: { body: { matches: ["x"] } } }, "expect.body.matches"],
+      [{ expect: { body: { contains: "x" } } }, "expect.body.contains"],
+      [json({ path: "/a", op: "like", value: 1 }), "expect.json.0.op"],
+      [json({ path: "a", op: "exists" }), "expect.json.0.path"],
+      [json({ path: "/a~2", op: "exists" }), "expect.json.0.path"],
+      [json({ path: "/a~", op: "exists" }), "expect.json.0.path"],
+      [json({ path: `/${"x".repeat(512)}`, op: "exists" }), "expect.json.0.path"],
+      [json({ path: "/a", op: "exists", value: 1 }), "expect.json.0.value"],
+      [json({ path: "/a", op: "not_exists", value: null }), "expect.json.0.value"],
+      [json({ path: "/a", op: "eq" }), "expect.json.0.value"],
+      [json({ path: "/a", op: "contains" }), "expect.json.0.value"],
+      [json({ path: "/a", op: "gt", value: "5" }), "expect.json.0.value"],
+      [json({ path: "/a", op: "le", value: null }), "expect.json.0.value"],
+      [json({ path: "/a", op: "eq", value: { b: 1 } }), "expect.json.0.value"],
+      [json({ path: "/a", op: "eq", value: [1] }), "expect.json.0.value"],
+      [json({ path: "/a", op: "eq", value: "x".repeat(1025) }), "expect.json.0.value"],
+      [json({ path: "/a", op: "eq", value: 1, extra: true }), "expect.json.0.extra"],
+      [json({ op: "exists" }), "expect.json.0.path"],
+      [{ expect: { headers: [{ name: "bad name", op: "exists" }] } }, "expect.headers.0.name"],
+      [{ expect: { headers: [{ name: "x".repeat(129), op: "exists" }] } }, "expect.headers.0.name"],
+      [{ expect: { headers: [{ name: "x", op: "ne", value: "a" }] } }, "expect.headers.0.op"],
+      [{ expect: { headers: [{ name: "x", op: "eq", value: 1 }] } }, "expect.headers.0.value"],
+      [{ expect: { headers: [{ name: "x", op: "eq" }] } }, "expect.headers.0.value"],
+      [{ expect: { headers: [{ name: "x", op: "exists", value: "" }] } }, "expect.headers.0.value"],
+      [{ expect: { certificate_days: 0 } }, "expect.certificate_days"],
+      [{ expect: { certificate_days: 3651 } }, "expect.certificate_days"],
+      [{ expect: { certificate_days: 1.5 } }, "expect.certificate_days"],
+      [{ expect: { certificate_days: "30" } }, "expect.certificate_days"],
+      [{
+        expect: {
+          body: { contains: Array.from({ length: 11 }, (_, i) => `s${i}`) },
+          json: Array.from({ length: 10 }, (_, i) => ({ path: `/${i}`, op: "exists" })),
+        },
+      }, "expect"],
+      [{
+        expect: {
+          status: [200],
+          headers: Array.from({ length: 19 }, (_, i) => ({ name: `h${i}`, op: "exists" })),
+          certificate_days: 1,
+        },
+      }, "expect"],
+    ];
+    for (const [fields, path] of cases) {
+      const writes: [string, () => ReturnType<TestClient["post"]>][] = [
+        ["create", () => api.post(`/api/v1/projects/${p}/probes`, { url, ...fields })],
+        [
+          "create (new)",
+          () => api.post(`/api/v1/projects/${p}/probes`, { url: "https://n.test/", ...fields }),
+        ],
+        ["PATCH", () => api.patch(`/api/v1/projects/${p}/probes/${id}`, fields)],
+      ];
+      for (const [where, write] of writes) {
+        const res = await write();
+        const what = `${where} ${JSON.stringify(fields).slice(0, 100)}`;
+        assert.equal(res.status, 422, what);
+        assert.ok(
+          res.body.error.details.some((d: { path: string }) => d.path === path),
+          `${what}: ${JSON.stringify(res.body.error.details)}`,
+        );
+      }
+    }
+    assert.deepEqual((await api.get(`/api/v1/projects/${p}/probes`)).body, before);
+    // Twenty assertions in all are allowed.
+    const twenty = {
+      status: [200],
+      body: { contains: ["a"], not_contains: ["b"] },
+      json: Array.from({ length: 8 }, (_, i) => ({ path: `/${i}`, op: "exists" })),
+      headers: Array.from({ length: 8 }, (_, i) => ({ name: `h${i}`, op: "exists" })),
+      certificate_days: 3650,
+    };
+    const ok = await api.patch(`/api/v1/projects/${p}/probes/${id}`, { expect: twenty });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(
+      (await api.get(`/api/v1/projects/${p}/probes/${id}`)).body.data.expect,
+      twenty,
+    );
+  });
+
+  test("certificate_days needs an https URL: on create, and on PATCH against the stored URL", async ({ api }) => {
+    const p = await project(api);
+    const details = [{
+      path: "expect.certificate_days",
+      message: "certificate_days needs an https URL",
+    }];
+    const cert = { certificate_days: 30 };
+    for (
+      const res of [
+        await api.post(`/api/v1/projects/${p}/probes`, { url: "http://plain.test/", expect: cert }),
+        await api.post("/api/v1/probes", { project: p, url: "http://plain.test/", expect: cert }),
+      ]
+    ) {
+      assert.equal(res.status, 422);
+      assert.deepEqual(res.body.error.details, details);
+    }
+    const secure = await api.post(`/api/v1/projects/${p}/probes`, {
+      url: "https://secure.test/",
+      expect: cert,
+    });
+    assert.equal(secure.status, 201);
+    const plain = await api.post(`/api/v1/projects/${p}/probes`, { url: "http://plain.test/" });
+    const before = (await api.get(`/api/v1/projects/${p}/probes`)).body;
+
+    // Only the URL changes, to http, while the stored expect checks a certificate.
+    const toHttp = await api.patch(`/api/v1/projects/${p}/probes/${secure.body.data.probe_id}`, {
+      url: "http://secure.test/",
+    });
+    assert.equal(toHttp.status, 422);
+    assert.deepEqual(toHttp.body.error.details, details);
+    // Only expect changes, on a probe whose stored URL is http.
+    const onHttp = await api.patch(`/api/v1/projects/${p}/probes/${plain.body.data.probe_id}`, {
+      expect: cert,
+    });
+    assert.equal(onHttp.status, 422);
+    assert.deepEqual(onHttp.body.error.details, details);
+    // The same over /trpc: the domain's answer in tRPC's shape.
+    const trpc = await api.post("/trpc/probes.update", {
+      project: p,
+      probeId: plain.body.data.probe_id,
+      expect: cert,
+    });
+    assert.equal(trpc.status, 422);
+    assert.deepEqual(trpc.body.error.data.error.details, details);
+    assert.deepEqual((await api.get(`/api/v1/projects/${p}/probes`)).body, before);
+
+    // Both together are fine when the certificate check goes.
+    const both = await api.patch(`/api/v1/projects/${p}/probes/${secure.body.data.probe_id}`, {
+      url: "http://secure.test/",
+      expect: { status: [200] },
+    });
+    assert.equal(both.status, 200);
+    const back = await api.patch(`/api/v1/projects/${p}/probes/${plain.body.data.probe_id}`, {
+      url: "https://plain.test/",
+      expect: cert,
+    });
+    assert.equal(back.status, 200);
+  });
+
+  test("the project archive keeps each probe's label and expect", async ({ api, app }) => {
+    const p = await project(api);
+    await api.post(`/api/v1/projects/${p}/probes`, {
+      url: "https://archived.test/",
+      label: "archived",
+      expect: EXPECT,
+    });
+    await api.post(`/api/v1/projects/${p}/probes`, { url: "https://plain-archived.test/" });
+    assert.equal((await api.delete(`/api/v1/projects/${p}`)).status, 200);
+    const [{ snapshot }] = await app.database.db.selectFrom("archived_projects")
+      .select("snapshot").where("project", "=", p).execute();
+    const probes = (snapshot as { probes: Record<string, unknown>[] }).probes;
+    assert.deepEqual(probes.map((x) => [x.label, x.expect]), [
+      ["archived", EXPECT],
+      [null, null],
+    ]);
+  });
+
+  test("a stored probe with expect runs as read: its assertions judge the run", async ({ api }) => {
+    const p = await project(api);
+    const target = await startTarget();
+    try {
+      const res = await api.post(`/api/v1/projects/${p}/probes`, {
+        url: `${target.origin}/status/404`,
+        expect: { status: [404], body: { contains: ["status"] } },
+      });
+      const stored = (await api.get(`/api/v1/projects/${p}/probes/${res.body.data.probe_id}`))
+        .body.data;
+      const options = { policy: loopbackAllowed, timeoutMs: 5_000 };
+      const run = await executeProbe(stored, options);
+      assert.equal(run.outcome, "up");
+      assert.deepEqual(run.failedChecks, []);
+      await api.patch(`/api/v1/projects/${p}/probes/${res.body.data.probe_id}`, {
+        expect: { json: [{ path: "/a", op: "exists" }] },
+      });
+      const changed = (await api.get(`/api/v1/projects/${p}/probes/${res.body.data.probe_id}`))
+        .body.data;
+      const failing = await executeProbe(changed, options);
+      assert.equal(failing.outcome, "down");
+      assert.deepEqual(failing.failedChecks, [
+        { check: "status", expected: "below 400", seen: "404" },
+        { check: "json.0", expected: "/a exists", seen: "body is not JSON" },
+      ]);
+      assert.equal(failing.error, "HTTP 404; assertion failed: json.0");
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("a probe is up since its real run; label, expect and latency keep that, a new URL or method makes it unknown", async ({ api }) => {
+    const p = await project(api);
+    const target = await startTarget();
+    try {
+      const created = await api.post(`/api/v1/projects/${p}/probes`, {
+        url: `${target.origin}/ok`,
+      });
+      let id: string = created.body.data.probe_id;
+      const read = async () => (await api.get(`/api/v1/projects/${p}/probes/${id}`)).body.data;
+      const runNow = async () => {
+        const res = await api.post(`/api/v1/projects/${p}/probes/${id}/run`);
+        assert.equal(res.status, 200, res.text);
+        return res.body.data;
+      };
+      const stateOf = async () => {
+        const probe = await read();
+        return [probe.state, probe.state_since];
+      };
+      /** `state_since` of a reset is the time of the change that made it. */
+      const between = (since: string, from: number, to: number) => {
+        const at = Date.parse(since);
+        assert.ok(at >= from && at <= to, `${since} is not within the change`);
+      };
+
+      const run = await runNow();
+      assert.equal(run.outcome, "up");
+      assert.deepEqual(await stateOf(), ["up", run.started_at]);
+      const listed = (await api.get(`/api/v1/projects/${p}/probes`)).body.data;
+      assert.deepEqual([listed[0].state, listed[0].state_since], ["up", run.started_at]);
+
+      const kept = await api.patch(`/api/v1/projects/${p}/probes/${id}`, {
+        label: "ok",
+        expect: { status: [200] },
+        latency: 60_000,
+      });
+      assert.equal(kept.body.data.probe_id, id);
+      assert.deepEqual(await stateOf(), ["up", run.started_at], "a PATCH of other fields");
+      const same = await api.post(`/api/v1/projects/${p}/probes`, { url: `${target.origin}/ok` });
+      assert.equal(same.body.data.probe_id, id);
+      assert.deepEqual(await stateOf(), ["up", run.started_at], "a rewrite, same method");
+
+      let from = Date.now();
+      const rewrite = await api.post(`/api/v1/projects/${p}/probes`, {
+        url: `${target.origin}/ok`,
+        method: "POST",
+      });
+      let to = Date.now();
+      assert.notEqual(rewrite.body.data.probe_id, id);
+      id = rewrite.body.data.probe_id;
+      const [afterRewrite, sinceRewrite] = await stateOf();
+      assert.equal(afterRewrite, "unknown", "a rewrite with another method");
+      between(sinceRewrite, from, to);
+
+      const again = await runNow();
+      assert.deepEqual(await stateOf(), ["up", again.started_at]);
+      from = Date.now();
+      const moved = await api.patch(`/api/v1/projects/${p}/probes/${id}`, {
+        url: `${target.origin}/ok?moved`,
+      });
+      to = Date.now();
+      assert.notEqual(moved.body.data.probe_id, id);
+      id = moved.body.data.probe_id;
+      const [afterMove, sinceMove] = await stateOf();
+      assert.equal(afterMove, "unknown", "a PATCH of the URL");
+      between(sinceMove, from, to);
     } finally {
       await target.close();
     }

@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { BUDGETS, type Db, withBudget } from "../db/database.ts";
 import { prepared } from "../db/prepared.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
+import { probesDeleted, projectDisabled } from "../alerts/changes.ts";
 import { decodeCursor, type Page, pageOf, type PageRequest, rowsToRead } from "./pages.ts";
 
 const projectColumns = ["name as project", "label", "description", "status"] as const;
@@ -63,14 +64,18 @@ export async function updateProject(
     ...(fields.description !== undefined && { description: fields.description }),
     ...(fields.status != null && { status: fields.status }),
   };
-  const row = await db
-    .updateTable("projects")
-    .set({ ...changes, updated_at: sql`now()` })
-    .where("name", "=", project)
-    .returning("name")
-    .executeTakeFirst();
-  if (!row) throw notFound("Project");
-  return { project: row.name };
+  return await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable("projects")
+      .set({ ...changes, updated_at: sql`now()` })
+      .where("name", "=", project)
+      .returning("name")
+      .executeTakeFirst();
+    if (!row) throw notFound("Project");
+    // Its probes are no longer checked: back to `unknown`, open incidents resolved, silently.
+    if (changes.status === "disabled") await projectDisabled(trx, project);
+    return { project: row.name };
+  });
 }
 
 /**
@@ -121,6 +126,8 @@ export function deleteProject(
       )
       delete from probe_schedule s using locked where s.probe_key = locked.probe_key`
       .execute(trx);
+    // Its open incidents end here; the archive keeps them all.
+    await probesDeleted(trx, { project });
     await sql`
       insert into archived_projects (project, snapshot)
       select p.name, json_build_object(
@@ -131,9 +138,18 @@ export function deleteProject(
           select json_agg(json_build_object(
             'project', b.project, 'probe_id', b.probe_id, 'url', b.url, 'method', b.method,
             'headers', b.headers, 'body', b.body, 'latency', b.latency,
+            'label', b.label, 'expect', b.expect,
             'created_at', ${isoText("b.created_at")}, 'updated_at', ${isoText("b.updated_at")}
           ) order by b.url collate "C")
-          from probes b where b.project = p.name), '[]'::json))
+          from probes b where b.project = p.name), '[]'::json),
+        'incidents', coalesce((
+          select json_agg(json_build_object(
+            'id', i.id::text, 'probe_id', i.probe_id, 'label', i.label,
+            'started_at', ${isoText("i.started_at")}, 'resolved_at', ${isoText("i.resolved_at")},
+            'resolution', i.resolution, 'cause', i.cause, 'runs_failed', i.runs_failed,
+            'last_error', i.last_error, 'acknowledged_at', ${isoText("i.acknowledged_at")}
+          ) order by i.id)
+          from incidents i where i.project = p.name), '[]'::json))
       from projects p where p.name = ${project}`.execute(trx);
     await trx.deleteFrom("probes").where("project", "=", project).execute();
     await trx.deleteFrom("projects").where("name", "=", project).execute();

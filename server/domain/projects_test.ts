@@ -9,6 +9,7 @@ import {
   TestClient,
   uniqueName,
 } from "../testing/app.ts";
+import { startTarget } from "../testing/target_server.ts";
 import { deleteProject } from "./projects.ts";
 
 apiSuite("projects", (test) => {
@@ -278,8 +279,11 @@ apiSuite("projects", (test) => {
     const archived = snapshot as {
       project: Record<string, unknown>;
       probes: Record<string, unknown>[];
+      incidents: unknown[];
     };
     const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+    assert.deepEqual(Object.keys(archived), ["project", "probes", "incidents"]);
+    assert.deepEqual(archived.incidents, [], "none of its probes ever went down");
     assert.deepEqual(Object.keys(archived.project), [
       "name",
       "label",
@@ -293,15 +297,69 @@ apiSuite("projects", (test) => {
       { name, label: "l", description: "d", status: "enabled", created_at: "", updated_at: "" },
     );
     assert.match(String(archived.project.created_at), iso);
-    // The probes as the API answered them, in the same order, with their times as Date.toJSON.
+    // The probes as the API answered them, in the same order, with their times as Date.toJSON;
+    // their definitions only: the state comes from runs, and starts again with a new project.
+    assert.deepEqual(
+      probes.map((p: Record<string, unknown>) => [p.state, p.state_since]),
+      [["unknown", null], ["unknown", null]],
+    );
     assert.deepEqual(
       archived.probes.map(({ created_at: _c, updated_at: _u, ...probe }) => probe),
-      probes,
+      probes.map(({ state: _s, state_since: _since, ...probe }: Record<string, unknown>) => probe),
     );
     for (const probe of archived.probes) {
       const row = rows.find((r) => r.url === probe.url)!;
       assert.equal(probe.created_at, row.created_at.toJSON());
       assert.match(String(probe.updated_at), iso);
+    }
+  });
+
+  test("the archive keeps its probes' incidents, resolved as deleted", async ({ api, app }) => {
+    const name = uniqueName();
+    await api.post("/api/v1/projects", { project: name });
+    const target = await startTarget();
+    try {
+      const created = await api.post(`/api/v1/projects/${name}/probes`, {
+        url: `${target.origin}/status/500`,
+        label: "checkout",
+      });
+      const path = `/api/v1/projects/${name}/probes/${created.body.data.probe_id}`;
+      // Three failing runs: the default failure_threshold, so the third opens an incident.
+      const runs = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await api.post(`${path}/run`);
+        assert.equal(res.status, 200, res.text);
+        runs.push(res.body.data);
+      }
+      assert.deepEqual(runs.map((r) => r.outcome), ["down", "down", "down"]);
+      const probe = (await api.get(path)).body.data;
+      assert.deepEqual([probe.state, probe.state_since], ["down", runs[2].started_at]);
+
+      const from = Date.now();
+      assert.equal((await api.delete(`/api/v1/projects/${name}`)).status, 200);
+      const to = Date.now();
+      const [{ snapshot }] = await app.database.db.selectFrom("archived_projects")
+        .select("snapshot").where("project", "=", name).execute();
+      const { incidents } = snapshot as { incidents: Record<string, unknown>[] };
+      assert.equal(incidents.length, 1);
+      const [incident] = incidents;
+      const resolvedAt = Date.parse(String(incident.resolved_at));
+      assert.ok(resolvedAt >= from && resolvedAt <= to, `resolved at ${incident.resolved_at}`);
+      assert.deepEqual(incident, {
+        id: incident.id,
+        probe_id: created.body.data.probe_id,
+        label: "checkout",
+        started_at: runs[2].started_at,
+        resolved_at: incident.resolved_at,
+        resolution: "deleted",
+        cause: "HTTP 500",
+        runs_failed: 3,
+        last_error: "HTTP 500",
+        acknowledged_at: null,
+      });
+      assert.match(String(incident.id), /^[1-9][0-9]*$/);
+    } finally {
+      await target.close();
     }
   });
 

@@ -23,8 +23,9 @@ import { addInto, bucketOf, emptyHistogram, percentileOf } from "../runner/histo
 const HOUR_MS = 3_600_000;
 type Reader = Db;
 
-type Counts = Record<Outcome, number>;
-const noCounts = (): Counts => ({ up: 0, degraded: 0, down: 0, blocked: 0 });
+/** Runs per outcome, and the runs in maintenance apart (in no outcome, so not in uptime). */
+type Counts = Record<Outcome | "maintenance", number>;
+const noCounts = (): Counts => ({ up: 0, degraded: 0, down: 0, blocked: 0, maintenance: 0 });
 const total = (c: Counts) => c.up + c.degraded + c.down + c.blocked;
 const uptimeOf = (c: Counts) => (total(c) === 0 ? null : (c.up + c.degraded) / total(c));
 const isoOrNull = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
@@ -42,12 +43,26 @@ export async function listResults(
 ): Promise<{ data: ProbeResult[]; meta: { count: number; next_before: string | null } }> {
   const key = await probeKeyOf(db, input.project, input.probeId);
   let query = db.selectFrom("probe_results")
-    .select(["started_at", "duration_ms", "outcome", "http_status", "error", "address"])
+    .select([
+      "started_at",
+      "duration_ms",
+      "outcome",
+      "http_status",
+      "error",
+      "address",
+      "failed_checks",
+      "trigger",
+      "in_maintenance",
+    ])
     .where("probe_key", "=", key);
   if (input.before !== undefined) query = query.where("started_at", "<", new Date(input.before));
   const rows = await query.orderBy("started_at", "desc").orderBy("id", "desc")
     .limit(input.limit).execute();
-  const data = rows.map((r) => ({ ...r, started_at: new Date(r.started_at).toISOString() }));
+  const data = rows.map((r) => ({
+    ...r,
+    started_at: new Date(r.started_at).toISOString(),
+    failed_checks: r.failed_checks as ProbeResult["failed_checks"],
+  }));
   const next_before = data.length === input.limit ? data[data.length - 1].started_at : null;
   return { data, meta: { count: data.length, next_before } };
 }
@@ -70,14 +85,18 @@ async function countsSince(
     : sql`x.probe_key in (select key from probes where project = ${scope.project})`;
   const { rows } = await sql<{ probe_key: string | number } & Counts>`
     select probe_key, sum(up)::int as up, sum(degraded)::int as degraded,
-           sum(down)::int as down, sum(blocked)::int as blocked
+           sum(down)::int as down, sum(blocked)::int as blocked,
+           sum(maintenance)::int as maintenance
     from (
-      select x.probe_key, x.up, x.degraded, x.down, x.blocked
+      select x.probe_key, x.up, x.degraded, x.down, x.blocked, x.maintenance
       from probe_rollups x where ${inScope} and x.hour >= ${edge}
       union all
       select x.probe_key,
-             (x.outcome = 'up')::int, (x.outcome = 'degraded')::int,
-             (x.outcome = 'down')::int, (x.outcome = 'blocked')::int
+             (x.outcome = 'up' and not x.in_maintenance)::int,
+             (x.outcome = 'degraded' and not x.in_maintenance)::int,
+             (x.outcome = 'down' and not x.in_maintenance)::int,
+             (x.outcome = 'blocked' and not x.in_maintenance)::int,
+             x.in_maintenance::int
       from probe_results x
       where ${inScope} and x.started_at >= ${new Date(since)} and x.started_at < ${edge}
     ) c
@@ -147,7 +166,7 @@ export function probeStats(
       .select((eb) => eb.fn.countAll<number | string>().as("raw"))
       .where("probe_key", "=", key).where("started_at", ">=", new Date(since))
       .executeTakeFirstOrThrow();
-    const exact = Number(raw) === total(counts);
+    const exact = Number(raw) === total(counts) + counts.maintenance;
     const latency = exact
       ? await exactLatency(trx, key, since)
       : await estimatedLatency(trx, key, since);
@@ -185,6 +204,9 @@ export function projectStatus(
         "probes.probe_id",
         "probes.url",
         "probes.method",
+        "probes.label",
+        "probe_schedule.state",
+        "probe_schedule.state_since",
         "probe_schedule.last_outcome",
         "probe_schedule.last_run_at",
       ])
@@ -198,6 +220,9 @@ export function projectStatus(
         probe_id: p.probe_id,
         url: p.url,
         method: p.method,
+        label: p.label,
+        state: p.state ?? "unknown",
+        state_since: isoOrNull(p.state_since),
         last_outcome: p.last_outcome,
         last_run_at: isoOrNull(p.last_run_at),
         runs_24h: total(c),

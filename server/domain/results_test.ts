@@ -7,6 +7,7 @@ import { apiSuite, type TestContext, uniqueName } from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
 import { pruneOnce } from "../runner/prune.ts";
 import { insertRuns, type Run } from "../runner/store.ts";
+import { startTarget } from "../testing/target_server.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -150,6 +151,9 @@ apiSuite("results and statistics", (test) => {
       http_status: 200,
       error: null,
       address: "192.0.2.1",
+      failed_checks: null,
+      trigger: "schedule",
+      in_maintenance: false,
     });
     assert.equal(first.body.meta.count, 2);
     const before = encodeURIComponent(first.body.meta.next_before);
@@ -200,6 +204,7 @@ apiSuite("results and statistics", (test) => {
     const { project, key } = await probeOf(t, "https://a.example.test/");
     const other = await t.api.post(`/api/v1/projects/${project}/probes`, {
       url: "https://b.example.test/",
+      label: "B",
     });
     const now = Date.now();
     // 23.5 hours ago and 25 hours ago: only the first is within 24 hours.
@@ -209,10 +214,11 @@ apiSuite("results and statistics", (test) => {
       run(key, now - HOUR, "up", 10),
       run(key, now - 60_000, "degraded", 10),
     ]);
-    await sql`insert into probe_schedule (probe_key, next_due_at, last_outcome, last_run_at)
-              values (${key}, now(), 'degraded', ${new Date(now - 60_000)})`.execute(
-      t.app.database.db,
-    );
+    // The schedule row as the runner leaves it: degraded since the last run, up before it.
+    await sql`insert into probe_schedule
+                (probe_key, next_due_at, last_outcome, last_run_at, state, state_since)
+              values (${key}, now(), 'degraded', ${new Date(now - 60_000)}, 'degraded',
+                      ${new Date(now - 60_000)})`.execute(t.app.database.db);
     const res = await t.api.get(`/api/v1/projects/${project}/status`);
     assert.equal(res.status, 200);
     assert.deepEqual(res.body.meta, { count: 2, status: "enabled" });
@@ -220,6 +226,9 @@ apiSuite("results and statistics", (test) => {
       probe_id: res.body.data[0].probe_id,
       url: "https://a.example.test/",
       method: "GET",
+      label: null,
+      state: "degraded",
+      state_since: new Date(now - 60_000).toISOString(),
       last_outcome: "degraded",
       last_run_at: new Date(now - 60_000).toISOString(),
       runs_24h: 3,
@@ -229,11 +238,72 @@ apiSuite("results and statistics", (test) => {
       probe_id: other.body.data.probe_id,
       url: "https://b.example.test/",
       method: "GET",
+      label: "B",
+      state: "unknown",
+      state_since: null,
       last_outcome: null,
       last_run_at: null,
       runs_24h: 0,
       uptime_24h: null,
     });
+  });
+
+  test("a real run is recorded as answered, and the board shows the probe up since it", async (t) => {
+    const target = await startTarget();
+    try {
+      const { project, probeId, path } = await probeOf(t, `${target.origin}/ok`);
+      await t.api.patch(path, { expect: { status: [200] } });
+      const failing = await t.api.post(`/api/v1/projects/${project}/probes`, {
+        url: `${target.origin}/status/500`,
+      });
+      const failingPath = `/api/v1/projects/${project}/probes/${failing.body.data.probe_id}`;
+
+      const ran = await t.api.post(`${path}/run`);
+      assert.equal(ran.status, 200, ran.text);
+      const result = ran.body.data;
+      assert.deepEqual({ ...result, started_at: "", duration_ms: 0 }, {
+        started_at: "",
+        duration_ms: 0,
+        outcome: "up",
+        http_status: 200,
+        error: null,
+        address: "127.0.0.1",
+        failed_checks: [],
+        trigger: "manual",
+        in_maintenance: false,
+      });
+      assert.deepEqual((await t.api.get(`${path}/results`)).body.data, [result]);
+      const down = (await t.api.post(`${failingPath}/run`)).body.data;
+      assert.deepEqual(
+        [down.outcome, down.failed_checks, down.trigger, down.in_maintenance],
+        ["down", null, "manual", false],
+        "without expect, no checks",
+      );
+
+      const s = (await t.api.get(`${path}/stats?window=1h`)).body.data;
+      assert.deepEqual([s.runs, s.up, s.maintenance, s.uptime], [1, 1, 0, 1]);
+      const board = (await t.api.get(`/api/v1/projects/${project}/status`)).body.data;
+      assert.deepEqual(board.find((p: { probe_id: string }) => p.probe_id === probeId), {
+        probe_id: probeId,
+        url: `${target.origin}/ok`,
+        method: "GET",
+        label: null,
+        state: "up",
+        state_since: result.started_at,
+        last_outcome: "up",
+        last_run_at: result.started_at,
+        runs_24h: 1,
+        uptime_24h: 1,
+      });
+      // One failing run is below the default failure_threshold (3): not down yet.
+      const other = board.find((p: { url: string }) => p.url.endsWith("/status/500"));
+      assert.deepEqual(
+        [other.state, other.state_since, other.last_outcome, other.runs_24h, other.uptime_24h],
+        ["unknown", null, "down", 1, 0],
+      );
+    } finally {
+      await target.close();
+    }
   });
 
   test("a deleted probe's history is removed by the pruner, in batches", async (t) => {

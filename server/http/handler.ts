@@ -11,10 +11,9 @@ import type { OpenAPIObject } from "trpc-to-openapi";
 import type { Db } from "../db/database.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { type ApiError, apiError, isUnexpected, toApiError, trpcErrorShape } from "../errors.ts";
-import type { IamAliveControl } from "../iam_alive/reporter.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { createRestHandler } from "../rest/handler.ts";
-import { type Context, createContext } from "../trpc/context.ts";
+import { type Context, createContext, type Services } from "../trpc/context.ts";
 import { createTrpcFastPath } from "../trpc/fast_path.ts";
 import { STREAMED } from "../trpc/pages.ts";
 import type { AppRouter } from "../trpc/router.ts";
@@ -34,7 +33,8 @@ export interface HttpDeps {
   db: Db;
   checkKey: (presented: string | null) => boolean;
   log: Logger;
-  iamAlive?: IamAliveControl;
+  /** What procedures may use besides the database (`server/trpc/context.ts`). */
+  services?: Services;
   /** Per-key request limit; none when null or absent. */
   rateLimiter?: RateLimiter | null;
   /** Failed key checks per client address; none when null or absent. */
@@ -87,7 +87,7 @@ export function createHttpHandler(
     db,
     checkKey,
     log,
-    iamAlive,
+    services,
     rateLimiter,
     authFailureLimiter,
     clientAddress = (peer) => peer ?? "unknown",
@@ -198,7 +198,7 @@ export function createHttpHandler(
     }
     const admission = rateLimiter?.take(key!, calls);
     if (admission && !admission.ok) return limited(admission.retryAfterSeconds);
-    const ctx = createContext({ db, authenticated, iamAlive });
+    const ctx = createContext({ db, authenticated, services });
     if (isTrpc) return await trpc(request, url, path, ctx);
 
     const result = await rest({ request, url, path: path.slice(REST_PREFIX.length) || "/", ctx });

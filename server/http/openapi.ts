@@ -8,7 +8,8 @@
  *
  * @module
  */
-import { errorBody } from "@probe/shared";
+import { alertEvent, errorBody } from "@probe/shared";
+import { z } from "zod";
 import type { AnyRouter } from "@trpc/server";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import {
@@ -35,7 +36,89 @@ const TAGS = [
     name: "results",
     description: "What the probe runner recorded: results, uptime and latency, a status board.",
   },
+  {
+    name: "incidents",
+    description: "Opened when a probe goes down, resolved when it recovers; acknowledging one " +
+      "stops its reminders.",
+  },
+  {
+    name: "alerts",
+    description: "The alert policy: who is told, after how many failing runs, and how often " +
+      "reminders go out; per-project overrides.",
+  },
+  {
+    name: "maintenance",
+    description: "Maintenance windows: runs go on, recorded apart, with no alerts.",
+  },
+  {
+    name: "notification-targets",
+    description: "Where alerts go: webhook, Slack, Discord and mail targets, and the built-in " +
+      "log. Secrets are write-only.",
+  },
 ];
+
+/** A header of every webhook call, per the Standard Webhooks specification. */
+const signatureHeader = (name: string, description: string, example: string) => ({
+  name,
+  in: "header" as const,
+  required: true,
+  description,
+  schema: { type: "string" as const },
+  example,
+});
+
+/**
+ * The calls the service makes (OpenAPI 3.1 `webhooks`): the alert event a webhook notification
+ * target receives, its schema built from the zod schema the senders use, signed per the
+ * Standard Webhooks specification.
+ */
+function webhooks(): NonNullable<OpenAPIObject["webhooks"]> {
+  // As plain JSON, the way the document is served; `$schema` is the document's to say.
+  const { $schema: _, ...schema } = JSON.parse(
+    JSON.stringify(z.toJSONSchema(alertEvent, { io: "output" })),
+  );
+  return {
+    alertEvent: {
+      post: {
+        operationId: "webhooks-alertEvent",
+        tags: ["notification-targets"],
+        summary: "An alert event, sent to a webhook notification target",
+        description: "A probe went down, recovered, became degraded or is still down " +
+          "(a reminder), or the target was tested. Slack, Discord, mail and log targets get " +
+          "the same event in their own format. Signed per the Standard Webhooks specification " +
+          "with the target's `whsec_` key: verify the signature and the timestamp (any " +
+          "Standard Webhooks library does both), and drop repeats by `webhook-id`.",
+        parameters: [
+          signatureHeader(
+            "webhook-id",
+            "The notification's id: the same on every attempt to deliver it.",
+            "msg_2f1c8e0a9b7d4c3e",
+          ),
+          signatureHeader(
+            "webhook-timestamp",
+            "Unix seconds of this attempt; part of the signed content.",
+            "1795000000",
+          ),
+          signatureHeader(
+            "webhook-signature",
+            "`v1,` and the base64 HMAC-SHA256, keyed with the base64-decoded part of the " +
+              "target's `whsec_` key, of `<webhook-id>.<webhook-timestamp>.<body>`.",
+            "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+          ),
+        ],
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema } },
+        },
+        responses: {
+          "2XX": { description: "Delivered." },
+          "4XX": { description: "Refused: the delivery failed." },
+          "5XX": { description: "The delivery failed." },
+        },
+      },
+    },
+  };
+}
 
 const DESCRIPTION =
   `Projects, the probes (HTTP checks) under them, and the global I'm alive settings.
@@ -137,5 +220,6 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): OpenAP
     servers: [{ url: baseUrl, description: "This service" }],
     security: [{ [API_KEY_SCHEME]: [] }],
     tags: TAGS,
+    webhooks: webhooks(),
   };
 }

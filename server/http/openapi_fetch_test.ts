@@ -214,6 +214,96 @@ for (const backend of backends()) {
         assert.equal(missing.response.status, 404);
       });
 
+      await t.step("alerts and maintenance: policy, overrides, windows", async () => {
+        const policy = await api.GET("/settings/alerts");
+        assert.equal(policy.response.status, 200);
+        const patched = await api.PATCH("/settings/alerts", { body: { failure_threshold: 4 } });
+        assert.equal(patched.data?.data.failure_threshold, 4);
+        const unknownTarget = await api.PATCH("/settings/alerts", { body: { targets: ["ghost"] } });
+        assert.equal(unknownTarget.response.status, 422);
+        assert.equal(unknownTarget.error?.error.details?.[0].path, "targets.0");
+
+        const project = uniqueName();
+        await api.POST("/projects", { body: { project } });
+        const params = { path: { project } };
+        const overrides = await api.PATCH("/projects/{project}/alerts", {
+          params,
+          body: { reminder_minutes: 30, notify_degraded: null },
+        });
+        assert.equal(overrides.data?.data.effective.reminder_minutes, 30);
+        const got = await api.GET("/projects/{project}/alerts", { params });
+        assert.deepEqual(got.data, overrides.data);
+
+        const created = await api.POST("/projects/{project}/maintenance", {
+          params,
+          body: { starts_at: "2031-01-01T00:00:00+01:00", ends_at: "2031-01-01T02:00:00+01:00" },
+        });
+        assert.equal(created.response.status, 201);
+        assert.equal(created.data?.data.starts_at, "2030-12-31T23:00:00.000Z");
+        const listed = await api.GET("/projects/{project}/maintenance", {
+          params: { ...params, query: { state: "upcoming" } },
+        });
+        assert.deepEqual(listed.data, { data: [created.data!.data], meta: { count: 1 } });
+        const id = created.data!.data.id;
+        const deleted = await api.DELETE("/projects/{project}/maintenance/{id}", {
+          params: { path: { project, id } },
+        });
+        assert.equal(deleted.response.status, 204);
+        const again = await api.DELETE("/projects/{project}/maintenance/{id}", {
+          params: { path: { project, id } },
+        });
+        assert.equal(again.response.status, 404);
+      });
+
+      await t.step("notification targets, incidents and run-now", async () => {
+        const name = uniqueName("t");
+        const created = await api.POST("/notification-targets", {
+          body: { name, kind: "mail", recipients: ["ops@example.com"] },
+        });
+        assert.equal(created.response.status, 201);
+        const listed = await api.GET("/notification-targets");
+        assert.ok(listed.data?.data.some((t) => t.name === name));
+        const got = await api.GET("/notification-targets/{name}", { params: { path: { name } } });
+        assert.equal(got.data?.data.kind, "mail");
+        const updated = await api.PATCH("/notification-targets/{name}", {
+          params: { path: { name } },
+          body: { recipients: ["oncall@example.com"] },
+        });
+        assert.equal(updated.response.status, 200);
+        const tested = await api.POST("/notification-targets/{name}/test", {
+          params: { path: { name: "log" } },
+        });
+        assert.equal(tested.data?.data.outcome, "delivered");
+        const deleted = await api.DELETE("/notification-targets/{name}", {
+          params: { path: { name } },
+        });
+        assert.equal(deleted.response.status, 204);
+
+        const incidents = await api.GET("/incidents", { params: { query: { state: "open" } } });
+        assert.equal(incidents.response.status, 200);
+        const missing = await api.GET("/incidents/{id}", { params: { path: { id: "999999" } } });
+        assert.equal(missing.response.status, 404);
+        const ack = await api.POST("/incidents/{id}/acknowledge", {
+          params: { path: { id: "999999" } },
+        });
+        assert.equal(ack.response.status, 404);
+
+        // A run of a closed port on loopback (which test servers may reach): `down`.
+        const project = uniqueName();
+        await api.POST("/projects", { body: { project } });
+        const probe = await api.POST("/projects/{project}/probes", {
+          params: { path: { project } },
+          body: { url: "http://127.0.0.1:9/" },
+        });
+        const run = await api.POST("/projects/{project}/probes/{probeId}/run", {
+          params: { path: { project, probeId: probe.data!.data.probe_id } },
+        });
+        assert.equal(run.response.status, 200);
+        assert.equal(run.data?.data.trigger, "manual");
+        assert.equal(run.data?.data.outcome, "down");
+        assert.equal(run.data?.data.error, "connection refused");
+      });
+
       await t.step("failures answer the documented error body", async () => {
         const project = uniqueName();
         await api.POST("/projects", { body: { project } });

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
+import { ALERT_EVENT_TYPES, alertEvent } from "@probe/shared";
+import { z } from "zod";
 import { startTestApp, TestClient } from "../testing/app.ts";
 
 /**
@@ -33,6 +35,24 @@ const SPEC: Record<string, number[]> = {
   "GET /projects/{project}/probes/{probeId}/results": [200, 404, ...INPUT],
   "GET /projects/{project}/probes/{probeId}/stats": [200, 404, ...INPUT],
   "GET /projects/{project}/status": [200, 404, ...INPUT],
+  // Beyond the interface document: notification targets (docs/notification_targets.md).
+  "POST /projects/{project}/probes/{probeId}/run": [200, 404, 409, ...BODY],
+  "GET /incidents": [200, ...INPUT],
+  "GET /incidents/{id}": [200, 404, ...INPUT],
+  "POST /incidents/{id}/acknowledge": [200, 404, 409, ...BODY],
+  "GET /settings/alerts": [200, ...ANY],
+  "PATCH /settings/alerts": [200, ...BODY],
+  "GET /projects/{project}/alerts": [200, 404, ...INPUT],
+  "PATCH /projects/{project}/alerts": [200, 404, ...BODY],
+  "GET /projects/{project}/maintenance": [200, 404, ...INPUT],
+  "POST /projects/{project}/maintenance": [201, 404, 409, ...BODY],
+  "DELETE /projects/{project}/maintenance/{id}": [204, 404, ...INPUT],
+  "POST /notification-targets": [201, 409, ...BODY],
+  "GET /notification-targets": [200, ...ANY],
+  "GET /notification-targets/{name}": [200, 404, ...INPUT],
+  "PATCH /notification-targets/{name}": [200, 404, 409, ...BODY],
+  "DELETE /notification-targets/{name}": [204, 404, 409, ...INPUT],
+  "POST /notification-targets/{name}/test": [200, 404, ...BODY],
 };
 
 /** The operations whose answers carry `meta` besides `data`. */
@@ -46,6 +66,9 @@ const WITH_META = new Set([
   "GET /settings/iam-alive/deliveries",
   "GET /projects/{project}/probes/{probeId}/results",
   "GET /projects/{project}/status",
+  "GET /notification-targets",
+  "GET /incidents",
+  "GET /projects/{project}/maintenance",
 ]);
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
@@ -160,6 +183,24 @@ Deno.test("the OpenAPI document", async (t) => {
     for (const [key, op] of operations(doc)) {
       assert.deepEqual(op.security, [{ ApiKey: [] }], key);
     }
+  });
+
+  await t.step("describes the alert event webhook, signed per Standard Webhooks", () => {
+    const post = doc.webhooks.alertEvent.post;
+    const { $schema: _, ...schema } = z.toJSONSchema(alertEvent, { io: "output" });
+    assert.deepEqual(post.requestBody.content["application/json"].schema, schema);
+    assert.deepEqual(post.requestBody.content["application/json"].schema.properties.type.enum, [
+      ...ALERT_EVENT_TYPES,
+    ]);
+    assert.deepEqual(
+      post.parameters.map((p: Json) => [p.in, p.name, p.required]),
+      [
+        ["header", "webhook-id", true],
+        ["header", "webhook-timestamp", true],
+        ["header", "webhook-signature", true],
+      ],
+    );
+    assert.ok(doc.tags.some((tag: Json) => tag.name === post.tags[0]));
   });
 
   await t.step("gives every operation a summary, a tag and an operationId", () => {

@@ -1,6 +1,9 @@
 import { iamAliveReport } from "@probe/shared";
 import assert from "node:assert/strict";
 import { generateOpenApiDocument } from "trpc-to-openapi";
+import { createDeliverer } from "../alerts/deliverer.ts";
+import { createDispatch } from "../alerts/dispatch.ts";
+import { backoffMs } from "../alerts/outbox.ts";
 import { type App, createApp, type IamAliveOptions } from "../app.ts";
 import { createLogger } from "../log.ts";
 import { smtpServer, TRUST_TEST_CERT, webhookReceiver } from "../testing/receivers.ts";
@@ -174,18 +177,87 @@ for (const backend of backends()) {
         interval_hours: 24,
         channels: ["log", "webhook"],
       });
-      // No time passes on the reporter's clock: the PATCH itself wakes it.
+      // No time passes on the reporter's clock: the PATCH itself wakes it, and it queues the
+      // report in the outbox; the deliverer (driven by hand here) sends it.
       await clock.sleepsReach(2);
+      assert.equal(lines.length + hook.received.length, 0, "nothing is sent inline");
+      assert.equal(await app.deliverer.deliverOnce(), 2);
       assert.equal(lines.length, 1);
-      assert.equal(JSON.parse(lines[0]).report.trigger, "schedule");
+      const report = JSON.parse(lines[0]).report;
+      assert.equal(report.trigger, "schedule");
       assert.equal(hook.received.length, 1);
       assert.equal(hook.received[0].signatureValid, true);
+      assert.deepEqual(JSON.parse(hook.received[0].body), report);
+      assert.equal(hook.received[0].headers.get("idempotency-key"), String(report.sequence));
+      assert.equal(hook.received[0].headers.get("webhook-id"), String(report.sequence));
       const listed = await api.get("/api/v1/settings/iam-alive/deliveries");
       assert.deepEqual(
         listed.body.data.map((d: { channel: string; outcome: string }) => [d.channel, d.outcome])
           .sort(),
         [["log", "delivered"], ["webhook", "delivered"]],
       );
+      assert.equal(await app.deliverer.deliverOnce(), 0, "each is sent once");
+    } finally {
+      await app.close();
+      await hook.close();
+    }
+  });
+
+  Deno.test(`I'm alive: a scheduled webhook that fails is retried with the same key and each attempt is listed [${backend}]`, async () => {
+    const hook = webhookReceiver([503, 200], { secret: SECRET });
+    const clock = new ManualClock();
+    const app = await appWith(backend, {
+      config: { webhook: { url: hook.url, secret: SECRET } },
+      clock,
+      instanceId: "retry-test",
+    });
+    const api = new TestClient(app.handler);
+    // A deliverer of the app's outbox on a clock of the test's (the app's own runs on real time).
+    let now = clock.now();
+    const deliverer = createDeliverer({
+      db: app.database.db,
+      send: createDispatch({ notifier: app.notifier, iamAlive: app.reporter }),
+      log: createLogger("silent"),
+      now: () => now,
+    });
+    try {
+      await api.patch("/api/v1/settings/iam-alive", { channels: ["webhook"] });
+      const queued = await app.reporter.runDue();
+      assert.ok(queued);
+      assert.equal(await deliverer.deliverOnce(), 1);
+      assert.equal(hook.received.length, 1, "one request per attempt: the outbox retries");
+      let listed = await api.get(DELIVERIES_PATH);
+      assert.deepEqual(
+        listed.body.data.map((d: Record<string, unknown>) => [
+          d.sequence,
+          d.trigger,
+          d.channel,
+          d.outcome,
+          d.attempts,
+          d.error,
+        ]),
+        [[queued.report.sequence, "schedule", "webhook", "failed", 1, "HTTP 503"]],
+      );
+
+      now = new Date(now.getTime() + backoffMs(1));
+      assert.equal(await deliverer.deliverOnce(), 1);
+      assert.equal(hook.received.length, 2);
+      const [first, second] = hook.received;
+      assert.equal(second.body, first.body, "the same report");
+      assert.deepEqual(JSON.parse(second.body), queued.report);
+      for (const name of ["idempotency-key", "webhook-id"]) {
+        assert.equal(first.headers.get(name), String(queued.report.sequence), name);
+        assert.equal(second.headers.get(name), first.headers.get(name), name);
+      }
+      assert.equal(second.signatureValid, true);
+
+      listed = await api.get(DELIVERIES_PATH);
+      assert.deepEqual(
+        listed.body.data.map((d: Record<string, unknown>) => [d.outcome, d.attempts, d.error]),
+        [["delivered", 2, null], ["failed", 1, "HTTP 503"]],
+      );
+      now = new Date(now.getTime() + 48 * 3_600_000);
+      assert.equal(await deliverer.deliverOnce(), 0, "delivered once, not again");
     } finally {
       await app.close();
       await hook.close();

@@ -8,6 +8,15 @@ import { SERVICE_VERSION } from "../version.ts";
 import type { Clock } from "./clock.ts";
 import { renderReportText, reportSubject } from "./report.ts";
 
+/** How a channel sends a report. */
+export interface DeliverOptions {
+  /**
+   * One try, without retries of the channel's own: the outbox retries scheduled reports, with its
+   * own back-off. Without it (a test report) the webhook retries up to 5 times at once.
+   */
+  once?: boolean;
+}
+
 /** One way a report goes out. */
 export interface Channel {
   /** The variables this channel still needs; empty when it is configured. */
@@ -15,7 +24,11 @@ export interface Channel {
   /** Caveats of the configuration worth a warning at start-up. */
   caveats?: string[];
   /** Sends the report; never throws. Only called when `missing` is empty. */
-  deliver(report: IamAliveReport, signal: AbortSignal): Promise<DeliveryResult>;
+  deliver(
+    report: IamAliveReport,
+    signal: AbortSignal,
+    options?: DeliverOptions,
+  ): Promise<DeliveryResult>;
 }
 
 /** Every channel of the settings has an implementation: the compiler checks the list. */
@@ -57,11 +70,13 @@ export function createChannels(deps: ChannelDeps): Channels {
       caveats: config.webhook && !config.webhook.secret
         ? ["IAM_ALIVE_WEBHOOK_SECRET is not set: webhook bodies go unsigned"]
         : [],
-      deliver: (report, signal) =>
-        postWebhook({
+      deliver: async (report, signal, options) => {
+        const result = await postWebhook({
           url: config.webhook!.url,
           secret: config.webhook!.secret,
           body: JSON.stringify(report),
+          // The sequence, not the outbox message id: the same key for a report on every attempt,
+          // scheduled or test, as receivers written before the outbox expect.
           idempotencyKey: String(report.sequence),
         }, {
           fetch: deps.fetch,
@@ -72,7 +87,13 @@ export function createChannels(deps: ChannelDeps): Channels {
           checkOutboundUrl: deps.checkOutboundUrl,
           signal,
           userAgent: `probe-service/${SERVICE_VERSION} (I'm alive)`,
-        }),
+          ...(options?.once && { maxAttempts: 1 }),
+        });
+        // A single try is retried by the outbox: its error is the try's, not a "gave up".
+        return options?.once && result.error
+          ? { ...result, error: result.error.replace(/^gave up after 1 attempt; last: /, "") }
+          : result;
+      },
     },
     mail: {
       missing: config.mail ? [] : ["SMTP_URL", "MAIL_FROM", "MAIL_TO"],

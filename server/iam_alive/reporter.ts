@@ -1,6 +1,7 @@
 import type {
   IamAliveChannel,
   IamAliveDelivery,
+  IamAliveReport,
   IamAliveRunnerFigures,
   IamAliveTestResult,
 } from "@probe/shared";
@@ -11,13 +12,16 @@ import {
   claimTestReport,
   type DeliveryRecord,
   inventoryCounts,
+  messageAttempt,
+  peekDueReport,
+  type QueuedReport,
   recordDeliveries,
   selectedChannels,
 } from "./store.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
 import { SERVICE_VERSION } from "../version.ts";
-import type { Channels } from "./channels.ts";
+import type { Channels, DeliverOptions } from "./channels.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { buildReport } from "./report.ts";
 
@@ -32,13 +36,33 @@ export interface IamAliveControl {
   wake(): void;
 }
 
-export interface Reporter extends IamAliveControl {
+/** One scheduled report's message to one channel, as the outbox hands it over. */
+export interface ReportMessage {
+  /** The outbox message id (`msg_iamalive_<sequence>_<channel>`). */
+  id: string;
+  channel: IamAliveChannel;
+  report: IamAliveReport;
+}
+
+/** What the outbox's dispatch needs of the reporter. */
+export interface IamAliveSender {
+  /**
+   * Sends a scheduled report over one channel, once (the outbox retries), and records the attempt
+   * in the deliveries list; never throws.
+   */
+  deliverMessage(message: ReportMessage): Promise<DeliveryResult>;
+}
+
+export interface Reporter extends IamAliveControl, IamAliveSender {
   /** Warns about selected channels that lack configuration, then starts the loop. */
   start(): Promise<void>;
   /** Stops the loop and waits for reports in flight; call before the database closes. */
   stop(): Promise<void>;
-  /** Sends the scheduled report if one is due and this instance claims it. */
-  runDue(): Promise<IamAliveTestResult | null>;
+  /**
+   * Writes the scheduled report to the outbox (one message per selected channel) if one is due
+   * and this instance claims it; the outbox's deliverer sends it.
+   */
+  runDue(): Promise<QueuedReport | null>;
   /** Logs a warning for each selected channel that lacks configuration (or has a caveat). */
   warnUnconfigured(): Promise<void>;
 }
@@ -55,14 +79,19 @@ export interface ReporterOptions {
   pollMs?: number;
   /** The probe runner's figures, once it is wired in; none by default. */
   runnerFigures?: RunnerFiguresProvider;
+  /** Told when a scheduled report was written to the outbox (to wake the deliverer). */
+  onQueued?: () => void;
 }
 
 export const DEFAULT_POLL_MS = 5000;
 
 /**
  * The I'm alive reporter: polls the database for a due report, claims it (so one instance of
- * several sends it), builds it, and sends it over every selected channel at once. Failures of
- * one channel do not stop the others; every outcome is recorded.
+ * several sends it), builds it and writes it to the outbox, one message per selected channel, in
+ * the claiming transaction; the outbox's deliverer sends those (through {@link
+ * IamAliveSender.deliverMessage}) at least once, retrying failures. A test report is sent at once
+ * over every selected channel instead. Failures of one channel do not stop the others; every
+ * attempt's outcome is recorded.
  */
 export function createReporter(options: ReporterOptions): Reporter {
   const { db, log, channels } = options;
@@ -96,7 +125,8 @@ export function createReporter(options: ReporterOptions): Reporter {
 
   async function deliverOne(
     channel: IamAliveChannel,
-    report: IamAliveTestResult["report"],
+    report: IamAliveReport,
+    how?: DeliverOptions,
   ): Promise<DeliveryResult> {
     const impl = channels[channel];
     if (impl.missing.length > 0) {
@@ -107,7 +137,7 @@ export function createReporter(options: ReporterOptions): Reporter {
       };
     }
     try {
-      return await impl.deliver(report, stopping.signal);
+      return await impl.deliver(report, stopping.signal, how);
     } catch (error) {
       // Channels return failures as values; an exception here is a bug, logged with its stack.
       log.error("I'm alive channel threw", { channel, ...errorFields(error) });
@@ -115,9 +145,13 @@ export function createReporter(options: ReporterOptions): Reporter {
     }
   }
 
-  async function send(claim: ClaimedReport): Promise<IamAliveTestResult> {
-    const now = clock.now();
-    const report = buildReport({
+  const compose = (
+    claim: ClaimedReport,
+    now: Date,
+    counts: { projects: number; probes: number },
+    runner: IamAliveRunnerFigures | undefined,
+  ) =>
+    buildReport({
       sequence: claim.sequence,
       trigger: claim.trigger,
       now,
@@ -126,9 +160,18 @@ export function createReporter(options: ReporterOptions): Reporter {
       instanceId,
       startedAt,
       intervalHours: claim.intervalHours,
-      counts: await inventoryCounts({ db }),
-      runner: await runnerFigures(claim.previousReportAt ?? startedAt),
+      counts,
+      runner,
     });
+
+  /** Sends a test report over every selected channel at once, each with its own retries. */
+  async function send(claim: ClaimedReport): Promise<IamAliveTestResult> {
+    const report = compose(
+      claim,
+      clock.now(),
+      await inventoryCounts({ db }),
+      await runnerFigures(claim.previousReportAt ?? startedAt),
+    );
     const records: DeliveryRecord[] = await Promise.all(claim.channels.map(async (channel) => {
       const startedAt = clock.now();
       const started = performance.now();
@@ -165,9 +208,61 @@ export function createReporter(options: ReporterOptions): Reporter {
     return { report, deliveries: records.map(toDelivery) };
   }
 
-  async function runDue(): Promise<IamAliveTestResult | null> {
-    const claim = await claimDueReport({ db, now: clock.now() });
-    return claim ? await send(claim) : null;
+  async function runDue(): Promise<QueuedReport | null> {
+    const due = await peekDueReport({ db, now: clock.now() });
+    if (!due) return null;
+    // Read before the claim: the claiming transaction holds the settings row and, on the embedded
+    // database, the only connection, so nothing outside it may wait for the database meanwhile.
+    const runner = await runnerFigures(due.previousReportAt ?? startedAt);
+    const now = clock.now();
+    const queued = await claimDueReport({
+      db,
+      now,
+      previousReportAt: due.previousReportAt,
+      compose: (claim) => compose(claim, now, claim.counts, runner),
+    });
+    if (!queued) return null;
+    log.info("I'm alive report queued", {
+      sequence: queued.report.sequence,
+      channels: queued.channels,
+    });
+    options.onQueued?.();
+    return queued;
+  }
+
+  async function deliverMessage({ id, channel, report }: ReportMessage): Promise<DeliveryResult> {
+    const startedAt = clock.now();
+    const started = performance.now();
+    const result = await deliverOne(channel, report, { once: true });
+    const record: DeliveryRecord = {
+      sequence: report.sequence,
+      trigger: report.trigger,
+      channel,
+      outcome: result.outcome,
+      attempts: 1,
+      error: result.error ?? null,
+      instanceId,
+      startedAt,
+      durationMs: performance.now() - started,
+    };
+    try {
+      // The row counts outbox attempts: the first try is 1, each retry one more.
+      record.attempts = await messageAttempt({ db, id });
+      await recordDeliveries({ db, deliveries: [record] });
+    } catch (error) {
+      // The outcome stands (a delivered report is not sent again for want of its record).
+      log.error("I'm alive delivery not recorded", { id, channel, ...errorFields(error) });
+    }
+    if (result.outcome !== "delivered") {
+      log.warn("I'm alive delivery failed", {
+        sequence: report.sequence,
+        channel,
+        outcome: result.outcome,
+        attempt: record.attempts,
+        error: record.error,
+      });
+    }
+    return result;
   }
 
   async function run(): Promise<void> {
@@ -219,6 +314,7 @@ export function createReporter(options: ReporterOptions): Reporter {
       nap?.abort();
     },
     runDue: () => track(runDue()),
+    deliverMessage: (message) => track(deliverMessage(message)),
     sendTest: () => track((async () => send(await claimTestReport({ db })))()),
     warnUnconfigured,
   };

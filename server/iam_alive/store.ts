@@ -1,10 +1,13 @@
-import type {
-  IamAliveChannel,
-  IamAliveDeliveriesInput,
-  IamAliveDelivery,
-  IamAliveTrigger,
+import {
+  type IamAliveChannel,
+  iamAliveChannel,
+  type IamAliveDeliveriesInput,
+  type IamAliveDelivery,
+  type IamAliveReport,
+  type IamAliveTrigger,
 } from "@probe/shared";
 import { sql } from "kysely";
+import { enqueueMessages } from "../alerts/outbox.ts";
 import type { Db } from "../db/database.ts";
 
 const HOUR_MS = 3_600_000;
@@ -22,25 +25,78 @@ export interface ClaimedReport {
   previousReportAt: Date | null;
 }
 
+/** A scheduled report as claimed: its facts and the counts read in the claiming transaction. */
+export interface ScheduledClaim extends ClaimedReport {
+  counts: { projects: number; probes: number };
+}
+
+/** A scheduled report written to the outbox, one message per channel. */
+export interface QueuedReport {
+  report: IamAliveReport;
+  channels: IamAliveChannel[];
+}
+
+/** The outbox type of an I'm alive report message. */
+export const IAM_ALIVE_MESSAGE_TYPE = "iam_alive.report";
+const TARGET_PREFIX = "iam_alive:";
+
+/** The outbox target of a channel: `iam_alive:log`, `iam_alive:webhook`, `iam_alive:mail`. */
+export const iamAliveTarget = (channel: IamAliveChannel) => `${TARGET_PREFIX}${channel}`;
+
+/** The channel an outbox target names; null when it names none. */
+export function channelOfTarget(target: string): IamAliveChannel | null {
+  if (!target.startsWith(TARGET_PREFIX)) return null;
+  const channel = iamAliveChannel.safeParse(target.slice(TARGET_PREFIX.length));
+  return channel.success ? channel.data : null;
+}
+
+/**
+ * The outbox id of a report's message to a channel. It follows from the report's sequence (which
+ * never repeats) and the channel, so a second writer of the same report writes nothing new.
+ */
+export const reportMessageId = (sequence: number, channel: IamAliveChannel) =>
+  `msg_iamalive_${sequence}_${channel}`;
+
 const isDue = (nextReportAt: Date | null, now: Date) =>
   nextReportAt === null || nextReportAt.getTime() <= now.getTime();
 
 /**
- * Claims the scheduled report that is due at `now`, if any. The settings row is locked while the
- * claim is written (an instance that finds it locked leaves the report to the one holding it),
- * and the next report is set one interval after `now`: a long outage yields one report, not a
- * backlog, and a restart finds the report already claimed.
+ * Whether a scheduled report is due at `now`, by a plain read (most polls find nothing due and
+ * need take no lock); when one is, the time of the previous report, which the caller's runner
+ * figures start from.
  */
-export async function claimDueReport(
+export async function peekDueReport(
   { db, now }: { db: Db; now: Date },
-): Promise<ClaimedReport | null> {
-  // A plain read first: most polls find nothing due and need take no lock.
+): Promise<{ previousReportAt: Date | null } | null> {
   const peek = await db.selectFrom("iam_alive_settings")
-    .select(["enabled", "next_report_at"])
+    .select(["enabled", "next_report_at", "last_report_at"])
     .where("id", "=", 1)
     .executeTakeFirst();
   if (!peek?.enabled || !isDue(peek.next_report_at, now)) return null;
+  return { previousReportAt: peek.last_report_at };
+}
 
+/**
+ * Claims the scheduled report that is due at `now`, if any, and writes it to the outbox: one
+ * message per selected channel (target `iam_alive:<channel>`, id {@link reportMessageId}), in the
+ * transaction that claims it. The settings row is locked while the claim is written (an instance
+ * that finds it locked leaves the report to the one holding it), and the next report is set one
+ * interval after `now`: a long outage yields one report, not a backlog, and a restart finds the
+ * report already claimed. `compose` builds the report from the claim (inside the transaction: it
+ * must not touch the database).
+ *
+ * `previousReportAt` is what {@link peekDueReport} saw: when the row shows another previous report
+ * by the time it is locked, another instance moved the schedule on meanwhile and nothing is
+ * claimed (the next poll looks again), so the caller's runner figures always match the report.
+ */
+export async function claimDueReport(
+  { db, now, previousReportAt, compose }: {
+    db: Db;
+    now: Date;
+    previousReportAt: Date | null;
+    compose: (claim: ScheduledClaim) => IamAliveReport;
+  },
+): Promise<QueuedReport | null> {
   return await db.transaction().execute(async (trx) => {
     const row = await trx.selectFrom("iam_alive_settings")
       .select(["enabled", "interval_hours", "channels", "last_report_at", "next_report_at"])
@@ -49,6 +105,7 @@ export async function claimDueReport(
       .skipLocked()
       .executeTakeFirst();
     if (!row?.enabled || !isDue(row.next_report_at, now)) return null;
+    if (row.last_report_at?.getTime() !== previousReportAt?.getTime()) return null;
     const claimed = await trx.updateTable("iam_alive_settings")
       .set({
         report_sequence: sql`report_sequence + 1`,
@@ -58,14 +115,36 @@ export async function claimDueReport(
       .where("id", "=", 1)
       .returning(["report_sequence"])
       .executeTakeFirstOrThrow();
-    return {
+    const channels = row.channels as IamAliveChannel[];
+    const report = compose({
       sequence: claimed.report_sequence,
-      trigger: "schedule" as const,
-      channels: row.channels as IamAliveChannel[],
+      trigger: "schedule",
+      channels,
       intervalHours: row.interval_hours,
       previousReportAt: row.last_report_at,
-    };
+      counts: await inventoryCounts({ db: trx }),
+    });
+    await enqueueMessages(
+      trx,
+      channels.map((channel) => ({
+        id: reportMessageId(report.sequence, channel),
+        target: iamAliveTarget(channel),
+        type: IAM_ALIVE_MESSAGE_TYPE,
+        payload: report,
+      })),
+    );
+    return { report, channels };
   });
+}
+
+/**
+ * Which attempt at an outbox message this is (the outbox counts them as it claims); 1 when the
+ * message is not in the outbox.
+ */
+export async function messageAttempt({ db, id }: { db: Db; id: string }): Promise<number> {
+  const row = await db.selectFrom("notifications").select("attempts").where("id", "=", id)
+    .executeTakeFirst();
+  return Math.max(1, row?.attempts ?? 1);
 }
 
 /** Takes a number for a test report; the schedule is left as it is. */

@@ -1,15 +1,20 @@
 import { type DeliveryResult, redactUrls } from "./delivery.ts";
+import { signStandardWebhook, textKey } from "./standard_webhooks.ts";
 
 /** Asks whether an outbound URL may be called; the probe runner's network policy fits here. */
 export type OutboundCheck = (url: URL) => Promise<{ allowed: boolean; reason?: string }>;
 
 export interface WebhookRequest {
   url: string;
-  /** Signs the body when given; a receiver without a secret (a ping URL) gets no signature. */
+  /**
+   * Signs the body when given, twice: `X-Signature` (the service's own scheme) and per Standard
+   * Webhooks, keyed with the secret's UTF-8 bytes. A receiver without a secret (a ping URL) gets
+   * no signature.
+   */
   secret?: string;
   /** JSON text, sent as-is and signed as-is. */
   body: string;
-  /** Sent as `Idempotency-Key`; the same on every attempt. */
+  /** Sent as `Idempotency-Key` and as `webhook-id`; the same on every attempt. */
   idempotencyKey: string;
 }
 
@@ -151,6 +156,12 @@ async function attemptOnce(
   if (o.userAgent) headers.set("user-agent", o.userAgent);
   if (request.secret) {
     headers.set(SIGNATURE_HEADER, await signWebhook(request.secret, timestamp, request.body));
+    const standard = signStandardWebhook(textKey(request.secret), {
+      id: request.idempotencyKey,
+      timestamp: new Date(Number(timestamp) * 1000),
+      body: request.body,
+    });
+    for (const [name, value] of Object.entries(standard)) headers.set(name, value);
   }
   const timeout = AbortSignal.timeout(o.timeoutMs);
   const signal = o.signal ? AbortSignal.any([timeout, o.signal]) : timeout;

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { Webhook } from "standardwebhooks";
 import { closedPort, TEST_TLS_CERT, TEST_TLS_KEY, webhookReceiver } from "../testing/receivers.ts";
 import { postWebhook, type WebhookOptions } from "./webhook.ts";
 
@@ -198,6 +200,7 @@ Deno.test("webhook: without a secret the body goes unsigned", async () => {
     );
     assert.deepEqual(result, { outcome: "delivered", attempts: 1 });
     assert.equal(target.received[0].headers.has("x-signature"), false);
+    assert.equal(target.received[0].headers.has("webhook-signature"), false);
     assert.equal(target.received[0].headers.get("idempotency-key"), "4");
   } finally {
     await target.close();
@@ -261,6 +264,35 @@ Deno.test("webhook: stopping during the backoff ends the retries", async () => {
     assert.equal(result.attempts, 1);
     assert.equal(result.error, "stopped; HTTP 503");
     assert.equal(target.received.length, 1);
+  } finally {
+    await target.close();
+  }
+});
+
+Deno.test("webhook: the body is signed per Standard Webhooks too, keyed with the secret's UTF-8 bytes", async () => {
+  // Not ASCII: the key is the UTF-8 of the text, not one byte per UTF-16 unit.
+  const secret = "clé secrète – 0123456789";
+  const target = webhookReceiver([503, 200], { secret });
+  try {
+    const result = await postWebhook(
+      { url: target.url, secret, body: BODY, idempotencyKey: "42" },
+      { sleep: () => Promise.resolve() },
+    );
+    assert.deepEqual(result, { outcome: "delivered", attempts: 2 });
+    // A receiver's Standard Webhooks library, given `whsec_` + base64 of those bytes.
+    const receiver = new Webhook(`whsec_${Buffer.from(secret, "utf8").toString("base64")}`);
+    for (const { headers, body, signatureValid } of target.received) {
+      assert.equal(signatureValid, true, "X-Signature is still there for existing receivers");
+      assert.equal(headers.get("webhook-id"), "42", "the idempotency key, on every attempt");
+      assert.equal(headers.get("webhook-timestamp"), headers.get("x-timestamp"));
+      assert.deepEqual(receiver.verify(body, Object.fromEntries(headers)), JSON.parse(BODY));
+      assert.throws(
+        () =>
+          new Webhook(`whsec_${btoa(secret.replace(/\P{ASCII}/gu, "?"))}`)
+            .verify(body, Object.fromEntries(headers)),
+        /No matching signature/,
+      );
+    }
   } finally {
     await target.close();
   }

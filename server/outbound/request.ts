@@ -12,6 +12,7 @@
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
+import { TLSSocket } from "node:tls";
 import { checkTarget, type NetworkPolicy, type Resolver } from "./network_policy.ts";
 
 export const MAX_REDIRECTS = 5;
@@ -36,6 +37,13 @@ export interface OutboundOptions {
   timeoutMs: number;
   maxRedirects?: number;
   maxBodyBytes?: number;
+  /**
+   * Keep the final response's body (its first `maxBodyBytes`) in the result, for assertions
+   * on it; otherwise it is read and thrown away.
+   */
+  keepBody?: boolean;
+  /** Read the final https hop's peer certificate (its expiry) into the result. */
+  readCertificate?: boolean;
   /** Certificate authorities to trust instead of the system's (PEM): tests use a local one. */
   ca?: string;
   /** A monotonic clock in milliseconds, for durations. */
@@ -48,7 +56,7 @@ export interface OutboundOptions {
  * (DNS, connection, TLS) that are worth one retry. `reason` never holds header values or URLs.
  */
 export type OutboundResult =
-  | { kind: "response"; status: number; address: string; durationMs: number; redirects: number }
+  | ({ kind: "response"; address: string; durationMs: number; redirects: number } & FinalResponse)
   | { kind: "blocked"; address: string; reason: string; durationMs: number }
   | { kind: "timeout"; address: string | null; reason: string; durationMs: number }
   | {
@@ -59,8 +67,22 @@ export type OutboundResult =
     durationMs: number;
   };
 
+/** What the final hop answered, as assertions see it. Redirect hops are not kept. */
+export interface FinalResponse {
+  status: number;
+  /** Names lower-cased; a repeated header's values joined with ", ". */
+  headers: Record<string, string>;
+  /** The first `maxBodyBytes` of the body when `keepBody` was asked, else null. */
+  body: Uint8Array | null;
+  /**
+   * With `readCertificate`, for an https hop: when its peer certificate stops being valid (null
+   * when it could not be read). Null for an http hop, or when not asked.
+   */
+  certificate: { validTo: Date | null } | null;
+}
+
 type Hop =
-  | { kind: "response"; status: number; location: string | null }
+  | ({ kind: "response"; location: string | null } & FinalResponse)
   | { kind: "error"; reason: string; network: boolean }
   | { kind: "timeout" };
 
@@ -103,12 +125,50 @@ function withoutHeaders(headers: Record<string, string>, names: readonly string[
   );
 }
 
+/** Response headers by lower-cased name, repeated ones joined with ", " (RFC 9110 5.3). */
+function headersOf(raw: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = Object.create(null);
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    headers[name] = name in headers ? `${headers[name]}, ${raw[i + 1]}` : raw[i + 1];
+  }
+  return { ...headers };
+}
+
+/** When the peer certificate of a TLS connection expires; null when it cannot be read. */
+function certificateExpiry(socket: unknown): Date | null {
+  if (!(socket instanceof TLSSocket)) return null;
+  const validTo = socket.getPeerCertificate()?.valid_to;
+  const time = typeof validTo === "string" ? Date.parse(validTo) : NaN;
+  return Number.isNaN(time) ? null : new Date(time);
+}
+
+/** The chunks as one array, cut at `max` bytes. */
+function concat(chunks: readonly Uint8Array[], max: number): Uint8Array {
+  const total = Math.min(max, chunks.reduce((n, c) => n + c.byteLength, 0));
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    if (at >= total) break;
+    const part = chunk.subarray(0, total - at);
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
+}
+
 /** One request and its response, to the one address given, within `timeoutMs`. */
 function exchange(
   url: URL,
   target: { hostname: string; address: string; family: 4 | 6 },
   req: { method: string; headers: Record<string, string>; body: string | Uint8Array | null },
-  { timeoutMs, maxBodyBytes, ca }: { timeoutMs: number; maxBodyBytes: number; ca?: string },
+  { timeoutMs, maxBodyBytes, keepBody, readCertificate, ca }: {
+    timeoutMs: number;
+    maxBodyBytes: number;
+    keepBody: boolean;
+    readCertificate: boolean;
+    ca?: string;
+  },
 ): Promise<Hop> {
   return new Promise<Hop>((resolve) => {
     let settled = false;
@@ -162,23 +222,39 @@ function exchange(
     request.on("response", (res) => {
       const status = res.statusCode ?? 0;
       const location = typeof res.headers.location === "string" ? res.headers.location : null;
+      const headers = headersOf(res.rawHeaders);
+      // Read while the connection is open; only when asked (it costs tens of microseconds).
+      const certificate = https_ && readCertificate
+        ? { validTo: certificateExpiry(res.socket) }
+        : null;
       if (REDIRECTS.has(status) && location !== null) {
         res.destroy();
-        finish({ kind: "response", status, location });
+        finish({ kind: "response", status, location, headers, body: null, certificate });
         return;
       }
-      // The body is read (up to the cap) and thrown away: the time to read it counts.
+      // The body is read up to the cap (the time to read it counts) and kept only when asked.
       let read = 0;
+      const chunks: Uint8Array[] = [];
+      const done = () =>
+        finish({
+          kind: "response",
+          status,
+          location: null,
+          headers,
+          body: keepBody ? concat(chunks, maxBodyBytes) : null,
+          certificate,
+        });
       res.on("data", (chunk: Uint8Array) => {
+        if (keepBody && read < maxBodyBytes) chunks.push(chunk);
         read += chunk.byteLength;
         if (read >= maxBodyBytes) {
-          finish({ kind: "response", status, location: null });
+          done();
           res.destroy();
         }
       });
-      res.on("end", () => finish({ kind: "response", status, location: null }));
+      res.on("end", done);
       res.on("error", (error) => finish({ kind: "error", ...describe(error) }));
-      res.on("close", () => finish({ kind: "response", status, location: null }));
+      res.on("close", done);
     });
     request.end(req.body ?? undefined);
   });
@@ -245,6 +321,8 @@ export async function outboundRequest(
     const result = await exchange(url, check, { method, headers, body }, {
       timeoutMs: remaining(),
       maxBodyBytes,
+      keepBody: options.keepBody ?? false,
+      readCertificate: options.readCertificate ?? false,
       ca: options.ca,
     });
     if (result.kind === "timeout") return timeout();
@@ -261,6 +339,9 @@ export async function outboundRequest(
       return {
         kind: "response",
         status: result.status,
+        headers: result.headers,
+        body: result.body,
+        certificate: result.certificate,
         address,
         durationMs: spent(),
         redirects: hop,

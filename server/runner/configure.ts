@@ -2,7 +2,19 @@ import type { Config } from "../config.ts";
 import type { Db } from "../db/database.ts";
 import type { Logger } from "../log.ts";
 import { createNetworkPolicy } from "../outbound/network_policy.ts";
+import { executeProbe, type ProbeTarget, type RunResult } from "./execute.ts";
 import { createRunner, type Runner, type RunnerOptions } from "./runner.ts";
+
+/**
+ * How the configuration runs one probe: the network policy (`PROBE_ALLOW_NETWORKS`) and the
+ * timeout (`PROBE_TIMEOUT_MS`). The runner and run-now (`POST …/run`) use the same.
+ */
+export function executorFromConfig(
+  config: Pick<Config, "probeAllowNetworks" | "probeTimeoutMs">,
+): (target: ProbeTarget) => Promise<RunResult> {
+  const policy = createNetworkPolicy(config.probeAllowNetworks);
+  return (target) => executeProbe(target, { policy, timeoutMs: config.probeTimeoutMs });
+}
 
 /** A runner with the settings the configuration names, over the given database. */
 export function runnerFromConfig(

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { probeExpect } from "@probe/shared";
 import { type ExecuteOptions, executeProbe, type ProbeTarget } from "./execute.ts";
+import { MAX_BODY_BYTES, outboundRequest } from "../outbound/request.ts";
 import { createNetworkPolicy, parseNetworks, type Resolver } from "../outbound/network_policy.ts";
 import { closedPort, startTarget, type Target } from "../testing/target_server.ts";
 
@@ -7,7 +9,7 @@ const loopbackAllowed = createNetworkPolicy(parseNetworks("127.0.0.0/8"));
 const noSleep = () => Promise.resolve();
 
 function probe(url: string, fields: Partial<ProbeTarget> = {}): ProbeTarget {
-  return { url, method: "GET", headers: {}, body: null, latency: null, ...fields };
+  return { url, method: "GET", headers: {}, body: null, latency: null, expect: null, ...fields };
 }
 
 function options(over: Partial<ExecuteOptions> = {}): ExecuteOptions {
@@ -42,6 +44,7 @@ Deno.test("a target answering 200 is up, with its status and address", async () 
     assert.equal(run.address, "127.0.0.1");
     assert.deepEqual(run.startedAt, new Date(1_000));
     assert.ok(run.durationMs >= 0);
+    assert.equal(run.failedChecks, null, "no expect, no checks");
   });
 });
 
@@ -289,4 +292,395 @@ Deno.test("a name that does not resolve is down with a DNS reason, after one ret
   assert.equal(run.outcome, "down");
   assert.equal(run.error, "DNS: ENOTFOUND");
   assert.equal(calls, 2);
+});
+
+// --- Assertions (issue 11) ------------------------------------------------------------------
+
+const TESTDATA = new URL("./testdata/", import.meta.url);
+const tlsFiles = async () => ({
+  cert: await Deno.readTextFile(new URL("probe.test.pem", TESTDATA)),
+  key: await Deno.readTextFile(new URL("probe.test.key", TESTDATA)),
+});
+const testCa = () => Deno.readTextFile(new URL("ca.pem", TESTDATA));
+/** The test certificate's end of validity (`openssl x509 -enddate`). */
+const CERT_VALID_TO = Date.parse("2126-10-28T19:50:13Z");
+const DAY = 24 * 60 * 60 * 1000;
+
+/** A real local server answering with `answer(path)`; its origin is given to `fn`. */
+async function withServer(
+  answer: (url: URL) => Response | Promise<Response>,
+  fn: (origin: string, port: number) => Promise<void>,
+  tls?: { cert: string; key: string },
+) {
+  const { promise, resolve } = Promise.withResolvers<number>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, ...tls, onListen: ({ port }) => resolve(port) },
+    (request) => answer(new URL(request.url)),
+  );
+  const port = await promise;
+  try {
+    await fn(`${tls ? "https" : "http"}://127.0.0.1:${port}`, port);
+  } finally {
+    await server.shutdown();
+  }
+}
+
+const HEALTH = JSON.stringify({
+  status: "UP",
+  checks: [{ name: "db", ok: true }, { name: "cache", ok: false }],
+  "a/b": { "~x": 1 },
+  uptime: 3600,
+});
+
+/** `/health` (JSON with headers), `/text`, `/huge` (a marker after 1 MiB), `/status/N`. */
+function health(url: URL): Response {
+  switch (url.pathname) {
+    case "/health":
+      return new Response(HEALTH, {
+        headers: {
+          "content-type": "application/json",
+          "X-Version": "2.4.1",
+          "Set-Cookie": "session=very-s3cret; HttpOnly",
+          "X-Auth-Token": "t0ken-s3cret",
+        },
+      });
+    case "/text":
+      return new Response("all systems operational\nno error today");
+    case "/huge":
+      return new Response("x".repeat(MAX_BODY_BYTES) + "MARKER");
+    default:
+      if (url.pathname.startsWith("/status/")) {
+        return new Response("s", { status: Number(url.pathname.slice(8)) });
+      }
+      return new Response(null, { status: 404 });
+  }
+}
+
+const withExpect = (url: string, expect: unknown, fields: Partial<ProbeTarget> = {}) =>
+  probe(url, { expect: probeExpect.parse(expect), ...fields });
+
+Deno.test("a status list replaces the default rule: an expected 404 is up, an unexpected 200 down", async () => {
+  await withServer(health, async (origin) => {
+    const expected = await executeProbe(
+      withExpect(`${origin}/status/404`, { status: [404, "5xx"] }),
+      options(),
+    );
+    assert.equal(expected.outcome, "up");
+    assert.equal(expected.httpStatus, 404);
+    assert.equal(expected.error, null);
+    assert.deepEqual(expected.failedChecks, []);
+
+    const unexpected = await executeProbe(
+      withExpect(`${origin}/status/200`, { status: ["3xx", 204] }),
+      options(),
+    );
+    assert.equal(unexpected.outcome, "down");
+    assert.equal(unexpected.httpStatus, 200);
+    assert.equal(unexpected.error, "assertion failed: status");
+    assert.deepEqual(unexpected.failedChecks, [
+      { check: "status", expected: "one of 3xx, 204", seen: "200" },
+    ]);
+  });
+});
+
+Deno.test("an empty expect keeps the default rule, and says so in its checks", async () => {
+  await withServer(health, async (origin) => {
+    const failing = await executeProbe(withExpect(`${origin}/status/500`, {}), options());
+    assert.equal(failing.outcome, "down");
+    assert.equal(failing.error, "HTTP 500");
+    assert.deepEqual(failing.failedChecks, [
+      { check: "status", expected: "below 400", seen: "500" },
+    ]);
+    const passing = await executeProbe(withExpect(`${origin}/status/302`, {}), options());
+    assert.equal(passing.outcome, "up");
+    assert.deepEqual(passing.failedChecks, []);
+  });
+});
+
+Deno.test("body assertions: contains and not_contains on the text read", async () => {
+  await withServer(health, async (origin) => {
+    const ok = await executeProbe(
+      withExpect(`${origin}/text`, {
+        body: { contains: ["operational"], not_contains: ["maintenance"] },
+      }),
+      options(),
+    );
+    assert.equal(ok.outcome, "up");
+    assert.deepEqual(ok.failedChecks, []);
+    const bad = await executeProbe(
+      withExpect(`${origin}/text`, {
+        body: { contains: ["all", "degraded"], not_contains: ["error"] },
+      }),
+      options(),
+    );
+    assert.equal(bad.outcome, "down");
+    assert.equal(bad.error, "assertion failed: body.contains.1, body.not_contains.0");
+    assert.deepEqual(bad.failedChecks, [
+      {
+        check: "body.contains.1",
+        expected: 'body contains "degraded"',
+        seen: "all systems operational no error today",
+      },
+      {
+        check: "body.not_contains.0",
+        expected: 'body does not contain "error"',
+        seen: "all systems operational no error today",
+      },
+    ]);
+  });
+});
+
+Deno.test("only the first 1 MiB of the body is searched, and the run still counts", async () => {
+  await withServer(health, async (origin) => {
+    const run = await executeProbe(
+      withExpect(`${origin}/huge`, { body: { contains: ["MARKER"] } }),
+      options(),
+    );
+    assert.equal(run.outcome, "down");
+    assert.equal(run.httpStatus, 200);
+    assert.equal(run.failedChecks![0].check, "body.contains.0");
+    assert.ok(run.failedChecks![0].seen!.length <= 80);
+    // Below the cap it is found.
+    const within = await executeProbe(
+      withExpect(`${origin}/huge`, { body: { contains: ["xxxx"], not_contains: ["MARKER"] } }),
+      options(),
+    );
+    assert.equal(within.outcome, "up");
+  });
+});
+
+Deno.test("the final body is kept only when asked, cut at the cap; the certificate read only when asked", async () => {
+  await withServer(health, async (origin) => {
+    const policy = loopbackAllowed;
+    const kept = await outboundRequest(
+      { url: `${origin}/huge`, method: "GET" },
+      { policy, timeoutMs: 5_000, keepBody: true },
+    );
+    assert.equal(kept.kind, "response");
+    if (kept.kind !== "response") return;
+    assert.equal(kept.body!.byteLength, MAX_BODY_BYTES);
+    assert.equal(kept.certificate, null, "no certificate over http");
+    // Over https the certificate is read when asked, and only then.
+    const tls = await tlsFiles();
+    const ca = await testCa();
+    const resolve: Resolver = () => Promise.resolve(["127.0.0.1"]);
+    await withServer(health, async (_origin, port) => {
+      const url = `https://probe.test:${port}/text`;
+      const read = await outboundRequest(
+        { url, method: "GET" },
+        { policy, timeoutMs: 5_000, ca, resolve, readCertificate: true },
+      );
+      assert.deepEqual(
+        read.kind === "response" && read.certificate,
+        { validTo: new Date(CERT_VALID_TO) },
+      );
+      const unread = await outboundRequest(
+        { url, method: "GET" },
+        { policy, timeoutMs: 5_000, ca, resolve },
+      );
+      assert.equal(unread.kind === "response" && unread.certificate, null);
+    }, tls);
+    const small = await outboundRequest(
+      { url: `${origin}/huge`, method: "GET" },
+      { policy, timeoutMs: 5_000, keepBody: true, maxBodyBytes: 10 },
+    );
+    assert.equal(
+      small.kind === "response" && new TextDecoder().decode(small.body!),
+      "x".repeat(10),
+    );
+    const thrown = await outboundRequest(
+      { url: `${origin}/text`, method: "GET" },
+      { policy, timeoutMs: 5_000 },
+    );
+    assert.equal(thrown.kind === "response" && thrown.body, null);
+    assert.equal(
+      thrown.kind === "response" && thrown.headers["content-type"],
+      "text/plain;charset=UTF-8",
+    );
+  });
+});
+
+Deno.test("JSON assertions on a real JSON body; a body that is not JSON fails them", async () => {
+  await withServer(health, async (origin) => {
+    const ok = await executeProbe(
+      withExpect(`${origin}/health`, {
+        json: [
+          { path: "/status", op: "eq", value: "UP" },
+          { path: "/checks/0/ok", op: "eq", value: true },
+          { path: "/checks/1/name", op: "ne", value: "db" },
+          { path: "/uptime", op: "ge", value: 60 },
+          { path: "/a~1b/~0x", op: "lt", value: 2 },
+          { path: "/status", op: "contains", value: "U" },
+          { path: "/checks/2", op: "not_exists" },
+          { path: "/checks", op: "exists" },
+        ],
+      }),
+      options(),
+    );
+    assert.deepEqual(ok.failedChecks, []);
+    assert.equal(ok.outcome, "up");
+
+    const bad = await executeProbe(
+      withExpect(`${origin}/health`, {
+        json: [
+          { path: "/status", op: "eq", value: "UP" },
+          { path: "/checks/1/ok", op: "eq", value: true },
+          { path: "/version", op: "exists" },
+        ],
+      }),
+      options(),
+    );
+    assert.equal(bad.outcome, "down");
+    assert.equal(bad.error, "assertion failed: json.1, json.2");
+    assert.deepEqual(bad.failedChecks, [
+      { check: "json.1", expected: "/checks/1/ok eq true", seen: "false" },
+      { check: "json.2", expected: "/version exists", seen: "missing" },
+    ]);
+
+    const text = await executeProbe(
+      withExpect(`${origin}/text`, { json: [{ path: "", op: "exists" }] }),
+      options(),
+    );
+    assert.equal(text.outcome, "down");
+    assert.deepEqual(text.failedChecks, [
+      { check: "json.0", expected: "(root) exists", seen: "body is not JSON" },
+    ]);
+  });
+});
+
+Deno.test("header assertions match names ignoring case and never show credentials", async () => {
+  await withServer(health, async (origin) => {
+    const ok = await executeProbe(
+      withExpect(`${origin}/health`, {
+        headers: [
+          { name: "x-version", op: "eq", value: "2.4.1" },
+          { name: "CONTENT-TYPE", op: "contains", value: "json" },
+          { name: "Set-Cookie", op: "exists" },
+          { name: "X-Missing", op: "not_exists" },
+        ],
+      }),
+      options(),
+    );
+    assert.deepEqual(ok.failedChecks, []);
+    const bad = await executeProbe(
+      withExpect(`${origin}/health`, {
+        headers: [
+          { name: "X-Version", op: "eq", value: "3" },
+          { name: "set-cookie", op: "contains", value: "admin" },
+          { name: "x-auth-token", op: "not_exists" },
+        ],
+      }),
+      options(),
+    );
+    assert.equal(bad.outcome, "down");
+    assert.deepEqual(bad.failedChecks, [
+      { check: "headers.0", expected: 'x-version eq "3"', seen: "2.4.1" },
+      { check: "headers.1", expected: "set-cookie contains <redacted>", seen: "<redacted>" },
+      { check: "headers.2", expected: "x-auth-token not_exists", seen: "<redacted>" },
+    ]);
+    assert.ok(!JSON.stringify(bad).includes("s3cret"));
+  });
+});
+
+Deno.test("headers of a redirect hop are not the final response's", async () => {
+  await withTarget(async (t) => {
+    const run = await executeProbe(
+      withExpect(`${t.origin}/redirect/2`, { headers: [{ name: "location", op: "not_exists" }] }),
+      options(),
+    );
+    assert.equal(run.outcome, "up");
+    assert.deepEqual(run.failedChecks, []);
+  });
+});
+
+Deno.test("latency makes a run degraded only when every assertion passed", async () => {
+  await withTarget(async (t) => {
+    const passing = await executeProbe(
+      withExpect(`${t.origin}/slow?ms=150`, { body: { contains: ["slow"] } }, { latency: 20 }),
+      options(),
+    );
+    assert.equal(passing.outcome, "degraded");
+    assert.equal(passing.error, "slower than 20 ms");
+    assert.deepEqual(passing.failedChecks, []);
+    const failing = await executeProbe(
+      withExpect(`${t.origin}/slow?ms=150`, { body: { contains: ["fast"] } }, { latency: 20 }),
+      options(),
+    );
+    assert.equal(failing.outcome, "down");
+    assert.equal(failing.error, "assertion failed: body.contains.0");
+  });
+});
+
+Deno.test("no response, no checks: a timeout with assertions has failedChecks null", async () => {
+  await withTarget(async (t) => {
+    const run = await executeProbe(
+      withExpect(`${t.origin}/hang`, { status: [200] }),
+      options({ timeoutMs: 100 }),
+    );
+    assert.equal(run.outcome, "down");
+    assert.equal(run.error, "timeout after 100 ms");
+    assert.equal(run.failedChecks, null);
+  });
+});
+
+Deno.test("certificate_days reads the final https hop's real certificate", async () => {
+  const tls = await tlsFiles();
+  const ca = await testCa();
+  const resolve: Resolver = () => Promise.resolve(["127.0.0.1"]);
+  await withServer(health, async (_origin, port) => {
+    const url = `https://probe.test:${port}/health`;
+    const ok = await executeProbe(
+      withExpect(url, { certificate_days: 3650 }),
+      options({ resolve, ca }),
+    );
+    assert.equal(ok.outcome, "up");
+    assert.deepEqual(ok.failedChecks, []);
+    // Run as if 100 days before the certificate ends.
+    const now = CERT_VALID_TO - 100 * DAY;
+    const late = await executeProbe(
+      withExpect(url, { certificate_days: 101 }),
+      options({ resolve, ca, now: () => now }),
+    );
+    assert.equal(late.outcome, "down");
+    assert.equal(late.error, "assertion failed: certificate_days");
+    assert.deepEqual(late.failedChecks, [{
+      check: "certificate_days",
+      expected: "certificate valid for at least 101 more days",
+      seen: "expires on 2126-10-28T19:50:13.000Z, in 100 days",
+    }]);
+    const enough = await executeProbe(
+      withExpect(url, { certificate_days: 100 }),
+      options({ resolve, ca, now: () => now }),
+    );
+    assert.equal(enough.outcome, "up");
+  }, tls);
+});
+
+Deno.test("certificate_days applies to the final hop: https to http fails, http to https passes", async () => {
+  const ca = await testCa();
+  const resolve: Resolver = () => Promise.resolve(["127.0.0.1"]);
+  await withTarget(async (plain) => {
+    await withTarget(async (secure) => {
+      const toPlain = encodeURIComponent(`${plain.origin}/ok`);
+      const down = await executeProbe(
+        withExpect(`https://probe.test:${secure.port}/redirect-to?url=${toPlain}`, {
+          certificate_days: 1,
+        }),
+        options({ resolve, ca }),
+      );
+      assert.equal(down.outcome, "down");
+      assert.deepEqual(down.failedChecks, [{
+        check: "certificate_days",
+        expected: "certificate valid for at least 1 more days",
+        seen: "no certificate: the final hop was http",
+      }]);
+      const toSecure = encodeURIComponent(`https://probe.test:${secure.port}/ok`);
+      const up = await executeProbe(
+        withExpect(`${plain.origin}/redirect-to?url=${toSecure}`, { certificate_days: 1 }),
+        options({ resolve, ca }),
+      );
+      assert.equal(up.outcome, "up");
+      assert.deepEqual(up.failedChecks, []);
+    }, true);
+  });
 });

@@ -141,6 +141,7 @@ export function createRunner(options: RunnerOptions): Runner {
       key: claimed.key,
       due: claimed.due,
       result,
+      inMaintenance: claimed.inMaintenance,
       nextDue: nextDue({
         due: claimed.due,
         now,

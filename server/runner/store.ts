@@ -13,15 +13,15 @@
  */
 import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
-import type { Outcome } from "@probe/shared";
+import { json } from "../db/json.ts";
+import type { Outcome, ProbeExpect } from "@probe/shared";
 import type { ProbeTarget, RunResult } from "./execute.ts";
+import { applyStateChanges } from "../alerts/incidents.ts";
+import { settleSchedule } from "../alerts/states.ts";
 import { bucketOf, emptyHistogram } from "./histogram.ts";
 import { gridAfter, offsetOf } from "./schedule.ts";
 
 const HOUR_MS = 3_600_000;
-
-/** Sent as text, then cast: postgres.js would encode a string parameter typed json again. */
-const jsonParam = (rows: unknown[]) => sql`cast(cast(${JSON.stringify(rows)} as text) as json)`;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -62,7 +62,7 @@ export async function syncSchedules(
       const result = await sql`
         insert into probe_schedule (probe_key, next_due_at)
         select x.probe_key, x.next_due_at
-        from json_to_recordset(${jsonParam(rows)}) as x(probe_key bigint, next_due_at timestamptz)
+        from json_to_recordset(${json(rows)}) as x(probe_key bigint, next_due_at timestamptz)
         where exists (select 1 from probes p where p.key = x.probe_key)
         order by x.probe_key
         on conflict (probe_key) do nothing`.execute(db);
@@ -83,6 +83,8 @@ export interface Claimed {
   due: number;
   /** False when the project is disabled: the run is skipped, not made. */
   enabled: boolean;
+  /** Whether the run falls in a maintenance window of its project (decided at the claim). */
+  inMaintenance: boolean;
   target: ProbeTarget;
 }
 
@@ -112,6 +114,8 @@ export async function claimDue(
     headers: Record<string, string>;
     body: unknown;
     latency: number | null;
+    expect: ProbeExpect | null;
+    in_maintenance: boolean;
   }>`
     with due as (
       select probe_key from probe_schedule
@@ -126,7 +130,14 @@ export async function claimDue(
       from due where s.probe_key = due.probe_key
       returning s.probe_key, s.next_due_at
     )
-    select c.probe_key, c.next_due_at, pr.status, p.url, p.method, p.headers, p.body, p.latency
+    select c.probe_key, c.next_due_at, pr.status, p.url, p.method, p.headers, p.body, p.latency,
+      p.expect,
+      exists (
+        select 1 from maintenance_windows w
+        where w.project = p.project
+          and w.starts_at <= greatest(c.next_due_at, ${iso(now)})
+          and w.ends_at > greatest(c.next_due_at, ${iso(now)})
+      ) as in_maintenance
     from claimed c
     join probes p on p.key = c.probe_key
     join projects pr on pr.name = p.project`.execute(db);
@@ -134,12 +145,14 @@ export async function claimDue(
     key: keyText(r.probe_key),
     due: new Date(r.next_due_at).getTime(),
     enabled: r.status === "enabled",
+    inMaintenance: r.in_maintenance,
     target: {
       url: r.url,
       method: r.method,
       headers: r.headers,
       body: r.body,
       latency: r.latency,
+      expect: r.expect,
     },
   }));
 }
@@ -150,19 +163,21 @@ export interface Completed {
   due: number;
   nextDue: number;
   result: RunResult | null;
+  inMaintenance?: boolean;
 }
 
 /** Per (probe, hour): counts and a latency histogram to add to the rollup row. */
-function rollupRows(runs: readonly { key: string; result: RunResult }[]) {
+function rollupRows(runs: readonly Run[]) {
   const rows = new Map<string, {
     probe_key: string;
     hour: string;
     counts: Record<Outcome, number>;
+    maintenance: number;
     latency_count: number;
     latency_max: number | null;
     latency_buckets: number[];
   }>();
-  for (const { key, result } of runs) {
+  for (const { key, result, inMaintenance } of runs) {
     const hour = Math.floor(result.startedAt.getTime() / HOUR_MS) * HOUR_MS;
     const id = `${key}@${hour}`;
     let row = rows.get(id);
@@ -171,13 +186,16 @@ function rollupRows(runs: readonly { key: string; result: RunResult }[]) {
         probe_key: key,
         hour: iso(hour),
         counts: { up: 0, degraded: 0, down: 0, blocked: 0 },
+        maintenance: 0,
         latency_count: 0,
         latency_max: null,
         latency_buckets: emptyHistogram(),
       };
       rows.set(id, row);
     }
-    row.counts[result.outcome]++;
+    // Runs in maintenance are counted apart, out of the outcomes (and so out of uptime).
+    if (inMaintenance) row.maintenance++;
+    else row.counts[result.outcome]++;
     if (result.httpStatus !== null) {
       row.latency_count++;
       row.latency_max = Math.max(row.latency_max ?? 0, result.durationMs);
@@ -213,39 +231,27 @@ export function recordRuns(
 ): Promise<{ recorded: number; skipped: number; lost: number }> {
   if (completed.length === 0) return Promise.resolve({ recorded: 0, skipped: 0, lost: 0 });
   const sorted = [...completed].sort((a, b) => (BigInt(a.key) < BigInt(b.key) ? -1 : 1));
-  const scheduleRows = sorted.map((c) => ({
-    probe_key: c.key,
-    due_at: iso(c.due),
-    next_due_at: iso(c.nextDue),
-    started_at: c.result ? c.result.startedAt.toISOString() : null,
-    outcome: c.result?.outcome ?? null,
-  }));
   return withBudget(db, "runner").transaction().execute(async (trx) => {
-    const { rows: held } = await sql<{ probe_key: number | string }>`
-      with x as (
-        select * from json_to_recordset(${jsonParam(scheduleRows)})
-          as x(probe_key bigint, due_at timestamptz, next_due_at timestamptz,
-               started_at timestamptz, outcome text)
-      ), locked as (
-        select s.probe_key from probe_schedule s
-        where s.probe_key in (select probe_key from x)
-        order by s.probe_key for update
-      )
-      update probe_schedule s
-      set next_due_at = x.next_due_at, lease_until = null, leased_by = null,
-          last_run_at = coalesce(x.started_at, s.last_run_at),
-          last_outcome = coalesce(x.outcome, s.last_outcome)
-      from x, locked
-      where s.probe_key = x.probe_key and s.probe_key = locked.probe_key
-        and s.leased_by = ${runner} and s.next_due_at = x.due_at
-      returning s.probe_key`.execute(trx);
-    const holding = new Set(held.map((h) => keyText(h.probe_key)));
+    const { settled, changes } = await settleSchedule(
+      trx,
+      sorted.map((c) => ({
+        key: c.key,
+        dueAt: new Date(c.due),
+        nextDueAt: new Date(c.nextDue),
+        run: c.result,
+        counted: !c.inMaintenance,
+      })),
+      { runner },
+    );
     const runs = sorted.flatMap((c) =>
-      c.result && holding.has(c.key) ? [{ key: c.key, due: c.due, result: c.result }] : []
+      c.result && settled.has(c.key)
+        ? [{ key: c.key, due: c.due, result: c.result, inMaintenance: c.inMaintenance ?? false }]
+        : []
     );
     await insertRuns(trx, runner, runs);
-    const skipped = sorted.filter((c) => !c.result && holding.has(c.key)).length;
-    return { recorded: runs.length, skipped, lost: completed.length - holding.size };
+    await applyStateChanges(trx, changes, new Date());
+    const skipped = sorted.filter((c) => !c.result && settled.has(c.key)).length;
+    return { recorded: runs.length, skipped, lost: completed.length - settled.size };
   });
 }
 
@@ -254,6 +260,8 @@ export interface Run {
   key: string;
   due: number;
   result: RunResult;
+  trigger?: "schedule" | "manual";
+  inMaintenance?: boolean;
 }
 
 /**
@@ -262,7 +270,7 @@ export interface Run {
  */
 export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): Promise<void> {
   if (runs.length === 0) return;
-  const resultRows = runs.map(({ key, due, result }) => ({
+  const resultRows = runs.map(({ key, due, result, trigger, inMaintenance }) => ({
     probe_key: key,
     due_at: iso(due),
     started_at: result.startedAt.toISOString(),
@@ -271,27 +279,33 @@ export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): 
     http_status: result.httpStatus,
     error: result.error,
     address: result.address,
+    failed_checks: result.failedChecks ?? null,
+    trigger: trigger ?? "schedule",
+    in_maintenance: inMaintenance ?? false,
   }));
   await sql`
       insert into probe_results
-        (probe_key, due_at, started_at, duration_ms, outcome, http_status, error, address, runner)
+        (probe_key, due_at, started_at, duration_ms, outcome, http_status, error, address, runner,
+         failed_checks, trigger, in_maintenance)
       select x.probe_key, x.due_at, x.started_at, x.duration_ms, x.outcome, x.http_status,
-             x.error, x.address, ${runner}
-      from json_to_recordset(${jsonParam(resultRows)})
+             x.error, x.address, ${runner}, x.failed_checks, x.trigger, x.in_maintenance
+      from json_to_recordset(${json(resultRows)})
         as x(probe_key bigint, due_at timestamptz, started_at timestamptz, duration_ms integer,
-             outcome text, http_status integer, error text, address text)`.execute(db);
+             outcome text, http_status integer, error text, address text, failed_checks json,
+             trigger text, in_maintenance boolean)`.execute(db);
   await sql`
       insert into probe_rollups as r
-        (probe_key, hour, up, degraded, down, blocked, latency_count, latency_max,
+        (probe_key, hour, up, degraded, down, blocked, maintenance, latency_count, latency_max,
          latency_buckets)
-      select x.probe_key, x.hour, x.up, x.degraded, x.down, x.blocked, x.latency_count,
-             x.latency_max, x.latency_buckets
-      from json_to_recordset(${jsonParam(rollupRows(runs))})
+      select x.probe_key, x.hour, x.up, x.degraded, x.down, x.blocked, x.maintenance,
+             x.latency_count, x.latency_max, x.latency_buckets
+      from json_to_recordset(${json(rollupRows(runs))})
         as x(probe_key bigint, hour timestamptz, up integer, degraded integer, down integer,
-             blocked integer, latency_count integer, latency_max integer,
+             blocked integer, maintenance integer, latency_count integer, latency_max integer,
              latency_buckets integer[])
       on conflict (probe_key, hour) do update set
         up = r.up + excluded.up,
+        maintenance = r.maintenance + excluded.maintenance,
         degraded = r.degraded + excluded.degraded,
         down = r.down + excluded.down,
         blocked = r.blocked + excluded.blocked,
@@ -311,7 +325,7 @@ export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): 
 export async function releaseLeases(database: Db, runner: string, keys: readonly string[]) {
   if (keys.length === 0) return;
   const db = withBudget(database, "runner");
-  const wanted = jsonParam(keys.map((k) => ({ k })));
+  const wanted = json(keys.map((k) => ({ k })));
   await sql`
     with locked as (
       select probe_key from probe_schedule

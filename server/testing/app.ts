@@ -8,6 +8,8 @@ import { type App, createApp } from "../app.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrator.ts";
 import { createLogger } from "../log.ts";
+import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
+import { executeProbe } from "../runner/execute.ts";
 
 export const TEST_API_KEY = "test-key-0123456789";
 export const BASE = "http://service.test";
@@ -288,8 +290,13 @@ export async function startTestApp(
     apiKeys: options.apiKeys ?? [TEST_API_KEY],
     log: createLogger("silent"),
     onFastPath: options.onFastPath,
+    // Run-now may reach local targets (`startTarget()`), as the tests' runners may.
+    runProbe: (target) => executeProbe(target, { policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
   });
 }
+
+/** The network policy of test runs: loopback open, everything else as by default. */
+export const LOOPBACK_ONLY = createNetworkPolicy(parseNetworks("127.0.0.0/8"));
 
 /** A name no other test uses. */
 export function uniqueName(prefix = "p"): string {

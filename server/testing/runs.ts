@@ -7,7 +7,7 @@
  */
 import type { Db } from "../db/database.ts";
 import { createLogger } from "../log.ts";
-import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
+import { LOOPBACK_ONLY } from "./app.ts";
 import { createRunner, type RunnerCounters } from "../runner/runner.ts";
 
 /**
@@ -26,7 +26,7 @@ export async function runDueProbesOnce(db: Db): Promise<RunnerCounters> {
     timeoutMs: 5_000,
     concurrency: 20,
     retentionDays: 7,
-    policy: createNetworkPolicy(parseNetworks("127.0.0.0/8")),
+    policy: LOOPBACK_ONLY,
     lookaheadMs: 0,
     retryPauseMs: 1,
   });

@@ -4,7 +4,9 @@
  *
  * Routes: `/ok`, `/slow?ms=N`, `/status/N`, `/hang` (answers only when the target closes),
  * `/redirect/N` (a chain of N redirects ending at `/ok`), `/redirect-to?url=U`, `/echo` (answers
- * with the request's method, headers and body as JSON), `/big` (2 MiB), anything else 200.
+ * with the request's method, headers and body as JSON), `/big` (2 MiB), `/health` (answers what
+ * `setHealth` last set: `{"status":"UP"}` with 200 at first), `/flap?ms=N` (500 in every other
+ * period of N ms, 200 in the others: a flapping service), anything else 200.
  *
  * @module
  */
@@ -23,6 +25,8 @@ export interface Target {
   hits: Hit[];
   /** Requests counted per path, cheaper than `hits` for the benchmark. */
   counts: Map<string, number>;
+  /** What `/health` answers from now on: a status and a JSON body (a service going down). */
+  setHealth(status: number, body: unknown): void;
   close(): Promise<void>;
 }
 
@@ -39,6 +43,7 @@ export function startTarget(options: TargetOptions = {}): Promise<Target> {
   const counts = new Map<string, number>();
   const pending = new Set<Promise<unknown>>();
   const hanging = new Set<() => void>();
+  let health = { status: 200, body: { status: "UP" } as unknown };
   // Waits end early when the target closes (request.signal is left alone: touching it makes
   // Deno.serve print a warning about its legacy abort behaviour).
   const wait = (ms: number) =>
@@ -96,6 +101,11 @@ export function startTarget(options: TargetOptions = {}): Promise<Target> {
       });
     }
     if (path === "/big") return new Response(new Uint8Array(2 * 1024 * 1024));
+    if (path === "/health") return Response.json(health.body, { status: health.status });
+    if (path === "/flap") {
+      const period = Number(url.searchParams.get("ms") ?? 10_000);
+      return new Response("flap", { status: Math.floor(Date.now() / period) % 2 ? 500 : 200 });
+    }
     return new Response("ok");
   };
 
@@ -111,6 +121,7 @@ export function startTarget(options: TargetOptions = {}): Promise<Target> {
           port,
           hits,
           counts,
+          setHealth: (status, body) => health = { status, body },
           close: async () => {
             for (const release of hanging) release();
             await Promise.allSettled(pending);

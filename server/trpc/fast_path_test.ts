@@ -4,6 +4,8 @@ import { probeIdOf } from "../domain/probe_id.ts";
 import { buildOpenApiDocument } from "../http/openapi.ts";
 import { REST_PREFIX } from "../http/handler.ts";
 import { freshDatabase, startTestApp, TEST_API_KEY } from "../testing/app.ts";
+import type { Db } from "../db/database.ts";
+import { createRunNow } from "../runner/run_now.ts";
 import { createContext } from "./context.ts";
 import { procedureTypes } from "./fast_path.ts";
 import { appRouter } from "./router.ts";
@@ -33,6 +35,10 @@ function requestOf(s: Sent, withKey: boolean): Request {
     body: query ? undefined : text,
   });
 }
+
+/** Run-now over `db` for calls that never get as far as running (a missing probe, bad input). */
+const unrun = (db: Db) =>
+  createRunNow({ db, execute: () => Promise.reject(new Error("no run was expected")) });
 
 /** An answer to compare; times (such as a window's start) are of the moment, so masked. */
 async function answer(response: Response) {
@@ -81,6 +87,32 @@ Deno.test("every query and mutation takes the fast path and answers as tRPC's ha
     { path: "settings.updateIamAlive", input: { interval_hours: 99 } },
     { path: "settings.listIamAliveDeliveries", input: {} },
     { path: "settings.testIamAlive", input: { x: 1 } },
+    { path: "alerts.get", input: {} },
+    { path: "alerts.update", input: { failure_threshold: 4 } },
+    { path: "alerts.update", input: { targets: ["ghost"] } },
+    { path: "alerts.getProject", input: { project: "p1" } },
+    { path: "alerts.updateProject", input: { project: "p1", reminder_minutes: 30 } },
+    {
+      path: "maintenance.create",
+      input: { project: "p1", starts_at: "2031-01-01T00:00:00Z", ends_at: "2031-01-02T00:00:00Z" },
+    },
+    { path: "maintenance.list", input: { project: "p1" } },
+    { path: "maintenance.delete", input: { project: "p1", id: "1" } },
+    { path: "maintenance.delete", input: { project: "p1", id: "1" } },
+    { path: "targets.create", input: { name: "t1", kind: "mail", recipients: ["a@example.com"] } },
+    { path: "targets.create", input: { name: "log", kind: "slack", url: "https://x.example/" } },
+    { path: "targets.list", input: {} },
+    { path: "targets.get", input: { name: "t1" } },
+    { path: "targets.update", input: { name: "t1", recipients: ["b@example.com"] } },
+    { path: "targets.test", input: { name: "nope" } },
+    { path: "targets.delete", input: { name: "t1" } },
+    { path: "incidents.list", input: {} },
+    { path: "incidents.list", input: { state: "closed" } },
+    { path: "incidents.get", input: { id: "1" } },
+    { path: "incidents.acknowledge", input: { id: "1" } },
+    { path: "incidents.acknowledge", input: { id: "1", x: 1 } },
+    { path: "probes.run", input: { project: "p1", probeId: "nope" } },
+    { path: "probes.run", input: { ...ref, x: 1 } },
     { path: "probes.delete", input: ref },
     { path: "probes.delete", input: ref },
     { path: "projects.delete", input: { project: "p1" } },
@@ -94,7 +126,12 @@ Deno.test("every query and mutation takes the fast path and answers as tRPC's ha
         endpoint: "/trpc",
         req: requestOf(s, false),
         router: appRouter,
-        createContext: () => createContext({ db: other.db, authenticated: true }),
+        createContext: () =>
+          createContext({
+            db: other.db,
+            authenticated: true,
+            services: { runNow: unrun(other.db) },
+          }),
       });
       assert.deepEqual(
         await answer(fast),

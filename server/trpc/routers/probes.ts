@@ -9,6 +9,7 @@ import {
   probeListInput,
   probePatchInput,
   probeRef,
+  probeResult,
   probeWritten,
 } from "@probe/shared";
 import { z } from "zod";
@@ -19,6 +20,7 @@ import {
   listProbes,
   updateProbe,
 } from "../../domain/probes.ts";
+import { unavailable } from "../../domain/errors.ts";
 import type { Context } from "../context.ts";
 import { apiProcedure, router } from "../init.ts";
 import { pageAnswer } from "../pages.ts";
@@ -154,5 +156,31 @@ export const probesRouter = router({
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       await deleteProbe({ db: ctx.db, ref: input });
+    }),
+
+  run: apiProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/projects/{project}/probes/{probeId}/run",
+        tags,
+        summary: "Run a probe once, now",
+        description: "Runs the probe at once with the runner's settings and assertions, records " +
+          "the result (`trigger: manual`; it counts toward the state and uptime like any run) and " +
+          "answers with it. Takes no input: send no body or `{}`. One manual run per probe at a " +
+          "time (409).",
+        protect: true,
+        errorResponses: {
+          404: "Probe not found",
+          409: "A manual run of this probe is already in flight",
+          503: "Running probes is not available",
+        },
+      },
+    })
+    .input(z.strictObject({ project: z.string(), probeId: z.string() }))
+    .output(dataOf(probeResult))
+    .mutation(async ({ ctx, input }) => {
+      if (!ctx.runNow) throw unavailable("Running probes");
+      return { data: await ctx.runNow.run(input) };
     }),
 });

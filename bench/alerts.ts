@@ -1,0 +1,259 @@
+/**
+ * `deno task bench:alerts`: how fast and how exactly alerts go out, on PostgreSQL, with real
+ * server and runner processes, a local target and a local webhook receiver.
+ *
+ * 1. Time to alert: a server (its runner inside, `PROBE_INTERVAL_SECONDS=10`) with `--latency`
+ *    probes (20) on a target that flips to HTTP 500 and back, `failure_threshold` and
+ *    `success_threshold` 1: from the end of the run that changed the state (its `started_at` plus
+ *    its duration, as recorded) to the webhook's arrival, p50 and p99, for `probe.down` and for
+ *    `probe.recovered`, over `--flips` (3) flips.
+ * 2. At scale: `--probes` (10,000) probes on two runner processes (the server's runner off, its
+ *    deliverer on), 10% of them on a target that flaps every 20 s, every probe every 10 s, for
+ *    `--duration` seconds (120); then the runners stop and the outbox drains. Every transition in
+ *    the database must have reached the receiver exactly once (by `webhook-id`).
+ *
+ *   deno task bench:alerts [--latency 20] [--flips 3] [--probes 10000] [--duration 120]
+ *                          [--part latency|scale|both]
+ *
+ * BENCH_DATABASE_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres).
+ * Not a test: figures vary with the machine and its load.
+ */
+import { parseArgs } from "node:util";
+import { sql } from "kysely";
+import { type Db, openDatabase } from "../server/db/database.ts";
+import { createPostgresDatabase } from "../server/testing/app.ts";
+import { RUNNER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
+import { startTarget, type Target } from "../server/testing/target_server.ts";
+
+const { values: args } = parseArgs({
+  args: Deno.args,
+  options: {
+    latency: { type: "string", default: "20" },
+    flips: { type: "string", default: "3" },
+    probes: { type: "string", default: "10000" },
+    duration: { type: "string", default: "120" },
+    part: { type: "string", default: "both" },
+  },
+});
+const ADMIN_URL = Deno.env.get("BENCH_DATABASE_URL") ??
+  "postgres://postgres@127.0.0.1:5432/postgres";
+const KEY = "bench-key-0123456789";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Arrival {
+  id: string;
+  type: string;
+  incidentId: string | null;
+  at: number;
+}
+
+/** A webhook receiver that records each call's id, type, incident and arrival time. */
+function receiver() {
+  const arrivals: Arrival[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const at = Date.now();
+    const event = await req.json();
+    arrivals.push({
+      id: req.headers.get("webhook-id") ?? "",
+      type: event.type,
+      incidentId: event.data?.incident_id ?? null,
+      at,
+    });
+    return new Response(null, { status: 204 });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/hook`,
+    arrivals,
+    count: (type: string) => arrivals.filter((a) => a.type === type).length,
+    close: () => server.shutdown(),
+  };
+}
+
+function server(databaseUrl: string, env: Record<string, string> = {}) {
+  return startServerProcess({
+    env: {
+      DATABASE_URL: databaseUrl,
+      SERVICE_API_KEY: KEY,
+      PROBE_INTERVAL_SECONDS: "10",
+      PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
+      RATE_LIMIT_PER_SECOND: "0",
+      LOG_LEVEL: "warn",
+      ...env,
+    },
+  });
+}
+
+async function call(base: ServerProcess, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base.url}/api/v1${path}`, {
+    method,
+    headers: { "x-service-api-key": KEY, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** The webhook target and the policy: every event to it, thresholds of 1. */
+async function alertTo(base: ServerProcess, url: string) {
+  await call(base, "POST", "/notification-targets", { name: "hook", kind: "webhook", url });
+  await call(base, "PATCH", "/settings/alerts", {
+    targets: ["hook"],
+    failure_threshold: 1,
+    success_threshold: 1,
+  });
+}
+
+async function waitFor(what: string, done: () => boolean | Promise<boolean>, ms: number) {
+  const until = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
+};
+
+/** From the end of the run that moved the state to the arrival, per arrival of `type`. */
+async function delays(db: Db, arrivals: Arrival[], type: string): Promise<number[]> {
+  const column = type === "probe.down" ? "started_at" : "resolved_at";
+  const out: number[] = [];
+  for (const a of arrivals.filter((x) => x.type === type && x.incidentId)) {
+    const { rows: [run] } = await sql<{ ended: Date }>`
+      select r.started_at + r.duration_ms * interval '1 millisecond' as ended
+      from incidents i join probe_results r
+        on r.probe_key = i.probe_key and r.started_at = i.${sql.ref(column)}
+      where i.id = ${a.incidentId}`.execute(db);
+    if (run) out.push(a.at - new Date(run.ended).getTime());
+  }
+  return out;
+}
+
+async function latencyPart() {
+  const n = Number(args.latency);
+  const flips = Number(args.flips);
+  const database = await createPostgresDatabase(ADMIN_URL, "probe_bench");
+  const target = await startTarget({ countOnly: true });
+  const hook = receiver();
+  const base = await server(database.url);
+  const handle = await openDatabase({ kind: "postgres", url: database.url });
+  try {
+    await alertTo(base, hook.url);
+    await call(base, "POST", "/projects", { project: "lat" });
+    for (let i = 0; i < n; i++) {
+      await call(base, "POST", "/projects/lat/probes", { url: `${target.origin}/health?i=${i}` });
+    }
+    const upCount = async () => {
+      const { rows: [r] } = await sql<{ n: number }>`
+        select count(*)::int as n from probe_schedule where state = 'up'`.execute(handle.db);
+      return r.n === n;
+    };
+    await waitFor("every probe up", upCount, 60_000);
+    for (let f = 0; f < flips; f++) {
+      target.setHealth(500, { status: "DOWN" });
+      await waitFor("the down alerts", () => hook.count("probe.down") >= n * (f + 1), 60_000);
+      target.setHealth(200, { status: "UP" });
+      await waitFor(
+        "the recovered alerts",
+        () => hook.count("probe.recovered") >= n * (f + 1),
+        60_000,
+      );
+    }
+    for (const type of ["probe.down", "probe.recovered"]) {
+      const d = await delays(handle.db, hook.arrivals, type);
+      console.log(
+        `time to alert, ${type.padEnd(15)} ${d.length} alerts: p50 ${percentile(d, 0.5)} ms, ` +
+          `p99 ${percentile(d, 0.99)} ms, max ${Math.max(...d)} ms`,
+      );
+    }
+  } finally {
+    await base.stop();
+    await handle.close();
+    await hook.close();
+    await target.close();
+    await database.drop();
+  }
+}
+
+async function scalePart() {
+  const n = Number(args.probes);
+  const duration = Number(args.duration) * 1000;
+  const database = await createPostgresDatabase(ADMIN_URL, "probe_bench");
+  const target: Target = await startTarget({ countOnly: true });
+  const hook = receiver();
+  const base = await server(database.url, { RUNNER: "off" });
+  const handle = await openDatabase({ kind: "postgres", url: database.url });
+  const runners: ServerProcess[] = [];
+  try {
+    const db = handle.db;
+    await alertTo(base, hook.url);
+    await db.insertInto("projects").values({ name: "scale" }).execute();
+    // One probe in ten flaps: 500 for 20 s, 200 for 20 s.
+    await sql`
+      insert into probes (project, probe_id, url, method, headers)
+      select 'scale', 's' || i,
+        case when i % 10 = 0 then ${target.origin} || '/flap?ms=20000&i=' || i
+             else ${target.origin} || '/p/' || i end,
+        'GET', '{}'
+      from generate_series(1, ${n}::int) as i`.execute(db);
+    for (let i = 0; i < 2; i++) {
+      runners.push(
+        await startServerProcess({
+          entry: RUNNER_ENTRY,
+          env: {
+            DATABASE_URL: database.url,
+            PROBE_INTERVAL_SECONDS: "10",
+            PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
+            LOG_LEVEL: "warn",
+          },
+          waitReady: false,
+        }),
+      );
+    }
+    console.log(`scale: ${n} probes, ${n / 10} flapping, 2 runners, ${duration / 1000} s …`);
+    await sleep(duration);
+    for (const r of runners) r.kill("SIGTERM");
+    await Promise.all(runners.map((r) => r.status));
+    await waitFor("the outbox to drain", async () => {
+      const { rows: [r] } = await sql<{ n: number }>`
+        select count(*)::int as n from notifications where status = 'pending'`.execute(db);
+      return r.n === 0;
+    }, 120_000);
+    const { rows: [t] } = await sql<
+      { opened: number; recovered: number; runs: number; down: number; up: number }
+    >`
+      select (select count(*)::int from incidents) as opened,
+        (select count(*)::int from incidents where resolution = 'recovered') as recovered,
+        (select count(*)::int from probe_results) as runs,
+        (select count(*)::int from notifications where event = 'probe.down') as down,
+        (select count(*)::int from notifications where event = 'probe.recovered') as up`
+      .execute(db);
+    const ids = hook.arrivals.map((a) => a.id);
+    const repeats = ids.length - new Set(ids).size;
+    const received = (type: string) =>
+      new Set(hook.arrivals.filter((a) => a.type === type).map((a) => a.id)).size;
+    console.log(`runs recorded:            ${t.runs}`);
+    console.log(`transitions in database:  ${t.opened} down, ${t.recovered} recovered`);
+    console.log(`notifications written:    ${t.down} down, ${t.up} recovered`);
+    console.log(
+      `received (unique ids):    ${received("probe.down")} down, ` +
+        `${received("probe.recovered")} recovered; ${repeats} repeated deliveries`,
+    );
+    const exact = t.opened === t.down && t.recovered === t.up &&
+      received("probe.down") === t.down && received("probe.recovered") === t.up;
+    console.log(exact ? "every transition notified exactly once" : "MISMATCH");
+  } finally {
+    for (const r of runners) r.kill("SIGKILL");
+    await base.stop();
+    await handle.close();
+    await hook.close();
+    await target.close();
+    await database.drop();
+  }
+}
+
+if (args.part !== "scale") await latencyPart();
+if (args.part !== "latency") await scalePart();

@@ -1,0 +1,284 @@
+/**
+ * What a state change means: entering `down` opens an incident (one per probe at most: a unique
+ * index on open incidents) and notifies `probe.down`; leaving it resolves the incident and
+ * notifies `probe.recovered`; `up` to `degraded` notifies `probe.degraded` when the policy asks.
+ * Each decision writes its notifications to the outbox in the same transaction. Reminders go out
+ * every `reminder_minutes` while an incident is open and not acknowledged.
+ *
+ * Incidents are resolved without notifications when their probe changes (`changed`), is deleted
+ * (`deleted`) or its project is disabled (`disabled`).
+ *
+ * @module
+ */
+import type { AlertEvent, AlertEventType } from "@probe/shared";
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+import { json } from "../db/json.ts";
+import type { ProbeState } from "../db/schema.ts";
+import { enqueue, type Outgoing } from "./outbox.ts";
+import type { StateChange } from "./states.ts";
+
+export type Resolution = "recovered" | "changed" | "deleted" | "disabled";
+
+/** A probe as messages and lists name it: its label, or its URL without credentials or query values. */
+export function displayLabel(label: string | null, url: string): string {
+  if (label) return label;
+  if (!URL.canParse(url)) return url;
+  const u = new URL(url);
+  u.username = "";
+  u.password = "";
+  const names = [...new URLSearchParams(u.search).keys()];
+  u.search = "";
+  return names.length ? `${u.href}?${names.map((n) => encodeURIComponent(n)).join("&")}` : u.href;
+}
+
+interface IncidentRow {
+  id: number | string;
+  project: string;
+  probe_key: number | string;
+  probe_id: string;
+  label: string;
+  started_at: Date | string;
+  cause: string;
+  runs_failed: number;
+  last_error: string | null;
+  resolved_at: Date | string | null;
+  resolution: Resolution | null;
+}
+
+const isoOf = (value: Date | string | null) =>
+  value === null ? null : new Date(value).toISOString();
+
+/** The event of an incident (or of a probe without one, for `degraded`). */
+function eventOf(
+  type: AlertEventType,
+  at: Date,
+  data: {
+    incident: IncidentRow | null;
+    project: string;
+    probeId: string;
+    label: string;
+    state: ProbeState;
+    cause: string | null;
+  },
+): AlertEvent {
+  const { incident } = data;
+  const started = incident ? new Date(incident.started_at) : null;
+  const resolved = incident?.resolved_at ? new Date(incident.resolved_at) : null;
+  return {
+    type,
+    timestamp: at.toISOString(),
+    data: {
+      incident_id: incident ? String(incident.id) : null,
+      project: data.project,
+      probe_id: data.probeId,
+      label: data.label,
+      state: data.state,
+      cause: data.cause,
+      started_at: isoOf(started),
+      resolved_at: isoOf(resolved),
+      duration_seconds: started && resolved
+        ? Math.round((resolved.getTime() - started.getTime()) / 1000)
+        : null,
+      runs_failed: incident?.runs_failed ?? null,
+    },
+  };
+}
+
+/**
+ * Opens and resolves incidents for the state changes of recorded runs, counts further failures
+ * of open ones, and writes the notifications they call for. Call in the recording transaction.
+ * `silent` changes (maintenance) are never passed here: they do not move states.
+ */
+export async function applyStateChanges(
+  trx: Db,
+  changes: readonly StateChange[],
+  now: Date,
+): Promise<{ opened: number; resolved: number; notifications: number }> {
+  const opening = changes.filter((c) => c.to === "down" && c.from !== "down");
+  const recovering = changes.filter((c) => c.from === "down" && c.to !== "down");
+  const failingOn = changes.filter((c) => c.from === "down" && c.to === "down" && !c.passing);
+  const outgoing: Outgoing[] = [];
+
+  let openedCount = 0;
+  if (opening.length > 0) {
+    const rows = opening.map((c) => ({
+      probe_key: c.key,
+      project: c.project,
+      probe_id: c.probeId,
+      label: displayLabel(c.label, c.url),
+      started_at: c.startedAt.toISOString(),
+      cause: c.error ?? "failed",
+      runs_failed: c.failStreak,
+      next_reminder_at: c.policy.enabled && c.policy.reminderMinutes > 0
+        ? new Date(c.startedAt.getTime() + c.policy.reminderMinutes * 60_000).toISOString()
+        : null,
+    }));
+    const { rows: opened } = await sql<IncidentRow>`
+      insert into incidents
+        (project, probe_key, probe_id, label, started_at, cause, runs_failed, last_error,
+         next_reminder_at)
+      select x.project, x.probe_key, x.probe_id, x.label, x.started_at, x.cause, x.runs_failed,
+             x.cause, x.next_reminder_at
+      from json_to_recordset(${json(rows)})
+        as x(probe_key bigint, project text, probe_id text, label text, started_at timestamptz,
+             cause text, runs_failed integer, next_reminder_at timestamptz)
+      order by x.probe_key
+      on conflict (probe_key) where resolved_at is null do nothing
+      returning *`.execute(trx);
+    openedCount = opened.length;
+    const byKey = new Map(opened.map((i) => [String(i.probe_key), i]));
+    for (const c of opening) {
+      const incident = byKey.get(c.key);
+      if (!incident || !c.policy.enabled) continue;
+      outgoing.push({
+        event: eventOf("probe.down", now, { ...named(c), incident, state: "down", cause: c.error }),
+        targets: c.policy.targets,
+        incidentId: String(incident.id),
+      });
+    }
+  }
+
+  let resolved = 0;
+  if (recovering.length > 0) {
+    const closed = await resolve(trx, recovering.map((c) => ({ key: c.key, at: c.startedAt })));
+    resolved = closed.length;
+    const byKey = new Map(closed.map((i) => [String(i.probe_key), i]));
+    for (const c of recovering) {
+      const incident = byKey.get(c.key) ?? null;
+      if (!c.policy.enabled || !c.policy.notifyRecovered) continue;
+      outgoing.push({
+        event: eventOf("probe.recovered", now, {
+          ...named(c),
+          incident,
+          state: c.to,
+          cause: incident?.cause ?? null,
+        }),
+        targets: c.policy.targets,
+        incidentId: incident ? String(incident.id) : null,
+      });
+    }
+  }
+
+  for (const c of changes) {
+    if (!c.policy.enabled || !c.policy.notifyDegraded) continue;
+    const type: AlertEventType | null = c.from === "up" && c.to === "degraded"
+      ? "probe.degraded"
+      : c.from === "degraded" && c.to === "up" && c.policy.notifyRecovered
+      ? "probe.recovered"
+      : null;
+    if (!type) continue;
+    outgoing.push({
+      event: eventOf(type, now, { ...named(c), incident: null, state: c.to, cause: c.error }),
+      targets: c.policy.targets,
+      incidentId: null,
+    });
+  }
+
+  if (failingOn.length > 0) {
+    const rows = failingOn.map((c) => ({ k: c.key, e: c.error ?? "failed" }));
+    await sql`
+      update incidents i set runs_failed = i.runs_failed + 1, last_error = x.e
+      from json_to_recordset(${json(rows)}) as x(k bigint, e text)
+      where i.probe_key = x.k and i.resolved_at is null`.execute(trx);
+  }
+
+  const notifications = await enqueue(trx, outgoing);
+  return { opened: openedCount, resolved, notifications };
+}
+
+const named = (c: StateChange) => ({
+  project: c.project,
+  probeId: c.probeId,
+  label: displayLabel(c.label, c.url),
+});
+
+async function resolve(
+  trx: Db,
+  probes: readonly { key: string; at: Date }[],
+  resolution: Resolution = "recovered",
+): Promise<IncidentRow[]> {
+  const rows = probes.map((p) => ({ k: p.key, at: p.at.toISOString() }));
+  const { rows: closed } = await sql<IncidentRow>`
+    update incidents i
+    set resolved_at = greatest(x.at, i.started_at), resolution = ${resolution},
+        next_reminder_at = null
+    from json_to_recordset(${json(rows)}) as x(k bigint, at timestamptz)
+    where i.probe_key = x.k and i.resolved_at is null
+    returning i.*`.execute(trx);
+  return closed;
+}
+
+/**
+ * Resolves the open incidents of some probes, or of a project, without notifications: the
+ * probe changed, was deleted, or its project was disabled.
+ */
+export async function resolveQuietly(
+  trx: Db,
+  where: { keys: readonly string[] } | { project: string },
+  resolution: Exclude<Resolution, "recovered">,
+  at: Date,
+): Promise<number> {
+  if ("keys" in where) {
+    if (where.keys.length === 0) return 0;
+    return (await resolve(trx, where.keys.map((key) => ({ key, at })), resolution)).length;
+  }
+  const result = await sql`
+    update incidents set resolved_at = greatest(${at.toISOString()}::timestamptz, started_at),
+      resolution = ${resolution}, next_reminder_at = null
+    where project = ${where.project} and resolved_at is null`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * Sends the reminders that are due: for each open, unacknowledged incident whose reminder time
+ * has come, a `probe.reminder` to its project's targets, and the next reminder set. Incidents
+ * are claimed with `SKIP LOCKED`, so instances running this side by side never remind twice.
+ */
+export function remindDue(db: Db, now: Date, limit = 100): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<
+      IncidentRow & { enabled: boolean; targets: string[]; reminder_minutes: number }
+    >`
+      with due as (
+        select id from incidents
+        where resolved_at is null and acknowledged_at is null
+          and next_reminder_at is not null and next_reminder_at <= ${now.toISOString()}
+        order by next_reminder_at
+        limit ${limit}
+        for update skip locked
+      )
+      select i.*, coalesce(pa.enabled, g.enabled) as enabled,
+        coalesce(pa.targets, g.targets) as targets,
+        coalesce(pa.reminder_minutes, g.reminder_minutes) as reminder_minutes
+      from incidents i join due on due.id = i.id
+      cross join alert_settings g
+      left join project_alerts pa on pa.project = i.project`.execute(trx);
+    if (rows.length === 0) return 0;
+    const next = rows.map((r) => ({
+      id: String(r.id),
+      at: r.enabled && r.reminder_minutes > 0
+        ? new Date(now.getTime() + r.reminder_minutes * 60_000).toISOString()
+        : null,
+    }));
+    await sql`
+      update incidents i set next_reminder_at = x.at
+      from json_to_recordset(${json(next)}) as x(id bigint, at timestamptz)
+      where i.id = x.id`.execute(trx);
+    return await enqueue(
+      trx,
+      rows.filter((r) => r.enabled && r.reminder_minutes > 0).map((incident) => ({
+        event: eventOf("probe.reminder", now, {
+          incident,
+          project: incident.project,
+          probeId: incident.probe_id,
+          label: incident.label,
+          state: "down",
+          cause: incident.last_error ?? incident.cause,
+        }),
+        targets: incident.targets,
+        incidentId: String(incident.id),
+      })),
+    );
+  });
+}

@@ -1,0 +1,186 @@
+/**
+ * The outbox every notification goes through. A notification is written in the transaction that
+ * decides it (a state change, a reminder), one row per target, with an id that never changes
+ * (`msg_…`: the `webhook-id` receivers drop repeats by). Deliverers on every instance claim due
+ * rows with `FOR UPDATE SKIP LOCKED` and a lease; a deliverer that dies between claim and send
+ * leaves the lease to run out, and another sends the same notification, with the same id, later.
+ * Delivery is therefore at least once; nothing written here is ever dropped: a notification ends
+ * `delivered`, or `failed` after {@link MAX_ATTEMPTS} attempts spread over hours.
+ *
+ * @module
+ */
+import type { AlertEvent } from "@probe/shared";
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+import { json } from "../db/json.ts";
+
+/**
+ * Attempts before a notification is given up as `failed`: with the back-off below, the last is
+ * about 11.4 hours after the first (5 s, doubling to an hour, then hourly), so a receiver down
+ * overnight still gets it.
+ */
+export const MAX_ATTEMPTS = 20;
+/** How long a claim holds before another deliverer may take the notification over. */
+export const CLAIM_LEASE_MS = 60_000;
+
+/** The pause before attempt `attempt + 1`: 5 s, doubling, at most an hour. */
+export function backoffMs(attempt: number): number {
+  return Math.min(5_000 * 2 ** Math.max(0, attempt - 1), 3_600_000);
+}
+
+/** An event to send to each of `targets`. */
+export interface Outgoing {
+  event: AlertEvent;
+  targets: readonly string[];
+  incidentId: string | null;
+}
+
+/** A new notification id, in the Standard Webhooks style. */
+export const newMessageId = () => `msg_${crypto.randomUUID().replaceAll("-", "")}`;
+
+/** Writes the notifications of `items` (call inside the deciding transaction). */
+export function enqueue(trx: Db, items: readonly Outgoing[]): Promise<number> {
+  return enqueueMessages(
+    trx,
+    items.flatMap(({ event, targets, incidentId }) =>
+      [...new Set(targets)].map((target) => ({
+        target,
+        type: event.type,
+        payload: event,
+        incidentId,
+      }))
+    ),
+  );
+}
+
+/** One message to one target: an alert event, or another kind (an I'm alive report). */
+export interface Message {
+  target: string;
+  type: string;
+  payload: unknown;
+  incidentId?: string | null;
+  /** A stable id of the caller's choosing; a new one by default. */
+  id?: string;
+}
+
+/** Writes messages to the outbox; an id already there is left as it is (written once). */
+export async function enqueueMessages(trx: Db, messages: readonly Message[]): Promise<number> {
+  if (messages.length === 0) return 0;
+  const rows = messages.map((m) => ({
+    id: m.id ?? newMessageId(),
+    event: m.type,
+    target: m.target,
+    incident_id: m.incidentId ?? null,
+    payload: m.payload,
+  }));
+  const result = await sql`
+    insert into notifications (id, event, target, incident_id, payload)
+    select x.id, x.event, x.target, x.incident_id, x.payload
+    from json_to_recordset(${json(rows)})
+      as x(id text, event text, target text, incident_id bigint, payload json)
+    on conflict (id) do nothing`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** A notification claimed for sending. */
+export interface Claimed {
+  id: string;
+  target: string;
+  /** The message's type: an alert event's (`probe.down`, …) or `iam_alive.report`. */
+  type: string;
+  payload: unknown;
+  /** This attempt's number, from 1. */
+  attempt: number;
+}
+
+/** Claims up to `limit` due notifications for `deliverer`, until `now + leaseMs`. */
+export async function claimNotifications(
+  db: Db,
+  { deliverer, now, limit, leaseMs = CLAIM_LEASE_MS }: {
+    deliverer: string;
+    now: Date;
+    limit: number;
+    leaseMs?: number;
+  },
+): Promise<Claimed[]> {
+  const at = now.toISOString();
+  const { rows } = await sql<
+    { id: string; target: string; event: string; payload: unknown; attempts: number }
+  >`
+    with due as (
+      select id from notifications
+      where status = 'pending' and next_attempt_at <= ${at}
+        and (claimed_until is null or claimed_until < ${at})
+      order by next_attempt_at, id
+      limit ${limit}
+      for update skip locked
+    )
+    update notifications n
+    set claimed_by = ${deliverer},
+        claimed_until = ${new Date(now.getTime() + leaseMs).toISOString()},
+        attempts = n.attempts + 1
+    from due where n.id = due.id
+    returning n.id, n.target, n.event, n.payload, n.attempts`.execute(db);
+  return rows.map((r) => ({
+    id: r.id,
+    target: r.target,
+    type: r.event,
+    payload: r.payload,
+    attempt: r.attempts,
+  }));
+}
+
+/**
+ * Records how an attempt ended: delivered, or failed and due again after its back-off (or given
+ * up after the last attempt). Only the deliverer that still holds the claim records; a claim
+ * taken over meanwhile is left to its new holder.
+ */
+export async function finishAttempt(
+  db: Db,
+  { deliverer, claimed, ok, error, startedAt, durationMs, now }: {
+    deliverer: string;
+    claimed: Claimed;
+    ok: boolean;
+    error?: string;
+    startedAt: Date;
+    durationMs: number;
+    now: Date;
+  },
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const last = !ok && claimed.attempt >= MAX_ATTEMPTS;
+    const updated = await trx.updateTable("notifications")
+      .set({
+        status: ok ? "delivered" : last ? "failed" : "pending",
+        delivered_at: ok ? now : null,
+        next_attempt_at: ok || last ? now : new Date(now.getTime() + backoffMs(claimed.attempt)),
+        claimed_by: null,
+        claimed_until: null,
+        last_error: ok ? null : error ?? "failed",
+      })
+      .where("id", "=", claimed.id).where("claimed_by", "=", deliverer)
+      .where("status", "=", "pending")
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return;
+    await trx.insertInto("notification_attempts").values({
+      notification_id: claimed.id,
+      attempted_at: startedAt,
+      outcome: ok ? "delivered" : "failed",
+      error: ok ? null : error ?? "failed",
+      duration_ms: Math.round(durationMs),
+      instance_id: deliverer,
+    }).execute();
+  });
+}
+
+/** The outbox's counts by status, for figures and tests. */
+export async function outboxCounts(
+  db: Db,
+): Promise<{ pending: number; delivered: number; failed: number }> {
+  const rows = await db.selectFrom("notifications")
+    .select(["status", (eb) => eb.fn.countAll<string>().as("n")])
+    .groupBy("status").execute();
+  const counts = { pending: 0, delivered: 0, failed: 0 };
+  for (const r of rows) counts[r.status] = Number(r.n);
+  return counts;
+}

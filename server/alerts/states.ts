@@ -1,0 +1,225 @@
+/**
+ * Probe states, moved by recorded runs. A probe is `unknown` until its first counted run; it goes
+ * `down` after `failure_threshold` failing runs in a row (down or blocked, a failed assertion
+ * included), and leaves `down` after `success_threshold` passing runs in a row; a passing run
+ * is `up`, or `degraded` when it was slower than the probe's latency (which counts as passing).
+ * Runs in a maintenance window do not count: the state and its streaks stay as they were.
+ *
+ * The state sits on the probe's schedule row and moves with it, in the statement that settles a
+ * batch of runs, in the transaction that records them, with the rows locked in key order (as
+ * everywhere in the runner's store): with several runners and instances, each transition
+ * happens exactly once.
+ *
+ * @module
+ */
+import { sql } from "kysely";
+import type { Outcome } from "@probe/shared";
+import type { Db } from "../db/database.ts";
+import type { ProbeState } from "../db/schema.ts";
+import { json } from "../db/json.ts";
+
+/** What settling needs of a finished run. */
+export interface SettledRun {
+  outcome: Outcome;
+  startedAt: Date;
+  error: string | null;
+}
+
+/** Where a run left its probe, with what alerting needs of the probe and its policy. */
+export interface StateChange {
+  key: string;
+  from: ProbeState;
+  to: ProbeState;
+  /** Whether the run passed (up or degraded). */
+  passing: boolean;
+  startedAt: Date;
+  error: string | null;
+  failStreak: number;
+  project: string;
+  probeId: string;
+  url: string;
+  label: string | null;
+  policy: {
+    enabled: boolean;
+    targets: string[];
+    reminderMinutes: number;
+    notifyDegraded: boolean;
+    notifyRecovered: boolean;
+  };
+}
+
+export const isPassing = (outcome: Outcome) => outcome === "up" || outcome === "degraded";
+
+/** A run to settle on its probe's schedule row. */
+export interface Settling {
+  key: string;
+  /** The due time the runner claimed; null for a manual run. */
+  dueAt: Date | null;
+  /** When the probe is next due; null keeps it (a manual run). */
+  nextDueAt: Date | null;
+  /** The run; null when it was skipped (its project is disabled). */
+  run: SettledRun | null;
+  /** Whether the run counts toward the state: not in a maintenance window. */
+  counted: boolean;
+}
+
+/**
+ * Settles finished runs on their probes' schedule rows, in one statement: the row moves on (next
+ * due time, lease given back, last run) and, for runs that count, the state and its streaks move
+ * too. A scheduled run settles only where `runner` still holds the lease for that very due time;
+ * a manual run wherever its probe still has a row. The rows are locked in key order. Returns the
+ * keys settled, and the state changes of the counted runs (including those that kept the state).
+ *
+ * One statement, not two: a row updated twice in a transaction has its foreign key checked on
+ * the second update (it is no longer the row the key was checked for), which takes a share lock
+ * on the probe, after the schedule row's: the opposite order to a project delete's, a deadlock.
+ */
+export async function settleSchedule(
+  trx: Db,
+  settling: readonly Settling[],
+  holder: { runner: string } | { manual: true },
+): Promise<{ settled: Set<string>; changes: StateChange[] }> {
+  if (settling.length === 0) return { settled: new Set(), changes: [] };
+  const manual = "manual" in holder;
+  const rows = [...settling]
+    .sort((a, b) => (BigInt(a.key) < BigInt(b.key) ? -1 : 1))
+    .map((s) => ({
+      probe_key: s.key,
+      due_at: s.dueAt?.toISOString() ?? null,
+      next_due_at: s.nextDueAt?.toISOString() ?? null,
+      started_at: s.run?.startedAt.toISOString() ?? null,
+      outcome: s.run?.outcome ?? null,
+      error: s.run?.error ?? null,
+      counted: s.run !== null && s.counted,
+      passing: s.run !== null && isPassing(s.run.outcome),
+    }));
+  const held = manual
+    ? sql`true`
+    : sql`s.leased_by = ${"runner" in holder ? holder.runner : ""} and s.next_due_at = x.due_at`;
+  const { rows: changed } = await sql<{
+    probe_key: number | string;
+    counted: boolean;
+    old_state: ProbeState;
+    state: ProbeState;
+    fail_streak: number;
+    passing: boolean;
+    started_at: Date | string | null;
+    error: string | null;
+    project: string | null;
+    probe_id: string | null;
+    url: string | null;
+    label: string | null;
+    enabled: boolean | null;
+    targets: string[] | null;
+    reminder_minutes: number | null;
+    notify_degraded: boolean | null;
+    notify_recovered: boolean | null;
+  }>`
+    with x as (
+      select * from json_to_recordset(${json(rows)})
+        as x(probe_key bigint, due_at timestamptz, next_due_at timestamptz,
+             started_at timestamptz, outcome text, error text, counted boolean, passing boolean)
+    ), locked as (
+      select s.probe_key, s.state, s.fail_streak, s.pass_streak
+      from probe_schedule s join x on x.probe_key = s.probe_key
+      where ${held}
+      order by s.probe_key for update of s
+    ), pol as (
+      select p.key as probe_key, p.project, p.probe_id, p.url, p.label,
+        coalesce(pa.enabled, g.enabled) as enabled,
+        coalesce(pa.targets, g.targets) as targets,
+        coalesce(pa.failure_threshold, g.failure_threshold) as failure_threshold,
+        coalesce(pa.success_threshold, g.success_threshold) as success_threshold,
+        coalesce(pa.reminder_minutes, g.reminder_minutes) as reminder_minutes,
+        coalesce(pa.notify_degraded, g.notify_degraded) as notify_degraded,
+        coalesce(pa.notify_recovered, g.notify_recovered) as notify_recovered
+      from probes p
+      cross join alert_settings g
+      left join project_alerts pa on pa.project = p.project
+      where p.key in (select probe_key from x where counted)
+    ), calc as (
+      select x.*, l.state as old_state, pol.project, pol.probe_id, pol.url, pol.label,
+        pol.enabled, pol.targets, pol.reminder_minutes, pol.notify_degraded,
+        pol.notify_recovered,
+        case when not x.counted then l.fail_streak
+             when x.passing then 0 else l.fail_streak + 1 end as new_fail,
+        case when not x.counted then l.pass_streak
+             when x.passing then l.pass_streak + 1 else 0 end as new_pass,
+        case
+          when not x.counted or pol.probe_key is null then l.state
+          when not x.passing then
+            case when l.fail_streak + 1 >= pol.failure_threshold then 'down' else l.state end
+          when l.state = 'down' and l.pass_streak + 1 < pol.success_threshold then 'down'
+          else x.outcome
+        end as new_state
+      from x join locked l on l.probe_key = x.probe_key
+      left join pol on pol.probe_key = x.probe_key
+    )
+    update probe_schedule s
+    set next_due_at = coalesce(calc.next_due_at, s.next_due_at),
+        lease_until = case when ${manual} then s.lease_until end,
+        leased_by = case when ${manual} then s.leased_by end,
+        manual_run_at = case when ${manual} then null else s.manual_run_at end,
+        last_run_at = coalesce(calc.started_at, s.last_run_at),
+        last_outcome = coalesce(calc.outcome, s.last_outcome),
+        state = calc.new_state,
+        state_since = case when calc.new_state <> calc.old_state then calc.started_at
+                           else s.state_since end,
+        fail_streak = calc.new_fail,
+        pass_streak = calc.new_pass
+    from calc
+    where s.probe_key = calc.probe_key
+    returning s.probe_key, calc.counted, calc.old_state, s.state, s.fail_streak, calc.passing,
+      calc.started_at, calc.error, calc.project, calc.probe_id, calc.url, calc.label,
+      calc.enabled, calc.targets, calc.reminder_minutes, calc.notify_degraded,
+      calc.notify_recovered`.execute(trx);
+  const settled = new Set(changed.map((r) => String(r.probe_key)));
+  const changes = changed.filter((r) => r.counted && r.project !== null).map((r) => ({
+    key: String(r.probe_key),
+    from: r.old_state,
+    to: r.state,
+    passing: r.passing,
+    startedAt: new Date(r.started_at!),
+    error: r.error,
+    failStreak: r.fail_streak,
+    project: r.project!,
+    probeId: r.probe_id!,
+    url: r.url!,
+    label: r.label,
+    policy: {
+      enabled: r.enabled!,
+      targets: r.targets!,
+      reminderMinutes: r.reminder_minutes!,
+      notifyDegraded: r.notify_degraded!,
+      notifyRecovered: r.notify_recovered!,
+    },
+  }));
+  return { settled, changes };
+}
+
+/**
+ * Sets probes back to `unknown` with their streaks cleared: a probe whose URL or method changed
+ * checks something else now, and one of a disabled project is not checked at all.
+ */
+export async function resetStates(
+  trx: Db,
+  where: { keys: readonly string[] } | { project: string },
+  at: Date,
+): Promise<void> {
+  const keys = "keys" in where
+    ? sql`select x.k from json_to_recordset(${json(where.keys.map((k) => ({ k })))})
+            as x(k bigint)`
+    : sql`select key from probes where project = ${where.project}`;
+  await sql`
+    with locked as (
+      select probe_key from probe_schedule where probe_key in (${keys})
+      order by probe_key for update
+    )
+    update probe_schedule s
+    set state = 'unknown',
+        state_since = case when s.state <> 'unknown' then ${at.toISOString()}::timestamptz
+                           else s.state_since end,
+        fail_streak = 0, pass_streak = 0
+    from locked where s.probe_key = locked.probe_key
+      and (s.state <> 'unknown' or s.fail_streak <> 0 or s.pass_streak <> 0)`.execute(trx);
+}

@@ -1,0 +1,112 @@
+/**
+ * Reading incidents, and acknowledging them (which stops their reminders). Incidents are opened
+ * and resolved by recorded runs (`server/alerts/incidents.ts`), never through the API.
+ *
+ * @module
+ */
+import type { Incident, IncidentDetail, IncidentListInput } from "@probe/shared";
+import type { Selectable } from "kysely";
+import type { Db } from "../db/database.ts";
+import type { IncidentsTable } from "../db/schema.ts";
+import { DomainError } from "./errors.ts";
+
+const iso = (value: Date | string | null) => value === null ? null : new Date(value).toISOString();
+
+function incidentOf(row: Selectable<IncidentsTable>): Incident {
+  const started = new Date(row.started_at);
+  const resolved = row.resolved_at === null ? null : new Date(row.resolved_at);
+  return {
+    id: String(row.id),
+    project: row.project,
+    probe_id: row.probe_id,
+    label: row.label,
+    state: resolved ? "resolved" : "open",
+    started_at: started.toISOString(),
+    resolved_at: iso(resolved),
+    duration_seconds: resolved ? Math.round((resolved.getTime() - started.getTime()) / 1000) : null,
+    resolution: row.resolution,
+    cause: row.cause,
+    runs_failed: row.runs_failed,
+    last_error: row.last_error,
+    acknowledged_at: iso(row.acknowledged_at),
+  };
+}
+
+const notFound = () => new DomainError("not_found", "Incident not found");
+
+/** A valid id, or a 404: a path that names no incident finds none. */
+function idOf(id: string): string {
+  if (!/^[1-9][0-9]{0,17}$/.test(id)) throw notFound();
+  return id;
+}
+
+/** Incidents newest first, a page at a time (`before`: the last id of the previous page). */
+export async function listIncidents(
+  { db, input }: { db: Db; input: IncidentListInput },
+): Promise<{ data: Incident[]; meta: { count: number; next_before: string | null } }> {
+  let query = db.selectFrom("incidents").selectAll();
+  if (input.project !== undefined) query = query.where("project", "=", input.project);
+  if (input.state === "open") query = query.where("resolved_at", "is", null);
+  if (input.state === "resolved") query = query.where("resolved_at", "is not", null);
+  if (input.before !== undefined) query = query.where("id", "<", input.before);
+  const rows = await query.orderBy("id", "desc").limit(input.limit + 1).execute();
+  const more = rows.length > input.limit;
+  const data = rows.slice(0, input.limit).map(incidentOf);
+  return {
+    data,
+    meta: { count: data.length, next_before: more ? data[data.length - 1].id : null },
+  };
+}
+
+/** One incident with the notifications sent (or still to send) for it. */
+export async function getIncident({ db, id }: { db: Db; id: string }): Promise<IncidentDetail> {
+  const row = await db.selectFrom("incidents").selectAll().where("id", "=", idOf(id))
+    .executeTakeFirst();
+  if (!row) throw notFound();
+  const notifications = await db.selectFrom("notifications")
+    .select([
+      "id",
+      "event",
+      "target",
+      "status",
+      "attempts",
+      "created_at",
+      "delivered_at",
+      "last_error",
+    ])
+    .where("incident_id", "=", row.id).orderBy("created_at").orderBy("id").execute();
+  return {
+    ...incidentOf(row),
+    notifications: notifications.map((n) => ({
+      id: n.id,
+      type: n.event,
+      target: n.target,
+      status: n.status,
+      attempts: n.attempts,
+      created_at: new Date(n.created_at).toISOString(),
+      delivered_at: iso(n.delivered_at),
+      last_error: n.last_error,
+    })),
+  };
+}
+
+/**
+ * Acknowledges an open incident: no more reminders for it. Acknowledging again changes nothing;
+ * a resolved incident cannot be acknowledged (409).
+ */
+export async function acknowledgeIncident(
+  { db, id }: { db: Db; id: string },
+): Promise<Incident> {
+  const row = await db.updateTable("incidents")
+    .set((eb) => ({
+      acknowledged_at: eb.fn.coalesce("acknowledged_at", eb.val(new Date())),
+      next_reminder_at: null,
+    }))
+    .where("id", "=", idOf(id)).where("resolved_at", "is", null)
+    .returningAll().executeTakeFirst();
+  if (row) return incidentOf(row);
+  const exists = await db.selectFrom("incidents").select("id").where("id", "=", id)
+    .executeTakeFirst();
+  if (!exists) throw notFound();
+  throw new DomainError("conflict", "Incident is resolved");
+}

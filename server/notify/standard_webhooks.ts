@@ -1,0 +1,72 @@
+/**
+ * Signing per the Standard Webhooks specification (https://www.standardwebhooks.com): three
+ * headers, `webhook-id` (the message's id, the same on every attempt, so receivers can drop
+ * repeats), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature`
+ * (`v1,` and the base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`), made with the
+ * `standardwebhooks` package, so any receiver using one of its libraries verifies them as they
+ * are.
+ *
+ * @module
+ */
+import { Webhook } from "standardwebhooks";
+
+export const WEBHOOK_ID_HEADER = "webhook-id";
+export const WEBHOOK_TIMESTAMP_HEADER = "webhook-timestamp";
+export const WEBHOOK_SIGNATURE_HEADER = "webhook-signature";
+
+/**
+ * The key a message is signed with: a Standard Webhooks key (`whsec_` and base64), or raw bytes
+ * (the I'm alive webhook's free-text secret, as UTF-8).
+ */
+export type SigningKey = string | Uint8Array;
+
+/** The three headers of one signed attempt. */
+export interface StandardWebhookHeaders {
+  [WEBHOOK_ID_HEADER]: string;
+  [WEBHOOK_TIMESTAMP_HEADER]: string;
+  [WEBHOOK_SIGNATURE_HEADER]: string;
+}
+
+/**
+ * The Standard Webhooks headers of one attempt to send `body` (the exact bytes sent, as text)
+ * with message id `id` at `timestamp`.
+ *
+ * @example
+ * ```ts
+ * import { signStandardWebhook } from "./standard_webhooks.ts";
+ * const headers = signStandardWebhook("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", {
+ *   id: "msg_1",
+ *   timestamp: new Date(),
+ *   body: '{"type":"target.test"}',
+ * });
+ * // headers["webhook-signature"] starts with "v1,"
+ * ```
+ */
+export function signStandardWebhook(
+  key: SigningKey,
+  { id, timestamp, body }: { id: string; timestamp: Date; body: string },
+): StandardWebhookHeaders {
+  const webhook = typeof key === "string" ? new Webhook(key) : new Webhook(key, { format: "raw" });
+  return {
+    [WEBHOOK_ID_HEADER]: id,
+    [WEBHOOK_TIMESTAMP_HEADER]: String(Math.floor(timestamp.getTime() / 1000)),
+    [WEBHOOK_SIGNATURE_HEADER]: webhook.sign(id, timestamp, body),
+  };
+}
+
+/**
+ * A free-text secret (the I'm alive webhook's `IAM_ALIVE_WEBHOOK_SECRET`) as a signing key: its
+ * UTF-8 bytes. Receivers may use it as the Standard Webhooks key `whsec_` + base64 of those
+ * bytes (`textKeyAsWhsec`).
+ */
+export function textKey(secret: string): Uint8Array {
+  return new TextEncoder().encode(secret);
+}
+
+/** The `whsec_` form of a free-text secret's key, for receivers' Standard Webhooks libraries. */
+export function textKeyAsWhsec(secret: string): string {
+  const bytes = textKey(secret);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return `whsec_${btoa(binary)}`;
+}

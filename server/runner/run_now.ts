@@ -1,0 +1,138 @@
+/**
+ * Running a probe once, now, on request (`POST …/probes/{probeId}/run`): with the runner's
+ * executor (the same network policy, timeouts and assertions), recorded with `trigger: manual`
+ * like any run: it counts toward the probe's state and uptime, and may open or resolve its
+ * incident. At most one manual run per probe is in flight, across instances: the claim is the
+ * schedule row's `manual_run_at`, taken with a conditional update (a second request gets 409),
+ * and let go when the run is recorded, or after `leaseMs` if the process died meanwhile.
+ *
+ * @module
+ */
+import type { ProbeExpect, ProbeRef, ProbeResult } from "@probe/shared";
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+import { DomainError, notFound } from "../domain/errors.ts";
+import type { ProbeTarget, RunResult } from "./execute.ts";
+import { applyStateChanges } from "../alerts/incidents.ts";
+import { settleSchedule } from "../alerts/states.ts";
+import { insertRuns } from "./store.ts";
+
+export interface RunNow {
+  run(ref: ProbeRef): Promise<ProbeResult>;
+}
+
+export function createRunNow(
+  { db, execute, runner = "manual", leaseMs = 120_000, now = () => new Date() }: {
+    db: Db;
+    /** Runs one probe: the runner's executor. */
+    execute: (target: ProbeTarget) => Promise<RunResult>;
+    /** Recorded as the result's runner. */
+    runner?: string;
+    /** How long a claim holds when its process never lets it go. */
+    leaseMs?: number;
+    now?: () => Date;
+  },
+): RunNow {
+  async function claim(ref: ProbeRef) {
+    const probe = await db.selectFrom("probes")
+      .innerJoin("projects", "projects.name", "probes.project")
+      .select([
+        "probes.key",
+        "probes.url",
+        "probes.method",
+        "probes.headers",
+        "probes.body",
+        "probes.latency",
+        "probes.expect",
+        "projects.status",
+      ])
+      .where("probes.project", "=", ref.project).where("probes.probe_id", "=", ref.probeId)
+      .executeTakeFirst();
+    if (!probe) throw notFound("Probe");
+    if (probe.status !== "enabled") {
+      throw new DomainError("conflict", "The probe's project is disabled");
+    }
+    const at = now();
+    const key = String(probe.key);
+    // A probe the runner has not scheduled yet gets its row here (due at once, as new ones are).
+    await sql`
+      insert into probe_schedule (probe_key, next_due_at)
+      select key, ${at.toISOString()} from probes where key = ${key}
+      on conflict (probe_key) do nothing`.execute(db);
+    const taken = await sql`
+      update probe_schedule set manual_run_at = ${at.toISOString()}
+      where probe_key = ${key}
+        and (manual_run_at is null or manual_run_at < ${new Date(at.getTime() - leaseMs)})
+      returning probe_key`.execute(db);
+    if (taken.rows.length === 0) {
+      const still = await db.selectFrom("probes").select("key").where("key", "=", key)
+        .executeTakeFirst();
+      if (!still) throw notFound("Probe");
+      throw new DomainError("conflict", "A manual run of this probe is already in flight");
+    }
+    const { rows: [window] } = await sql<{ in_maintenance: boolean }>`
+      select exists (
+        select 1 from maintenance_windows
+        where project = ${ref.project} and starts_at <= ${at.toISOString()}
+          and ends_at > ${at.toISOString()}
+      ) as in_maintenance`.execute(db);
+    const target: ProbeTarget = {
+      url: probe.url,
+      method: probe.method,
+      headers: probe.headers,
+      body: probe.body,
+      latency: probe.latency,
+      expect: probe.expect as ProbeExpect | null,
+    };
+    return { key, target, inMaintenance: window.in_maintenance };
+  }
+
+  /** Records the run and lets the claim go, in one transaction; false when the probe is gone. */
+  function record(key: string, result: RunResult, inMaintenance: boolean): Promise<boolean> {
+    return db.transaction().execute(async (trx) => {
+      const { settled, changes } = await settleSchedule(trx, [{
+        key,
+        dueAt: null,
+        nextDueAt: null,
+        run: result,
+        counted: !inMaintenance,
+      }], { manual: true });
+      if (!settled.has(key)) return false;
+      await insertRuns(trx, runner, [{
+        key,
+        due: result.startedAt.getTime(),
+        result,
+        trigger: "manual",
+        inMaintenance,
+      }]);
+      await applyStateChanges(trx, changes, new Date());
+      return true;
+    });
+  }
+
+  return {
+    async run(ref) {
+      const { key, target, inMaintenance } = await claim(ref);
+      let result: RunResult;
+      try {
+        result = await execute(target);
+      } catch (error) {
+        await sql`update probe_schedule set manual_run_at = null where probe_key = ${key}`
+          .execute(db);
+        throw error;
+      }
+      if (!(await record(key, result, inMaintenance))) throw notFound("Probe");
+      return {
+        started_at: result.startedAt.toISOString(),
+        duration_ms: Math.round(result.durationMs),
+        outcome: result.outcome,
+        http_status: result.httpStatus,
+        error: result.error,
+        address: result.address,
+        failed_checks: result.failedChecks ?? null,
+        trigger: "manual",
+        in_maintenance: inMaintenance,
+      };
+    },
+  };
+}

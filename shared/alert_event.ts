@@ -1,0 +1,52 @@
+import { z } from "zod";
+
+/**
+ * What happened: a probe went down, recovered, became degraded, is still down (a reminder), or
+ * someone tested a notification target.
+ */
+export const ALERT_EVENT_TYPES = [
+  "probe.down",
+  "probe.recovered",
+  "probe.degraded",
+  "probe.reminder",
+  "target.test",
+] as const;
+export const alertEventType = z.enum(ALERT_EVENT_TYPES);
+export type AlertEventType = z.infer<typeof alertEventType>;
+
+/** The details of an event; fields that do not apply (a test has no incident) are null. */
+export const alertEventData = z.object({
+  incident_id: z.string().nullable().describe(
+    "The incident the event belongs to, as text (ids are 64-bit); null for a test.",
+  ),
+  project: z.string(),
+  probe_id: z.string(),
+  label: z.string().describe(
+    "The probe's label, or its URL without credentials and query values.",
+  ),
+  state: z.enum(["unknown", "up", "degraded", "down"]).describe(
+    "The probe's state once the event happened.",
+  ),
+  cause: z.string().nullable().describe(
+    "Why the probe failed (the failing run's error or failed check); null when it did not.",
+  ),
+  started_at: z.iso.datetime().nullable().describe("When the incident started."),
+  resolved_at: z.iso.datetime().nullable().describe("When the incident was resolved."),
+  duration_seconds: z.number().min(0).nullable().describe(
+    "How long the probe has been (or was) down.",
+  ),
+  runs_failed: z.int().min(0).nullable().describe("Failing runs in a row that opened it."),
+});
+export type AlertEventData = z.infer<typeof alertEventData>;
+
+/**
+ * The event every notification target receives, in the Standard Webhooks shape
+ * (`{ type, timestamp, data }`). Webhook targets get it as the JSON body; Slack, Discord, mail
+ * and log targets get it rendered in their own format.
+ */
+export const alertEvent = z.object({
+  type: alertEventType,
+  timestamp: z.iso.datetime().describe("When the event happened (ISO 8601, UTC)."),
+  data: alertEventData,
+});
+export type AlertEvent = z.infer<typeof alertEvent>;

@@ -1,0 +1,56 @@
+import { z } from "zod";
+
+export const INCIDENT_RESOLUTIONS = ["recovered", "changed", "deleted", "disabled"] as const;
+export const MAX_INCIDENTS_LIMIT = 500;
+
+/** An incident's id: a positive integer, as a string (ids outgrow JavaScript numbers). */
+export const incidentId = z.string().regex(/^[1-9][0-9]{0,17}$/, "is not an incident id");
+
+export const incidentRef = z.object({ id: z.string() });
+
+// Query strings arrive as text: numbers are coerced explicitly.
+export const incidentListInput = z.object({
+  project: z.string().optional(),
+  state: z.enum(["open", "resolved"]).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_INCIDENTS_LIMIT).default(50),
+  before: incidentId.optional().describe("The `meta.next_before` of the previous page."),
+});
+export type IncidentListInput = z.infer<typeof incidentListInput>;
+
+export const incident = z.object({
+  id: z.string(),
+  project: z.string(),
+  probe_id: z.string(),
+  /** The probe's label, or its URL without credentials and query values. */
+  label: z.string(),
+  state: z.enum(["open", "resolved"]),
+  started_at: z.string(),
+  resolved_at: z.string().nullable(),
+  duration_seconds: z.int().nullable(),
+  resolution: z.enum(INCIDENT_RESOLUTIONS).nullable(),
+  cause: z.string(),
+  runs_failed: z.int(),
+  last_error: z.string().nullable(),
+  acknowledged_at: z.string().nullable(),
+});
+export type Incident = z.infer<typeof incident>;
+
+export const incidentNotification = z.object({
+  id: z.string(),
+  type: z.string(),
+  target: z.string(),
+  status: z.enum(["pending", "delivered", "failed"]),
+  attempts: z.int(),
+  created_at: z.string(),
+  delivered_at: z.string().nullable(),
+  last_error: z.string().nullable(),
+});
+
+export const incidentDetail = incident.extend({ notifications: z.array(incidentNotification) });
+export type IncidentDetail = z.infer<typeof incidentDetail>;
+
+export const incidentsMeta = z.object({
+  count: z.int(),
+  /** Pass as `before` for the next (older) page; null on the last page. */
+  next_before: z.string().nullable(),
+});
