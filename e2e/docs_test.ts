@@ -54,9 +54,11 @@ Deno.test({
       console.log(`screenshots: ${report.screenshots.join(", ")}`);
 
       const doc = await (await fetch(`${server.url}/api/v1/openapi.json`)).json();
-      const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
-        Object.keys(item as object).map((m) => `${m.toUpperCase()} ${path}`)
-      );
+      // The page lists the operations and, after them, the webhooks the service calls (by name).
+      const documented = [...Object.entries(doc.paths), ...Object.entries(doc.webhooks ?? {})]
+        .flatMap(([path, item]) =>
+          Object.keys(item as object).map((m) => `${m.toUpperCase()} ${path}`)
+        );
       assert.deepEqual(report.listed.toSorted(), documented.toSorted());
 
       assert.equal(report.withoutKey, "401", "a call without the key is refused");

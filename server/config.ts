@@ -111,11 +111,12 @@ const configSchema = z.object({
     }
   };
   need("IAM_ALIVE_WEBHOOK_URL", "IAM_ALIVE_WEBHOOK_SECRET");
-  for (const name of ["SMTP_URL", "MAIL_FROM", "MAIL_TO"] as const) {
-    for (const other of ["SMTP_URL", "MAIL_FROM", "MAIL_TO"] as const) {
-      if (name !== other) need(name, other);
-    }
-  }
+  // The server's mail: SMTP_URL and MAIL_FROM go together (mail targets need no more); MAIL_TO,
+  // the I'm alive report's recipients, needs both.
+  need("SMTP_URL", "MAIL_FROM");
+  need("MAIL_FROM", "SMTP_URL");
+  need("SMTP_URL", "MAIL_TO");
+  need("MAIL_FROM", "MAIL_TO");
 });
 
 /** A check that a string is an absolute URL with one of the given schemes; never echoes it. */
@@ -180,6 +181,8 @@ export interface Config {
    * killed mid-send is taken over after this). See docs/operations.md.
    */
   notificationLeaseMs: number;
+  /** The server's SMTP settings (`SMTP_URL`, `MAIL_FROM`), for mail notification targets. */
+  mail?: { smtpUrl: string; from: string };
   iamAlive: IamAliveConfig;
 }
 
@@ -255,6 +258,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     resultsRetentionDays: c.RESULTS_RETENTION_DAYS,
     runner: c.RUNNER === "on",
     notificationLeaseMs: c.NOTIFICATION_LEASE_MS,
+    ...(c.SMTP_URL && c.MAIL_FROM && { mail: { smtpUrl: c.SMTP_URL, from: c.MAIL_FROM } }),
     iamAlive: {
       ...(c.IAM_ALIVE_WEBHOOK_URL && {
         webhook: { url: c.IAM_ALIVE_WEBHOOK_URL, secret: c.IAM_ALIVE_WEBHOOK_SECRET },

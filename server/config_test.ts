@@ -203,10 +203,12 @@ Deno.test("config: a bad SMTP_URL is named without its credentials", () => {
 });
 
 Deno.test("config: half a channel's configuration names what is missing", () => {
-  assert.match(
-    rejects({ SMTP_URL: mail.SMTP_URL, MAIL_FROM: mail.MAIL_FROM }),
-    /MAIL_TO: is required when SMTP_URL is set/,
-  );
+  assert.match(rejects({ SMTP_URL: mail.SMTP_URL }), /MAIL_FROM: is required when SMTP_URL is set/);
+  assert.match(rejects({ MAIL_TO: mail.MAIL_TO }), /SMTP_URL: is required when MAIL_TO is set/);
+  // Without MAIL_TO the server's mail serves mail targets; the I'm alive mail channel is not set.
+  const targetsOnly = parseConfig({ SMTP_URL: mail.SMTP_URL, MAIL_FROM: mail.MAIL_FROM });
+  assert.deepEqual(targetsOnly.mail, { smtpUrl: mail.SMTP_URL, from: mail.MAIL_FROM });
+  assert.equal(targetsOnly.iamAlive.mail, undefined);
   assert.match(
     rejects({ IAM_ALIVE_WEBHOOK_SECRET: webhook.IAM_ALIVE_WEBHOOK_SECRET }),
     /IAM_ALIVE_WEBHOOK_URL: is required when IAM_ALIVE_WEBHOOK_SECRET is set/,

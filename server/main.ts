@@ -97,13 +97,12 @@ async function main(): Promise<number> {
   // Each query of a request waits this long for the database at most (docs/operations.md).
   const database = await openDatabase(target);
   const policy = createNetworkPolicy(config.probeAllowNetworks);
-  const mail = config.iamAlive.mail;
   const app = await createApp({
     database,
     apiKeys,
     log,
     // Notification targets obey the probes' network policy; mail targets use SMTP_URL/MAIL_FROM.
-    notify: { policy, ...(mail && { mail: { smtpUrl: mail.smtpUrl, from: mail.from } }) },
+    notify: { policy, ...(config.mail && { mail: config.mail }) },
     // Run-now uses the runner's executor, whether this process runs the runner or not.
     runProbe: executorFromConfig(config),
     notificationLeaseMs: config.notificationLeaseMs,

@@ -58,6 +58,28 @@ apiSuite("incidents and run-now", (test) => {
     }
   });
 
+  test("one manual run per probe at a time: a second while the first runs is a 409", async ({ api }) => {
+    const target = await startTarget();
+    try {
+      const project = uniqueName();
+      await api.post("/api/v1/projects", { project });
+      const created = await api.post(`/api/v1/projects/${project}/probes`, {
+        url: `${target.origin}/slow?ms=400`,
+      });
+      const path = `/api/v1/projects/${project}/probes/${created.body.data.probe_id}`;
+      const first = api.post(`${path}/run`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = await api.post(`${path}/run`);
+      assert.equal(second.status, 409);
+      assert.equal(second.body.error.code, "conflict");
+      assert.equal((await first).status, 200);
+      // Once the first is recorded, the probe can be run again.
+      assert.equal((await api.post(`${path}/run`)).status, 200);
+    } finally {
+      await target.close();
+    }
+  });
+
   test("a probe going down opens one incident; acknowledging stops reminders; recovery resolves it", async ({ api }) => {
     const target = await startTarget();
     try {

@@ -253,3 +253,24 @@ function splitLines(): TransformStream<string, string> {
     },
   });
 }
+
+/** A REST call to a server process with an API key: the status and the parsed body. */
+export async function restCall(
+  server: Pick<ServerProcess, "url">,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  // deno-lint-ignore no-explicit-any
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${server.url}/api/v1${path}`, {
+    method,
+    headers: {
+      "x-service-api-key": key,
+      ...(body !== undefined && { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
