@@ -147,6 +147,8 @@ export async function createApp(
     clientAddress: createClientAddress(parseTrustedProxies(trustedProxies.join(","))),
     cors: createCors(corsOrigins),
     onFastPath,
+    // Served without a key, in this order (issue 12): each part adds its one line here.
+    pages: [],
   });
   return {
     handler,

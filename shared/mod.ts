@@ -15,3 +15,4 @@ export * from "./settings.ts";
 export * from "./results.ts";
 export * from "./targets.ts";
 export * from "./incidents.ts";
+export * from "./overview.ts";

@@ -45,7 +45,16 @@ export interface HttpDeps {
   cors?: Cors | null;
   /** Told of each `/trpc` call the fast path answers (for tests). */
   onFastPath?: (procedure: string) => void;
+  /**
+   * What is served without a key besides health checks and the documentation (the dashboard,
+   * status pages, badges): each answers the requests that are its own, and null for the rest.
+   * Asked in order, before the API key is looked at; their answers keep their own headers.
+   */
+  pages?: PublicPage[];
 }
+
+/** A part of the service that answers some requests without a key; null for the others. */
+export type PublicPage = (request: Request, url: URL) => Promise<Response | null>;
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 /** The most calls one tRPC batch may carry; each takes a token of the rate limit. */
@@ -93,6 +102,7 @@ export function createHttpHandler(
     clientAddress = (peer) => peer ?? "unknown",
     cors,
     onFastPath,
+    pages = [],
   }: HttpDeps,
 ): (request: Request, client?: Client) => Promise<Response> {
   const logFailure = (error: unknown, answer: ApiError = toApiError(error)) => {
@@ -167,6 +177,10 @@ export function createHttpHandler(
     // The OpenAPI document and the reference page need no key.
     const documentation = await docs(request, path);
     if (documentation) return documentation;
+    for (const page of pages) {
+      const answer = await page(request, url);
+      if (answer) return answer;
+    }
 
     const isRest = under(path, REST_PREFIX);
     const isTrpc = !isRest && under(path, TRPC_PREFIX);

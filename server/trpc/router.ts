@@ -1,11 +1,14 @@
 import { router } from "./init.ts";
 import { alertsRouter } from "./routers/alerts.ts";
+import { badgesRouter } from "./routers/badges.ts";
 import { incidentsRouter } from "./routers/incidents.ts";
 import { maintenanceRouter } from "./routers/maintenance.ts";
+import { overviewRouter } from "./routers/overview.ts";
 import { probesRouter } from "./routers/probes.ts";
 import { projectsRouter } from "./routers/projects.ts";
 import { resultsRouter } from "./routers/results.ts";
 import { settingsRouter } from "./routers/settings.ts";
+import { statusPagesRouter } from "./routers/status_pages.ts";
 import { targetsRouter } from "./routers/targets.ts";
 
 export const appRouter = router({
@@ -17,6 +20,9 @@ export const appRouter = router({
   alerts: alertsRouter,
   maintenance: maintenanceRouter,
   targets: targetsRouter,
+  overview: overviewRouter,
+  statusPages: statusPagesRouter,
+  badges: badgesRouter,
 });
 
 /** The router's type: all the typed client needs, imported as a type only. */

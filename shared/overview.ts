@@ -1,0 +1,89 @@
+import { z } from "zod";
+import { incident } from "./incidents.ts";
+import { probeState } from "./probe.ts";
+import { outcome } from "./results.ts";
+
+/** `GET /overview`: every probe at once, for the dashboard; optionally one project's. */
+export const overviewInput = z.object({ project: z.string().optional() });
+
+export const overviewProbe = z.object({
+  probe_id: z.string(),
+  label: z.string().nullable(),
+  url: z.string(),
+  method: z.string(),
+  state: probeState,
+  state_since: z.string().nullable(),
+  last_outcome: outcome.nullable(),
+  last_run_at: z.string().nullable(),
+  /** Share (0 to 1) of counted runs up or degraded; null without runs. */
+  uptime_24h: z.number().nullable(),
+  uptime_7d: z.number().nullable(),
+  uptime_30d: z.number().nullable(),
+  /** p95 latency over 24 h, ms; null without responses. */
+  p95_24h: z.int().nullable(),
+  /** The last 24 hours, hour by hour, oldest first: uptime per hour (null: no runs). */
+  sparkline: z.array(z.number().nullable()),
+});
+export type OverviewProbe = z.infer<typeof overviewProbe>;
+
+export const overviewProject = z.object({
+  project: z.string(),
+  label: z.string().nullable(),
+  status: z.enum(["enabled", "disabled"]),
+  /** Down first, then degraded, unknown, up; then by label or URL. */
+  probes: z.array(overviewProbe),
+});
+export type OverviewProject = z.infer<typeof overviewProject>;
+
+export const overview = z.object({
+  /** Open incidents, newest first (at most 100). */
+  incidents: z.array(incident),
+  projects: z.array(overviewProject),
+});
+export type Overview = z.infer<typeof overview>;
+
+export const overviewMeta = z.object({
+  projects: z.int(),
+  probes: z.int(),
+  generated_at: z.string(),
+});
+
+export const SERIES_WINDOWS = ["24h", "7d", "30d", "90d"] as const;
+
+/** `GET /projects/{project}/probes/{probeId}/series`. */
+export const seriesInput = z.object({
+  project: z.string(),
+  probeId: z.string(),
+  window: z.enum(SERIES_WINDOWS).default("24h"),
+});
+export type SeriesInput = z.infer<typeof seriesInput>;
+
+export const seriesBucket = z.object({
+  /** The bucket's start, UTC. */
+  start: z.string(),
+  runs: z.int(),
+  up: z.int(),
+  degraded: z.int(),
+  down: z.int(),
+  blocked: z.int(),
+  /** Runs in maintenance windows: not in `runs`, not in uptime. */
+  maintenance: z.int(),
+  uptime: z.number().nullable(),
+  p50: z.int().nullable(),
+  p95: z.int().nullable(),
+  max: z.int().nullable(),
+});
+export type SeriesBucket = z.infer<typeof seriesBucket>;
+
+export const series = z.object({
+  window: z.enum(SERIES_WINDOWS),
+  /** 300 (5 minutes) for 24h; 3600 for 7d; 86400 for 30d and 90d. */
+  bucket_seconds: z.int(),
+  since: z.string(),
+  until: z.string(),
+  /** Every bucket of the window, oldest first, empty ones included. */
+  buckets: z.array(seriesBucket),
+  /** `exact` from raw results; `estimated` from hourly histograms. */
+  percentiles: z.enum(["exact", "estimated"]),
+});
+export type Series = z.infer<typeof series>;
