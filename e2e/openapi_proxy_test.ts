@@ -199,6 +199,11 @@ interface Data {
   projectToDelete: string;
   probeToPatch: string;
   probeToDelete: string;
+  /** An open incident (of a probe on a closed port), a maintenance window, notification targets. */
+  incidentId: string;
+  windowId: string;
+  targetName: string;
+  targetToDelete: string;
 }
 
 async function makeData(base: string, apiKey: string): Promise<Data> {
@@ -226,7 +231,30 @@ async function makeData(base: string, apiKey: string): Promise<Data> {
   });
   // The log channel needs no configuration, so the test report below is delivered.
   await call("PATCH", "/settings/iam-alive", { channels: ["log"] });
+  // One failing run opens an incident (the probe's port is closed).
+  await call("PATCH", `/projects/${project}/alerts`, { failure_threshold: 1 });
+  await call("POST", `/projects/${project}/probes/${probe.data.probe_id}/run`, {});
+  const incidents = await fetch(`${base}${API}/incidents?project=${project}`, {
+    headers: { "x-service-api-key": apiKey },
+  }).then((r) => r.json());
+  const window = await call("POST", `/projects/${project}/maintenance`, {
+    starts_at: "2031-01-01T00:00:00Z",
+    ends_at: "2031-01-01T01:00:00Z",
+  });
+  const targetName = uniqueName("t");
+  const targetToDelete = uniqueName("t-del");
+  for (const name of [targetName, targetToDelete]) {
+    await call("POST", "/notification-targets", {
+      name,
+      kind: "mail",
+      recipients: ["ops@example.com"],
+    });
+  }
   return {
+    incidentId: incidents.data[0].id,
+    windowId: window.data.id,
+    targetName,
+    targetToDelete,
     project,
     probeId: probe.data.probe_id,
     probeBody,
@@ -309,6 +337,56 @@ const SUCCESS: Record<string, (d: Data) => Spec[]> = {
     { label: "stats", query: "window=7d", expect: 200 },
   ],
   "GET /projects/{project}/status": () => [{ label: "status", expect: 200 }],
+  "POST /projects/{project}/probes/{probeId}/run": () => [
+    { label: "run now", expect: 200 },
+    { label: "run now with {}", body: {}, expect: 200 },
+  ],
+  "GET /incidents": (d) => [
+    { label: "list", expect: 200 },
+    {
+      label: "list one project's open ones",
+      query: `project=${d.project}&state=open`,
+      expect: 200,
+    },
+  ],
+  "GET /incidents/{id}": () => [{ label: "get", expect: 200 }],
+  "POST /incidents/{id}/acknowledge": () => [{ label: "acknowledge", expect: 200 }],
+  "GET /settings/alerts": () => [{ label: "get", expect: 200 }],
+  "PATCH /settings/alerts": () => [
+    { label: "patch", body: { reminder_minutes: 60 }, expect: 200 },
+  ],
+  "GET /projects/{project}/alerts": () => [{ label: "get", expect: 200 }],
+  "PATCH /projects/{project}/alerts": () => [
+    { label: "patch", body: { success_threshold: 3, notify_degraded: null }, expect: 200 },
+  ],
+  "GET /projects/{project}/maintenance": () => [
+    { label: "list", expect: 200 },
+    { label: "list upcoming", query: "state=upcoming", expect: 200 },
+  ],
+  "POST /projects/{project}/maintenance": () => [{
+    label: "create",
+    body: { starts_at: "2032-01-01T00:00:00Z", ends_at: "2032-01-01T02:00:00Z", reason: "x" },
+    expect: 201,
+  }],
+  "DELETE /projects/{project}/maintenance/{id}": (d) => [
+    { label: "delete", params: { id: d.windowId }, expect: 204 },
+  ],
+  "POST /notification-targets": () => [{
+    label: "create",
+    body: { name: uniqueName("t-new"), kind: "webhook", url: "https://hooks.example.com/x" },
+    expect: 201,
+  }],
+  "GET /notification-targets": () => [{ label: "list", expect: 200 }],
+  "GET /notification-targets/{name}": () => [{ label: "get", expect: 200 }],
+  "PATCH /notification-targets/{name}": () => [
+    { label: "patch", body: { recipients: ["oncall@example.com"] }, expect: 200 },
+  ],
+  "DELETE /notification-targets/{name}": (d) => [
+    { label: "delete", params: { name: d.targetToDelete }, expect: 204 },
+  ],
+  "POST /notification-targets/{name}/test": () => [
+    { label: "test the built-in log", params: { name: "log" }, expect: 200 },
+  ],
 };
 
 /** Bodies with a bad field, by operation (422). */
@@ -422,7 +500,12 @@ function buildCalls(ops: Operation[], d: Data, findings: Finding[]): Call[] {
 }
 
 function concretePath(call: Call, d: Data): string {
-  const values: Record<string, string> = { project: d.project, probeId: d.probeId };
+  const values: Record<string, string> = {
+    project: d.project,
+    probeId: d.probeId,
+    id: d.incidentId,
+    name: d.targetName,
+  };
   Object.assign(values, call.params);
   return call.op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
     assert.ok(name in values, `${call.op.key}: no value for path parameter ${name}`);

@@ -139,6 +139,15 @@ interface Operation {
 
 const BODY_METHODS = new Set(["post", "put", "patch"]);
 
+/** The body of an action that takes no input: none, or an empty object. */
+const NO_INPUT_BODY = {
+  required: false,
+  description: "None, or `{}`: the action takes no input.",
+  content: {
+    "application/json": { schema: { type: "object", additionalProperties: false } },
+  },
+};
+
 const operationKey = (method: string, path: string) =>
   `${method.toUpperCase()} /${path.replace(/^\/|\/$/g, "")}`;
 
@@ -209,6 +218,8 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): OpenAP
         metas.get(operationKey(method, path)),
       );
       operation.security = [{ [API_KEY_SCHEME]: [] }];
+      // An action whose only input is its path (acknowledge, run, test) accepts no body or `{}`.
+      if (method === "post" && !operation.requestBody) operation.requestBody = NO_INPUT_BODY;
     }
   }
   // The generator's own error schemas are replaced by ours above.

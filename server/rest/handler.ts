@@ -50,13 +50,12 @@ export function createRestHandler(
     if (!match) return answerError(apiError("not_found"));
     const { route, params } = match;
     let input: Record<string, unknown>;
-    // An action whose only input is its path (acknowledge, run, test) still reads its body: no
-    // body or `{}` is accepted, anything else reaches the procedure's strict input and is a 422.
-    const body = route.body === "none" && request.method === "POST" ? "optional" : route.body;
-    if (body === "none") {
+    if (route.body === "none") {
       input = { ...queryInput(url, route), ...params };
     } else {
-      const read = await readJsonObject(request, { optional: body === "optional" });
+      // An action that takes no input has an optional body in the document: no body or `{}`;
+      // anything else reaches the procedure's strict input and is a 422.
+      const read = await readJsonObject(request, { optional: route.body === "optional" });
       if (!read.ok) return answerError(read.error);
       const clash = pathParamClash(route, read.value);
       if (clash) return answerError(clash);

@@ -2445,7 +2445,12 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None, or `{}`: the action takes no input. */
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
       /** @description Success */
       200: {
@@ -3866,7 +3871,12 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None, or `{}`: the action takes no input. */
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
       /** @description Success */
       200: {
@@ -5790,7 +5800,12 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description None, or `{}`: the action takes no input. */
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
       /** @description Success */
       200: {
