@@ -5,49 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { MASKED_WEBHOOK_SECRET } from "@probe/shared";
-import {
-  apiSuite,
-  BASE,
-  TEST_API_KEY,
-  type TestContext,
-  uniqueName,
-} from "../server/testing/app.ts";
+import { apiSuite, uniqueName } from "../server/testing/app.ts";
 import { startTarget } from "../server/testing/target_server.ts";
-import { createProbeClient, ProbeApiError, type ProbeClient } from "./mod.ts";
 
-/** A client whose every call goes to the test app's handler, as HTTP requests would. */
-function clientOf({ app }: TestContext, seen?: string[]): ProbeClient {
-  return createProbeClient({
-    baseUrl: BASE,
-    apiKey: TEST_API_KEY,
-    fetch: (input, init) => {
-      const request = new Request(input, init);
-      seen?.push(`${request.method} ${new URL(request.url).pathname}`);
-      return app.handler(request);
-    },
-  });
-}
-
-/** Runs `fn` and answers the ProbeApiError it must reject with. */
-async function failure(fn: () => Promise<unknown>): Promise<ProbeApiError> {
-  try {
-    await fn();
-  } catch (error) {
-    assert.ok(error instanceof ProbeApiError, `expected a ProbeApiError, got ${error}`);
-    return error;
-  }
-  assert.fail("the call succeeded");
-}
-
-async function rejects(fn: () => Promise<unknown>, status: number, code: string, path?: string) {
-  const error = await failure(fn);
-  assert.equal(error.status, status, error.message);
-  assert.equal(error.code, code);
-  if (path !== undefined) {
-    assert.ok(error.details.some((d) => d.path === path), JSON.stringify(error.details));
-  }
-  return error;
-}
+import { clientOf, failure, rejects } from "./testing.ts";
 
 const CHAT_SECRET = "T0000/B0000/client-test-credential";
 

@@ -63,6 +63,21 @@ export type NotificationTarget = Outputs["targets"]["get"]["data"];
 export type TargetKind = Inputs["targets"]["create"]["kind"];
 /** What a test delivery to a target came to: `delivered`, `failed` or `not_configured`. */
 export type TargetTestOutcome = Outputs["targets"]["test"]["data"];
+/** The dashboard's overview: the open incidents and every project with its probes. */
+export type Overview = Outputs["overview"]["get"]["data"];
+/** A project of the overview, with its probes down first. */
+export type OverviewProject = Overview["projects"][number];
+/**
+ * A probe of the overview: state, last run, uptime over 24 hours, 7 and 30 days, p95 latency
+ * over 24 hours and the last 24 hours' uptime hour by hour (`sparkline`, null without runs).
+ */
+export type OverviewProbe = OverviewProject["probes"][number];
+/** A series window: `24h` (5-minute buckets), `7d` (hourly), `30d` or `90d` (daily). */
+export type SeriesWindow = Outputs["results"]["series"]["data"]["window"];
+/** A probe's series: every bucket of the window, oldest first, empty ones included. */
+export type Series = Outputs["results"]["series"]["data"];
+/** One bucket of a series: runs per outcome, maintenance apart, uptime, p50, p95 and max. */
+export type SeriesBucket = Series["buckets"][number];
 /** One line of an error's details: the path of the field and what is wrong with it. */
 export type ErrorDetail = NonNullable<ErrorBody["error"]["details"]>[number];
 
@@ -201,7 +216,36 @@ export type ResultsListResult = Outputs["results"]["list"];
 export type ResultsStatsInput = Inputs["results"]["stats"];
 /** `results.stats`: `{ data: ProbeStats }`. */
 export type ResultsStatsResult = Outputs["results"]["stats"];
+/** `results.series`: the probe, and the window (default `24h`). */
+export type ResultsSeriesInput = Inputs["results"]["series"];
+/** `results.series`: `{ data: Series }`. */
+export type ResultsSeriesResult = Outputs["results"]["series"];
+/** `overview.get`: optionally one project's name. */
+export type OverviewGetInput = Inputs["overview"]["get"];
+/** `overview.get`: `{ data: Overview, meta: { projects, probes, generated_at } }`. */
+export type OverviewGetResult = Outputs["overview"]["get"];
 /** `results.status`: the project's name. */
 export type ResultsStatusInput = Inputs["results"]["status"];
 /** `results.status`: `{ data: ProbeStatus[], meta: { count, status } }`, by URL. */
 export type ResultsStatusResult = Outputs["results"]["status"];
+
+/** `statusPages.get`: the project's name. */
+export type StatusPageGetInput = Inputs["statusPages"]["get"];
+/** `statusPages.get` and `statusPages.update`: `{ data: StatusPageSettings }`. */
+export type StatusPageResult = Outputs["statusPages"]["get"];
+/** A project's status page settings: `public`, `title`, `description`, `show_urls`. */
+export type StatusPageSettings = StatusPageResult["data"];
+/** `statusPages.update`: the project and the fields to change. */
+export type StatusPageUpdateInput = Inputs["statusPages"]["update"];
+/** `badges.list`: the project's name. */
+export type BadgeListInput = Inputs["badges"]["list"];
+/** `badges.list`: `{ data: Badge[], meta: { count } }`, tokens never included. */
+export type BadgeListResult = Outputs["badges"]["list"];
+/** `badges.create`: the project and, for a probe's badges, its `probe_id`. */
+export type BadgeCreateInput = Inputs["badges"]["create"];
+/** `badges.create`: the token (answered this once) and the badge URLs. */
+export type BadgeCreateResult = Outputs["badges"]["create"];
+/** `badges.rotate` and `badges.delete`: the project and the badge's id. */
+export type BadgeRef = Inputs["badges"]["rotate"];
+/** `badges.rotate`: the new token (answered this once); the old one stops at once. */
+export type BadgeRotateResult = Outputs["badges"]["rotate"];

@@ -4,6 +4,12 @@ import type {
   AlertPolicyGetResult,
   AlertPolicyUpdateInput,
   AlertPolicyUpdateResult,
+  BadgeCreateInput,
+  BadgeCreateResult,
+  BadgeListInput,
+  BadgeListResult,
+  BadgeRef,
+  BadgeRotateResult,
   IamAliveDeliveriesInput,
   IamAliveDeliveriesResult,
   IamAliveGetResult,
@@ -20,6 +26,8 @@ import type {
   MaintenanceListInput,
   MaintenanceListResult,
   MaintenanceRef,
+  OverviewGetInput,
+  OverviewGetResult,
   ProbeCreateInput,
   ProbeCreateResult,
   ProbeCreateWithProjectInput,
@@ -45,10 +53,15 @@ import type {
   ProjectUpdateResult,
   ResultsListInput,
   ResultsListResult,
+  ResultsSeriesInput,
+  ResultsSeriesResult,
   ResultsStatsInput,
   ResultsStatsResult,
   ResultsStatusInput,
   ResultsStatusResult,
+  StatusPageGetInput,
+  StatusPageResult,
+  StatusPageUpdateInput,
   TargetCreateInput,
   TargetCreateResult,
   TargetGetResult,
@@ -128,6 +141,25 @@ export interface ResultsApi {
    * probes run at all (`meta.status`). Rejects with `not_found` (404) when there is no such project.
    */
   status(input: ResultsStatusInput): Promise<ResultsStatusResult>;
+  /**
+   * A probe's runs per outcome, uptime and latency (p50, p95, max) bucket by bucket over a window
+   * ending now, for charts: `24h` (default: 288 five-minute buckets, exact percentiles), `7d`
+   * (168 hourly buckets), `30d` and `90d` (daily buckets, UTC), the last three with percentiles
+   * estimated from hourly histograms. Every bucket, oldest first, empty ones included. Rejects
+   * with `not_found` (404) when there is no such probe.
+   */
+  series(input: ResultsSeriesInput): Promise<ResultsSeriesResult>;
+}
+
+/** The dashboard's overview. */
+export interface OverviewApi {
+  /**
+   * Every project (or the one named) with every probe's state, last run, uptime over 24 hours,
+   * 7 and 30 days, p95 latency over 24 hours and hourly sparkline, down first; and the open
+   * incidents, newest first (at most 100). One request, however many probes. Rejects with
+   * `not_found` (404) when the project named does not exist.
+   */
+  get(input?: OverviewGetInput): Promise<OverviewGetResult>;
 }
 
 /** The global I'm alive settings. */
@@ -215,6 +247,24 @@ export interface TargetsApi {
   test(input: TargetRef): Promise<TargetTestResult>;
 }
 
+/** Public status pages: their settings (the pages themselves are at `/status/{project}`). */
+export interface StatusPagesApi {
+  /** Reads a project's page settings; rejects with `not_found` (404) for a missing project. */
+  get(input: StatusPageGetInput): Promise<StatusPageResult>;
+  /** Changes `public`, `title`, `description` or `show_urls`. */
+  update(input: StatusPageUpdateInput): Promise<StatusPageResult>;
+}
+
+/** Badge tokens of a project or of one of its probes; a token is answered only when made. */
+export interface BadgesApi {
+  list(input: BadgeListInput): Promise<BadgeListResult>;
+  /** Makes a token (for the project, or for `probe_id`); rejects with 409 past 100 tokens. */
+  create(input: BadgeCreateInput): Promise<BadgeCreateResult>;
+  /** Replaces a token: the old one stops at once. */
+  rotate(input: BadgeRef): Promise<BadgeRotateResult>;
+  delete(input: BadgeRef): Promise<void>;
+}
+
 /** Every operation of the probe service. Failures reject with a `ProbeApiError`. */
 export interface ProbeClient {
   projects: ProjectsApi;
@@ -225,6 +275,9 @@ export interface ProbeClient {
   alerts: AlertsApi;
   maintenance: MaintenanceApi;
   targets: TargetsApi;
+  overview: OverviewApi;
+  statusPages: StatusPagesApi;
+  badges: BadgesApi;
 }
 
 /**
@@ -301,6 +354,7 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       list: (input) => call(() => trpc.results.list.query(input)),
       stats: (input) => call(() => trpc.results.stats.query(input)),
       status: (input) => call(() => trpc.results.status.query(input)),
+      series: (input) => call(() => trpc.results.series.query(input)),
     },
     settings: {
       getIamAlive: () => call(() => trpc.settings.getIamAlive.query({})),
@@ -332,6 +386,19 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       update: (input) => call(() => trpc.targets.update.mutate(input)),
       delete: (input) => call(() => trpc.targets.delete.mutate(input)),
       test: (input) => call(() => trpc.targets.test.mutate(input)),
+    },
+    overview: {
+      get: (input = {}) => call(() => trpc.overview.get.query(input)),
+    },
+    statusPages: {
+      get: (input) => call(() => trpc.statusPages.get.query(input)),
+      update: (input) => call(() => trpc.statusPages.update.mutate(input)),
+    },
+    badges: {
+      list: (input) => call(() => trpc.badges.list.query(input)),
+      create: (input) => call(() => trpc.badges.create.mutate(input)),
+      rotate: (input) => call(() => trpc.badges.rotate.mutate(input)),
+      delete: (input) => call(() => trpc.badges.delete.mutate(input)),
     },
   };
 }

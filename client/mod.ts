@@ -48,14 +48,17 @@
 export { createProbeClient } from "./client.ts";
 export type {
   AlertsApi,
+  BadgesApi,
   IncidentsApi,
   MaintenanceApi,
+  OverviewApi,
   ProbeClient,
   ProbeClientOptions,
   ProbesApi,
   ProjectsApi,
   ResultsApi,
   SettingsApi,
+  StatusPagesApi,
   TargetsApi,
 } from "./client.ts";
 export { ProbeApiError } from "./error.ts";

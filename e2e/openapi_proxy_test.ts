@@ -204,6 +204,8 @@ interface Data {
   windowId: string;
   targetName: string;
   targetToDelete: string;
+  badgeId: string;
+  badgeToDelete: string;
 }
 
 async function makeData(base: string, apiKey: string): Promise<Data> {
@@ -250,7 +252,11 @@ async function makeData(base: string, apiKey: string): Promise<Data> {
       recipients: ["ops@example.com"],
     });
   }
+  const badge = await call("POST", `/projects/${project}/badges`, {});
+  const badgeToDelete = await call("POST", `/projects/${project}/badges`, {});
   return {
+    badgeId: badge.data.id,
+    badgeToDelete: badgeToDelete.data.id,
     incidentId: incidents.data[0].id,
     windowId: window.data.id,
     targetName,
@@ -383,6 +389,28 @@ const SUCCESS: Record<string, (d: Data) => Spec[]> = {
   ],
   "DELETE /notification-targets/{name}": (d) => [
     { label: "delete", params: { name: d.targetToDelete }, expect: 204 },
+  ],
+  "GET /overview": (d) => [
+    { label: "everything", expect: 200 },
+    { label: "one project", query: `project=${d.project}`, expect: 200 },
+  ],
+  "GET /projects/{project}/probes/{probeId}/series": () => [
+    { label: "24 hours", expect: 200 },
+    { label: "90 days", query: "window=90d", expect: 200 },
+  ],
+  "GET /projects/{project}/status-page": () => [{ label: "get", expect: 200 }],
+  "PATCH /projects/{project}/status-page": () => [
+    { label: "make public", body: { public: true, title: "Shop" }, expect: 200 },
+  ],
+  "GET /projects/{project}/badges": () => [{ label: "list", expect: 200 }],
+  "POST /projects/{project}/badges": () => [
+    { label: "a project badge", body: {}, expect: 201 },
+  ],
+  "POST /projects/{project}/badges/{id}/rotate": (d) => [
+    { label: "rotate", params: { id: d.badgeId }, expect: 200 },
+  ],
+  "DELETE /projects/{project}/badges/{id}": (d) => [
+    { label: "delete", params: { id: d.badgeToDelete }, expect: 204 },
   ],
   "POST /notification-targets/{name}/test": () => [
     { label: "test the built-in log", params: { name: "log" }, expect: 200 },

@@ -4,6 +4,7 @@ import * as addIamAliveReporting from "./2026_11_21_140000_add_iam_alive_reporti
 import * as createRunnerTables from "./2026_11_21_150000_create_runner_tables.ts";
 import * as addListOrderIndexes from "./2026_11_22_090000_add_list_order_indexes.ts";
 import * as addAlerting from "./2026_11_22_100000_add_alerting.ts";
+import * as addStatusPagesAndBadges from "./2026_11_22_110000_add_status_pages_and_badges.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_21_150000_create_runner_tables": createRunnerTables,
   "2026_11_22_090000_add_list_order_indexes": addListOrderIndexes,
   "2026_11_22_100000_add_alerting": addAlerting,
+  "2026_11_22_110000_add_status_pages_and_badges": addStatusPagesAndBadges,
 };

@@ -12,6 +12,9 @@ import { createReporter, type Reporter, type ReporterOptions } from "./iam_alive
 import type { Logger } from "./log.ts";
 import { createClientAddress, parseTrustedProxies } from "./http/client_address.ts";
 import { createRateLimiter } from "./http/rate_limit.ts";
+import { createStatusPages } from "./http/status_page.ts";
+import { createBadges } from "./http/badges.ts";
+import { createDashboard } from "./http/dashboard.ts";
 import { createNotifier, type Notifier, type NotifierDeps } from "./notify/targets.ts";
 import { createNetworkPolicy } from "./outbound/network_policy.ts";
 import { createDeliverer, type Deliverer } from "./alerts/deliverer.ts";
@@ -148,7 +151,11 @@ export async function createApp(
     cors: createCors(corsOrigins),
     onFastPath,
     // Served without a key, in this order (issue 12): each part adds its one line here.
-    pages: [],
+    pages: [
+      createStatusPages({ db: handle.db }),
+      createBadges({ db: handle.db }),
+      createDashboard(),
+    ],
   });
   return {
     handler,

@@ -16,3 +16,5 @@ export * from "./results.ts";
 export * from "./targets.ts";
 export * from "./incidents.ts";
 export * from "./overview.ts";
+export * from "./status_pages.ts";
+export * from "./badges.ts";

@@ -206,6 +206,27 @@ export interface ProbeTombstonesTable {
   deleted_at: Timestamp;
 }
 
+/** A project's public status page settings; no row means the defaults (private). */
+export interface StatusPagesTable {
+  project: string;
+  public: Generated<boolean>;
+  title: string | null;
+  description: string | null;
+  show_urls: Generated<boolean>;
+  updated_at: Generated<Timestamp>;
+}
+
+/** A badge token of a probe (`probe_key`) or of a whole project (`probe_key` null). */
+export interface BadgeTokensTable {
+  id: Generated<number | string>;
+  project: string;
+  probe_key: number | string | null;
+  /** The token's SHA-256 digest, hex: the token itself is never stored. */
+  token_sha256: string;
+  created_at: Generated<Timestamp>;
+  rotated_at: Timestamp | null;
+}
+
 export interface Database {
   projects: ProjectsTable;
   probes: ProbesTable;
@@ -223,6 +244,8 @@ export interface Database {
   notification_targets: NotificationTargetsTable;
   notifications: NotificationsTable;
   notification_attempts: NotificationAttemptsTable;
+  status_pages: StatusPagesTable;
+  badge_tokens: BadgeTokensTable;
 }
 
 export type ProjectRow = Selectable<ProjectsTable>;

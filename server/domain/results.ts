@@ -15,7 +15,7 @@ import {
   type ResultsListInput,
   STATS_WINDOW_MS,
 } from "@probe/shared";
-import { sql } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { notFound } from "./errors.ts";
 import { addInto, bucketOf, emptyHistogram, percentileOf } from "../runner/histogram.ts";
@@ -123,13 +123,21 @@ async function exactLatency(db: Reader, key: string, since: number): Promise<Lat
   return row;
 }
 
-async function estimatedLatency(db: Reader, key: string, since: number): Promise<Latency> {
+/**
+ * The latencies of some probes' runs since a time, merged into one histogram (with the exact
+ * maximum): whole hours from the hourly rollups, the part of the first hour from raw results.
+ */
+export async function latencyHistogramSince(
+  db: Reader,
+  inScope: (column: "probe_key") => RawBuilder<boolean>,
+  since: number,
+): Promise<{ histogram: number[]; max: number | null }> {
   const edge = new Date(ceilHour(since));
   const hours = await db.selectFrom("probe_rollups")
     .select(["latency_buckets", "latency_max"])
-    .where("probe_key", "=", key).where("hour", ">=", edge).execute();
+    .where(inScope("probe_key")).where("hour", ">=", edge).execute();
   const raw = await db.selectFrom("probe_results").select("duration_ms")
-    .where("probe_key", "=", key).where("started_at", ">=", new Date(since))
+    .where(inScope("probe_key")).where("started_at", ">=", new Date(since))
     .where("started_at", "<", edge).where("http_status", "is not", null).execute();
   const histogram = emptyHistogram();
   let max: number | null = null;
@@ -141,6 +149,15 @@ async function estimatedLatency(db: Reader, key: string, since: number): Promise
     histogram[bucketOf(r.duration_ms)]++;
     max = Math.max(max ?? 0, r.duration_ms);
   }
+  return { histogram, max };
+}
+
+async function estimatedLatency(db: Reader, key: string, since: number): Promise<Latency> {
+  const { histogram, max } = await latencyHistogramSince(
+    db,
+    (column) => sql<boolean>`${sql.ref(column)} = ${key}`,
+    since,
+  );
   if (max === null) return { p50: null, p95: null, p99: null, max: null };
   return {
     p50: percentileOf(histogram, 0.5, max),

@@ -56,7 +56,8 @@ apiSuite("HTTP contract", (test) => {
   });
 
   test("an unknown route answers 404 with the error body", async ({ api }) => {
-    for (const path of ["/api/v1/nothing", "/api/v1", "/elsewhere", "/"]) {
+    // (`/` is the dashboard, `/status/…` and `/badge/…` public pages: see dashboard_test.ts.)
+    for (const path of ["/api/v1/nothing", "/api/v1", "/elsewhere", "/ui/nothing.js"]) {
       const res = await api.get(path);
       assert.equal(res.status, 404, path);
       assert.equal(res.body.error.code, "not_found");

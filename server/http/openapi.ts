@@ -55,6 +55,21 @@ const TAGS = [
     description: "Where alerts go: webhook, Slack, Discord and mail targets, and the built-in " +
       "log. Secrets are write-only.",
   },
+  {
+    name: "overview",
+    description: "The dashboard's read: every project with each probe's state, uptime, latency " +
+      "and sparkline, and the open incidents, in one call.",
+  },
+  {
+    name: "status-pages",
+    description: "A project's public status page at `/status/{project}` (and its JSON twin): " +
+      "private until made public; URLs hidden unless shown.",
+  },
+  {
+    name: "badges",
+    description: "Tokens for a probe's or a project's badges (`/badge/{token}/…`): shown once, " +
+      "listed without the token, rotated to stop an old one.",
+  },
 ];
 
 /** A header of every webhook call, per the Standard Webhooks specification. */

@@ -304,6 +304,46 @@ for (const backend of backends()) {
         assert.equal(run.data?.data.error, "connection refused");
       });
 
+      await t.step("dashboard reads, status pages and badges", async () => {
+        const project = uniqueName();
+        await api.POST("/projects", { body: { project } });
+        const probe = await api.POST("/projects/{project}/probes", {
+          params: { path: { project } },
+          body: { url: "http://127.0.0.1:9/" },
+        });
+        const overview = await api.GET("/overview", { params: { query: { project } } });
+        assert.equal(overview.data?.data.projects[0].probes[0].state, "unknown");
+        const series = await api.GET("/projects/{project}/probes/{probeId}/series", {
+          params: {
+            path: { project, probeId: probe.data!.data.probe_id },
+            query: { window: "7d" },
+          },
+        });
+        assert.equal(series.data?.data.buckets.length, 168);
+
+        const path = { project };
+        const settings = await api.GET("/projects/{project}/status-page", { params: { path } });
+        assert.equal(settings.data?.data.public, false);
+        const patched = await api.PATCH("/projects/{project}/status-page", {
+          params: { path },
+          body: { public: true, title: "Shop" },
+        });
+        assert.equal(patched.data?.data.title, "Shop");
+        const made = await api.POST("/projects/{project}/badges", { params: { path }, body: {} });
+        assert.equal(made.response.status, 201);
+        const id = made.data!.data.id;
+        const listed = await api.GET("/projects/{project}/badges", { params: { path } });
+        assert.equal(listed.data?.meta.count, 1);
+        const rotated = await api.POST("/projects/{project}/badges/{id}/rotate", {
+          params: { path: { project, id } },
+        });
+        assert.notEqual(rotated.data?.data.token, made.data!.data.token);
+        const deleted = await api.DELETE("/projects/{project}/badges/{id}", {
+          params: { path: { project, id } },
+        });
+        assert.equal(deleted.response.status, 204);
+      });
+
       await t.step("failures answer the documented error body", async () => {
         const project = uniqueName();
         await api.POST("/projects", { body: { project } });

@@ -47,6 +47,14 @@ const SPEC: Record<string, number[]> = {
   "GET /projects/{project}/maintenance": [200, 404, ...INPUT],
   "POST /projects/{project}/maintenance": [201, 404, 409, ...BODY],
   "DELETE /projects/{project}/maintenance/{id}": [204, 404, ...INPUT],
+  "GET /overview": [200, 404, ...INPUT],
+  "GET /projects/{project}/probes/{probeId}/series": [200, 404, ...INPUT],
+  "GET /projects/{project}/status-page": [200, 404, ...INPUT],
+  "PATCH /projects/{project}/status-page": [200, 404, ...BODY],
+  "GET /projects/{project}/badges": [200, 404, ...INPUT],
+  "POST /projects/{project}/badges": [201, 404, 409, ...BODY],
+  "POST /projects/{project}/badges/{id}/rotate": [200, 404, ...BODY],
+  "DELETE /projects/{project}/badges/{id}": [204, 404, ...INPUT],
   "POST /notification-targets": [201, 409, ...BODY],
   "GET /notification-targets": [200, ...ANY],
   "GET /notification-targets/{name}": [200, 404, ...INPUT],
@@ -69,6 +77,8 @@ const WITH_META = new Set([
   "GET /notification-targets",
   "GET /incidents",
   "GET /projects/{project}/maintenance",
+  "GET /overview",
+  "GET /projects/{project}/badges",
 ]);
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
@@ -209,7 +219,7 @@ Deno.test("the OpenAPI document", async (t) => {
       assert.ok(op.summary, `${key} summary`);
       assert.equal(op.tags.length, 1, `${key} tags`);
       assert.ok(tags.has(op.tags[0]), `${key} tag ${op.tags[0]} is declared`);
-      assert.match(op.operationId, /^[a-z]+-[A-Za-z]+$/);
+      assert.match(op.operationId, /^[a-z][A-Za-z]*-[A-Za-z]+$/);
     }
   });
 });

@@ -9,9 +9,12 @@ import {
   projectStatusMeta,
   resultsListInput,
   resultsMeta,
+  series,
+  seriesInput,
 } from "@probe/shared";
 import { z } from "zod";
 import { listResults, probeStats as readProbeStats, projectStatus } from "../../domain/results.ts";
+import { probeSeries } from "../../domain/series.ts";
 import { apiProcedure, router } from "../init.ts";
 
 const tags = ["results"];
@@ -64,4 +67,23 @@ export const resultsRouter = router({
     .input(projectStatusInput)
     .output(dataWithMeta(z.array(probeStatus), projectStatusMeta))
     .query(({ ctx, input }) => projectStatus({ db: ctx.db, project: input.project })),
+
+  series: apiProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/projects/{project}/probes/{probeId}/series",
+        tags,
+        summary: "A probe's runs, uptime and latency bucket by bucket, for charts",
+        description: "`window` is one of 24h (default: 288 five-minute buckets from the raw " +
+          "results, exact percentiles), 7d (168 hourly buckets), 30d or 90d (daily buckets); " +
+          "beyond 24h from the hourly rollups, with percentiles estimated from their " +
+          "histograms. Every bucket, oldest first, empty ones included; times in UTC.",
+        protect: true,
+        errorResponses: { 404: "Probe not found" },
+      },
+    })
+    .input(seriesInput)
+    .output(dataOf(series))
+    .query(async ({ ctx, input }) => ({ data: await probeSeries({ db: ctx.db, input }) })),
 });

@@ -1,0 +1,304 @@
+/**
+ * The dashboard at / in a real headless Chromium (Debian's `chromium`, which .ci/run installs),
+ * driven by playwright-core in e2e/testdata/dashboard_browser.ts, against the real server
+ * (`server/main.ts` in a subprocess, with its runner) and a local target:
+ *
+ * - sign-in refuses a wrong key and keeps the right one in sessionStorage only; a key no longer
+ *   accepted signs out with a message; sign-out forgets the key;
+ * - with the keyboard alone: a project, a probe whose URL the API refuses (its message beside the
+ *   field), the probe, run now while the target fails, the incident on the overview, acknowledged;
+ * - the target recovers: run now, the probe up, the incident resolved; charts drawn with data;
+ * - edit, disable and enable, delete; 375 px wide; the dark scheme; no CSP violation, nothing from
+ *   another origin; axe-core finds nothing serious or critical on any page scanned;
+ * - on PostgreSQL, the overview of 1,000 probes with 90 days of rollups and a day of results:
+ *   the time until it is fully drawn is printed (measured, not asserted: machines differ).
+ *
+ * Screenshots go to DASHBOARD_SCREENSHOT_DIR, or a temporary folder; the test prints which.
+ */
+import assert from "node:assert/strict";
+import { fill } from "../bench/overview.ts";
+import { openDatabase } from "../server/db/database.ts";
+import { migrateToLatest } from "../server/db/migrator.ts";
+import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
+import {
+  isListeningLine,
+  restCall,
+  type ServerProcess,
+  startServerProcess,
+} from "../server/testing/process.ts";
+import { startTarget, type Target } from "../server/testing/target_server.ts";
+import type {
+  MainArgs,
+  MainReport,
+  TimingArgs,
+  TimingReport,
+} from "./testdata/dashboard_browser.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const KEY = "dashboard-e2e-key-0123456789";
+const BROWSER_SCRIPT = new URL("./testdata/dashboard_browser.ts", import.meta.url).pathname;
+/** The browser run gives up after this long rather than hang the suite. */
+const BROWSER_DEADLINE_MS = 240_000;
+
+const hasChromium = (() => {
+  try {
+    return Deno.statSync(CHROMIUM).isFile;
+  } catch {
+    return false;
+  }
+})();
+// CI installs Chromium, so there a missing one is a failure; elsewhere the test says it skipped.
+const inCi = Boolean(Deno.env.get("CI"));
+if (!hasChromium && !inCi) {
+  console.warn(
+    `dashboard_test: ${CHROMIUM} is missing, / is not tested (apt-get install chromium)`,
+  );
+}
+const adminUrl = Deno.env.get("TEST_DATABASE_URL");
+
+async function screenshotDir(): Promise<string> {
+  const dir = Deno.env.get("DASHBOARD_SCREENSHOT_DIR") ??
+    await Deno.makeTempDir({ prefix: "dashboard-screenshots-" });
+  await Deno.mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/** The environment a fresh clone would have, plus the given variables. */
+function env(vars: Record<string, string>): Record<string, string> {
+  const keep = ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"];
+  const base = Object.fromEntries(
+    keep.flatMap((k) => Deno.env.get(k) !== undefined ? [[k, Deno.env.get(k)!]] : []),
+  );
+  return { ...base, ...vars };
+}
+
+/**
+ * Runs the browser script in `mode` and answers its report. Its questions (`{"ask": …}` lines)
+ * go to `answer`, and its stdin gets `ok` when that has been done.
+ */
+async function runBrowser<R>(
+  mode: "main" | "timing",
+  args: MainArgs | TimingArgs,
+  answer: (question: Record<string, unknown>) => Promise<void> = () => Promise.resolve(),
+): Promise<R> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      "--config",
+      new URL("../deno.dev.json", import.meta.url).pathname,
+      BROWSER_SCRIPT,
+      mode,
+      JSON.stringify(args),
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const deadline = setTimeout(() => child.kill("SIGKILL"), BROWSER_DEADLINE_MS);
+  const stderr = new Response(child.stderr).text();
+  const stdin = child.stdin.getWriter();
+  let report: R | undefined;
+  let buffer = "";
+  try {
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let end;
+      while ((end = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + 1);
+        if (!line.startsWith("{")) continue;
+        const message = JSON.parse(line);
+        if (message.ask) {
+          await answer(message.ask);
+          await stdin.write(new TextEncoder().encode("ok\n"));
+        } else if (message.report) report = message.report;
+      }
+    }
+  } finally {
+    clearTimeout(deadline);
+    await stdin.close().catch(() => {});
+  }
+  const status = await child.status;
+  const log = await stderr;
+  assert.ok(status.success && report, `the browser run failed (${status.code}):\n${log}`);
+  return report;
+}
+
+/** The server as `deno task start` runs it, with the runner, on the given database. */
+function startServer(vars: Record<string, string>): Promise<ServerProcess> {
+  return startServerProcess({
+    env: env({ SERVICE_API_KEY: KEY, ...vars }),
+    clearEnv: true,
+    output: "capture",
+    readyLine: isListeningLine,
+  });
+}
+
+Deno.test({
+  name: "the dashboard: sign-in, a probe failing then recovering, charts, forms, keyboard, " +
+    "375 px, dark, accessibility (headless Chromium)",
+  ignore: !hasChromium && !inCi,
+  async fn() {
+    assert.ok(hasChromium, `${CHROMIUM} is missing: .ci/run installs it with apt-get`);
+    const shotDir = await screenshotDir();
+    const dataDir = await Deno.makeTempDir({ prefix: "dashboard-e2e-" });
+    // PostgreSQL when there is one (it starts in a second), else the embedded database.
+    const database = adminUrl ? await createPostgresDatabase(adminUrl) : null;
+    let target: Target | undefined;
+    let server: ServerProcess | undefined;
+    try {
+      target = await startTarget();
+      target.setHealth(503, { status: "DOWN" });
+      server = await startServer({
+        DATA_DIR: dataDir,
+        ...(database && { DATABASE_URL: database.url }),
+        // The target is on loopback, which the outbound policy refuses by default.
+        PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
+        // A new probe runs once when created, then a day later: the other runs are run-now's.
+        PROBE_INTERVAL_SECONDS: "86400",
+      });
+      const s = server;
+      // One failing run opens an incident, one passing run resolves it.
+      const policy = await restCall(s, KEY, "PATCH", "/settings/alerts", {
+        failure_threshold: 1,
+        success_threshold: 1,
+      });
+      assert.equal(policy.status, 200, JSON.stringify(policy.body));
+
+      const project = uniqueName("shop");
+      const t = target;
+      const report = await runBrowser<MainReport>("main", {
+        chromium: CHROMIUM,
+        baseUrl: s.url,
+        apiKey: KEY,
+        project,
+        targetUrl: `${t.origin}/health`,
+        shotDir,
+      }, (question) => {
+        assert.deepEqual(question, { health: 200 });
+        t.setHealth(200, { status: "UP" });
+        return Promise.resolve();
+      });
+      console.log(`screenshots (in ${shotDir}): ${report.screenshots.join(", ")}`);
+      console.log(`Tab presses per keyboard step: ${JSON.stringify(report.keyboard)}`);
+
+      // Sign-in and sign-out.
+      assert.match(report.wrongKey.message, /refused \(401/);
+      assert.equal(report.wrongKey.stored, null, "a refused key is not kept");
+      assert.deepEqual(report.signedIn, { stored: true, localStorage: 0, cookies: "" });
+      assert.deepEqual(report.rotatedKey, {
+        message: "The key is no longer accepted (401): sign in again.",
+        stored: null,
+      });
+      assert.deepEqual(report.signedOut, { stored: null, signInShown: true });
+
+      // The bad URL is refused with the API's own message, beside the field, focus on it.
+      const refused = await restCall(s, KEY, "POST", `/projects/${project}/probes`, {
+        url: "not a url",
+      });
+      assert.equal(refused.status, 422);
+      const apiMessage = refused.body.error.details
+        .find((d: { path: string }) => d.path === "url").message;
+      assert.equal(report.badUrl.message, apiMessage);
+      assert.equal(report.badUrl.focusedField, "url");
+      assert.equal(report.badUrl.invalid, "true");
+      assert.deepEqual(report.focusVisible, { link: true, button: true });
+
+      // Failing, then recovered.
+      assert.match(report.failing.runNow, /^Ran now: down \(HTTP 503\)/);
+      assert.equal(report.failing.state, "down");
+      assert.match(report.failing.incident, /Checkout health[\s\S]*HTTP 503/);
+      assert.match(report.failing.acknowledged, /Acknowledged/);
+      assert.match(report.recovered.runNow, /^Ran now: up \(HTTP 200\)/);
+      assert.equal(report.recovered.state, "up");
+      assert.match(report.recovered.openIncidents, /No open incidents/);
+      assert.equal(report.recovered.incidentRows.length, 1);
+      assert.match(report.recovered.incidentRows[0], /resolved[\s\S]*recovered/);
+
+      // Charts drawn with data: 288 five-minute buckets, then 168 hours.
+      assert.equal(report.chart["24h"].buckets, 288);
+      assert.ok(report.chart["24h"].points >= 1, JSON.stringify(report.chart));
+      assert.ok(report.chart["24h"].painted > 0, "the series are drawn on the canvas");
+      assert.equal(report.chart["7d"].buckets, 168);
+      assert.ok(report.chart["7d"].points >= 1 && report.chart["7d"].painted > 0);
+
+      assert.equal(report.created.heading, "Checkout health");
+      assert.match(report.created.probeId, /^[0-9a-f]{16}$/);
+      assert.equal(report.edited.heading, "Checkout");
+      assert.deepEqual(report.toggled, { disabled: true, enabledAgain: true });
+      assert.equal(report.deleted.probeNotice, "The probe was deleted.");
+      assert.match(report.deleted.projectNotice, new RegExp(`${project}.*deleted`));
+      const gone = await restCall(s, KEY, "GET", `/projects/${project}`);
+      assert.equal(gone.status, 404);
+
+      for (const [page, { scrollWidth, viewport }] of Object.entries(report.narrow)) {
+        assert.ok(scrollWidth <= viewport, `${page} is ${scrollWidth} px wide at ${viewport} px`);
+      }
+      assert.equal(report.dark.background, "rgb(20, 23, 27)", "the dark scheme is followed");
+
+      assert.equal(report.axePages.length, 8, report.axePages.join(", "));
+      assert.deepEqual(report.axe, [], "axe-core: no serious or critical violations");
+      assert.deepEqual(report.csp, [], "no Content-Security-Policy violations");
+      assert.deepEqual(report.foreign, [], "nothing is loaded from another origin");
+      assert.deepEqual(report.pageErrors, []);
+      assert.deepEqual(report.consoleErrors, []);
+    } finally {
+      const stopped: Deno.CommandStatus | undefined = await server?.stop();
+      await target?.close();
+      await database?.drop();
+      await Deno.remove(dataDir, { recursive: true });
+      if (stopped) assert.equal(stopped.code, 0, server?.output());
+    }
+  },
+});
+
+Deno.test({
+  name: "the overview of 1,000 probes on PostgreSQL is drawn in headless Chromium (time printed)",
+  ignore: !adminUrl || (!hasChromium && !inCi),
+  async fn() {
+    assert.ok(hasChromium, `${CHROMIUM} is missing: .ci/run installs it with apt-get`);
+    const shotDir = await screenshotDir();
+    const dataDir = await Deno.makeTempDir({ prefix: "dashboard-1000-" });
+    const database = await createPostgresDatabase(adminUrl, "probe_dashboard");
+    let server: ServerProcess | undefined;
+    try {
+      const handle = await openDatabase({ kind: "postgres", url: database.url });
+      try {
+        await migrateToLatest(handle.db);
+        await fill(handle.db, Date.now(), 1000);
+      } finally {
+        await handle.close();
+      }
+      // The runner off: the seeded probes point at example.com.
+      server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url, RUNNER: "off" });
+      const report = await runBrowser<TimingReport>("timing", {
+        chromium: CHROMIUM,
+        baseUrl: server.url,
+        apiKey: KEY,
+        shotDir,
+      });
+      const { drawnMs, apiMs } = report;
+      console.log(
+        `overview of 1,000 probes fully drawn (headless Chromium, loopback, PostgreSQL), from ` +
+          `navigation start: ${drawnMs.cold} ms on a cold load (${apiMs.cold} ms of it the ` +
+          `GET /api/v1/overview call), ${drawnMs.warm.join(" / ")} ms reloaded ` +
+          `(${apiMs.warm.join(" / ")} ms the call); "${report.summary}"`,
+      );
+      console.log(`screenshots (in ${shotDir}): ${report.screenshots.join(", ")}`);
+      assert.match(report.summary, /^1,000 probes in 20 projects/);
+      assert.equal(report.rows, 100, "the first page holds 100 probes");
+      assert.match(report.pager, /Page 1 of 10/);
+      assert.equal(report.chart.buckets, 90);
+      assert.ok(report.chart.points > 80 && report.chart.painted > 0, JSON.stringify(report.chart));
+      assert.deepEqual(report.axe, []);
+      assert.deepEqual(report.csp, []);
+      assert.deepEqual(report.pageErrors, []);
+    } finally {
+      const stopped: Deno.CommandStatus | undefined = await server?.stop();
+      await database.drop();
+      await Deno.remove(dataDir, { recursive: true });
+      if (stopped) assert.equal(stopped.code, 0, server?.output());
+    }
+  },
+});

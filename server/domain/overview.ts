@@ -1,0 +1,278 @@
+/**
+ * The dashboard's overview: every project with every probe (state, last run, uptime over 24 hours,
+ * 7 and 30 days, p95 latency over 24 hours, an hourly sparkline) and the open incidents, in one
+ * read. A handful of set-based statements over all the probes at once, never one per probe:
+ * 1,000 probes cost what 10 do, plus the rows they read.
+ *
+ * Counts follow `countsSince` (`results.ts`): hourly rollups for the whole hours of a window, raw
+ * results for the part of its first hour inside it; runs in maintenance windows are left out.
+ * Latency comes from the hourly histograms (plus the raw results of that first part hour), so
+ * `p95_24h` is an estimate within a histogram bucket's width (see `runner/histogram.ts`): exact
+ * percentiles over every raw result of 1,000 probes would sort over a million rows a call.
+ *
+ * @module
+ */
+import {
+  type Incident,
+  type Overview,
+  type OverviewProbe,
+  type OverviewProject,
+  STATS_WINDOW_MS,
+} from "@probe/shared";
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+import type { ProbeState } from "../db/schema.ts";
+import { BUCKET_BOUNDS, emptyHistogram, percentileOf } from "../runner/histogram.ts";
+import { notFound } from "./errors.ts";
+import { listIncidents } from "./incidents.ts";
+
+const HOUR_MS = 3_600_000;
+/** Hours in the sparkline: the current one and the 23 before it. */
+export const SPARKLINE_HOURS = 24;
+/** Open incidents the overview lists at most. */
+export const OVERVIEW_INCIDENTS = 100;
+
+/** Down first, then degraded, unknown, up. */
+const STATE_ORDER: Record<ProbeState, number> = { down: 0, degraded: 1, unknown: 2, up: 3 };
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+const ratio = (good: number, runs: number) => (runs === 0 ? null : good / runs);
+
+/**
+ * `width_bucket` thresholds that give a latency's histogram bucket (0-based) as `bucketOf` does:
+ * bucket i holds latencies up to BUCKET_BOUNDS[i] ms inclusive, and latencies are whole ms.
+ */
+export const BUCKET_THRESHOLDS = sql.raw(
+  `array[${BUCKET_BOUNDS.filter(Number.isFinite).map((b) => b + 1).join(",")}]::int[]`,
+);
+
+/**
+ * Which probes a statement reads: every probe, or those of one project. As `= any(array(…))`, so
+ * that the planner reads each probe's rows by its index instead of the window's rows of all.
+ */
+const scopeOf = (project: string | undefined) =>
+  project === undefined
+    ? sql`true`
+    : sql`x.probe_key = any(array(select key from probes where project = ${project}))`;
+
+interface Windowed {
+  good_24h: number;
+  runs_24h: number;
+  good_7d: number;
+  runs_7d: number;
+  good_30d: number;
+  runs_30d: number;
+}
+
+/**
+ * Passing and counted runs per probe over the last 24 hours, 7 and 30 days, in one pass over the
+ * rollups of 30 days. A raw result counts only for the window whose first, partial hour it lies
+ * in; every other window counts its hour through the rollup.
+ */
+async function uptimeCounts(
+  db: Db,
+  project: string | undefined,
+  now: number,
+): Promise<Map<string, Windowed>> {
+  const edgeNow = Math.ceil(now / HOUR_MS) * HOUR_MS;
+  const at = (ms: number) => new Date(ms);
+  const w = (name: "24h" | "7d" | "30d") => ({
+    since: at(now - STATS_WINDOW_MS[name]),
+    edge: at(edgeNow - STATS_WINDOW_MS[name]),
+  });
+  const [d, wk, m] = [w("24h"), w("7d"), w("30d")];
+  const scope = scopeOf(project);
+  const partOf = (win: { since: Date; edge: Date }) =>
+    sql`(x.started_at >= ${win.since} and x.started_at < ${win.edge})`;
+  const { rows } = await sql<{ probe_key: string | number } & Windowed>`
+    select probe_key,
+      coalesce(sum(good) filter (where in_24h), 0)::int as good_24h,
+      coalesce(sum(runs) filter (where in_24h), 0)::int as runs_24h,
+      coalesce(sum(good) filter (where in_7d), 0)::int as good_7d,
+      coalesce(sum(runs) filter (where in_7d), 0)::int as runs_7d,
+      coalesce(sum(good) filter (where in_30d), 0)::int as good_30d,
+      coalesce(sum(runs) filter (where in_30d), 0)::int as runs_30d
+    from (
+      select x.probe_key, x.hour >= ${d.edge} as in_24h, x.hour >= ${wk.edge} as in_7d,
+             true as in_30d, x.up + x.degraded as good,
+             x.up + x.degraded + x.down + x.blocked as runs
+      from probe_rollups x
+      where ${scope} and x.hour >= ${m.edge}
+      union all
+      select x.probe_key, ${partOf(d)}, ${partOf(wk)}, ${partOf(m)},
+             (x.outcome in ('up', 'degraded'))::int, 1
+      from probe_results x
+      where ${scope} and not x.in_maintenance and (${partOf(d)} or ${partOf(wk)} or ${partOf(m)})
+    ) c
+    group by probe_key`.execute(db);
+  return new Map(rows.map(({ probe_key, ...counts }) => [String(probe_key), counts]));
+}
+
+/**
+ * Per probe, the uptime of each of the sparkline's hours (from `first`). One row per probe, its
+ * hours in arrays: a twentieth of the rows that one per probe and hour would be.
+ */
+async function sparklines(db: Db, project: string | undefined, first: number) {
+  const { rows } = await sql<{
+    probe_key: string | number;
+    hours: number[];
+    good: number[];
+    runs: number[];
+  }>`
+    select x.probe_key,
+      array_agg((extract(epoch from x.hour - ${new Date(first)}::timestamptz) / 3600)::int)
+        as hours,
+      array_agg(x.up + x.degraded) as good,
+      array_agg(x.up + x.degraded + x.down + x.blocked) as runs
+    from probe_rollups x
+    where ${scopeOf(project)} and x.hour >= ${new Date(first)}
+    group by x.probe_key`.execute(db);
+  const byProbe = new Map<string, (number | null)[]>();
+  for (const r of rows) {
+    const line = new Array(SPARKLINE_HOURS).fill(null);
+    r.hours.forEach((hour, i) => {
+      if (hour < SPARKLINE_HOURS) line[hour] = ratio(r.good[i], r.runs[i]);
+    });
+    byProbe.set(String(r.probe_key), line);
+  }
+  return byProbe;
+}
+
+/**
+ * Per probe, the estimated p95 latency (ms) over the last 24 hours: the hourly histograms of the
+ * whole hours merged in SQL, with the raw results of the first, partial hour bucketed the same
+ * way; the maximum bounds the estimate.
+ */
+async function latency24h(db: Db, project: string | undefined, now: number) {
+  const since = now - STATS_WINDOW_MS["24h"];
+  const edge = new Date(Math.ceil(since / HOUR_MS) * HOUR_MS);
+  const scope = scopeOf(project);
+  const { rows } = await sql<
+    { probe_key: string | number; bucket: number; n: number; top: number }
+  >`
+    select probe_key, bucket, sum(n)::int as n, max(top) as top
+    from (
+      select x.probe_key, (t.i - 1)::int as bucket, t.n, x.latency_max as top
+      from probe_rollups x
+      cross join lateral unnest(x.latency_buckets) with ordinality as t(n, i)
+      where ${scope} and x.hour >= ${edge} and t.n > 0
+      union all
+      select x.probe_key, width_bucket(x.duration_ms, ${BUCKET_THRESHOLDS}), 1, x.duration_ms
+      from probe_results x
+      where ${scope} and x.started_at >= ${new Date(since)} and x.started_at < ${edge}
+        and x.http_status is not null
+    ) h
+    group by probe_key, bucket`.execute(db);
+  const histograms = new Map<string, { histogram: number[]; max: number }>();
+  for (const r of rows) {
+    const key = String(r.probe_key);
+    let h = histograms.get(key);
+    if (!h) histograms.set(key, h = { histogram: emptyHistogram(), max: 0 });
+    h.histogram[r.bucket] += r.n;
+    h.max = Math.max(h.max, r.top);
+  }
+  const p95 = new Map<string, number | null>();
+  for (const [key, { histogram, max }] of histograms) {
+    p95.set(key, percentileOf(histogram, 0.95, max));
+  }
+  return p95;
+}
+
+interface ProbeRow {
+  key: string | number;
+  project: string;
+  probe_id: string;
+  label: string | null;
+  url: string;
+  method: string;
+  state: ProbeState | null;
+  state_since: Date | string | null;
+  last_outcome: OverviewProbe["last_outcome"];
+  last_run_at: Date | string | null;
+}
+
+/** Down first, then degraded, unknown, up; then by label (or URL, without one); then by id. */
+function byStateThenName(a: OverviewProbe, b: OverviewProbe): number {
+  const state = STATE_ORDER[a.state] - STATE_ORDER[b.state];
+  if (state !== 0) return state;
+  const [na, nb] = [a.label ?? a.url, b.label ?? b.url];
+  if (na !== nb) return na < nb ? -1 : 1;
+  return a.probe_id < b.probe_id ? -1 : a.probe_id > b.probe_id ? 1 : 0;
+}
+
+/**
+ * The overview at `now`: every project (or the one named; 404 when it does not exist) by name,
+ * each with its probes, down first; the open incidents, newest first (at most 100). Read in one
+ * repeatable-read transaction, so that every part is of the same moment.
+ */
+export function getOverview(
+  { db, project, now = Date.now() }: { db: Db; project?: string; now?: number },
+): Promise<{ data: Overview; meta: { projects: number; probes: number; generated_at: string } }> {
+  return db.transaction().setIsolationLevel("repeatable read").execute(async (trx) => {
+    let projectsQuery = trx.selectFrom("projects").select(["name", "label", "status"]);
+    if (project !== undefined) projectsQuery = projectsQuery.where("name", "=", project);
+    const projects = await projectsQuery.orderBy(sql`name collate "C"`).execute();
+    if (project !== undefined && projects.length === 0) throw notFound("Project");
+
+    let probesQuery = trx.selectFrom("probes")
+      .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
+      .select([
+        "probes.key",
+        "probes.project",
+        "probes.probe_id",
+        "probes.label",
+        "probes.url",
+        "probes.method",
+        "probe_schedule.state",
+        "probe_schedule.state_since",
+        "probe_schedule.last_outcome",
+        "probe_schedule.last_run_at",
+      ]);
+    if (project !== undefined) probesQuery = probesQuery.where("probes.project", "=", project);
+    const probes: ProbeRow[] = await probesQuery.execute();
+
+    const firstHour = Math.floor(now / HOUR_MS) * HOUR_MS - (SPARKLINE_HOURS - 1) * HOUR_MS;
+    const counts = await uptimeCounts(trx, project, now);
+    const lines = await sparklines(trx, project, firstHour);
+    const p95 = await latency24h(trx, project, now);
+    const incidents: Incident[] = (await listIncidents({
+      db: trx,
+      input: { project, state: "open", limit: OVERVIEW_INCIDENTS },
+    })).data;
+
+    const byProject = new Map<string, OverviewProbe[]>(projects.map((p) => [p.name, []]));
+    for (const p of probes) {
+      const key = String(p.key);
+      const c = counts.get(key);
+      byProject.get(p.project)?.push({
+        probe_id: p.probe_id,
+        label: p.label,
+        url: p.url,
+        method: p.method,
+        state: p.state ?? "unknown",
+        state_since: iso(p.state_since),
+        last_outcome: p.last_outcome,
+        last_run_at: iso(p.last_run_at),
+        uptime_24h: c ? ratio(c.good_24h, c.runs_24h) : null,
+        uptime_7d: c ? ratio(c.good_7d, c.runs_7d) : null,
+        uptime_30d: c ? ratio(c.good_30d, c.runs_30d) : null,
+        p95_24h: p95.get(key) ?? null,
+        sparkline: lines.get(key) ?? new Array(SPARKLINE_HOURS).fill(null),
+      });
+    }
+    const data: OverviewProject[] = projects.map((p) => ({
+      project: p.name,
+      label: p.label,
+      status: p.status,
+      probes: byProject.get(p.name)!.sort(byStateThenName),
+    }));
+    return {
+      data: { incidents, projects: data },
+      meta: {
+        projects: data.length,
+        probes: probes.length,
+        generated_at: new Date(now).toISOString(),
+      },
+    };
+  });
+}

@@ -1,0 +1,233 @@
+/**
+ * Public status pages: each project's settings (private until made public), and what its page
+ * shows — every probe's state and 90 days of daily uptime from the hourly rollups, and recent
+ * incidents reduced to their probe's name, state and times. Nothing on a page carries an error
+ * text or an address, and URLs only when the owner chose to show them.
+ *
+ * @module
+ */
+import {
+  type PublicStatusPage,
+  STATUS_PAGE_DAYS,
+  STATUS_PAGE_INCIDENTS,
+  type StatusPageDay,
+  type StatusPagePatchInput,
+  statusPagePaths,
+  type StatusPageSettings,
+} from "@probe/shared";
+import { sql } from "kysely";
+import { displayLabel } from "../alerts/incidents.ts";
+import type { Db } from "../db/database.ts";
+import type { ProbeState } from "../db/schema.ts";
+import { noFieldsProvided, notFound } from "./errors.ts";
+import { isInMaintenance } from "./maintenance.ts";
+
+const DAY_MS = 86_400_000;
+const iso = (value: Date | string | null) => value === null ? null : new Date(value).toISOString();
+
+/** States from the best to the worst: a page's (and a project badge's) status is its worst. */
+const SEVERITY: Record<ProbeState, number> = { up: 0, unknown: 1, degraded: 2, down: 3 };
+
+/** The worst of some states; `unknown` for none. */
+export function worstState(states: Iterable<ProbeState>): ProbeState {
+  let worst: ProbeState | null = null;
+  for (const state of states) {
+    if (worst === null || SEVERITY[state] > SEVERITY[worst]) worst = state;
+  }
+  return worst ?? "unknown";
+}
+
+/**
+ * Settings change far less often than pages are read: callers that keep pages for a while
+ * compare this number, which every change of a status page's settings on `db` moves on, to
+ * the one they read the page under (`server/http/status_page.ts`).
+ */
+const versions = new WeakMap<Db, number>();
+export const statusPagesVersion = (db: Db): number => versions.get(db) ?? 0;
+
+async function projectExists(db: Db, project: string, lock = false): Promise<void> {
+  let query = db.selectFrom("projects").select("name").where("name", "=", project);
+  // Held until the transaction ends, so the project cannot be deleted under the write.
+  if (lock) query = query.forShare();
+  if (!(await query.executeTakeFirst())) throw notFound("Project");
+}
+
+/** A project's status page settings (the defaults when never set); 404 for a missing project. */
+export async function getStatusPage(
+  { db, project }: { db: Db; project: string },
+): Promise<StatusPageSettings> {
+  const row = await db.selectFrom("projects")
+    .leftJoin("status_pages", "status_pages.project", "projects.name")
+    .select([
+      "status_pages.public",
+      "status_pages.title",
+      "status_pages.description",
+      "status_pages.show_urls",
+      (eb) => eb.ref("status_pages.updated_at").$castTo<Date | string | null>().as("updated_at"),
+    ])
+    .where("projects.name", "=", project).executeTakeFirst();
+  if (!row) throw notFound("Project");
+  return {
+    project,
+    public: row.public ?? false,
+    title: row.title,
+    description: row.description,
+    show_urls: row.show_urls ?? false,
+    ...statusPagePaths(project),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** Changes some of a project's status page settings; the others keep their values. */
+export async function updateStatusPage(
+  { db, input }: { db: Db; input: StatusPagePatchInput },
+): Promise<StatusPageSettings> {
+  const { project, ...fields } = input;
+  const changes = Object.fromEntries(
+    Object.entries(fields).filter(([, value]) => value !== undefined),
+  ) as Omit<StatusPagePatchInput, "project">;
+  if (Object.keys(changes).length === 0) throw noFieldsProvided();
+  await db.transaction().execute(async (trx) => {
+    await projectExists(trx, project, true);
+    await trx.insertInto("status_pages")
+      .values({ project, ...changes })
+      .onConflict((oc) => oc.column("project").doUpdateSet({ ...changes, updated_at: sql`now()` }))
+      .execute();
+  });
+  versions.set(db, statusPagesVersion(db) + 1);
+  return await getStatusPage({ db, project });
+}
+
+interface DayCounts {
+  up: number;
+  degraded: number;
+  down: number;
+  blocked: number;
+  maintenance: number;
+}
+
+const counted = (c: DayCounts) => c.up + c.degraded + c.down + c.blocked;
+const passing = (c: DayCounts) => c.up + c.degraded;
+const dateOf = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+/**
+ * What the public page of `project` shows at `now`, or null when the project does not exist or
+ * its page is not public: the two are told apart by no one outside.
+ */
+export function publicStatusPage(
+  { db, project, now = Date.now() }: { db: Db; project: string; now?: number },
+): Promise<PublicStatusPage | null> {
+  return db.transaction().setIsolationLevel("repeatable read").execute(async (trx) => {
+    const page = await trx.selectFrom("projects")
+      .innerJoin("status_pages", "status_pages.project", "projects.name")
+      .select([
+        "projects.label",
+        "status_pages.title",
+        "status_pages.description",
+        "status_pages.show_urls",
+      ])
+      .where("projects.name", "=", project).where("status_pages.public", "=", true)
+      .executeTakeFirst();
+    if (!page) return null;
+
+    const probes = await trx.selectFrom("probes")
+      .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
+      .select([
+        "probes.key",
+        "probes.url",
+        "probes.label",
+        "probe_schedule.state",
+        "probe_schedule.state_since",
+      ])
+      .where("probes.project", "=", project)
+      .orderBy("probes.key")
+      .execute();
+
+    // Days are UTC days; rollups are hourly, so each falls in one day whole.
+    const today = Math.floor(now / DAY_MS);
+    const firstDay = today - STATUS_PAGE_DAYS + 1;
+    const ofProject = sql`(select key from probes where project = ${project})`;
+    const { rows: dayRows } = await sql<{ probe_key: string | number; day: number } & DayCounts>`
+      select probe_key, floor(extract(epoch from hour) / 86400)::int as day,
+             sum(up)::int as up, sum(degraded)::int as degraded, sum(down)::int as down,
+             sum(blocked)::int as blocked, sum(maintenance)::int as maintenance
+      from probe_rollups
+      where probe_key in ${ofProject} and hour >= ${new Date(firstDay * DAY_MS)}
+      group by 1, 2`.execute(trx);
+    const daysOf = new Map<string, Map<number, DayCounts>>();
+    for (const { probe_key, day, ...counts } of dayRows) {
+      const key = String(probe_key);
+      if (!daysOf.has(key)) daysOf.set(key, new Map());
+      daysOf.get(key)!.set(Number(day), counts);
+    }
+
+    const incidents = await trx.selectFrom("incidents")
+      .select(["probe_key", "started_at", "resolved_at"])
+      .where("project", "=", project)
+      .where(sql<boolean>`probe_key in ${ofProject}`)
+      .where((eb) =>
+        eb.or([
+          eb("resolved_at", "is", null),
+          eb("started_at", ">=", new Date(firstDay * DAY_MS)),
+        ])
+      )
+      .orderBy("started_at", "desc").orderBy("id", "desc")
+      .limit(STATUS_PAGE_INCIDENTS)
+      .execute();
+
+    const names = new Map<string, string>();
+    const shown = probes.map((probe, i) => {
+      const key = String(probe.key);
+      const url = page.show_urls ? displayLabel(null, probe.url) : null;
+      const name = probe.label ?? url ?? `Check ${i + 1}`;
+      names.set(key, name);
+      const counts = daysOf.get(key) ?? new Map<number, DayCounts>();
+      const days: StatusPageDay[] = [];
+      let runs = 0;
+      let passed = 0;
+      for (let day = firstDay; day <= today; day++) {
+        const c = counts.get(day);
+        const n = c ? counted(c) : 0;
+        runs += n;
+        passed += c ? passing(c) : 0;
+        days.push({
+          date: dateOf(day),
+          runs: n,
+          uptime: n === 0 ? null : passing(c!) / n,
+          maintenance: c?.maintenance ?? 0,
+        });
+      }
+      return {
+        name,
+        url,
+        state: probe.state ?? "unknown",
+        state_since: iso(probe.state_since ?? null),
+        uptime: runs === 0 ? null : passed / runs,
+        days,
+      };
+    });
+
+    return {
+      project,
+      title: page.title ?? page.label ?? project,
+      description: page.description,
+      status: worstState(shown.map((p) => p.state)),
+      in_maintenance: await isInMaintenance(trx, project, new Date(now)),
+      generated_at: new Date(now).toISOString(),
+      probes: shown,
+      incidents: incidents.map((row) => {
+        const started = new Date(row.started_at);
+        const resolved = row.resolved_at === null ? null : new Date(row.resolved_at);
+        return {
+          probe: names.get(String(row.probe_key))!,
+          state: resolved ? "resolved" as const : "open" as const,
+          started_at: started.toISOString(),
+          resolved_at: iso(resolved),
+          duration_seconds: resolved
+            ? Math.round((resolved.getTime() - started.getTime()) / 1000)
+            : null,
+        };
+      }),
+    };
+  });
+}

@@ -1,0 +1,202 @@
+/**
+ * The dashboard's entry: sign-in (the API key, kept in sessionStorage only), then the page the
+ * URL's fragment names. Every call goes to the REST API with the key; a 401 from any of them
+ * signs out with a message.
+ */
+import { render } from "preact";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { view } from "./view.js";
+import { forgetKey, get, keepKey, onUnauthorized, storedKey } from "./api.js";
+import { href, useRoute } from "./routes.js";
+import { useTitle } from "./load.js";
+import { NoticeContext } from "./notice.js";
+import { Overview } from "./overview.js";
+import { NewProject, ProjectPage } from "./project.js";
+import { EditProbe, NewProbe } from "./probe_form.js";
+import { ProbePage } from "./probe.js";
+
+function refusal(error) {
+  if (error.status === 401) {
+    return "This key was refused (401 unauthorized). Check it and try again.";
+  }
+  if (error.status === 429) {
+    const wait = error.retryAfter ? ` in ${error.retryAfter} s` : " later";
+    return `Too many failed attempts from this address (429). Try again${wait}.`;
+  }
+  return `Could not sign in: ${error.message}${error.status ? ` [${error.status}]` : ""}.`;
+}
+
+function SignIn({ onSignedIn, message }) {
+  useTitle("Sign in");
+  const [key, setKey] = useState("");
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const input = useRef(null);
+  useEffect(() => input.current?.focus(), []);
+  const submit = async (event) => {
+    event.preventDefault();
+    const candidate = key.trim();
+    if (!candidate) {
+      setError("Enter the API key.");
+      input.current?.focus();
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      // The cheapest call that needs the key.
+      await get("/projects?limit=1", { key: candidate });
+      keepKey(candidate);
+      onSignedIn();
+    } catch (e) {
+      setError(refusal(e));
+      input.current?.select();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return view`<main id="main" class="signin">
+    <h1>Probe monitor</h1>
+    ${message && view`<p role="status" class="notice">${message}</p>`}
+    <form class="form" onSubmit=${submit} novalidate>
+      <div class=${error ? "field invalid" : "field"}>
+        <label for="api-key">API key</label>
+        <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false"
+          ref=${input} value=${key} onInput=${(e) => setKey(e.currentTarget.value)}
+          aria-invalid=${error ? "true" : undefined}
+          aria-describedby=${error ? "api-key-hint api-key-error" : "api-key-hint"} />
+        <p class="hint" id="api-key-hint">
+          The service's key (SERVICE_API_KEY). It is kept in this tab only, until you sign out
+          or close the tab.
+        </p>
+        ${error && view`<p class="field-error" id="api-key-error" role="alert">${error}</p>`}
+      </div>
+      <div class="actions">
+        <button type="submit" class="primary" disabled=${busy}>
+          ${busy ? "Signing in…" : "Sign in"}
+        </button>
+      </div>
+    </form>
+  </main>`;
+}
+
+function NotFound() {
+  useTitle("Not found");
+  return view`
+    <div>
+      <h1 tabindex="-1">Nothing here</h1>
+      <p><a href=${href.overview()}>Back to the overview</a></p>
+    </div>
+  `;
+}
+
+function Page({ route }) {
+  switch (route.name) {
+    case "overview":
+      return view`<${Overview} />`;
+    case "newProject":
+      return view`<${NewProject} />`;
+    case "project":
+      return view`<${ProjectPage} key=${route.project} name=${route.project} />`;
+    case "newProbe":
+      return view`<${NewProbe} key=${route.project} project=${route.project} />`;
+    case "probe":
+      return view`
+        <${ProbePage} key=${`${route.project}/${route.probeId}`}
+          project=${route.project} probeId=${route.probeId} />
+      `;
+    case "editProbe":
+      return view`<${EditProbe} project=${route.project} probeId=${route.probeId} />`;
+    default:
+      return view`<${NotFound} />`;
+  }
+}
+
+/** Moves focus to the new page's heading after navigation, as a page load would. */
+function useFocusOnNavigation(route, focusFirst) {
+  const first = useRef(!focusFirst);
+  const key = JSON.stringify(route);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    document.querySelector("main h1")?.focus();
+    scrollTo(0, 0);
+  }, [key]);
+}
+
+function Signedin({ onSignOut, justSignedIn }) {
+  const route = useRoute();
+  const [notice, setNotice] = useState(null);
+  const noticeRoute = useRef(null);
+  useFocusOnNavigation(route, justSignedIn);
+  const key = JSON.stringify(route);
+  // A notice lives for the page it was made for: set before navigating, shown on the next page.
+  const notify = useCallback((text) => {
+    setNotice(text);
+    noticeRoute.current = "next";
+  }, []);
+  useEffect(() => {
+    if (noticeRoute.current === "next") noticeRoute.current = key;
+    else if (noticeRoute.current !== key) setNotice(null);
+  }, [key]);
+  const skip = (event) => {
+    event.preventDefault();
+    document.getElementById("main")?.focus();
+  };
+  return view`
+    <${NoticeContext.Provider} value=${notify}>
+      <a class="skip" href="#main" onClick=${skip}>Skip to content</a>
+      <header class="top">
+        <a class="brand" href=${href.overview()}>Probe monitor</a>
+        <nav aria-label="Main">
+          <a href=${href.overview()} aria-current=${route.name === "overview" ? "page" : undefined}>
+              Overview
+            </a>
+          <a href=${href.newProject()} aria-current=${
+    route.name === "newProject" ? "page" : undefined
+  }>
+              New project
+            </a>
+          <a href="/docs">API reference</a>
+        </nav>
+        <button type="button" class="signout" onClick=${onSignOut}>Sign out</button>
+      </header>
+      <main id="main" tabindex="-1">
+          ${notice && view`<p class="notice" role="status">${notice}</p>`}
+          <${Page} route=${route} />
+        </main>
+      <//>
+  `;
+}
+
+function App() {
+  const [signedIn, setSignedIn] = useState(() => storedKey() !== null);
+  const [message, setMessage] = useState(null);
+  const [justSignedIn, setJustSignedIn] = useState(false);
+  useEffect(
+    () =>
+      onUnauthorized(() => {
+        forgetKey();
+        setMessage("The key is no longer accepted (401): sign in again.");
+        setSignedIn(false);
+      }),
+    [],
+  );
+  const signOut = () => {
+    forgetKey();
+    setMessage("Signed out: the key was forgotten.");
+    setSignedIn(false);
+  };
+  if (!signedIn) {
+    return view`<${SignIn} message=${message} onSignedIn=${() => {
+      setMessage(null);
+      setJustSignedIn(true);
+      setSignedIn(true);
+    }} />`;
+  }
+  return view`<${Signedin} onSignOut=${signOut} justSignedIn=${justSignedIn} />`;
+}
+
+render(view`<${App} />`, document.getElementById("app"));

@@ -1,0 +1,122 @@
+/**
+ * Form fields that show the API's own validation messages next to the field they name
+ * (`error.details[].path`), and the submit logic that puts them there.
+ */
+import { useRef, useState } from "preact/hooks";
+import { view } from "./view.js";
+import { describe } from "./parts.js";
+
+/**
+ * Splits an ApiError's details over the form's fields: a detail whose path starts with a field's
+ * name goes to that field (`headers.x-a` to `headers`, as `x-a: …`), the rest to the form.
+ */
+export function placeErrors(error, fields) {
+  const byField = {};
+  const rest = [];
+  for (const { path, message } of error.details ?? []) {
+    const [head, ...tail] = String(path).split(".");
+    if (fields.includes(head)) {
+      const text = tail.length ? `${tail.join(".")}: ${message}` : message;
+      byField[head] = byField[head] ? `${byField[head]}; ${text}` : text;
+    } else {
+      rest.push(path ? `${path}: ${message}` : message);
+    }
+  }
+  return { byField, rest };
+}
+
+/**
+ * State for one form: `submit(action)` runs the action and, when the API refuses it, shows each
+ * message beside its field and moves focus to the first field at fault.
+ */
+export function useForm(fields) {
+  const [errors, setErrors] = useState({});
+  const [formError, setFormError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const formRef = useRef(null);
+
+  const focusFirst = (names) => {
+    const first = fields.find((f) => names.includes(f));
+    formRef.current?.querySelector(`[name="${first}"]`)?.focus();
+  };
+
+  async function submit(action) {
+    setBusy(true);
+    setErrors({});
+    setFormError(null);
+    try {
+      await action();
+    } catch (error) {
+      if (error instanceof FieldError) {
+        setErrors(error.fields);
+        focusFirst(Object.keys(error.fields));
+        return;
+      }
+      const { byField, rest } = placeErrors(error, fields);
+      setErrors(byField);
+      const others = rest.length ? `${error.message}: ${rest.join("; ")}` : null;
+      const placed = Object.keys(byField).length > 0;
+      setFormError(others ?? (placed ? null : describe(error)));
+      if (placed) focusFirst(Object.keys(byField));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { errors, formError, busy, submit, formRef };
+}
+
+/** Thrown by a form for what it checks itself before sending (JSON it cannot parse). */
+export class FieldError extends Error {
+  constructor(fields) {
+    super("Some fields need attention");
+    this.fields = fields;
+  }
+}
+
+/**
+ * A labelled control with its hint and its error. `as` is `input` (default), `textarea` or
+ * `select` (with `options`).
+ */
+export function Field(
+  { name, label, error, hint, as = "input", options = [], value, onInput, ...rest },
+) {
+  const id = `field-${name}`;
+  const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ");
+  const common = {
+    id,
+    name,
+    value,
+    "aria-invalid": error ? "true" : undefined,
+    "aria-describedby": described || undefined,
+    onInput: (e) => onInput(e.currentTarget.value),
+    ...rest,
+  };
+  let control;
+  if (as === "textarea") control = view`<textarea ...${common}></textarea>`;
+  else if (as === "select") {
+    control = view`<select ...${common} onChange=${common.onInput} onInput=${undefined}>
+      ${options.map((o) => view`<option value=${o}>${o}</option>`)}
+    </select>`;
+  } else control = view`<input ...${common} />`;
+  return view`<div class=${error ? "field invalid" : "field"}>
+    <label for=${id}>${label}</label>
+    ${control}
+    ${hint && view`<p class="hint" id=${`${id}-hint`}>${hint}</p>`}
+    ${error && view`<p class="field-error" id=${`${id}-error`}>${error}</p>`}
+  </div>`;
+}
+
+/** The form's own error (not tied to a field), announced when it appears. */
+export function FormError({ message }) {
+  return message ? view`<p class="error" role="alert">${message}</p>` : null;
+}
+
+/** Parses JSON typed into a field; empty text is `undefined`. Throws FieldError on bad JSON. */
+export function parseJsonField(name, text) {
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new FieldError({ [name]: `is not valid JSON (${error.message})` });
+  }
+}

@@ -1,0 +1,88 @@
+/** Small pieces every page uses: state badges, times, errors, confirmations. */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { view } from "./view.js";
+import { ago, utc } from "./format.js";
+
+/** A probe's state as a word, coloured by CSS (the word is what counts, not the colour). */
+export function StateBadge({ state }) {
+  return view`<span class="state state-${state}">${state}</span>`;
+}
+
+/** An outcome of a run (`up`, `degraded`, `down`, `blocked`). */
+export function OutcomeBadge({ outcome }) {
+  if (!outcome) return view`<span class="muted">none yet</span>`;
+  return view`<span class="state state-${outcome}">${outcome}</span>`;
+}
+
+/** A time shown relative to now, with the exact UTC time on hover. */
+export function Ago({ iso }) {
+  if (!iso) return view`<span class="muted">never</span>`;
+  return view`<time datetime=${iso} title=${utc(iso)}>${ago(iso)}</time>`;
+}
+
+/** A time in UTC. */
+export function At({ iso }) {
+  if (!iso) return view`<span class="muted">—</span>`;
+  return view`<time datetime=${iso}>${utc(iso)}</time>`;
+}
+
+/** What a failed load or action says, from the API's error body. */
+export function describe(error) {
+  if (!error) return "";
+  if (error.status === 0) return error.message;
+  const details = (error.details ?? [])
+    .map((d) => (d.path ? `${d.path}: ${d.message}` : d.message))
+    .join("; ");
+  const text = details ? `${error.message} (${details})` : error.message;
+  return error.status ? `${text} [${error.status}]` : text;
+}
+
+export function ErrorNote({ error, children }) {
+  if (!error) return null;
+  return view`<p class="error" role="alert">${children ?? ""}${describe(error)}</p>`;
+}
+
+export function Loading({ what = "Loading" }) {
+  return view`<p class="muted" role="status">${what}…</p>`;
+}
+
+/**
+ * A button that asks again before doing something that cannot be undone: the first press shows
+ * the confirmation and moves focus to it; Cancel puts focus back.
+ */
+export function ConfirmButton({ label, confirmLabel, question, onConfirm, disabled }) {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const confirmRef = useRef(null);
+  const openRef = useRef(null);
+  const wasAsking = useRef(false);
+  useEffect(() => {
+    if (asking) confirmRef.current?.focus();
+    else if (wasAsking.current) openRef.current?.focus();
+    wasAsking.current = asking;
+  }, [asking]);
+  if (!asking) {
+    return view`
+      <button type="button" class="danger" ref=${openRef} disabled=${disabled}
+        onClick=${() => setAsking(true)}>${label}</button>
+    `;
+  }
+  const confirm = async () => {
+    setBusy(true);
+    try {
+      await onConfirm();
+    } finally {
+      setBusy(false);
+      setAsking(false);
+    }
+  };
+  return view`
+    <span class="confirm" role="group" aria-label=${question}>
+      <span>${question}</span>
+      <button type="button" class="danger" ref=${confirmRef} disabled=${busy} onClick=${confirm}>
+          ${confirmLabel}
+        </button>
+      <button type="button" onClick=${() => setAsking(false)}>Cancel</button>
+    </span>
+  `;
+}

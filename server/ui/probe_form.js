@@ -1,0 +1,184 @@
+/** Creating and editing a probe: every field of the API, its messages beside each field. */
+import { useState } from "preact/hooks";
+import { view } from "./view.js";
+import { get, patch, post, probePath, seg } from "./api.js";
+import { useLoad, useTitle } from "./load.js";
+import { href, navigate } from "./routes.js";
+import { ErrorNote, Loading } from "./parts.js";
+import { Field, FieldError, FormError, parseJsonField, useForm } from "./forms.js";
+import { useNotice } from "./notice.js";
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+const FIELDS = ["url", "method", "label", "latency", "headers", "body", "expect"];
+
+/** `Name: value` lines to an object; lines without a colon are an error on the field. */
+function parseHeaders(text) {
+  const headers = {};
+  const lines = text.split("\n");
+  for (const [i, line] of lines.entries()) {
+    if (!line.trim()) continue;
+    const colon = line.indexOf(":");
+    if (colon < 1) {
+      throw new FieldError({ headers: `line ${i + 1}: write each header as Name: value` });
+    }
+    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+const headerLines = (headers) =>
+  Object.entries(headers ?? {}).map(([name, value]) => `${name}: ${value}`).join("\n");
+
+const jsonText = (value) =>
+  value === null || value === undefined ? "" : JSON.stringify(value, null, 2);
+
+/** A number when the text is one; otherwise the text, for the API to refuse in its words. */
+function latencyValue(text) {
+  const trimmed = text.trim();
+  if (trimmed === "") return null;
+  const number = Number(trimmed);
+  return Number.isFinite(number) ? number : trimmed;
+}
+
+function ProbeForm({ project, probe, onSaved }) {
+  const form = useForm(FIELDS);
+  const [values, setValues] = useState({
+    url: probe?.url ?? "",
+    method: probe?.method ?? "GET",
+    label: probe?.label ?? "",
+    latency: probe?.latency === null || probe?.latency === undefined ? "" : String(probe.latency),
+    headers: headerLines(probe?.headers),
+    body: jsonText(probe?.body),
+    expect: jsonText(probe?.expect),
+  });
+  const set = (name) => (value) => setValues((v) => ({ ...v, [name]: value }));
+  const onSubmit = (event) => {
+    event.preventDefault();
+    form.submit(async () => {
+      const fieldErrors = {};
+      const parsed = {};
+      for (
+        const [name, parse] of [["headers", parseHeaders], [
+          "body",
+          (t) => parseJsonField("body", t),
+        ], [
+          "expect",
+          (t) => parseJsonField("expect", t),
+        ]]
+      ) {
+        try {
+          parsed[name] = parse(values[name]);
+        } catch (error) {
+          if (!(error instanceof FieldError)) throw error;
+          Object.assign(fieldErrors, error.fields);
+        }
+      }
+      if (Object.keys(fieldErrors).length) throw new FieldError(fieldErrors);
+      const definition = {
+        url: values.url,
+        method: values.method,
+        headers: parsed.headers,
+        latency: latencyValue(values.latency),
+        label: values.label.trim() === "" ? null : values.label,
+        expect: parsed.expect ?? null,
+      };
+      if (probe) {
+        // A PATCH sends every field: what was emptied is cleared.
+        const answer = await patch(probePath(project, probe.probe_id), {
+          ...definition,
+          body: parsed.body ?? null,
+        });
+        onSaved(answer.data.probe_id, "saved");
+      } else {
+        const body = { ...definition };
+        if (parsed.body !== undefined) body.body = parsed.body;
+        for (const name of ["latency", "label", "expect"]) {
+          if (body[name] === null) delete body[name];
+        }
+        const answer = await post(`/projects/${seg(project)}/probes`, body);
+        onSaved(answer.data.probe_id, answer.meta?.created === false ? "rewritten" : "created");
+      }
+    });
+  };
+  return view`
+    <form class="form" ref=${form.formRef} onSubmit=${onSubmit} novalidate>
+      <${FormError} message=${form.formError} />
+      <${Field} name="url" label="URL" type="url" inputmode="url" autocomplete="off"
+        value=${values.url} onInput=${set("url")} error=${form.errors.url}
+        hint="An absolute http:// or https:// URL." />
+      <${Field} name="method" label="Method" as="select" options=${METHODS} value=${values.method}
+        onInput=${set("method")} error=${form.errors.method} />
+      <${Field} name="label" label="Label (optional)" value=${values.label}
+        onInput=${
+    set("label")
+  } error=${form.errors.label} hint="A name for the probe in lists and alerts." />
+      <${Field} name="latency" label="Expected latency in ms (optional)" inputmode="numeric"
+        value=${values.latency} onInput=${set("latency")} error=${form.errors.latency}
+        hint="Slower answers count as degraded." />
+      <${Field} name="headers" label="Headers (optional)" as="textarea" rows="3"
+        value=${values.headers} onInput=${set("headers")} error=${form.errors.headers}
+        hint="One per line, as Name: value." spellcheck="false" />
+      <${Field} name="body" label="Request body (optional, JSON)" as="textarea" rows="3"
+        value=${values.body} onInput=${set("body")} error=${form.errors.body} spellcheck="false" />
+      <${Field} name="expect" label="Assertions (optional, JSON)" as="textarea" rows="4"
+        value=${values.expect} onInput=${
+    set("expect")
+  } error=${form.errors.expect} spellcheck="false"
+        hint='What a run must show to pass, for example {"status": ["2xx"], "body": {"contains": ["ok"]}}.' />
+      <div class="actions">
+        <button type="submit" class="primary" disabled=${form.busy}>
+            ${probe ? "Save probe" : "Create probe"}
+          </button>
+        <a class="button" href=${
+    probe ? href.probe(project, probe.probe_id) : href.project(project)
+  }>
+            Cancel
+          </a>
+      </div>
+    </form>
+  `;
+}
+
+export function NewProbe({ project }) {
+  useTitle(`New probe in ${project}`);
+  const notice = useNotice();
+  const saved = (probeId, how) => {
+    notice(`The probe was ${how}.`);
+    navigate(href.probe(project, probeId));
+  };
+  return view`
+    <div>
+      <p class="crumbs">
+          <a href=${href.overview()}>Overview</a> › <a href=${href.project(project)}>${project}</a>
+        </p>
+      <div class="page-head">
+        <h1 tabindex="-1">New probe in ${project}</h1>
+      </div>
+      <${ProbeForm} project=${project} onSaved=${saved} />
+    </div>
+  `;
+}
+
+export function EditProbe({ project, probeId }) {
+  const notice = useNotice();
+  const { data, error } = useLoad(() => get(probePath(project, probeId)), [project, probeId]);
+  const probe = data?.data;
+  useTitle(`Edit ${probe?.label ?? "probe"}`);
+  const saved = (newId, how) => {
+    notice(`The probe was ${how}.`);
+    navigate(href.probe(project, newId));
+  };
+  return view`<div>
+    <p class="crumbs">
+      <a href=${href.overview()}>Overview</a> › <a href=${href.project(project)}>${project}</a> ›
+      <a href=${href.probe(project, probeId)}>${probe?.label ?? probeId}</a>
+    </p>
+    <div class="page-head"><h1 tabindex="-1">Edit probe</h1></div>
+    <${ErrorNote} error=${error} />
+    ${!probe && !error && view`<${Loading} what="Loading the probe" />`}
+    ${
+    probe &&
+    view`<${ProbeForm} key=${probeId} project=${project} probe=${probe} onSaved=${saved} />`
+  }
+  </div>`;
+}

@@ -1,0 +1,183 @@
+/** A project's page (its probes, edit, enable or disable, delete) and the new-project form. */
+import { useState } from "preact/hooks";
+import { view } from "./view.js";
+import { del, get, patch, post, seg } from "./api.js";
+import { useLoad, useTitle } from "./load.js";
+import { href, navigate } from "./routes.js";
+import { ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
+import { Field, FormError, useForm } from "./forms.js";
+import { ProbeTable, tally } from "./overview.js";
+import { useNotice } from "./notice.js";
+
+const orNull = (text) => (text.trim() === "" ? null : text);
+
+export function NewProject() {
+  useTitle("New project");
+  const fields = ["project", "label", "description"];
+  const form = useForm(fields);
+  const notice = useNotice();
+  const [values, setValues] = useState({ project: "", label: "", description: "" });
+  const set = (name) => (value) => setValues((v) => ({ ...v, [name]: value }));
+  const onSubmit = (event) => {
+    event.preventDefault();
+    form.submit(async () => {
+      const body = { project: values.project };
+      if (values.label.trim()) body.label = values.label;
+      if (values.description.trim()) body.description = values.description;
+      try {
+        await post("/projects", body);
+      } catch (error) {
+        // A name taken is the name's problem: said beside it.
+        if (error.code === "conflict") {
+          error.details = [{ path: "project", message: error.message }];
+        }
+        throw error;
+      }
+      notice(`Project ${values.project} was created.`);
+      navigate(href.project(values.project));
+    });
+  };
+  return view`
+    <div>
+      <div class="page-head">
+        <h1 tabindex="-1">New project</h1>
+      </div>
+      <form class="form" ref=${form.formRef} onSubmit=${onSubmit} novalidate>
+        <${FormError} message=${form.formError} />
+        <${Field} name="project" label="Name" value=${values.project} onInput=${set("project")}
+          error=${form.errors.project} autocomplete="off"
+          hint="Letters, digits, '.', '_' and '-', starting with a letter or digit; it cannot be changed later." />
+        <${Field} name="label" label="Label (optional)" value=${values.label}
+          onInput=${set("label")} error=${form.errors.label} />
+        <${Field} name="description" label="Description (optional)" as="textarea" rows="3"
+          value=${values.description} onInput=${
+    set("description")
+  } error=${form.errors.description} />
+        <div class="actions">
+          <button type="submit" class="primary" disabled=${form.busy}>Create project</button>
+          <a class="button" href=${href.overview()}>Cancel</a>
+        </div>
+      </form>
+    </div>
+  `;
+}
+
+function EditProject({ project, onSaved }) {
+  const fields = ["label", "description"];
+  const form = useForm(fields);
+  const [values, setValues] = useState({
+    label: project.label ?? "",
+    description: project.description ?? "",
+  });
+  const [saved, setSaved] = useState(false);
+  const set = (name) => (value) => {
+    setSaved(false);
+    setValues((v) => ({ ...v, [name]: value }));
+  };
+  const onSubmit = (event) => {
+    event.preventDefault();
+    form.submit(async () => {
+      await patch(`/projects/${seg(project.project)}`, {
+        label: orNull(values.label),
+        description: orNull(values.description),
+      });
+      setSaved(true);
+      onSaved();
+    });
+  };
+  return view`
+    <form class="form" ref=${form.formRef} onSubmit=${onSubmit} novalidate
+      aria-labelledby="edit-project-title">
+      <h2 id="edit-project-title">Edit project</h2>
+      <${FormError} message=${form.formError} />
+      <${Field} name="label" label="Label" value=${values.label} onInput=${set("label")}
+        error=${form.errors.label} hint="Empty clears it." />
+      <${Field} name="description" label="Description" as="textarea" rows="3"
+        value=${values.description} onInput=${
+    set("description")
+  } error=${form.errors.description} />
+      <div class="actions">
+        <button type="submit" class="primary" disabled=${form.busy}>Save changes</button>
+        <span role="status">${saved ? "Saved." : ""}</span>
+      </div>
+    </form>
+  `;
+}
+
+function StatusToggle({ project, onDone }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const next = project.status === "enabled" ? "disabled" : "enabled";
+  const toggle = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await patch(`/projects/${seg(project.project)}`, { status: next });
+      onDone();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return view`<button type="button" disabled=${busy} onClick=${toggle}>
+      ${next === "disabled" ? "Disable project" : "Enable project"}
+    </button>
+    ${error && view`<span class="error" role="alert">${describe(error)}</span>`}`;
+}
+
+export function ProjectPage({ name }) {
+  const notice = useNotice();
+  const { data, error, loading, reload } = useLoad(
+    () =>
+      Promise.all([
+        get(`/projects/${seg(name)}`),
+        get(`/overview?project=${seg(name)}`),
+      ]),
+    [name],
+  );
+  const project = data?.[0].data;
+  useTitle(project ? project.label ?? project.project : name);
+  const probes = data?.[1].data.projects.find((p) => p.project === name)?.probes ?? [];
+  const counts = tally(probes);
+  const remove = async () => {
+    const answer = await del(`/projects/${seg(name)}`);
+    notice(answer?.meta?.message ?? `Project ${name} was deleted.`);
+    navigate(href.overview());
+  };
+  return view`<div>
+    <p class="crumbs"><a href=${href.overview()}>Overview</a> › ${name}</p>
+    <div class="page-head">
+      <h1 tabindex="-1">${project?.label ?? name}</h1>
+      ${project?.status === "disabled" && view`<span class="tag">disabled</span>`}
+    </div>
+    <${ErrorNote} error=${error} />
+    ${!data && loading && view`<${Loading} what="Loading the project" />`}
+    ${
+    project && view`
+      <p class="muted">Project <code>${project.project}</code>; ${
+      project.status === "enabled" ? "enabled: its probes run." : "disabled: its probes do not run."
+    }</p>
+      ${project.description && view`<p>${project.description}</p>`}
+      <div class="actions">
+        <a class="button primary" href=${href.newProbe(name)}>Add probe</a>
+        <${StatusToggle} project=${project} onDone=${reload} />
+        <${ConfirmButton} label="Delete project" confirmLabel="Delete project and its probes"
+          question=${`Delete ${name} and all its probes? It is archived first.`} onConfirm=${remove} />
+      </div>
+      <section aria-labelledby="probes-title">
+        <h2 id="probes-title">Probes (${probes.length})</h2>
+        ${
+      probes.length === 0 ? view`<p class="muted">No probes yet.</p>` : view`
+          <p class="muted">${
+        Object.entries(counts).filter(([, n]) => n).map(([s, n]) => `${n} ${s}`).join(" · ")
+      }</p>
+          <${ProbeTable} project=${name} probes=${probes} caption=${`Probes of ${name}`} />
+        `
+    }
+      </section>
+      <${EditProject} key=${name} project=${project} onSaved=${reload} />
+    `
+  }
+  </div>`;
+}

@@ -1,0 +1,103 @@
+import { z } from "zod";
+import { probeState } from "./probe.ts";
+import { text } from "./project.ts";
+
+/** How many UTC days the uptime bars of a status page cover, today included. */
+export const STATUS_PAGE_DAYS = 90;
+/** The most incidents a status page lists (newest first, those of its 90 days). */
+export const STATUS_PAGE_INCIDENTS = 50;
+export const MAX_STATUS_PAGE_TITLE = 200;
+export const MAX_STATUS_PAGE_DESCRIPTION = 2000;
+
+/** Where a project's public status page and its JSON twin are served. */
+export const statusPagePaths = (project: string) => ({
+  page_path: `/status/${project}`,
+  json_path: `/status/${project}/status.json`,
+});
+
+export const statusPageRef = z.object({ project: z.string() });
+
+/** A project's status page settings (`GET /projects/{project}/status-page`). */
+export const statusPageSettings = z.object({
+  project: z.string(),
+  /** Served without a key at `page_path` and `json_path` only when true. */
+  public: z.boolean(),
+  /** The page's heading; null: the project's label, or its name. */
+  title: z.string().nullable(),
+  /** A paragraph under the heading; null: none. */
+  description: z.string().nullable(),
+  /** Whether the page shows probes' URLs (without credentials or query values). */
+  show_urls: z.boolean(),
+  page_path: z.string(),
+  json_path: z.string(),
+  /** When the settings were last changed; null while they are the defaults, never set. */
+  updated_at: z.string().nullable(),
+});
+export type StatusPageSettings = z.infer<typeof statusPageSettings>;
+
+const title = text(MAX_STATUS_PAGE_TITLE).refine((s) => s.trim() !== "", "must not be blank");
+
+/** `PATCH /projects/{project}/status-page`: any of the fields; null puts a text back to its default. */
+export const statusPagePatchInput = z.strictObject({
+  project: z.string(),
+  public: z.boolean().optional(),
+  title: title.nullable().optional(),
+  description: text(MAX_STATUS_PAGE_DESCRIPTION).nullable().optional(),
+  show_urls: z.boolean().optional(),
+});
+export type StatusPagePatchInput = z.infer<typeof statusPagePatchInput>;
+
+/** One UTC day of a probe's uptime bar, from the hourly rollups. */
+export const statusPageDay = z.object({
+  /** `YYYY-MM-DD`, UTC. */
+  date: z.string(),
+  /** Runs counted in uptime (those in maintenance windows are not). */
+  runs: z.int(),
+  /** Share (0 to 1) of counted runs up or degraded; null without counted runs. */
+  uptime: z.number().nullable(),
+  /** Runs in maintenance windows: apart, not in `runs` or `uptime`. */
+  maintenance: z.int(),
+});
+export type StatusPageDay = z.infer<typeof statusPageDay>;
+
+export const statusPageProbe = z.object({
+  /** The probe's label; its URL when the page shows URLs; else `Check 1`, `Check 2`, … */
+  name: z.string(),
+  /** The URL without credentials or query values, when the page shows URLs; else null. */
+  url: z.string().nullable(),
+  state: probeState,
+  state_since: z.string().nullable(),
+  /** Over the page's 90 days; null without counted runs. */
+  uptime: z.number().nullable(),
+  /** Oldest first, one per UTC day, today last. */
+  days: z.array(statusPageDay),
+});
+export type StatusPageProbe = z.infer<typeof statusPageProbe>;
+
+/** An incident as the public sees it: no error text, no address, no URL. */
+export const statusPageIncident = z.object({
+  /** The probe's name, as in `probes`. */
+  probe: z.string(),
+  state: z.enum(["open", "resolved"]),
+  started_at: z.string(),
+  resolved_at: z.string().nullable(),
+  /** Null while open. */
+  duration_seconds: z.int().nullable(),
+});
+export type StatusPageIncident = z.infer<typeof statusPageIncident>;
+
+/** `GET /status/{project}/status.json`: what the public page shows, as data. */
+export const publicStatusPage = z.object({
+  project: z.string(),
+  title: z.string(),
+  description: z.string().nullable(),
+  /** The worst state of its probes: down, then degraded, unknown, up (unknown without probes). */
+  status: probeState,
+  /** Whether a maintenance window of the project is under way. */
+  in_maintenance: z.boolean(),
+  generated_at: z.string(),
+  probes: z.array(statusPageProbe),
+  /** Newest first: open ones and those that started in the page's 90 days, at most 50. */
+  incidents: z.array(statusPageIncident),
+});
+export type PublicStatusPage = z.infer<typeof publicStatusPage>;
