@@ -214,6 +214,8 @@ export interface Step {
    * the one time it is shown.
    */
   secret?: string;
+  /** Something the step does that the file does not say in so many words. */
+  note?: string;
 }
 
 export interface SeedOptions {
@@ -489,10 +491,18 @@ export async function applySeed(
     };
     const differs = !isDeepStrictEqual(want, have);
     if (differs && !options.dryRun) await client.settings.updateIamAlive(iamAlive);
+    // The interface's rule: interval or channels without `enabled` turn reporting on. Said, so
+    // that a seed meant only to tune the schedule does not start reports unnoticed.
+    const turnsOn = iamAlive.enabled === undefined && !have.enabled;
     steps.push({
       kind: "settings",
       target: "iam_alive",
       action: differs ? "updated" : "unchanged",
+      ...(turnsOn && {
+        note: "I'm alive reporting is turned on: the file sets interval_hours or channels " +
+          "without enabled, and the service then enables reporting (add enabled: false to keep " +
+          "it off)",
+      }),
     });
   }
   return steps;

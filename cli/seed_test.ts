@@ -79,13 +79,18 @@ for (const backend of backends()) {
           "seed.yaml",
         );
         await client.settings.updateIamAlive({ enabled: false });
-        assert.deepEqual(actions(await applySeed(client, file)), ["settings iam_alive updated"]);
+        const first = await applySeed(client, file);
+        assert.deepEqual(actions(first), ["settings iam_alive updated"]);
+        // Reporting was off and the file does not say `enabled`: the step says it turns it on.
+        assert.match(first[0].note ?? "", /I'm alive reporting is turned on/);
         assert.deepEqual((await client.settings.getIamAlive()).data, {
           enabled: true,
           interval_hours: 7,
           channels: ["webhook"],
         });
-        assert.deepEqual(actions(await applySeed(client, file)), ["settings iam_alive unchanged"]);
+        const again = await applySeed(client, file);
+        assert.deepEqual(actions(again), ["settings iam_alive unchanged"]);
+        assert.equal(again[0].note, undefined, "already on: nothing to say");
       });
     } finally {
       await server.close();

@@ -415,6 +415,7 @@ const SUCCESS: Record<string, (d: Data) => Spec[]> = {
   "POST /notification-targets/{name}/test": () => [
     { label: "test the built-in log", params: { name: "log" }, expect: 200 },
   ],
+  "GET /whoami": () => [{ label: "a write key", expect: 200 }],
 };
 
 /** Bodies with a bad field, by operation (422). */

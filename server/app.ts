@@ -60,6 +60,7 @@ export async function createApp(
   {
     database,
     apiKeys,
+    readOnlyApiKeys = [],
     log,
     iamAlive = {},
     notify = {},
@@ -74,6 +75,8 @@ export async function createApp(
   }: {
     database: DatabaseTarget | DatabaseHandle;
     apiKeys: string[];
+    /** Keys that may only read (`SERVICE_API_KEYS_READONLY`); none by default. */
+    readOnlyApiKeys?: string[];
     log: Logger;
     iamAlive?: IamAliveOptions;
     notify?: NotifyOptions;
@@ -138,7 +141,7 @@ export async function createApp(
     router: appRouter,
     document: buildOpenApiDocument(appRouter, REST_PREFIX),
     db: handle.db,
-    checkKey: createKeyCheck(apiKeys),
+    checkKey: createKeyCheck(apiKeys, readOnlyApiKeys),
     log,
     services: { iamAlive: reporter, notifier, runNow },
     rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),

@@ -6,16 +6,21 @@ import { parseNetworks } from "./outbound/network_policy.ts";
 const optional = (schema: z.ZodType) =>
   z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), schema);
 
+/** A comma-separated list of API keys, each of 8 characters or more. */
+function apiKeyList() {
+  return z.string()
+    .transform((v) => v.split(",").map((k) => k.trim()).filter((k) => k.length > 0))
+    .refine((keys) => keys.length > 0, "must hold at least one key")
+    .refine((keys) => keys.every((k) => k.length >= 8), "every key must be at least 8 characters")
+    .optional();
+}
+
 const configSchema = z.object({
   PORT: optional(z.coerce.number().int().min(0).max(65535).default(8000)),
   HOST: optional(z.string().default("127.0.0.1")),
-  SERVICE_API_KEY: optional(
-    z.string()
-      .transform((v) => v.split(",").map((k) => k.trim()).filter((k) => k.length > 0))
-      .refine((keys) => keys.length > 0, "must hold at least one key")
-      .refine((keys) => keys.every((k) => k.length >= 8), "every key must be at least 8 characters")
-      .optional(),
-  ),
+  SERVICE_API_KEY: optional(apiKeyList()),
+  // Keys that may read (every GET, every tRPC query) and nothing else.
+  SERVICE_API_KEYS_READONLY: optional(apiKeyList()),
   DATABASE_URL: optional(
     z.string()
       .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), "must be a postgres:// URL")
@@ -104,6 +109,15 @@ const configSchema = z.object({
       message: `must be longer than DATABASE_STATEMENT_TIMEOUT_MS (${statementTimeout})`,
     });
   }
+  // A key is read-only or not: one in both lists is a mistake, not a choice to guess at.
+  const readOnly = new Set(env.SERVICE_API_KEYS_READONLY as string[] | undefined);
+  if ((env.SERVICE_API_KEY as string[] | undefined)?.some((key) => readOnly.has(key))) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["SERVICE_API_KEYS_READONLY"],
+      message: "must not hold a key that SERVICE_API_KEY also holds",
+    });
+  }
   // Half a channel's configuration is a mistake worth stopping for, not a silent no-op.
   const need = (name: keyof typeof env, when: keyof typeof env) => {
     if (env[when] !== undefined && env[name] === undefined) {
@@ -140,6 +154,8 @@ export interface Config {
   port: number;
   host: string;
   apiKeys?: string[];
+  /** Keys that may only read (`SERVICE_API_KEYS_READONLY`); none when empty. */
+  readOnlyApiKeys: string[];
   databaseUrl?: string;
   /** Connections postgres.js may open. */
   databasePoolSize: number;
@@ -202,6 +218,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     PORT: number;
     HOST: string;
     SERVICE_API_KEY?: string[];
+    SERVICE_API_KEYS_READONLY?: string[];
     DATABASE_URL?: string;
     DATABASE_POOL_SIZE: number;
     DATABASE_CONNECT_TIMEOUT_MS: number;
@@ -234,6 +251,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     port: c.PORT,
     host: c.HOST,
     apiKeys: c.SERVICE_API_KEY,
+    readOnlyApiKeys: c.SERVICE_API_KEYS_READONLY ?? [],
     databaseUrl: c.DATABASE_URL,
     databasePoolSize: c.DATABASE_POOL_SIZE,
     databaseConnectTimeoutMs: c.DATABASE_CONNECT_TIMEOUT_MS,

@@ -6,6 +6,7 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     port: 8000,
     host: "127.0.0.1",
     apiKeys: undefined,
+    readOnlyApiKeys: [],
     databaseUrl: undefined,
     databasePoolSize: 10,
     databaseConnectTimeoutMs: 1500,
@@ -84,6 +85,34 @@ Deno.test("SERVICE_API_KEY holds comma-separated keys for rotation", () => {
   ]);
 });
 
+Deno.test("SERVICE_API_KEYS_READONLY holds comma-separated read-only keys, none by default", () => {
+  const config = parseConfig({
+    SERVICE_API_KEY: "writer-key-1",
+    SERVICE_API_KEYS_READONLY: " reader-key-1, reader-key-2 ,",
+  });
+  assert.deepEqual(config.apiKeys, ["writer-key-1"]);
+  assert.deepEqual(config.readOnlyApiKeys, ["reader-key-1", "reader-key-2"]);
+  assert.deepEqual(parseConfig({}).readOnlyApiKeys, []);
+  assert.deepEqual(parseConfig({ SERVICE_API_KEYS_READONLY: " " }).readOnlyApiKeys, []);
+});
+
+Deno.test("a key in both SERVICE_API_KEY and SERVICE_API_KEYS_READONLY stops start-up", () => {
+  assert.throws(
+    () =>
+      parseConfig({
+        SERVICE_API_KEY: "writer-key-1,shared-key-1",
+        SERVICE_API_KEYS_READONLY: "reader-key-1,shared-key-1",
+      }),
+    (e: unknown) => {
+      assert.ok(e instanceof ConfigError);
+      assert.match(e.message, /SERVICE_API_KEYS_READONLY/);
+      // The key itself is a secret: never in the message.
+      assert.doesNotMatch(e.message, /shared-key-1/);
+      return true;
+    },
+  );
+});
+
 Deno.test("a bad value stops start-up with a message naming the variable", () => {
   const cases: Record<string, string>[] = [
     { PORT: "eighty" },
@@ -92,6 +121,8 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
     { LOG_LEVEL: "loud" },
     { SERVICE_API_KEY: "," },
     { SERVICE_API_KEY: "short" },
+    { SERVICE_API_KEYS_READONLY: "," },
+    { SERVICE_API_KEYS_READONLY: "short" },
     { DATABASE_POOL_SIZE: "0" },
     { DATABASE_CONNECT_TIMEOUT_MS: "soon" },
     { DATABASE_STATEMENT_TIMEOUT_MS: "-1" },

@@ -35,6 +35,7 @@ export const ERRORS = {
     trpc: "UNAUTHORIZED",
     message: "A valid X-Service-Api-Key header is required",
   },
+  forbidden: { status: 403, trpc: "FORBIDDEN", message: "This key may only read" },
   not_found: { status: 404, trpc: "NOT_FOUND", message: "No such route" },
   // Only on /trpc (a query sent by POST, a mutation by GET); REST answers 404 for those.
   method_not_allowed: {
@@ -214,13 +215,19 @@ export function openApiErrorResponse(examples: ErrorExample[]) {
   };
 }
 
-/** What an operation's shape lets a caller get wrong, besides what the operation declares. */
-export function errorsOf(operation: { takesInput: boolean; readsBody: boolean }): ErrorCode[] {
+/**
+ * What an operation's shape lets a caller get wrong, besides what the operation declares. Every
+ * operation but a read (GET) refuses read-only keys.
+ */
+export function errorsOf(
+  operation: { takesInput: boolean; readsBody: boolean; writes: boolean },
+): ErrorCode[] {
   return [
     ...(operation.readsBody
       ? ["malformed_json", "bad_request", "payload_too_large", "unsupported_media_type"] as const
       : []),
     "unauthorized",
+    ...(operation.writes ? ["forbidden"] as const : []),
     ...(operation.takesInput ? ["validation_failed"] as const : []),
     "rate_limited",
     "internal",

@@ -3,6 +3,9 @@ import { sql } from "kysely";
 import { migrateToLatest } from "./db/migrator.ts";
 import { ERRORS } from "./errors.ts";
 import { createKeyCheck } from "./http/api_key.ts";
+
+/** A read-only key (`SERVICE_API_KEYS_READONLY`). */
+const READER_KEY = "reader-key-0123456789";
 import { createHttpHandler, REST_PREFIX } from "./http/handler.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { createRateLimiter } from "./http/rate_limit.ts";
@@ -25,7 +28,7 @@ for (const backend of backends()) {
       router: appRouter,
       document: buildOpenApiDocument(appRouter, REST_PREFIX),
       db: handle.db,
-      checkKey: createKeyCheck([TEST_API_KEY]),
+      checkKey: createKeyCheck([TEST_API_KEY], [READER_KEY]),
       log: createLogger("silent"),
       rateLimiter: createRateLimiter({ perSecond: 20, now: () => 0 }),
     });
@@ -92,6 +95,11 @@ for (const backend of backends()) {
         api.post("/api/v1/settings/iam-alive/test"),
         api.post("/trpc/settings.testIamAlive", {}),
       );
+      await same(
+        "forbidden",
+        api.post("/api/v1/projects", { project: "x-ro" }, { key: READER_KEY }),
+        api.post("/trpc/projects.create", { project: "x-ro" }, { key: READER_KEY }),
+      );
       // An archive that fails in the database: a 500 that names nothing of the cause.
       await sql.raw(`
         create function refuse_archive() returns trigger language plpgsql as $$
@@ -127,7 +135,7 @@ Deno.test("a query sent by POST on /trpc answers 405 in the same shape", async (
       router: appRouter,
       document: buildOpenApiDocument(appRouter, REST_PREFIX),
       db: handle.db,
-      checkKey: createKeyCheck([TEST_API_KEY]),
+      checkKey: createKeyCheck([TEST_API_KEY], [READER_KEY]),
       log: createLogger("silent"),
     }));
     const res = await api.get(`/trpc/projects.create?input=${encodeURIComponent("{}")}`);

@@ -100,6 +100,7 @@ async function main(): Promise<number> {
   const app = await createApp({
     database,
     apiKeys,
+    readOnlyApiKeys: config.readOnlyApiKeys,
     log,
     // Notification targets obey the probes' network policy; mail targets use SMTP_URL/MAIL_FROM.
     notify: { policy, ...(config.mail && { mail: config.mail }) },

@@ -85,6 +85,7 @@ change. A webhook created without secret_env gets a key from the service, printe
               Object.entries(summary).map(([a, n]) => `${n} ${a}`).join(", ")
             }.`,
             ...(keys.length ? ["", ...keys] : []),
+            ...steps.flatMap((s) => s.note ? ["", `Note: ${s.note}.`] : []),
           ].join("\n"),
         { data: steps, meta: { ...summary, dry_run: Boolean(options.dryRun) } },
       );

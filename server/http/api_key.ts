@@ -3,18 +3,28 @@ import type { Logger } from "../log.ts";
 
 const digest = (key: string) => createHash("sha256").update(key).digest();
 
+/** What a key may do: `write` keys may call everything, `read` keys only the queries (GETs). */
+export type Scope = "read" | "write";
+
 /**
- * Returns a check for the `X-Service-Api-Key` header against any of the keys. SHA-256 digests
- * (all 32 bytes, whatever the key's length) are compared with `timingSafeEqual`, and every key
- * is compared, so timing says nothing about the keys. The digest costs a few microseconds.
+ * Returns a check for the `X-Service-Api-Key` header against the keys: the scope of the key
+ * presented, or null when it is none of them. SHA-256 digests (all 32 bytes, whatever the key's
+ * length) are compared with `timingSafeEqual`, and every key is compared, so timing says nothing
+ * about the keys nor about which list holds one. The digest costs a few microseconds.
  */
-export function createKeyCheck(keys: readonly string[]): (presented: string | null) => boolean {
-  const digests = keys.map(digest);
+export function createKeyCheck(
+  keys: readonly string[],
+  readOnlyKeys: readonly string[] = [],
+): (presented: string | null) => Scope | null {
+  const digests = [
+    ...keys.map((key) => ({ digest: digest(key), scope: "write" as const })),
+    ...readOnlyKeys.map((key) => ({ digest: digest(key), scope: "read" as const })),
+  ];
   return (presented) => {
-    if (presented === null) return false;
+    if (presented === null) return null;
     const candidate = digest(presented);
-    let match = false;
-    for (const d of digests) match = timingSafeEqual(d, candidate) || match;
+    let match: Scope | null = null;
+    for (const d of digests) if (timingSafeEqual(d.digest, candidate)) match = d.scope;
     return match;
   };
 }
@@ -35,7 +45,11 @@ export async function resolveApiKeys(
   const path = `${dataDir}/api-key`;
   try {
     const stored = (await Deno.readTextFile(path)).trim();
-    if (stored) return [stored];
+    if (stored) {
+      // Every later start says where the key is (never the key itself).
+      log.info("using the API key saved in DATA_DIR (SERVICE_API_KEY is not set)", { path });
+      return [stored];
+    }
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
@@ -45,9 +59,15 @@ export async function resolveApiKeys(
   await Deno.chmod(path, 0o600);
   log.info("generated an API key", { path });
   // Printed once, on the start that made it; never logged again.
+  const base = `http://127.0.0.1:${port}`;
   console.log(
     `\nSERVICE_API_KEY was not set, so a key was generated and saved in ${path}:\n\n  ${key}\n\n` +
-      `Try it:\n  curl -H 'X-Service-Api-Key: ${key}' http://127.0.0.1:${port}/api/v1/projects\n`,
+      `Try it:\n  curl -H 'X-Service-Api-Key: ${key}' ${base}/api/v1/projects\n\n` +
+      `  Dashboard:      ${base}/ (it asks for this key once)\n` +
+      `  API reference:  ${base}/docs\n` +
+      `  CLI:            deno task cli projects list   (reads the key from ${path})\n\n` +
+      `Probes may not reach loopback or private addresses until PROBE_ALLOW_NETWORKS opens them\n` +
+      `(for example PROBE_ALLOW_NETWORKS=127.0.0.0/8 to watch services on this machine).\n`,
   );
   return [key];
 }

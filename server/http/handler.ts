@@ -19,6 +19,7 @@ import { STREAMED } from "../trpc/pages.ts";
 import type { AppRouter } from "../trpc/router.ts";
 import { parseJson, readBodyText } from "./body.ts";
 import type { Cors } from "./cors.ts";
+import type { Scope } from "./api_key.ts";
 import { createDocsHandler } from "./docs.ts";
 import type { RateLimiter } from "./rate_limit.ts";
 
@@ -31,7 +32,8 @@ export interface HttpDeps {
   /** The OpenAPI document of the router's REST operations (`buildOpenApiDocument`). */
   document: OpenAPIObject;
   db: Db;
-  checkKey: (presented: string | null) => boolean;
+  /** The scope of the key presented (`createKeyCheck`), or null for no valid key. */
+  checkKey: (presented: string | null) => Scope | null;
   log: Logger;
   /** What procedures may use besides the database (`server/trpc/context.ts`). */
   services?: Services;
@@ -193,8 +195,9 @@ export function createHttpHandler(
       return response;
     };
     const key = request.headers.get(API_KEY_HEADER);
-    const authenticated = checkKey(key);
-    if (!authenticated) {
+    // The key's scope is decided here, once; the procedures' middleware enforces it.
+    const scope = checkKey(key);
+    if (!scope) {
       const address = clientAddress(client?.address, request.headers);
       const failures = authFailureLimiter?.take(address);
       if (failures && !failures.ok) {
@@ -212,7 +215,7 @@ export function createHttpHandler(
     }
     const admission = rateLimiter?.take(key!, calls);
     if (admission && !admission.ok) return limited(admission.retryAfterSeconds);
-    const ctx = createContext({ db, authenticated, services });
+    const ctx = createContext({ db, authenticated: true, scope, services });
     if (isTrpc) return await trpc(request, url, path, ctx);
 
     const result = await rest({ request, url, path: path.slice(REST_PREFIX.length) || "/", ctx });

@@ -70,6 +70,10 @@ const TAGS = [
     description: "Tokens for a probe's or a project's badges (`/badge/{token}/…`): shown once, " +
       "listed without the token, rotated to stop an old one.",
   },
+  {
+    name: "whoami",
+    description: "What the caller's key may do: write, or only read (`SERVICE_API_KEYS_READONLY`).",
+  },
 ];
 
 /** A header of every webhook call, per the Standard Webhooks specification. */
@@ -141,7 +145,9 @@ const DESCRIPTION =
 Every operation needs the API key in the \`X-Service-Api-Key\` header. Successful answers carry
 their payload under \`data\`, and lists a \`meta\` with the \`count\`. Every failure answers
 \`{ "error": { "code", "message", "details"? } }\`, where \`details\` lists the fields at fault as
-\`{ path, message }\`. Any operation can answer 429 (rate limited, with \`Retry-After\`) and 503
+\`{ path, message }\`. A read-only key (\`SERVICE_API_KEYS_READONLY\`) may call every GET operation;
+every other operation answers it 403 (\`forbidden\`). \`GET /whoami\` tells a key's scope. Any
+operation can answer 429 (rate limited, with \`Retry-After\`) and 503
 (the database is not available).`;
 
 type Responses = Record<string, unknown>;
@@ -186,7 +192,7 @@ function completeResponses(method: string, operation: Operation, meta: Meta | un
     }
     byStatus.set(status, examples);
   };
-  for (const code of errorsOf({ takesInput, readsBody })) {
+  for (const code of errorsOf({ takesInput, readsBody, writes: method !== "get" })) {
     for (const message of defaultMessages(code)) add(code, message);
   }
   const declared = meta?.openapi?.errorResponses;
@@ -215,7 +221,8 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): OpenAP
         type: "apiKey",
         in: "header",
         name: "X-Service-Api-Key",
-        description: "The service's API key (SERVICE_API_KEY).",
+        description: "An API key of the service: SERVICE_API_KEY (read and write) or " +
+          "SERVICE_API_KEYS_READONLY (GET operations only).",
       },
     },
     defs: { Error: errorBody },

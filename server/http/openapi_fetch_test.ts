@@ -344,6 +344,12 @@ for (const backend of backends()) {
         assert.equal(deleted.response.status, 204);
       });
 
+      await t.step("whoami", async () => {
+        const me = await api.GET("/whoami");
+        assert.equal(me.response.status, 200);
+        assert.deepEqual(me.data, { data: { scope: "write" } });
+      });
+
       await t.step("failures answer the documented error body", async () => {
         const project = uniqueName();
         await api.POST("/projects", { body: { project } });

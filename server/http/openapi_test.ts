@@ -8,12 +8,20 @@ import { startTestApp, TestClient } from "../testing/app.ts";
 /**
  * Every operation of the service with every status it can answer. Every operation can answer
  * 401 (no key), 429 (rate limited), 500 and 503 (database unavailable); those that take input
- * 422; those that read a body 400, 413 and 415.
+ * 422; those that read a body 400, 413 and 415; all but GETs 403 (a read-only key).
  */
 const ANY = [401, 429, 500, 503];
 const INPUT = [...ANY, 422];
 const BODY = [...INPUT, 400, 413, 415];
-const SPEC: Record<string, number[]> = {
+/** Every operation but a GET also answers 403 (a read-only key). */
+const withForbidden = (spec: Record<string, number[]>) =>
+  Object.fromEntries(
+    Object.entries(spec).map(([key, statuses]) => [
+      key,
+      key.startsWith("GET ") ? statuses : [...statuses, 403],
+    ]),
+  );
+const SPEC: Record<string, number[]> = withForbidden({
   "POST /projects": [201, 409, ...BODY],
   "GET /projects": [200, ...INPUT],
   "GET /projects/{project}": [200, 404, ...INPUT],
@@ -61,7 +69,8 @@ const SPEC: Record<string, number[]> = {
   "PATCH /notification-targets/{name}": [200, 404, 409, ...BODY],
   "DELETE /notification-targets/{name}": [204, 404, 409, ...INPUT],
   "POST /notification-targets/{name}/test": [200, 404, ...BODY],
-};
+  "GET /whoami": [200, ...ANY],
+});
 
 /** The operations whose answers carry `meta` besides `data`. */
 const WITH_META = new Set([
@@ -188,7 +197,8 @@ Deno.test("the OpenAPI document", async (t) => {
       type: "apiKey",
       in: "header",
       name: "X-Service-Api-Key",
-      description: "The service's API key (SERVICE_API_KEY).",
+      description: "An API key of the service: SERVICE_API_KEY (read and write) or " +
+        "SERVICE_API_KEYS_READONLY (GET operations only).",
     });
     for (const [key, op] of operations(doc)) {
       assert.deepEqual(op.security, [{ ApiKey: [] }], key);

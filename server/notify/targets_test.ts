@@ -140,7 +140,7 @@ Deno.test("notify: a loopback target is blocked by the network policy unless it 
         assert.deepEqual(await send(name, { id: "m", event: DOWN }), {
           outcome: "failed",
           attempts: 0,
-          error: "blocked: 127.0.0.1 is loopback",
+          error: "blocked: 127.0.0.1 is loopback (not in PROBE_ALLOW_NETWORKS)",
         }, kind);
       }
       assert.equal(hook.received.length, 0);
@@ -157,7 +157,7 @@ Deno.test("notify: a loopback target is blocked by the network policy unless it 
       assert.deepEqual(await resolving.send("named", { id: "m", event: DOWN }), {
         outcome: "failed",
         attempts: 0,
-        error: "blocked: 10.1.2.3 is private",
+        error: "blocked: 10.1.2.3 is private (not in PROBE_ALLOW_NETWORKS)",
       });
     });
     await withNotifier({ policy: LOOPBACK }, async ({ handle, send }) => {
@@ -541,7 +541,7 @@ for (const backend of backends()) {
           target: "meta",
           outcome: "failed",
           attempts: 0,
-          error: "blocked: 169.254.169.254 is link-local",
+          error: "blocked: 169.254.169.254 is link-local (not in PROBE_ALLOW_NETWORKS)",
         });
       });
 

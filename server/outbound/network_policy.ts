@@ -209,7 +209,8 @@ export async function checkTarget(
         ok: false,
         kind: "blocked",
         address: verdict.address,
-        reason: `blocked: ${verdict.address} is ${verdict.range}`,
+        // The variable that opens it is named: the first thing a new user needs to know.
+        reason: `blocked: ${verdict.address} is ${verdict.range} (not in PROBE_ALLOW_NETWORKS)`,
       };
     }
     first ??= { address: verdict.address, family: verdict.address.includes(":") ? 6 : 4 };

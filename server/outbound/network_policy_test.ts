@@ -108,7 +108,7 @@ Deno.test("a host name that resolves to a forbidden address is blocked", async (
     ok: false,
     kind: "blocked",
     address: "169.254.169.254",
-    reason: "blocked: 169.254.169.254 is link-local",
+    reason: "blocked: 169.254.169.254 is link-local (not in PROBE_ALLOW_NETWORKS)",
   });
   const mixed = await checkOutboundUrl("https://mixed.example/", { policy: closed, resolve });
   assert.equal(mixed.ok, false);
@@ -153,7 +153,7 @@ Deno.test("the webhook's outbound check is the probes' network policy", async ()
   assert.deepEqual(await check(new URL("https://hooks.example/x")), { allowed: true });
   assert.deepEqual(await check(new URL("http://metadata.example/")), {
     allowed: false,
-    reason: "blocked: 169.254.169.254 is link-local",
+    reason: "blocked: 169.254.169.254 is link-local (not in PROBE_ALLOW_NETWORKS)",
   });
   assert.equal((await check(new URL("http://127.0.0.1:9/"))).allowed, false);
   const open = outboundCheck(createNetworkPolicy(parseNetworks("127.0.0.0/8")), resolve);

@@ -122,7 +122,7 @@ Deno.test("a redirect to a forbidden address is blocked before any connection to
     );
     assert.equal(run.outcome, "blocked");
     assert.equal(run.address, "169.254.169.254");
-    assert.equal(run.error, "blocked: 169.254.169.254 is link-local");
+    assert.equal(run.error, "blocked: 169.254.169.254 is link-local (not in PROBE_ALLOW_NETWORKS)");
     assert.equal(run.httpStatus, null);
     assert.deepEqual(connected, ["metadata.internal"]);
     assert.equal(t.hits.length, 1, "only the first hop reached the target");

@@ -1,5 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import type { Db } from "../db/database.ts";
+import type { Scope } from "../http/api_key.ts";
 import type { IamAliveControl } from "../iam_alive/reporter.ts";
 import type { Notifier } from "../notify/targets.ts";
 import type { RunNow } from "../runner/run_now.ts";
@@ -24,18 +25,30 @@ export interface Context extends Services {
   db: Db;
   /** Whether the request carried a valid API key (checked before tRPC runs). */
   authenticated: boolean;
+  /**
+   * What the request's key may do, decided by the HTTP layer from the key: `read` keys call
+   * queries only (`apiProcedure` refuses their mutations with FORBIDDEN).
+   */
+  scope: Scope;
   res: ResponseControl;
 }
 
 /**
  * The context of one call. Without a valid key it holds no database and no service: reaching
- * for any fails with UNAUTHORIZED. (The HTTP layer refuses such requests before tRPC runs;
- * this keeps procedures safe from any other caller, without a middleware level on every call.)
+ * for any, or for the scope, fails with UNAUTHORIZED. (The HTTP layer refuses such requests
+ * before tRPC runs; this keeps procedures safe from any other caller, without a middleware
+ * level on every call.) The scope is `write` unless the caller says otherwise (in-process
+ * callers are the service's own).
  */
 export function createContext(
-  { db, authenticated, services = {} }: { db: Db; authenticated: boolean; services?: Services },
+  { db, authenticated, scope = "write", services = {} }: {
+    db: Db;
+    authenticated: boolean;
+    scope?: Scope;
+    services?: Services;
+  },
 ): Context {
-  if (authenticated) return { db, authenticated, res: {}, ...services };
+  if (authenticated) return { db, authenticated, scope, res: {}, ...services };
   const refuse = (): never => {
     throw new TRPCError({ code: "UNAUTHORIZED" });
   };
@@ -43,6 +56,9 @@ export function createContext(
     authenticated,
     res: {},
     get db() {
+      return refuse();
+    },
+    get scope() {
       return refuse();
     },
     get iamAlive() {

@@ -87,6 +87,7 @@ Deno.test("every query and mutation takes the fast path and answers as tRPC's ha
     { path: "results.series", input: { ...ref, window: "1y" } },
     { path: "overview.get", input: {} },
     { path: "overview.get", input: { project: "nope" } },
+    { path: "whoami.get", input: {} },
     { path: "settings.getIamAlive", input: {} },
     { path: "settings.updateIamAlive", input: { interval_hours: 99 } },
     { path: "settings.listIamAliveDeliveries", input: {} },

@@ -1,4 +1,4 @@
-import { initTRPC } from "@trpc/server";
+import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { toApiError, trpcErrorShape } from "../errors.ts";
 import type { Context } from "./context.ts";
@@ -25,6 +25,10 @@ export const createCallerFactory = t.createCallerFactory;
 
 /**
  * Every operation of the service. The API key is required by the context (see `context.ts`);
- * errors are mapped to their codes by the formatter above.
+ * a read-only key's mutations are refused here, in the one place both `/api/v1` and `/trpc`
+ * pass through (403 `forbidden`); errors are mapped to their codes by the formatter above.
  */
-export const apiProcedure = t.procedure;
+export const apiProcedure = t.procedure.use(({ ctx, type, next }) => {
+  if (type === "mutation" && ctx.scope !== "write") throw new TRPCError({ code: "FORBIDDEN" });
+  return next();
+});

@@ -10,6 +10,7 @@ import { resultsRouter } from "./routers/results.ts";
 import { settingsRouter } from "./routers/settings.ts";
 import { statusPagesRouter } from "./routers/status_pages.ts";
 import { targetsRouter } from "./routers/targets.ts";
+import { whoamiRouter } from "./routers/whoami.ts";
 
 export const appRouter = router({
   projects: projectsRouter,
@@ -23,6 +24,7 @@ export const appRouter = router({
   overview: overviewRouter,
   statusPages: statusPagesRouter,
   badges: badgesRouter,
+  whoami: whoamiRouter,
 });
 
 /** The router's type: all the typed client needs, imported as a type only. */

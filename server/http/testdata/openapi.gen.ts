@@ -574,6 +574,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/whoami": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The scope of the key used
+     * @description Says whether the key in `X-Service-Api-Key` may write (`write`) or only read (`read`, a key of `SERVICE_API_KEYS_READONLY`): a client can hide what it cannot do.
+     */
+    get: operations["whoami-get"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   alertEvent: {
@@ -781,6 +801,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -1070,6 +1107,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Project not found */
       404: {
         headers: {
@@ -1201,6 +1255,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -1576,6 +1647,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -1963,6 +2051,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Project not found */
       404: {
         headers: {
@@ -2280,6 +2385,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Probe not found */
       404: {
         headers: {
@@ -2446,6 +2568,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -2624,6 +2763,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -2904,6 +3060,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The request body is larger than 1 MiB */
       413: {
         headers: {
@@ -3077,6 +3250,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -4194,6 +4384,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Incident not found */
       404: {
         headers: {
@@ -4475,6 +4682,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -4787,6 +5011,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Project not found */
       404: {
         headers: {
@@ -5091,6 +5332,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Project not found */
       404: {
         headers: {
@@ -5251,6 +5509,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -5490,6 +5765,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -5771,6 +6063,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Notification target not found */
       404: {
         headers: {
@@ -5927,6 +6236,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -6108,6 +6434,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
            *       }
            *     }
            */
@@ -6582,6 +6925,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Project not found */
       404: {
         headers: {
@@ -6886,6 +7246,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Project not found */
       404: {
         headers: {
@@ -7085,6 +7462,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Badge not found */
       404: {
         headers: {
@@ -7234,6 +7628,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Badge not found */
       404: {
         headers: {
@@ -7262,6 +7673,94 @@ export interface operations {
            *       "error": {
            *         "code": "validation_failed",
            *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "whoami-get": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              /**
+               * @description `write`: every operation; `read`: GET operations only, every other one answers 403.
+               * @enum {string}
+               */
+              scope: "read" | "write";
+            };
+          };
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
            *       }
            *     }
            */
