@@ -7,7 +7,7 @@
 // It asks the test for what only the test can do (change what the local target answers) with a
 // line `{"ask": …}` on stdout, and waits for a line on stdin before going on. Its last line on
 // stdout is `{"report": …}`; progress goes to stderr.
-import { chromium, type Page } from "playwright-core";
+import { chromium, type Locator, type Page } from "playwright-core";
 
 const CHROMIUM_ARGS = [
   "--headless",
@@ -175,6 +175,22 @@ async function tabTo(
     if (wanted(await focusedName(page))) return presses;
   }
   throw new Error(`${name} was not reached with ${max} presses of Tab`);
+}
+
+/**
+ * The element's visible text once it reads `wanted`, looked at every 100 ms for 10 s (the
+ * overview redraws its rows when its data comes back: a read in between can see a row being
+ * replaced, as a CI run once did); the last text seen when it never does.
+ */
+async function settledText(locator: Locator, wanted: string): Promise<string> {
+  let seen = "";
+  const until = Date.now() + 10_000;
+  while (Date.now() < until) {
+    seen = await locator.first().innerText({ timeout: 1_000 }).catch(() => "");
+    if (seen.trim() === wanted) return wanted;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return seen;
 }
 
 /** Whether the focused element draws an outline (`:focus-visible`). */
@@ -387,9 +403,8 @@ async function main(args: MainArgs): Promise<MainReport> {
     await incident.waitFor();
     report.failing.incident = await incident.innerText();
     const row = main.locator("tr").filter({ hasText: "Checkout health" });
-    const downNow = row.locator(".state", { hasText: "down" });
-    await downNow.waitFor();
-    report.failing.state = await downNow.innerText();
+    await row.locator(".state", { hasText: "down" }).waitFor();
+    report.failing.state = await settledText(row.locator(".state"), "down");
     await scan("overview with an incident");
     await shot("overview-failing");
     report.keyboard.acknowledge = await tabTo(page, /^Acknowledge incident/);
@@ -428,10 +443,8 @@ async function main(args: MainArgs): Promise<MainReport> {
       .click();
     await main.getByRole("heading", { name: "Overview" }).waitFor();
     const rowAgain = main.locator("tr").filter({ hasText: "Checkout health" });
-    // Read from the element found "up" (the overview may redraw the row meanwhile).
-    const upAgain = rowAgain.locator(".state", { hasText: "up" });
-    await upAgain.waitFor();
-    report.recovered.state = await upAgain.innerText();
+    await rowAgain.locator(".state", { hasText: "up" }).waitFor();
+    report.recovered.state = await settledText(rowAgain.locator(".state"), "up");
     report.recovered.openIncidents = await main.locator(".incidents").innerText();
     await shot("overview-recovered");
 
