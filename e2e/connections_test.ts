@@ -306,7 +306,7 @@ Deno.test({
         `Transfer-Encoding: chunked\r\n\r\n`;
       const chunk = `{"project":"big","description":"${"x".repeat(900 * 1024)}`;
       const stalled = encoder.encode(`${head}${chunk.length.toString(16)}\r\n${chunk}\r\n`);
-      for (let round = 0; round < 4; round++) {
+      for (let round = 0; round < 6; round++) {
         const conns = await openIdle(server, 50);
         try {
           const sent = performance.now();
@@ -323,9 +323,14 @@ Deno.test({
       await assertAnswering(server, "after the stalled bodies");
       console.log(`RSS after each round: ${rounds.map((k) => `${(k / MiB).toFixed(0)} MiB`)}`);
       // 50 bodies of 900 KiB a round: memory that stayed held would add about 45 MiB a round.
-      // The first round grows the heap; from the second on, the rounds reuse what was released.
-      const grewMiB = (rounds[3] - rounds[1]) / MiB;
-      assert.ok(grewMiB < 30, `RSS grew by ${grewMiB.toFixed(0)} MiB from round 2 to round 4`);
+      // The first round grows the heap; from the second on, the rounds reuse what was released,
+      // and what RSS still moves is the server's own background work (the runner, the outbox):
+      // so the growth per round from round 2 to round 6, well under a leak's 45 MiB.
+      const perRoundMiB = (rounds[5] - rounds[1]) / 4 / MiB;
+      assert.ok(
+        perRoundMiB < 20,
+        `RSS grew by ${perRoundMiB.toFixed(0)} MiB a round from round 2 to round 6`,
+      );
       assert.deepEqual(problems(server), []);
     } finally {
       assert.equal((await stopServer(started)).code, 0);
