@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { incident } from "./incidents.ts";
 import { probeState } from "./probe.ts";
-import { outcome } from "./results.ts";
+import { outcome, runCounts } from "./results.ts";
 
 /** `GET /overview`: every probe at once, for the dashboard; optionally one project's. */
 export const overviewInput = z.object({ project: z.string().optional() });
@@ -61,14 +61,7 @@ export type SeriesInput = z.infer<typeof seriesInput>;
 export const seriesBucket = z.object({
   /** The bucket's start, UTC. */
   start: z.string(),
-  runs: z.int(),
-  up: z.int(),
-  degraded: z.int(),
-  down: z.int(),
-  blocked: z.int(),
-  /** Runs in maintenance windows: not in `runs`, not in uptime. */
-  maintenance: z.int(),
-  uptime: z.number().nullable(),
+  ...runCounts,
   p50: z.int().nullable(),
   p95: z.int().nullable(),
   max: z.int().nullable(),

@@ -60,9 +60,8 @@ export const probeStatsInput = z.object({
 });
 export type ProbeStatsInput = z.infer<typeof probeStatsInput>;
 
-export const probeStats = z.object({
-  window: statsWindow,
-  since: z.string(),
+/** Runs counted by outcome over a span (a window, a bucket), and the uptime they give. */
+export const runCounts = {
   runs: z.int(),
   up: z.int(),
   degraded: z.int(),
@@ -72,6 +71,12 @@ export const probeStats = z.object({
   maintenance: z.int(),
   /** Share (0 to 1) of runs that were up or degraded; null without runs. */
   uptime: z.number().nullable(),
+};
+
+export const probeStats = z.object({
+  window: statsWindow,
+  since: z.string(),
+  ...runCounts,
   /** Latency percentiles in ms over the runs that got an HTTP response. */
   p50: z.int().nullable(),
   p95: z.int().nullable(),
