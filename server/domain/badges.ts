@@ -22,10 +22,9 @@ import type { Db } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { percentileOf } from "../runner/histogram.ts";
 import { DomainError, notFound } from "./errors.ts";
-import { latencyHistogramSince } from "./results.ts";
+import { ceilHour, latencyHistogramSince } from "./results.ts";
 import { worstState } from "./status_pages.ts";
 
-const HOUR_MS = 3_600_000;
 const TOKEN_BYTES = 32;
 /** What a token looks like: 32 bytes in base64url without padding. */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -214,7 +213,6 @@ export async function badgeState(
 }
 
 /** The first whole hour at or after `since`. */
-const ceilHour = (since: number) => Math.ceil(since / HOUR_MS) * HOUR_MS;
 
 /**
  * Uptime (0 to 1; null without counted runs) over the window ending at `now`, of all the

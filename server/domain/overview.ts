@@ -25,6 +25,7 @@ import type { ProbeState } from "../db/schema.ts";
 import { BUCKET_BOUNDS, emptyHistogram, percentileOf } from "../runner/histogram.ts";
 import { notFound } from "./errors.ts";
 import { listIncidents } from "./incidents.ts";
+import { ceilHour } from "./results.ts";
 
 const HOUR_MS = 3_600_000;
 /** Hours in the sparkline: the current one and the 23 before it. */
@@ -74,7 +75,7 @@ async function uptimeCounts(
   project: string | undefined,
   now: number,
 ): Promise<Map<string, Windowed>> {
-  const edgeNow = Math.ceil(now / HOUR_MS) * HOUR_MS;
+  const edgeNow = ceilHour(now);
   const at = (ms: number) => new Date(ms);
   const w = (name: "24h" | "7d" | "30d") => ({
     since: at(now - STATS_WINDOW_MS[name]),
@@ -145,7 +146,7 @@ async function sparklines(db: Db, project: string | undefined, first: number) {
  */
 async function latency24h(db: Db, project: string | undefined, now: number) {
   const since = now - STATS_WINDOW_MS["24h"];
-  const edge = new Date(Math.ceil(since / HOUR_MS) * HOUR_MS);
+  const edge = new Date(ceilHour(since));
   const scope = scopeOf(project);
   const { rows } = await sql<
     { probe_key: string | number; bucket: number; n: number; top: number }

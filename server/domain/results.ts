@@ -68,7 +68,7 @@ export async function listResults(
 }
 
 /** The first whole hour at or after `since`. */
-const ceilHour = (since: number) => Math.ceil(since / HOUR_MS) * HOUR_MS;
+export const ceilHour = (since: number) => Math.ceil(since / HOUR_MS) * HOUR_MS;
 
 /**
  * Counts per outcome since `since`, per probe, for one probe or every probe of a project:
