@@ -4,7 +4,7 @@
  */
 
 const ALLOWED_METHODS = "GET, POST, PATCH, DELETE, OPTIONS";
-const ALLOWED_HEADERS = "content-type, x-service-api-key";
+const ALLOWED_HEADERS = "content-type, x-service-api-key, authorization";
 const EXPOSED_HEADERS = "retry-after";
 const MAX_AGE_SECONDS = "600";
 

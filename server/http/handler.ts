@@ -53,10 +53,35 @@ export interface HttpDeps {
    * Asked in order, before the API key is looked at; their answers keep their own headers.
    */
   pages?: PublicPage[];
+  /**
+   * Endpoints outside `/api/v1` and `/trpc` that need a key (such as `/metrics`): each is asked
+   * for its exact path after the key has been checked and the rate limit taken, and is told the
+   * key's scope (it refuses what the scope may not do itself, with `forbidden`).
+   */
+  keyed?: KeyedEndpoint[];
 }
 
 /** A part of the service that answers some requests without a key; null for the others. */
 export type PublicPage = (request: Request, url: URL) => Promise<Response | null>;
+
+/** An endpoint of its own path that needs a key (`HttpDeps.keyed`). */
+export interface KeyedEndpoint {
+  /** The exact path it answers, such as `/metrics`. */
+  path: string;
+  handle(request: Request, url: URL, scope: Scope): Promise<Response>;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * The key a request presents: `X-Service-Api-Key`, or else `Authorization: Bearer <key>` (what
+ * Prometheus's `authorization` setting sends), accepted alike on every endpoint.
+ */
+export function presentedKey(headers: Headers): string | null {
+  const key = headers.get(API_KEY_HEADER);
+  if (key !== null) return key;
+  return BEARER.exec(headers.get("authorization") ?? "")?.[1] ?? null;
+}
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 /** The most calls one tRPC batch may carry; each takes a token of the rate limit. */
@@ -105,6 +130,7 @@ export function createHttpHandler(
     cors,
     onFastPath,
     pages = [],
+    keyed = [],
   }: HttpDeps,
 ): (request: Request, client?: Client) => Promise<Response> {
   const logFailure = (error: unknown, answer: ApiError = toApiError(error)) => {
@@ -186,15 +212,16 @@ export function createHttpHandler(
 
     const isRest = under(path, REST_PREFIX);
     const isTrpc = !isRest && under(path, TRPC_PREFIX);
-    if (!isRest && !isTrpc) return restError(apiError("not_found"));
-    const refuse = isRest ? restError : trpcError;
+    const endpoint = isRest || isTrpc ? undefined : keyed.find((e) => e.path === path);
+    if (!isRest && !isTrpc && !endpoint) return restError(apiError("not_found"));
+    const refuse = isTrpc ? trpcError : restError;
 
     const limited = (retryAfterSeconds: number) => {
       const response = refuse(apiError("rate_limited"));
       response.headers.set("retry-after", String(retryAfterSeconds));
       return response;
     };
-    const key = request.headers.get(API_KEY_HEADER);
+    const key = presentedKey(request.headers);
     // The key's scope is decided here, once; the procedures' middleware enforces it.
     const scope = checkKey(key);
     if (!scope) {
@@ -215,6 +242,7 @@ export function createHttpHandler(
     }
     const admission = rateLimiter?.take(key!, calls);
     if (admission && !admission.ok) return limited(admission.retryAfterSeconds);
+    if (endpoint) return await endpoint.handle(request, url, scope);
     const ctx = createContext({ db, authenticated: true, scope, services });
     if (isTrpc) return await trpc(request, url, path, ctx);
 
