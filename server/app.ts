@@ -159,6 +159,8 @@ export async function createApp(
       createBadges({ db: handle.db }),
       createDashboard(),
     ],
+    // Endpoints of their own that need a key (issue 13): each part adds its one line here.
+    keyed: [],
   });
   return {
     handler,
