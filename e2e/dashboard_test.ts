@@ -36,6 +36,7 @@ import type {
 
 const CHROMIUM = "/usr/bin/chromium";
 const KEY = "dashboard-e2e-key-0123456789";
+const READ_KEY = "dashboard-e2e-reader-0123456789";
 const BROWSER_SCRIPT = new URL("./testdata/dashboard_browser.ts", import.meta.url).pathname;
 /** The browser run gives up after this long rather than hang the suite. */
 const BROWSER_DEADLINE_MS = 240_000;
@@ -128,7 +129,7 @@ async function runBrowser<R>(
 /** The server as `deno task start` runs it, with the runner, on the given database. */
 function startServer(vars: Record<string, string>): Promise<ServerProcess> {
   return startServerProcess({
-    env: env({ SERVICE_API_KEY: KEY, ...vars }),
+    env: env({ SERVICE_API_KEY: KEY, SERVICE_API_KEYS_READONLY: READ_KEY, ...vars }),
     clearEnv: true,
     output: "capture",
     readyLine: isListeningLine,
@@ -172,6 +173,7 @@ Deno.test({
         chromium: CHROMIUM,
         baseUrl: s.url,
         apiKey: KEY,
+        readKey: READ_KEY,
         project,
         targetUrl: `${t.origin}/health`,
         shotDir,
@@ -192,6 +194,13 @@ Deno.test({
         stored: null,
       });
       assert.deepEqual(report.signedOut, { stored: null, signInShown: true });
+
+      // A read-only key sees the pages without a control that writes; a form's route says why.
+      assert.equal(report.readOnly.tag, "Read-only key");
+      assert.deepEqual(report.readOnly.pages, ["overview", "project", "probe"]);
+      assert.deepEqual(report.readOnly.writeControls, { overview: [], project: [], probe: [] });
+      assert.equal(report.readOnly.formRoute, "This key may only read");
+      assert.equal(report.readOnly.stored, READ_KEY);
 
       // The bad URL is refused with the API's own message, beside the field, focus on it.
       const refused = await restCall(s, KEY, "POST", `/projects/${project}/probes`, {

@@ -7,7 +7,7 @@
 // It asks the test for what only the test can do (change what the local target answers) with a
 // line `{"ask": …}` on stdout, and waits for a line on stdin before going on. Its last line on
 // stdout is `{"report": …}`; progress goes to stderr.
-import { chromium, type Locator, type Page } from "playwright-core";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 
 const CHROMIUM_ARGS = [
   "--headless",
@@ -28,6 +28,8 @@ export interface MainArgs {
   chromium: string;
   baseUrl: string;
   apiKey: string;
+  /** A key of SERVICE_API_KEYS_READONLY. */
+  readKey: string;
   /** The project the run creates through the dashboard. */
   project: string;
   /** `/health` of the local target, answering 503 until the run asks for 200. */
@@ -68,6 +70,17 @@ export interface MainReport {
   dark: { background: string; text: string };
   deleted: { probeNotice: string; projectNotice: string };
   rotatedKey: { message: string; stored: string | null };
+  /**
+   * Signed in with a read-only key (in a tab of its own): the header's tag, the controls that
+   * change something found on each page (none expected), and what a form's route shows.
+   */
+  readOnly: {
+    tag: string;
+    pages: string[];
+    writeControls: Record<string, string[]>;
+    formRoute: string;
+    stored: string | null;
+  };
   signedOut: { stored: string | null; signInShown: boolean };
   axe: AxeFinding[];
   axePages: string[];
@@ -278,6 +291,7 @@ async function main(args: MainArgs): Promise<MainReport> {
     dark: { background: "", text: "" },
     deleted: { probeNotice: "", projectNotice: "" },
     rotatedKey: { message: "", stored: "" },
+    readOnly: { tag: "", pages: [], writeControls: {}, formRoute: "", stored: null },
     signedOut: { stored: null, signInShown: false },
     axe: [],
     axePages: [],
@@ -482,6 +496,10 @@ async function main(args: MainArgs): Promise<MainReport> {
     await shot("overview-dark");
     await page.emulateMedia({ colorScheme: "light" });
 
+    // A read-only key, in a tab of its own: the same pages, none of the controls that write.
+    log("a read-only key");
+    report.readOnly = await readOnlyTab(browser, args, report);
+
     // Edit the probe; disable and enable the project; delete both.
     log("edit, disable, enable, delete");
     await main.locator("tr").filter({ hasText: "Checkout health" }).getByRole("link").click();
@@ -513,12 +531,15 @@ async function main(args: MainArgs): Promise<MainReport> {
     await main.getByRole("heading", { name: "Overview" }).waitFor();
     report.deleted.projectNotice = await main.locator(".notice").innerText();
 
-    // A key that is no longer accepted (rotated away): the first call signs out, saying why.
+    // A key that is no longer accepted (rotated away): the first call signs out, saying why. The
+    // key is swapped as the reloaded page starts, before its scripts run: swapped under the running
+    // page, a refresh of its own could meet the 401 and sign out before the reload.
     log("a rotated key");
-    await page.evaluate(
-      (item) => sessionStorage.setItem(item, "rotated-away-0123456789"),
-      KEY_ITEM,
-    );
+    await page.addInitScript(([item, rotated]) => {
+      if (sessionStorage.getItem("e2e:rotated")) return;
+      sessionStorage.setItem("e2e:rotated", "1");
+      sessionStorage.setItem(item, rotated);
+    }, [KEY_ITEM, "rotated-away-0123456789"]);
     await page.reload();
     await page.getByLabel("API key").waitFor();
     report.rotatedKey = {
@@ -540,6 +561,71 @@ async function main(args: MainArgs): Promise<MainReport> {
     await browser.close();
   }
   return report;
+}
+
+/** Controls that change something, by their accessible names. */
+const WRITE_CONTROLS: [role: "link" | "button", name: string][] = [
+  ["link", "New project"],
+  ["link", "Create the first project"],
+  ["link", "Add probe"],
+  ["link", "Add a probe"],
+  ["link", "Edit probe"],
+  ["button", "Run now"],
+  ["button", "Delete probe"],
+  ["button", "Delete project"],
+  ["button", "Disable project"],
+  ["button", "Enable project"],
+  ["button", "Save changes"],
+  ["button", "Acknowledge"],
+];
+
+/**
+ * Signs in with the read-only key in a new tab (sessionStorage is per tab), visits the overview,
+ * the project and the probe once each is drawn, and lists the write controls each shows.
+ */
+async function readOnlyTab(
+  browser: Browser,
+  args: MainArgs,
+  report: MainReport,
+): Promise<MainReport["readOnly"]> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT_MS);
+  watch(page, new URL(args.baseUrl).origin, report, report.consoleErrors);
+  const main = page.locator("main");
+  const found: Record<string, string[]> = {};
+  const pages: string[] = [];
+  const look = async (name: string) => {
+    pages.push(name);
+    found[name] = [];
+    for (const [role, label] of WRITE_CONTROLS) {
+      if (await page.getByRole(role, { name: label }).count()) found[name].push(label);
+    }
+  };
+  try {
+    await page.goto(`${args.baseUrl}/`);
+    await page.getByLabel("API key").fill(args.readKey);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await main.getByRole("heading", { name: "Overview" }).waitFor();
+    const row = main.locator("tr").filter({ hasText: "Checkout health" });
+    await row.waitFor();
+    const tag = await page.locator("header .scope").innerText();
+    await look("overview");
+    await main.locator(".project-head a").filter({ hasText: args.project }).click();
+    await main.getByRole("heading", { name: "Probes (1)" }).waitFor();
+    await look("project");
+    await main.locator("tr").filter({ hasText: "Checkout health" }).getByRole("link").click();
+    await main.getByRole("heading", { name: "Recent results" }).waitFor();
+    await main.getByRole("heading", { name: "Incidents" }).waitFor();
+    await look("probe");
+    await page.goto(`${args.baseUrl}/#/new-project`);
+    await main.locator("h1").waitFor();
+    const formRoute = await main.locator("h1").innerText();
+    const stored = await page.evaluate((item) => sessionStorage.getItem(item), KEY_ITEM);
+    return { tag, pages, writeControls: found, formRoute, stored };
+  } finally {
+    await context.close();
+  }
 }
 
 async function timing(args: TimingArgs): Promise<TimingReport> {

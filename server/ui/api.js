@@ -4,6 +4,7 @@
  */
 
 const KEY_ITEM = "probe-dashboard:api-key";
+const SCOPE_ITEM = "probe-dashboard:scope";
 const unauthorizedListeners = new Set();
 
 /** The key signed in with, or null. */
@@ -15,12 +16,23 @@ export function storedKey() {
   }
 }
 
-export function keepKey(key) {
+/** What the stored key may do, as `/whoami` said at sign-in: `write` or `read` (if unknown). */
+export function storedScope() {
+  try {
+    return sessionStorage.getItem(SCOPE_ITEM) === "write" ? "write" : "read";
+  } catch {
+    return "read";
+  }
+}
+
+export function keepKey(key, scope) {
   sessionStorage.setItem(KEY_ITEM, key);
+  sessionStorage.setItem(SCOPE_ITEM, scope);
 }
 
 export function forgetKey() {
   sessionStorage.removeItem(KEY_ITEM);
+  sessionStorage.removeItem(SCOPE_ITEM);
 }
 
 /** An answer that was not 2xx: the API's error body (`code`, `message`, `details`). */

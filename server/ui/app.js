@@ -1,15 +1,17 @@
 /**
  * The dashboard's entry: sign-in (the API key, kept in sessionStorage only), then the page the
  * URL's fragment names. Every call goes to the REST API with the key; a 401 from any of them
- * signs out with a message.
+ * signs out with a message. A read-only key (`/whoami` says `read`) sees every page without the
+ * controls that would change something.
  */
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
-import { forgetKey, get, keepKey, onUnauthorized, storedKey } from "./api.js";
+import { forgetKey, get, keepKey, onUnauthorized, storedKey, storedScope } from "./api.js";
 import { href, useRoute } from "./routes.js";
 import { useTitle } from "./load.js";
 import { NoticeContext } from "./notice.js";
+import { ScopeContext, useCanWrite } from "./scope.js";
 import { Overview } from "./overview.js";
 import { NewProject, ProjectPage } from "./project.js";
 import { EditProbe, NewProbe } from "./probe_form.js";
@@ -44,10 +46,10 @@ function SignIn({ onSignedIn, message }) {
     setBusy(true);
     setError(null);
     try {
-      // The cheapest call that needs the key.
-      await get("/projects?limit=1", { key: candidate });
-      keepKey(candidate);
-      onSignedIn();
+      // The cheapest call that needs the key, and it says what the key may do.
+      const answer = await get("/whoami", { key: candidate });
+      keepKey(candidate, answer.data.scope);
+      onSignedIn(answer.data.scope);
     } catch (e) {
       setError(refusal(e));
       input.current?.select();
@@ -90,7 +92,26 @@ function NotFound() {
   `;
 }
 
+function ReadOnly() {
+  useTitle("Read-only key");
+  return view`
+    <div>
+      <h1 tabindex="-1">This key may only read</h1>
+      <p>
+        It is one of SERVICE_API_KEYS_READONLY: it sees every project, probe and result, but cannot
+        create, change, run or delete anything. Sign in with a key of SERVICE_API_KEY to do that.
+      </p>
+      <p><a href=${href.overview()}>Back to the overview</a></p>
+    </div>
+  `;
+}
+
+/** Routes whose page changes something: a read-only key is told it cannot. */
+const WRITING_ROUTES = new Set(["newProject", "newProbe", "editProbe"]);
+
 function Page({ route }) {
+  const canWrite = useCanWrite();
+  if (!canWrite && WRITING_ROUTES.has(route.name)) return view`<${ReadOnly} />`;
   switch (route.name) {
     case "overview":
       return view`<${Overview} />`;
@@ -126,7 +147,7 @@ function useFocusOnNavigation(route, focusFirst) {
   }, [key]);
 }
 
-function Signedin({ onSignOut, justSignedIn }) {
+function Signedin({ onSignOut, justSignedIn, scope }) {
   const route = useRoute();
   const [notice, setNotice] = useState(null);
   const noticeRoute = useRef(null);
@@ -146,6 +167,7 @@ function Signedin({ onSignOut, justSignedIn }) {
     document.getElementById("main")?.focus();
   };
   return view`
+    <${ScopeContext.Provider} value=${scope}>
     <${NoticeContext.Provider} value=${notify}>
       <a class="skip" href="#main" onClick=${skip}>Skip to content</a>
       <header class="top">
@@ -154,13 +176,17 @@ function Signedin({ onSignOut, justSignedIn }) {
           <a href=${href.overview()} aria-current=${route.name === "overview" ? "page" : undefined}>
               Overview
             </a>
-          <a href=${href.newProject()} aria-current=${
-    route.name === "newProject" ? "page" : undefined
-  }>
+          ${
+    scope === "write" &&
+    view`<a href=${href.newProject()} aria-current=${
+      route.name === "newProject" ? "page" : undefined
+    }>
               New project
-            </a>
+            </a>`
+  }
           <a href="/docs">API reference</a>
         </nav>
+        ${scope === "read" && view`<span class="tag scope">Read-only key</span>`}
         <button type="button" class="signout" onClick=${onSignOut}>Sign out</button>
       </header>
       <main id="main" tabindex="-1">
@@ -168,6 +194,7 @@ function Signedin({ onSignOut, justSignedIn }) {
           <${Page} route=${route} />
         </main>
       <//>
+    <//>
   `;
 }
 
@@ -175,6 +202,17 @@ function App() {
   const [signedIn, setSignedIn] = useState(() => storedKey() !== null);
   const [message, setMessage] = useState(null);
   const [justSignedIn, setJustSignedIn] = useState(false);
+  const [scope, setScope] = useState(storedScope);
+  // A key kept from before a reload: ask again what it may do (its scope may have changed).
+  useEffect(() => {
+    if (!signedIn || justSignedIn) return;
+    get("/whoami").then((answer) => {
+      const key = storedKey();
+      if (key === null) return;
+      keepKey(key, answer.data.scope);
+      setScope(answer.data.scope);
+    }).catch(() => {}); // A 401 signs out through onUnauthorized; the pages show other failures.
+  }, [signedIn]);
   useEffect(
     () =>
       onUnauthorized(() => {
@@ -190,13 +228,14 @@ function App() {
     setSignedIn(false);
   };
   if (!signedIn) {
-    return view`<${SignIn} message=${message} onSignedIn=${() => {
+    return view`<${SignIn} message=${message} onSignedIn=${(granted) => {
+      setScope(granted);
       setMessage(null);
       setJustSignedIn(true);
       setSignedIn(true);
     }} />`;
   }
-  return view`<${Signedin} onSignOut=${signOut} justSignedIn=${justSignedIn} />`;
+  return view`<${Signedin} onSignOut=${signOut} justSignedIn=${justSignedIn} scope=${scope} />`;
 }
 
 render(view`<${App} />`, document.getElementById("app"));

@@ -1,6 +1,7 @@
 /** Incidents: the overview's open ones, a probe's history, and acknowledging one. */
 import { useState } from "preact/hooks";
 import { view } from "./view.js";
+import { useCanWrite } from "./scope.js";
 import { post, seg } from "./api.js";
 import { href } from "./routes.js";
 import { Ago, At, describe } from "./parts.js";
@@ -10,10 +11,11 @@ import { duration, plural } from "./format.js";
 export function AcknowledgeButton({ incident, onDone }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
+  const canWrite = useCanWrite();
   if (incident.acknowledged_at) {
     return view`<span class="muted">Acknowledged <${Ago} iso=${incident.acknowledged_at} /></span>`;
   }
-  if (incident.state !== "open") return view`<span class="muted">—</span>`;
+  if (incident.state !== "open" || !canWrite) return view`<span class="muted">—</span>`;
   const acknowledge = async () => {
     setBusy(true);
     setError(null);

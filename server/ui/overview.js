@@ -6,6 +6,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
+import { useCanWrite } from "./scope.js";
 import { getPrefetched } from "./api.js";
 import { useEvery, useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
@@ -143,6 +144,7 @@ function select(projects, query, state) {
 }
 
 function ProjectGroup({ group }) {
+  const canWrite = useCanWrite();
   const counts = tally(group.probes);
   const id = `project-${group.project}`;
   const title = group.label ? `${group.label} (${group.project})` : group.project;
@@ -159,8 +161,9 @@ function ProjectGroup({ group }) {
     </div>
     ${
     group.probes.length === 0
-      ? view`<p class="muted">No probes${group.continued ? "" : " yet"}.${" "}<a
-          href=${href.newProbe(group.project)}>Add a probe</a></p>`
+      ? view`<p class="muted">No probes${group.continued ? "" : " yet"}.${
+        canWrite && view` <a href=${href.newProbe(group.project)}>Add a probe</a>`
+      }</p>`
       : view`
         <${ProbeTable} project=${group.project} probes=${group.probes}
           caption=${`Probes of ${group.project}`} />
@@ -199,6 +202,7 @@ function StateFilter({ counts, total, value, onChange }) {
 }
 
 export function Overview() {
+  const canWrite = useCanWrite();
   useTitle("Overview");
   const { data, error, loading, reload } = useLoad(() => getPrefetched("/overview"), []);
   useEvery(REFRESH_MS, reload);
@@ -238,7 +242,7 @@ export function Overview() {
       <div class="page-head">
         <h1 tabindex="-1">Overview</h1>
         <div class="actions">
-          <a class="button" href=${href.newProject()}>New project</a>
+          ${canWrite && view`<a class="button" href=${href.newProject()}>New project</a>`}
           <button type="button" onClick=${reload} disabled=${loading}>
               ${loading && data ? "Refreshing…" : "Refresh"}
             </button>
@@ -255,7 +259,9 @@ export function Overview() {
           <${OpenIncidents} incidents=${data.data.incidents} onChanged=${reload} />
           ${
       projects.length === 0
-        ? view`<p>No projects yet. <a href=${href.newProject()}>Create the first project</a>.</p>`
+        ? view`<p>No projects yet.${
+          canWrite && view` <a href=${href.newProject()}>Create the first project</a>.`
+        }</p>`
         : view`
               <div class="filters" ref=${listTop}>
                 <${StateFilter} counts=${counts} total=${allProbes.length} value=${state}

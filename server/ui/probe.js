@@ -5,6 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import { view } from "./view.js";
+import { useCanWrite } from "./scope.js";
 import { del, get, post, probePath, seg } from "./api.js";
 import { useEvery, useLoad, useTitle } from "./load.js";
 import { href, navigate } from "./routes.js";
@@ -189,6 +190,7 @@ function Results({ results }) {
 
 export function ProbePage({ project, probeId }) {
   const notice = useNotice();
+  const canWrite = useCanWrite();
   const [round, setRound] = useState(0);
   const { data, error, loading, reload } = useLoad(
     () =>
@@ -248,12 +250,14 @@ export function ProbePage({ project, probeId }) {
     }</dd>
         </div>
       </dl>
-      <div class="actions">
+      ${
+      canWrite && view`<div class="actions">
         <${RunNow} project=${project} probeId=${probeId} onDone=${refresh} />
         <a class="button" href=${href.editProbe(project, probeId)}>Edit probe</a>
         <${ConfirmButton} label="Delete probe" confirmLabel="Delete probe"
           question="Delete this probe? Its results go too." onConfirm=${remove} />
-      </div>
+      </div>`
+    }
       <${SeriesView} project=${project} probeId=${probeId} round=${round} />
       <section aria-labelledby="results-title">
         <h2 id="results-title">Recent results</h2>

@@ -1,6 +1,7 @@
 /** A project's page (its probes, edit, enable or disable, delete) and the new-project form. */
 import { useState } from "preact/hooks";
 import { view } from "./view.js";
+import { useCanWrite } from "./scope.js";
 import { del, get, patch, post, seg } from "./api.js";
 import { useLoad, useTitle } from "./load.js";
 import { href, navigate } from "./routes.js";
@@ -128,6 +129,7 @@ function StatusToggle({ project, onDone }) {
 
 export function ProjectPage({ name }) {
   const notice = useNotice();
+  const canWrite = useCanWrite();
   const { data, error, loading, reload } = useLoad(
     () =>
       Promise.all([
@@ -159,12 +161,14 @@ export function ProjectPage({ name }) {
       project.status === "enabled" ? "enabled: its probes run." : "disabled: its probes do not run."
     }</p>
       ${project.description && view`<p>${project.description}</p>`}
-      <div class="actions">
+      ${
+      canWrite && view`<div class="actions">
         <a class="button primary" href=${href.newProbe(name)}>Add probe</a>
         <${StatusToggle} project=${project} onDone=${reload} />
         <${ConfirmButton} label="Delete project" confirmLabel="Delete project and its probes"
           question=${`Delete ${name} and all its probes? It is archived first.`} onConfirm=${remove} />
-      </div>
+      </div>`
+    }
       <section aria-labelledby="probes-title">
         <h2 id="probes-title">Probes (${probes.length})</h2>
         ${
@@ -176,7 +180,7 @@ export function ProjectPage({ name }) {
         `
     }
       </section>
-      <${EditProject} key=${name} project=${project} onSaved=${reload} />
+      ${canWrite && view`<${EditProject} key=${name} project=${project} onSaved=${reload} />`}
     `
   }
   </div>`;
