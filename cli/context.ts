@@ -8,6 +8,10 @@ export interface CliContext {
   out: Output;
   /** Reads a file; `-` is stdin. */
   readTextFile(path: string): Promise<string>;
+  /** Writes (or replaces) a file. */
+  writeTextFile(path: string, text: string): Promise<void>;
+  /** Writes text to stdout as it is, for output that is a file's content. */
+  stdout(text: string): void;
   /** The environment: where secrets are read from (`--url-env NAME`), never the command line. */
   env: Record<string, string | undefined>;
 }

@@ -1,11 +1,12 @@
 /**
  * The operator's CLI over the typed client: `projects`, `probes`, `results`, `incidents`,
- * `alerts`, `targets`, `maintenance`, `settings` and `import`.
+ * `alerts`, `targets`, `maintenance`, `settings`, `import` and `export`.
  * Tables for people, `--json` for scripts; the exit status says what failed (see EXIT).
  */
 import { createProbeClient, ProbeApiError, type ProbeClient } from "@probe/client";
 import { Command, CommanderError, Option } from "commander";
 import { alertsCommand } from "./commands/alerts.ts";
+import { exportCommand } from "./commands/export.ts";
 import { importCommand } from "./commands/import.ts";
 import { incidentsCommand } from "./commands/incidents.ts";
 import { maintenanceCommand } from "./commands/maintenance.ts";
@@ -25,6 +26,8 @@ export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
   readTextFile(path: string): Promise<string>;
+  /** Writes a file (`export --output`); Deno.writeTextFile when omitted. */
+  writeTextFile?(path: string, text: string): Promise<void>;
   fetch?: typeof fetch;
 }
 
@@ -103,7 +106,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
   const program = new Command("deno task cli")
     .description(
       "Manage the probe service: projects, probes, their results, incidents, alerts, " +
-        "notification targets, maintenance windows, I'm alive settings, imports",
+        "notification targets, maintenance windows, I'm alive settings, imports and exports",
     )
     .option("--url <url>", "the service's root URL (env PROBE_SERVICE_URL)")
     .option("--api-key <key>", "the API key (env SERVICE_API_KEY)")
@@ -129,6 +132,8 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     context = {
       out,
       readTextFile: io.readTextFile,
+      writeTextFile: io.writeTextFile ?? ((path, text) => Deno.writeTextFile(path, text)),
+      stdout: io.stdout,
       env: io.env,
       client: () => {
         if (!/^https?:\/\//.test(baseUrl) || !URL.canParse(baseUrl)) {
@@ -157,6 +162,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       maintenanceCommand,
       settingsCommand,
       importCommand,
+      exportCommand,
     ]
   ) {
     program.addCommand(

@@ -31,6 +31,7 @@ Deno.test("--help works on every level and exits 0", async (t) => {
       ...verbs.map((verb) => [resource, verb]),
     ]),
     ["import"],
+    ["export"],
   ];
   for (const level of levels) {
     await t.step(level.join(" ") || "(root)", async () => {

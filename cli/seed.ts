@@ -1,8 +1,9 @@
 /**
- * A monitoring setup kept in version control: projects, their probes, alert policies,
- * notification targets and the I'm alive settings in a JSON or YAML file, loaded idempotently.
- * Loading twice changes nothing the second time. Secrets are never in the file: a target names
- * the environment variable that holds its secret (`url_env`, `secret_env`).
+ * A monitoring setup kept in version control: projects, their probes, maintenance windows and
+ * status page settings, alert policies, notification targets and the I'm alive settings in a
+ * JSON or YAML file, loaded idempotently. Loading twice changes nothing the second time. Secrets
+ * are never in the file: a target names the environment variable that holds its secret
+ * (`url_env`, `secret_env`), and a probe the variables that hold secret headers (`headers_env`).
  */
 import { isDeepStrictEqual } from "node:util";
 import type { NotificationTarget, Probe, ProbeClient, Project } from "@probe/client";
@@ -13,6 +14,7 @@ import {
   certificateOnHttp,
   hasUrlCredentials,
   iamAlivePatchInput,
+  maintenanceCreateInput,
   MASKED_WEBHOOK_SECRET,
   probeExpect,
   probeHeaders,
@@ -23,6 +25,7 @@ import {
   projectAlertsPatchInput,
   projectName,
   projectStatus,
+  statusPagePatchInput,
   TARGET_KINDS,
   targetName,
   targetRecipients,
@@ -33,10 +36,17 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ENV_NAME } from "./secrets.ts";
 
+const envName = z.string().regex(
+  ENV_NAME,
+  "must be the name of an environment variable (letters, digits and _, not a digit first)",
+);
+
 const seedProbe = z.strictObject({
   url: probeUrl,
   method: probeMethod.optional(),
   headers: probeHeaders.optional(),
+  /** Headers whose values are secrets: header name to the environment variable holding it. */
+  headers_env: z.record(z.string(), envName).optional(),
   body: z.unknown().optional(),
   latency: probeLatency.nullable().optional(),
   label: probeLabel.nullable().optional(),
@@ -49,7 +59,71 @@ const seedProbe = z.strictObject({
       message: CERTIFICATE_ON_HTTP_MESSAGE,
     });
   }
+  const fromEnv = Object.keys(probe.headers_env ?? {});
+  if (fromEnv.length === 0) return;
+  // The names are checked by the shared rules, with a stand-in value (the real one is read later).
+  const merged = { ...probe.headers, ...Object.fromEntries(fromEnv.map((name) => [name, "x"])) };
+  const given = new Set(Object.keys(probe.headers ?? {}).map((name) => name.toLowerCase()));
+  for (const name of fromEnv) {
+    if (given.has(name.toLowerCase())) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["headers_env", name],
+        message: "is in headers too: a header takes a value or a variable, not both",
+      });
+    }
+  }
+  const checked = probeHeaders.safeParse(merged);
+  for (const issue of checked.success ? [] : checked.error.issues) {
+    const [name] = issue.path;
+    // A name in both lists has its issue above already.
+    if (
+      name === undefined || fromEnv.includes(String(name)) && !given.has(String(name).toLowerCase())
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        path: name === undefined ? ["headers_env"] : ["headers_env", String(name)],
+        message: issue.message,
+      });
+    }
+  }
 });
+
+/** A maintenance window as the service takes it (its project is the entry's). */
+const seedWindow = z.strictObject({
+  starts_at: z.string(),
+  ends_at: z.string(),
+  reason: z.string().nullable().optional(),
+}).superRefine((window, ctx) => {
+  const checked = maintenanceCreateInput.safeParse({ project: "-", ...window });
+  for (const issue of checked.success ? [] : checked.error.issues) {
+    ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+  }
+});
+
+/** The instant a window starts or ends, as the service answers it (a bad one as it is). */
+const instantOf = (value: string) =>
+  Number.isNaN(Date.parse(value)) ? value : new Date(value).toISOString();
+
+/** What tells one window from another: its span and its reason. */
+const windowKey = (w: { starts_at: string; ends_at: string; reason?: string | null }) =>
+  `${instantOf(w.starts_at)}/${instantOf(w.ends_at)}/${w.reason ?? ""}`;
+
+/** Items of a list whose `key` repeats an earlier one's: an issue at each repeat. */
+function listedTwice<T>(
+  items: T[],
+  key: (item: T) => string,
+  path: (i: number) => (string | number)[],
+  ctx: z.RefinementCtx,
+) {
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    if (seen.has(key(item))) {
+      ctx.addIssue({ code: "custom", path: path(i), message: "listed twice" });
+    }
+    seen.add(key(item));
+  });
+}
 
 /** A project's alert overrides: any field, a value or null to inherit the global policy. */
 const projectOverrides = projectAlertsPatchInput.omit({ project: true });
@@ -60,8 +134,13 @@ const seedProject = z.strictObject({
   description: z.string().nullable().optional(),
   status: projectStatus.optional(),
   alerts: projectOverrides.optional(),
+  /** The public status page's settings: the fields given are set, the others stay. */
+  status_page: statusPagePatchInput.omit({ project: true }).optional(),
   probes: z.array(seedProbe).default([]),
+  /** Maintenance windows; with `--prune`, the project's windows not listed are deleted. */
+  maintenance: z.array(seedWindow).optional(),
 }).superRefine((p, ctx) => {
+  listedTwice(p.maintenance ?? [], windowKey, (i) => ["maintenance", i], ctx);
   const seen = new Set<string>();
   p.probes.forEach((probe, i) => {
     if (seen.has(probe.url)) {
@@ -74,11 +153,6 @@ const seedProject = z.strictObject({
     seen.add(probe.url);
   });
 });
-
-const envName = z.string().regex(
-  ENV_NAME,
-  "must be the name of an environment variable (letters, digits and _, not a digit first)",
-);
 
 const CHAT_KINDS: readonly string[] = ["slack", "discord"];
 
@@ -140,23 +214,9 @@ const seedTarget = z.strictObject({
   }
 });
 
-/** Items of a list whose `key` repeats an earlier one's: an issue at each repeat. */
-function listedTwice<T>(
-  items: T[],
-  key: (item: T) => string,
-  path: (i: number) => (string | number)[],
-  ctx: z.RefinementCtx,
-) {
-  const seen = new Set<string>();
-  items.forEach((item, i) => {
-    if (seen.has(key(item))) {
-      ctx.addIssue({ code: "custom", path: path(i), message: "listed twice" });
-    }
-    seen.add(key(item));
-  });
-}
-
 export const seedFile = z.strictObject({
+  /** Free text for people (a JSON file has no comments); ignored. */
+  $comment: z.string().optional(),
   targets: z.array(seedTarget).default([]),
   alerts: alertPolicyPatchInput.optional(),
   projects: z.array(seedProject).default([]),
@@ -201,11 +261,12 @@ export type Action =
   | "deleted";
 
 export interface Step {
-  kind: "target" | "alerts" | "project" | "probe" | "settings";
+  kind: "target" | "alerts" | "project" | "probe" | "maintenance" | "status_page" | "settings";
   project?: string;
   /**
    * What the step is about: the probe's URL, the target's name, `policy` for the global alert
-   * policy and `overrides` for a project's, `iam_alive` for the settings.
+   * policy and `overrides` for a project's, a window's `starts_at/ends_at`, `iam_alive` for the
+   * settings.
    */
   target?: string;
   action: Action;
@@ -219,11 +280,17 @@ export interface Step {
 }
 
 export interface SeedOptions {
-  /** Delete the probes of the file's projects that the file does not list. */
+  /**
+   * Delete the probes of the file's projects that the file does not list, and their maintenance
+   * windows not listed where the project has a `maintenance` list.
+   */
   prune?: boolean;
   /** Work out the steps without changing anything. */
   dryRun?: boolean;
-  /** Where targets' secrets are read from (`url_env`, `secret_env`); none when absent. */
+  /**
+   * Where secrets are read from (targets' `url_env` and `secret_env`, probes' `headers_env`);
+   * none when absent.
+   */
   env?: Record<string, string | undefined>;
   /**
    * Also write the secrets of targets that exist already. They cannot be read back, so they are
@@ -286,19 +353,9 @@ interface ResolvedTarget {
   recipients?: string[];
 }
 
-/**
- * Reads every target's secrets from the environment, before anything is changed. An unset
- * variable, or one whose value the service would refuse, is an error naming the variable (never
- * its value); all of them are reported at once.
- */
-export function resolveTargets(
-  targets: SeedTarget[],
-  env: Record<string, string | undefined> = {},
-  fileName = "the seed file",
-): ResolvedTarget[] {
-  const problems: string[] = [];
-  const read = (i: number, field: string, name: string, schema: z.ZodType<string>) => {
-    const where = `targets.${i}.${field}`;
+/** Reads one variable for the field at `where`, adding a problem (never the value) on failure. */
+function envReader(env: Record<string, string | undefined>, problems: string[]) {
+  return <T>(where: string, name: string, schema: z.ZodType<T>): T | undefined => {
     const value = env[name]?.trim();
     if (!value) {
       problems.push(`  ${where}: the environment variable ${name} is not set`);
@@ -312,30 +369,87 @@ export function resolveTargets(
     }
     return parsed.data;
   };
-  const resolved = targets.map((t, i): ResolvedTarget => {
-    const url = t.url_env === undefined ? t.url : read(i, "url_env", t.url_env, probeUrl);
-    if (t.kind === "webhook" && t.url_env !== undefined && url && hasUrlCredentials(url)) {
-      problems.push(
-        `  targets.${i}.url_env: the value of ${t.url_env} ${WEBHOOK_URL_CREDENTIALS_MESSAGE}`,
-      );
-    }
-    const secret = t.secret_env === undefined
-      ? undefined
-      : read(i, "secret_env", t.secret_env, webhookSecret);
-    return {
+}
+
+function resolveTarget(t: SeedTarget, i: number, read: ReturnType<typeof envReader>) {
+  const where = (field: string) => `targets.${i}.${field}`;
+  const url = t.url_env === undefined ? t.url : read(where("url_env"), t.url_env, probeUrl);
+  const hasCredentials = url !== undefined && hasUrlCredentials(url);
+  const secret = t.secret_env === undefined
+    ? undefined
+    : read(where("secret_env"), t.secret_env, webhookSecret);
+  return {
+    problem: t.kind === "webhook" && t.url_env !== undefined && hasCredentials
+      ? `  ${where("url_env")}: the value of ${t.url_env} ${WEBHOOK_URL_CREDENTIALS_MESSAGE}`
+      : undefined,
+    target: {
       name: t.name,
       kind: t.kind,
       ...(url !== undefined && { url }),
       ...(secret !== undefined && { secret }),
       ...(t.recipients !== undefined && { recipients: t.recipients }),
-    };
+    } satisfies ResolvedTarget,
+  };
+}
+
+/** A header value as the service takes one; the message never repeats the value. */
+const headerValue = z.string().superRefine((value, ctx) => {
+  const checked = probeHeaders.safeParse({ "x-value": value });
+  for (const issue of checked.success ? [] : checked.error.issues) {
+    ctx.addIssue({ code: "custom", input: "", message: issue.message });
+  }
+});
+
+/** A probe with the headers its variables hold merged into `headers`. */
+function resolveProbe(
+  probe: SeedProbe,
+  where: string,
+  read: ReturnType<typeof envReader>,
+): SeedProbe {
+  const { headers_env: fromEnv, ...rest } = probe;
+  if (fromEnv === undefined) return rest;
+  const headers = { ...probe.headers };
+  for (const [name, variable] of Object.entries(fromEnv)) {
+    const value = read(`${where}.headers_env.${name}`, variable, headerValue);
+    if (value !== undefined) headers[name] = value;
+  }
+  return { ...rest, headers };
+}
+
+/** The file with its secrets read from the environment: targets to send, probes' headers. */
+export interface ResolvedSeed {
+  targets: ResolvedTarget[];
+  projects: SeedProject[];
+}
+
+/**
+ * Reads every secret the file names from the environment (targets' URLs and keys, probes'
+ * secret headers), before anything is changed. An unset variable, or one whose value the service
+ * would refuse, is an error naming the variable (never its value); all of them are reported at
+ * once.
+ */
+export function resolveSecrets(
+  file: Pick<SeedFile, "targets" | "projects">,
+  env: Record<string, string | undefined> = {},
+  fileName = "the seed file",
+): ResolvedSeed {
+  const problems: string[] = [];
+  const read = envReader(env, problems);
+  const targets = file.targets.map((t, i) => {
+    const { problem, target } = resolveTarget(t, i, read);
+    if (problem) problems.push(problem);
+    return target;
   });
+  const projects = file.projects.map((p, i) => ({
+    ...p,
+    probes: p.probes.map((probe, j) => resolveProbe(probe, `projects.${i}.probes.${j}`, read)),
+  }));
   if (problems.length > 0) {
     throw new SeedFileError(
       `${fileName} names secrets that cannot be read:\n${problems.join("\n")}`,
     );
   }
-  return resolved;
+  return { targets, projects };
 }
 
 async function existingTarget(client: ProbeClient, name: string) {
@@ -454,21 +568,69 @@ async function seedOneProject(
       steps.push({ kind: "probe", project, target: probe.url, action: "deleted" });
     }
   }
+  if (want.maintenance) {
+    steps.push(
+      ...await seedMaintenance(client, project, have !== null, want.maintenance, {
+        prune,
+        dryRun,
+      }),
+    );
+  }
+  if (want.status_page && Object.keys(want.status_page).length > 0) {
+    const current = have
+      ? (await client.statusPages.get({ project })).data
+      : { public: false, title: null, description: null, show_urls: false };
+    const differs = differsFrom(want.status_page, current);
+    if (differs && !dryRun) await client.statusPages.update({ project, ...want.status_page });
+    steps.push({ kind: "status_page", project, action: differs ? "updated" : "unchanged" });
+  }
+  return steps;
+}
+
+/**
+ * A project's maintenance windows: those the file lists and the service lacks are created (a
+ * window is its span and reason: windows cannot be edited); with `prune`, the service's windows
+ * the file does not list are deleted.
+ */
+async function seedMaintenance(
+  client: ProbeClient,
+  project: string,
+  exists: boolean,
+  want: NonNullable<SeedProject["maintenance"]>,
+  { prune = false, dryRun = false }: SeedOptions,
+): Promise<Step[]> {
+  const steps: Step[] = [];
+  const current = exists ? (await client.maintenance.list({ project, state: "all" })).data : [];
+  const have = new Set(current.map(windowKey));
+  const span = (w: { starts_at: string; ends_at: string }) =>
+    `${instantOf(w.starts_at)}/${instantOf(w.ends_at)}`;
+  for (const window of want) {
+    const action: Action = have.has(windowKey(window)) ? "unchanged" : "created";
+    if (action === "created" && !dryRun) await client.maintenance.create({ project, ...window });
+    steps.push({ kind: "maintenance", project, target: span(window), action });
+  }
+  if (prune) {
+    const listed = new Set(want.map(windowKey));
+    for (const window of current.filter((w) => !listed.has(windowKey(w)))) {
+      if (!dryRun) await client.maintenance.delete({ project, id: window.id });
+      steps.push({ kind: "maintenance", project, target: span(window), action: "deleted" });
+    }
+  }
   return steps;
 }
 
 /**
  * Brings the service in line with the file; answers what was (or, dry, would be) done. Targets
  * come first (the policies name them), then the global alert policy, the projects with their
- * overrides and probes, and the I'm alive settings. Throws a SeedFileError before changing
- * anything when a target's secret cannot be read from `options.env`.
+ * overrides, probes, maintenance windows and status page, and the I'm alive settings. Throws a
+ * SeedFileError before changing anything when a secret cannot be read from `options.env`.
  */
 export async function applySeed(
   client: ProbeClient,
   file: SeedFile,
   options: SeedOptions = {},
 ): Promise<Step[]> {
-  const targets = resolveTargets(file.targets, options.env);
+  const { targets, projects } = resolveSecrets(file, options.env);
   const steps: Step[] = [];
   for (const target of targets) steps.push(await seedOneTarget(client, target, options));
   if (file.alerts && Object.keys(file.alerts).length > 0) {
@@ -477,7 +639,7 @@ export async function applySeed(
     if (differs && !options.dryRun) await client.alerts.update(file.alerts);
     steps.push({ kind: "alerts", target: "policy", action: differs ? "updated" : "unchanged" });
   }
-  for (const project of file.projects) {
+  for (const project of projects) {
     steps.push(...await seedOneProject(client, project, options));
   }
   const iamAlive = file.settings?.iam_alive;

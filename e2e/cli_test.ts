@@ -23,7 +23,8 @@ async function cli(
   stdin?: string,
 ): Promise<Run> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", "--allow-read", MAIN, ...args],
+    // The permissions of `deno task cli`.
+    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", MAIN, ...args],
     env: { NO_COLOR: "1", ...env },
     stdin: stdin === undefined ? "null" : "piped",
     stdout: "piped",
@@ -310,6 +311,38 @@ for (const backend of backends()) {
           expect(await run(["import", `${emptyDir}/missing.yaml`]), EXIT.usage);
         },
       );
+
+      await t.step("export, imported into a fresh server, exports the same text", async () => {
+        const chat = uniqueName("e2e-slack");
+        const variable = `PROBE_TARGET_${chat.toUpperCase().replaceAll("-", "_")}_URL`;
+        const slackUrl = "https://hooks.slack.com/services/T0/B0/e2e-export-credential";
+        expect(
+          await cli(["targets", "create", chat, "slack", "--url-env", "CHAT_URL"], {
+            ...env,
+            CHAT_URL: slackUrl,
+          }),
+          0,
+        );
+        const file = `${emptyDir}/export.yaml`;
+        const written = expect(await run(["export", "--output", file]), 0);
+        assert.equal(written.stdout, "");
+        assert.match(written.stderr, new RegExp(`^${variable} +the URL of slack target`, "m"));
+        const text = await Deno.readTextFile(file);
+        assert.equal(expect(await run(["export"]), 0).stdout, text);
+        assert.ok(!text.includes("e2e-export-credential"));
+
+        const fresh = await startLiveServer(backend);
+        try {
+          const there = { ...env, PROBE_SERVICE_URL: fresh.url, SERVICE_API_KEY: fresh.apiKey };
+          expect(
+            await cli(["import", "-", "--prune"], { ...there, [variable]: slackUrl }, text),
+            0,
+          );
+          assert.equal(expect(await cli(["export"], there), 0).stdout, text);
+        } finally {
+          await fresh.close();
+        }
+      });
     } finally {
       await server.close();
       await Deno.remove(emptyDir, { recursive: true });

@@ -8,11 +8,16 @@ import { applySeed, parseSeedFile, SeedFileError } from "../seed.ts";
 export function importCommand(context: () => CliContext): Command {
   return new Command("import")
     .description(
-      "Load notification targets, alert policies, projects, their probes and the I'm alive " +
-        "settings from a JSON or YAML file; running it again changes nothing",
+      "Load notification targets, alert policies, projects, their probes, maintenance windows " +
+        "and status pages, and the I'm alive settings from a JSON or YAML file (`export` writes " +
+        "one); running it again changes nothing",
     )
     .argument("<file>", "the seed file (.json, .yaml or .yml; - reads stdin)")
-    .option("--prune", "delete the probes of the file's projects that the file does not list")
+    .option(
+      "--prune",
+      "delete the probes (and, where it lists maintenance, the windows) of the file's projects " +
+        "that the file does not list",
+    )
     .option("--dry-run", "show what would change, change nothing")
     .option(
       "--update-secrets",
@@ -40,11 +45,16 @@ File format (YAML; JSON has the same shape):
           latency: 800
           label: Shop health
           expect: { status: [2xx], json: [{ path: /status, op: eq, value: UP }] }
+        - url: https://shop.example.com/api/orders
+          headers_env: { Authorization: SHOP_API_AUTH }   # a secret header's variable
+      status_page: { public: true, title: Shop status }
+      maintenance:                 # created when missing; --prune deletes those not listed
+        - { starts_at: "2026-12-01T02:00:00Z", ends_at: "2026-12-01T04:00:00Z", reason: Upgrade }
   settings:
     iam_alive: { enabled: true, interval_hours: 6, channels: [log] }
 
 Secrets are never in the file: url_env and secret_env name the environment variables that hold a
-Slack or Discord URL and a webhook's signing key. An unset variable stops the import before any
+Slack or Discord URL and a webhook's signing key, headers_env those of a probe's secret headers. An unset variable stops the import before any
 change. A webhook created without secret_env gets a key from the service, printed this once.`,
     )
     .action(async (

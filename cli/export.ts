@@ -1,0 +1,259 @@
+/**
+ * The service's configuration as a seed file (cli/seed.ts): what `deno task seed --prune` loads
+ * back into this instance or a fresh one. Results, incidents, badge tokens and deliveries are
+ * not configuration and stay out. Secrets stay out too: a target's secret and a probe's secret
+ * header are replaced by the name of an environment variable that is to hold it (`url_env`,
+ * `secret_env`, `headers_env`). The text depends only on the configuration: everything is in a
+ * fixed order, and there is no time or address in it, so two instances configured alike export
+ * the same text.
+ */
+import type { NotificationTarget, Probe, ProbeClient } from "@probe/client";
+import { ALERT_POLICY_FIELDS } from "@probe/shared";
+import { stringify } from "yaml";
+
+/** An environment variable the export names, and what it is to hold. */
+export interface ExportVariable {
+  name: string;
+  /** For people: what the value is and where it can be found. */
+  holds: string;
+}
+
+export interface ExportOptions {
+  /**
+   * Write the values of secret-looking probe headers (`SECRET_HEADER`) into the file instead of
+   * naming variables. The service shows them to any key, so this is the export's own choice.
+   */
+  headerValues?: boolean;
+}
+
+export interface Exported {
+  /** The seed file's content, keys in the order they are written. */
+  seed: Record<string, unknown>;
+  variables: ExportVariable[];
+  counts: { projects: number; probes: number; targets: number; windows: number };
+}
+
+/**
+ * Header names whose values are taken for secrets: credentials, cookies, tokens, keys,
+ * signatures. Matched anywhere in the name, ignoring case (`X-Auth-Token`, `X-Api-Key`).
+ */
+export const SECRET_HEADER =
+  /auth|cookie|token|secret|passw|api[-_]?key|session|signature|credential/i;
+
+/** Orders by code units, the same on every machine (no locale). */
+const byText = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0;
+
+/** `team-slack` → `TEAM_SLACK`: what an environment variable's name may hold. */
+const upperSnake = (text: string) =>
+  text.toUpperCase().replace(/[^A-Z0-9]+/g, "_").replace(/^_+|_+$/g, "");
+
+/** Hands out variable names, one per secret; a name taken already gets `_2`, `_3`, … */
+function variableNames() {
+  const taken = new Set<string>();
+  const variables: ExportVariable[] = [];
+  return {
+    variables,
+    name(base: string, holds: string): string {
+      let name = base;
+      for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;
+      taken.add(name);
+      variables.push({ name, holds });
+      return name;
+    },
+  };
+}
+
+type Names = ReturnType<typeof variableNames>;
+
+function exportTarget(target: NotificationTarget, names: Names): Record<string, unknown> {
+  const stem = `PROBE_TARGET_${upperSnake(target.name)}`;
+  const { name, kind } = target;
+  const notShown = "not readable from the service: take it from where you keep it";
+  switch (kind) {
+    case "webhook":
+      return {
+        name,
+        kind,
+        url: target.url,
+        // A webhook has a key unless it was stored without one (then the import makes one).
+        ...(target.secret !== null && {
+          secret_env: names.name(
+            `${stem}_SECRET`,
+            `the signing key (whsec_…) of webhook target ${name}; ${notShown}`,
+          ),
+        }),
+      };
+    case "slack":
+    case "discord":
+      return {
+        name,
+        kind,
+        url_env: names.name(`${stem}_URL`, `the URL of ${kind} target ${name}; ${notShown}`),
+      };
+    default:
+      return { name, kind, recipients: target.recipients ?? [] };
+  }
+}
+
+function exportProbe(
+  probe: Probe,
+  names: Names,
+  { headerValues = false }: ExportOptions,
+): Record<string, unknown> {
+  const headers: Record<string, string> = {};
+  const headersEnv: Record<string, string> = {};
+  for (const header of Object.keys(probe.headers).sort(byText)) {
+    if (headerValues || !SECRET_HEADER.test(header)) {
+      headers[header] = probe.headers[header];
+      continue;
+    }
+    const { project, probe_id: id } = probe;
+    headersEnv[header] = names.name(
+      `PROBE_HEADER_${upperSnake(project)}_${id.toUpperCase()}_${upperSnake(header)}`,
+      `the ${header} header of probe ${id} of project ${project}; ` +
+        `read it with: deno task cli --json probes get ${project} ${id}`,
+    );
+  }
+  return {
+    url: probe.url,
+    method: probe.method,
+    ...(probe.label !== null && { label: probe.label }),
+    ...(Object.keys(headers).length > 0 && { headers }),
+    ...(Object.keys(headersEnv).length > 0 && { headers_env: headersEnv }),
+    ...(probe.body !== null && probe.body !== undefined && { body: probe.body }),
+    ...(probe.latency !== null && { latency: probe.latency }),
+    ...(probe.expect !== null && { expect: probe.expect }),
+  };
+}
+
+/** A project's entry: its fields, overrides, status page when not the default, probes, windows. */
+async function exportProject(
+  client: ProbeClient,
+  project: { project: string; label: string | null; description: string | null; status: string },
+  probes: Probe[],
+  names: Names,
+  options: ExportOptions,
+) {
+  const name = project.project;
+  const [alerts, page, windows] = await Promise.all([
+    client.alerts.getProject({ project: name }),
+    client.statusPages.get({ project: name }),
+    client.maintenance.list({ project: name, state: "all" }),
+  ]);
+  const overrides = Object.fromEntries(
+    ALERT_POLICY_FIELDS.map((f) => [f, alerts.data.overrides[f]] as const)
+      .filter(([, value]) => value !== null),
+  );
+  const { public: isPublic, title, description, show_urls } = page.data;
+  const pageChanged = isPublic || show_urls || title !== null || description !== null;
+  const maintenance = windows.data
+    .map((w) => ({
+      starts_at: w.starts_at,
+      ends_at: w.ends_at,
+      ...(w.reason !== null && { reason: w.reason }),
+    }))
+    .sort((a, b) =>
+      byText(a.starts_at, b.starts_at) || byText(a.ends_at, b.ends_at) ||
+      byText(a.reason ?? "", b.reason ?? "")
+    );
+  return {
+    entry: {
+      project: name,
+      ...(project.label !== null && { label: project.label }),
+      ...(project.description !== null && { description: project.description }),
+      status: project.status,
+      ...(Object.keys(overrides).length > 0 && { alerts: overrides }),
+      ...(pageChanged && { status_page: { public: isPublic, title, description, show_urls } }),
+      probes: probes.sort((a, b) => byText(a.url, b.url)).map((p) =>
+        exportProbe(p, names, options)
+      ),
+      ...(maintenance.length > 0 && { maintenance }),
+    },
+    windows: maintenance.length,
+  };
+}
+
+/**
+ * Reads the service's configuration and writes it as a seed file's content, with the variables
+ * it names for secrets. Only reads: nothing on the service changes.
+ */
+export async function exportSeed(
+  client: ProbeClient,
+  options: ExportOptions = {},
+): Promise<Exported> {
+  const [targets, policy, iamAlive, projects, probes] = await Promise.all([
+    client.targets.list(),
+    client.alerts.get(),
+    client.settings.getIamAlive(),
+    client.projects.list(),
+    client.probes.list(),
+  ]);
+  const names = variableNames();
+  const stored = targets.data.filter((t) => t.kind !== "log").sort((a, b) =>
+    byText(a.name, b.name)
+  );
+  // Targets first, as in the file: a name two secrets would share goes to the first one.
+  const exportedTargets = stored.map((t) => exportTarget(t, names));
+  const probesOf = Map.groupBy(probes.data, (p) => p.project);
+  const entries = [];
+  let windows = 0;
+  for (const project of projects.data.sort((a, b) => byText(a.project, b.project))) {
+    const exported = await exportProject(
+      client,
+      project,
+      probesOf.get(project.project) ?? [],
+      names,
+      options,
+    );
+    entries.push(exported.entry);
+    windows += exported.windows;
+  }
+  const { enabled, interval_hours, channels } = iamAlive.data;
+  return {
+    seed: {
+      targets: exportedTargets,
+      alerts: Object.fromEntries(ALERT_POLICY_FIELDS.map((f) => [f, policy.data[f]])),
+      projects: entries,
+      settings: {
+        // `enabled` always: without it, the import would turn reporting on.
+        iam_alive: { enabled, interval_hours, ...(channels.length > 0 && { channels }) },
+      },
+    },
+    variables: names.variables,
+    counts: {
+      projects: entries.length,
+      probes: probes.data.length,
+      targets: stored.length,
+      windows,
+    },
+  };
+}
+
+/** How to load an export, for its header. */
+function howToLoad(variables: ExportVariable[]): string[] {
+  return [
+    "The probe service's configuration, written by `deno task cli export`.",
+    "Load it into this instance or another one with:",
+    "  deno task seed --prune <this file>",
+    "(--prune deletes the probes and maintenance windows of the projects listed here that this",
+    "file does not list; nothing else is deleted.)",
+    ...(variables.length === 0 ? ["It names no secrets: no environment variable is needed."] : [
+      "Secrets are not in this file: set these environment variables first (see docs/cli.md):",
+      ...variables.map((v) => `  ${v.name}`),
+    ]),
+  ];
+}
+
+/**
+ * The export as text: YAML with a comment saying how to load it, or JSON with the same words in
+ * `$comment` (which the seed format takes and ignores).
+ */
+export function renderSeed(exported: Exported, format: "yaml" | "json"): string {
+  const header = howToLoad(exported.variables);
+  if (format === "json") {
+    return `${JSON.stringify({ $comment: header.join(" "), ...exported.seed }, null, 2)}\n`;
+  }
+  // No folding: a long URL or header stays on one line, as diffs read best.
+  const body = stringify(exported.seed, { lineWidth: 0 });
+  return `${header.map((line) => `# ${line}`).join("\n")}\n${body}`;
+}
