@@ -15,12 +15,19 @@ import { createRateLimiter } from "./http/rate_limit.ts";
 import { createStatusPages } from "./http/status_page.ts";
 import { createBadges } from "./http/badges.ts";
 import { createDashboard } from "./http/dashboard.ts";
+import { createBackupEndpoint } from "./backup/endpoint.ts";
 import { createNotifier, type Notifier, type NotifierDeps } from "./notify/targets.ts";
 import { createNetworkPolicy } from "./outbound/network_policy.ts";
 import { createDeliverer, type Deliverer } from "./alerts/deliverer.ts";
 import { createDispatch } from "./alerts/dispatch.ts";
 import { executeProbe, type ProbeTarget, type RunResult } from "./runner/execute.ts";
 import { createRunNow } from "./runner/run_now.ts";
+import { metricsEndpoint } from "./metrics/endpoint.ts";
+import {
+  createServiceMetrics,
+  type ServiceMetrics,
+  type ServiceMetricsOptions,
+} from "./metrics/service.ts";
 import { appRouter } from "./trpc/router.ts";
 
 /** Client addresses whose failed key checks are counted at once (the least recent is dropped). */
@@ -35,6 +42,8 @@ export interface App {
   notifier: Notifier;
   /** Sends what the outbox holds; not started here (main.ts starts it). */
   deliverer: Deliverer;
+  /** What `/metrics` serves; a runner in this process reports to `metrics.runner`. */
+  metrics: ServiceMetrics;
   /** Stops the reporter and the deliverer, then closes the database. */
   close(): Promise<void>;
 }
@@ -72,6 +81,7 @@ export async function createApp(
     corsOrigins = [],
     now,
     onFastPath,
+    metrics: metricsOptions = {},
   }: {
     database: DatabaseTarget | DatabaseHandle;
     apiKeys: string[];
@@ -101,6 +111,8 @@ export async function createApp(
     now?: () => number;
     /** Told of each `/trpc` call the fast path answers (for tests). */
     onFastPath?: (procedure: string) => void;
+    /** `/metrics`: per-probe series (on by default), process metrics, the connection layer. */
+    metrics?: Omit<ServiceMetricsOptions, "db" | "log" | "poolStats">;
   },
 ): Promise<App> {
   const handle = "db" in database ? database : await openDatabase(database);
@@ -114,6 +126,12 @@ export async function createApp(
   const statistics = handle.kind === "pglite" ? keepStatistics({ db: handle.db, log }) : null;
   const { config = {}, clock = systemClock, instanceId, pollMs, runnerFigures, ...channelDeps } =
     iamAlive;
+  const metrics = createServiceMetrics({
+    ...metricsOptions,
+    db: handle.db,
+    log,
+    poolStats: handle.poolStats,
+  });
   const reporter = createReporter({
     db: handle.db,
     log,
@@ -124,6 +142,7 @@ export async function createApp(
     channels: createChannels({ ...channelDeps, config, clock }),
     // Scheduled reports go out through the outbox: its deliverer sends them without the poll.
     onQueued: () => deliverer.wake(),
+    onDelivery: metrics.iamAliveDelivery,
   });
   const notifier = createNotifier({ policy: createNetworkPolicy(), ...notify, db: handle.db, log });
   const deliverer = createDeliverer({
@@ -153,6 +172,7 @@ export async function createApp(
     clientAddress: createClientAddress(parseTrustedProxies(trustedProxies.join(","))),
     cors: createCors(corsOrigins),
     onFastPath,
+    metrics: metrics.http,
     // Served without a key, in this order (issue 12): each part adds its one line here.
     pages: [
       createStatusPages({ db: handle.db }),
@@ -160,7 +180,10 @@ export async function createApp(
       createDashboard(),
     ],
     // Endpoints of their own that need a key (issue 13): each part adds its one line here.
-    keyed: [],
+    keyed: [
+      metricsEndpoint(metrics.registry),
+      createBackupEndpoint({ db: handle.db, kind: handle.kind, log }),
+    ],
   });
   return {
     handler,
@@ -168,6 +191,7 @@ export async function createApp(
     reporter,
     notifier,
     deliverer,
+    metrics,
     close: async () => {
       // The deliverer first: it may be sending a report over the reporter's channels.
       await deliverer.stop();

@@ -75,6 +75,9 @@ const configSchema = z.object({
   PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(200)),
   RESULTS_RETENTION_DAYS: optional(z.coerce.number().int().min(1).max(400).default(7)),
   RUNNER: optional(z.enum(["on", "off"]).default("on")),
+  // /metrics (docs/metrics.md): the per-probe series, and the standalone runner's own port.
+  METRICS_PER_PROBE: optional(z.enum(["true", "false"]).default("true")),
+  METRICS_PORT: optional(z.coerce.number().int().min(0).max(65535).optional()),
   // How long a deliverer's claim on a notification holds (server/alerts/outbox.ts). Under the
   // time a send may take (10 s for HTTP targets), another instance can take over a notification
   // still being sent and send it twice (with the same webhook-id): short leases are for tests.
@@ -192,6 +195,10 @@ export interface Config {
   resultsRetentionDays: number;
   /** Whether the server process runs a probe runner. */
   runner: boolean;
+  /** Whether `/metrics` has the per-probe series (`METRICS_PER_PROBE`). */
+  metricsPerProbe: boolean;
+  /** Where the standalone runner serves `/metrics` (`METRICS_PORT`); nowhere when unset. */
+  metricsPort?: number;
   /**
    * How long a deliverer's claim on a notification holds before another may send it (a process
    * killed mid-send is taken over after this). See docs/operations.md.
@@ -240,6 +247,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     PROBE_CONCURRENCY: number;
     RESULTS_RETENTION_DAYS: number;
     RUNNER: "on" | "off";
+    METRICS_PER_PROBE: "true" | "false";
+    METRICS_PORT?: number;
     NOTIFICATION_LEASE_MS: number;
     IAM_ALIVE_WEBHOOK_URL?: string;
     IAM_ALIVE_WEBHOOK_SECRET?: string;
@@ -275,6 +284,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     probeConcurrency: c.PROBE_CONCURRENCY,
     resultsRetentionDays: c.RESULTS_RETENTION_DAYS,
     runner: c.RUNNER === "on",
+    metricsPerProbe: c.METRICS_PER_PROBE === "true",
+    metricsPort: c.METRICS_PORT,
     notificationLeaseMs: c.NOTIFICATION_LEASE_MS,
     ...(c.SMTP_URL && c.MAIL_FROM && { mail: { smtpUrl: c.SMTP_URL, from: c.MAIL_FROM } }),
     iamAlive: {

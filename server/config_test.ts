@@ -30,9 +30,20 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     probeConcurrency: 200,
     resultsRetentionDays: 7,
     runner: true,
+    metricsPerProbe: true,
+    metricsPort: undefined,
     notificationLeaseMs: 60_000,
     iamAlive: {},
   });
+});
+
+Deno.test("METRICS_PER_PROBE turns the per-probe series off; METRICS_PORT is a port", () => {
+  assert.equal(parseConfig({ METRICS_PER_PROBE: "false" }).metricsPerProbe, false);
+  assert.equal(parseConfig({ METRICS_PER_PROBE: "true" }).metricsPerProbe, true);
+  assert.equal(parseConfig({ METRICS_PER_PROBE: " " }).metricsPerProbe, true);
+  assert.equal(parseConfig({ METRICS_PORT: "9464" }).metricsPort, 9464);
+  assert.equal(parseConfig({ METRICS_PORT: "0" }).metricsPort, 0);
+  assert.equal(parseConfig({ METRICS_PORT: "" }).metricsPort, undefined);
 });
 
 Deno.test("the runner's settings are read from their variables", () => {
@@ -138,6 +149,10 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
     { PROBE_CONCURRENCY: "0" },
     { RESULTS_RETENTION_DAYS: "0" },
     { RUNNER: "maybe" },
+    { METRICS_PER_PROBE: "no" },
+    { METRICS_PORT: "70000" },
+    { METRICS_PORT: "nine" },
+    { METRICS_PORT: "-1" },
     { MAX_CONNECTIONS: "0" },
     { MAX_CONNECTIONS: "many" },
     { HEADERS_TIMEOUT_MS: "99" },

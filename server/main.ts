@@ -118,10 +118,23 @@ async function main(): Promise<number> {
     authFailuresPerSecond: config.authFailuresPerSecond,
     trustedProxies: config.trustedProxies,
     corsOrigins: config.corsOrigins,
+    metrics: {
+      perProbe: config.metricsPerProbe,
+      processMetrics: true,
+      connections: server.stats,
+    },
   });
   await app.reporter.start();
   app.deliverer.start();
-  const runner = config.runner ? runnerFromConfig({ config, db: database.db, log }) : null;
+  const runner = config.runner
+    ? runnerFromConfig({
+      config,
+      db: database.db,
+      log,
+      overrides: { observer: app.metrics.runner.observer },
+    })
+    : null;
+  if (runner) app.metrics.runner.watch(runner);
   runner?.start();
 
   // Listen for signals before announcing the port: a SIGTERM right after "listening" must

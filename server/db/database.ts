@@ -4,6 +4,13 @@ import postgres from "postgres";
 import { createConnectionWatch } from "./connection_watch.ts";
 import { PGliteThread } from "./pglite_thread.ts";
 import { postgresJsDialect } from "./postgres_dialect.ts";
+import {
+  countedPGlite,
+  embeddedPoolStats,
+  PoolCounters,
+  type PoolStats,
+  postgresPoolStats,
+} from "./pool_stats.ts";
 import type { Database } from "./schema.ts";
 
 export type Db = Kysely<Database>;
@@ -43,6 +50,8 @@ export interface DatabaseHandle {
   kind: DatabaseTarget["kind"];
   /** The embedded instance, when it runs in the calling thread (tests clone it). */
   pglite?: PGlite;
+  /** What each pool is doing now, for `/metrics` (`pool_stats.ts`). */
+  poolStats?(): PoolStats[];
   close(): Promise<void>;
 }
 
@@ -84,7 +93,9 @@ export function withBudget(db: Db, budget: Budget): Db {
 export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHandle> {
   if (target.kind === "postgres") {
     const connectTimeout = target.connectTimeoutMs ?? 1500;
-    const pool = ({ max, statementTimeoutMs, queryDeadlineMs, idleTimeoutS }: {
+    const pools: (() => PoolStats)[] = [];
+    const pool = ({ name, max, statementTimeoutMs, queryDeadlineMs, idleTimeoutS }: {
+      name: string;
       max: number;
       statementTimeoutMs: number;
       queryDeadlineMs?: number;
@@ -107,15 +118,19 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
         onnotice: () => {},
       };
       const sql = postgres(target.url, options);
+      const counters = new PoolCounters();
+      pools.push(() => postgresPoolStats(name, max, watch, counters));
       return new Kysely<Database>({
         dialect: postgresJsDialect(sql, {
           acquireTimeoutMs: connectTimeout,
           queryDeadlineMs,
           watch,
+          counters,
         }),
       });
     };
     const db = pool({
+      name: "main",
       max: target.poolSize ?? 10,
       statementTimeoutMs: target.statementTimeoutMs ?? 0,
       queryDeadlineMs: target.queryDeadlineMs,
@@ -126,6 +141,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
       if (!budgeted) {
         const { ms, connections } = BUDGETS[budget];
         budgeted = pool({
+          name: budget,
           max: connections,
           statementTimeoutMs: ms,
           queryDeadlineMs: ms + BUDGET_DEADLINE_MARGIN_MS,
@@ -138,6 +154,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
     return {
       db,
       kind: "postgres",
+      poolStats: () => pools.map((stats) => stats()),
       close: async () => {
         budgetedPools.delete(db);
         await Promise.all([db, ...budgets.values()].map((pooled) => pooled.destroy()));
@@ -147,10 +164,14 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
   const { dataDir, loadDataDir } = target;
   if ((target.thread ?? (dataDir === undefined ? "caller" : "worker")) === "worker") {
     const thread = await PGliteThread.open({ dataDir, loadDataDir });
-    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: thread }) });
+    const counters = new PoolCounters();
+    const db = new Kysely<Database>({
+      dialect: new PGliteDialect({ pglite: countedPGlite(thread, counters) }),
+    });
     return {
       db,
       kind: "pglite",
+      poolStats: () => [embeddedPoolStats(counters)],
       close: async () => {
         await db.destroy();
         await thread.close();
@@ -158,11 +179,15 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
     };
   }
   const pglite = await PGlite.create({ dataDir, loadDataDir });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  const counters = new PoolCounters();
+  const db = new Kysely<Database>({
+    dialect: new PGliteDialect({ pglite: countedPGlite(pglite, counters) }),
+  });
   return {
     db,
     kind: "pglite",
     pglite,
+    poolStats: () => [embeddedPoolStats(counters)],
     close: async () => {
       await db.destroy();
       if (!pglite.closed) await pglite.close();

@@ -34,6 +34,7 @@ import {
 } from "kysely";
 import type { ReservedSql, Row, RowList, Sql } from "postgres";
 import type { ConnectionWatch } from "./connection_watch.ts";
+import { PoolCounters } from "./pool_stats.ts";
 import { isConnectionFailureCode } from "./unavailable.ts";
 
 /** The error a request gets when no connection could be had in time; it answers 503. */
@@ -154,24 +155,35 @@ class ConnectionGate {
   /** When the probe under way started; a probe older than the deadline no longer counts. */
   #probeSince: number | undefined;
 
-  constructor(readonly sql: Sql, readonly ms: number, readonly deadline: Deadline) {}
+  constructor(
+    readonly sql: Sql,
+    readonly ms: number,
+    readonly deadline: Deadline,
+    readonly counters: PoolCounters,
+  ) {}
 
   /** Runs a query on the pool, held back first while connections are not known to work. */
   query(compiled: CompiledQuery, sending: Sending = {}): Promise<Rows> {
     const send = () => {
       sending.sentAt = performance.now();
-      return this.watch(
+      return this.counters.track(this.watch(
         this.sql.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], { prepare: true }),
-      );
+      ));
     };
     if (this.#up) return send();
+    const { counters } = this;
+    counters.held++;
     return new Promise<Rows>((resolve, reject) => {
       this.#hold({
         since: performance.now(),
         run: () => {
+          counters.held--;
           if (!sending.abandoned) send().then(resolve, reject);
         },
-        fail: reject,
+        fail: (error) => {
+          counters.held--;
+          reject(error);
+        },
       });
     });
   }
@@ -256,20 +268,23 @@ class PooledConnection implements DatabaseConnection {
   constructor(readonly gate: ConnectionGate) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const { deadline } = this.gate;
+    const { deadline, counters } = this.gate;
     let result: Rows;
     if (this.reserved) {
       const sending = { sentAt: performance.now() };
-      const pending = this.gate.watch(
+      const pending = counters.track(this.gate.watch(
         this.reserved.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], {
           prepare: true,
         }),
-      );
+      ));
+      counters.reservedBusy++;
       try {
         result = await deadline.bound(pending, sending);
       } catch (error) {
         if (error instanceof QueryDeadlineError) this.lost = pending;
         throw error;
+      } finally {
+        counters.reservedBusy--;
       }
     } else {
       const sending: Sending = {};
@@ -293,7 +308,8 @@ class PooledConnection implements DatabaseConnection {
 
   /** Takes a connection of its own for a transaction, waiting at most the deadline. */
   async reserve(): Promise<void> {
-    const { sql, ms } = this.gate;
+    const { sql, ms, counters } = this.gate;
+    counters.reserving++;
     this.reserved = await new Promise<ReservedSql>((resolve, reject) => {
       let late = false;
       const timer = setTimeout(() => {
@@ -311,7 +327,8 @@ class PooledConnection implements DatabaseConnection {
           if (!late) reject(error);
         },
       );
-    });
+    }).finally(() => counters.reserving--);
+    counters.reserved++;
   }
 
   release(): void {
@@ -319,6 +336,7 @@ class PooledConnection implements DatabaseConnection {
     this.reserved = null;
     this.lost = null;
     if (!reserved) return;
+    this.gate.counters.reserved--;
     if (!lost) return reserved.release();
     // A connection ended at a deadline is postgres.js's again once it has closed, and must not
     // be released (that would hand the pool a closed connection). One that answered after all
@@ -338,6 +356,7 @@ class PipelinedDriver implements Driver {
       sql,
       options.acquireTimeoutMs,
       new Deadline(options.queryDeadlineMs, options.watch),
+      options.counters ?? new PoolCounters(),
     );
   }
 
@@ -392,6 +411,8 @@ export interface DialectOptions {
   queryDeadlineMs?: number;
   /** The pool's connections, made by its `socket` option: ended when they stop answering. */
   watch?: ConnectionWatch;
+  /** Kept up to date with queries in flight and waiting, for `/metrics` (`pool_stats.ts`). */
+  counters?: PoolCounters;
 }
 
 /** The dialect: Kysely's PostgreSQL compiler and adapter over a postgres.js pool. */

@@ -12,9 +12,11 @@ import type { Db } from "../db/database.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { type ApiError, apiError, isUnexpected, toApiError, trpcErrorShape } from "../errors.ts";
 import { errorFields, type Logger } from "../log.ts";
+import type { HttpMetrics } from "../metrics/http.ts";
 import { createRestHandler } from "../rest/handler.ts";
+import { matchRoute, routesOf } from "../rest/routes.ts";
 import { type Context, createContext, type Services } from "../trpc/context.ts";
-import { createTrpcFastPath } from "../trpc/fast_path.ts";
+import { createTrpcFastPath, procedureTypes } from "../trpc/fast_path.ts";
 import { STREAMED } from "../trpc/pages.ts";
 import type { AppRouter } from "../trpc/router.ts";
 import { parseJson, readBodyText } from "./body.ts";
@@ -22,10 +24,11 @@ import type { Cors } from "./cors.ts";
 import type { Scope } from "./api_key.ts";
 import { createDocsHandler } from "./docs.ts";
 import type { RateLimiter } from "./rate_limit.ts";
+import { presentedKey } from "./presented_key.ts";
 
 export const REST_PREFIX = "/api/v1";
 export const TRPC_PREFIX = "/trpc";
-export const API_KEY_HEADER = "x-service-api-key";
+export { API_KEY_HEADER, presentedKey } from "./presented_key.ts";
 
 export interface HttpDeps {
   router: AppRouter;
@@ -59,6 +62,8 @@ export interface HttpDeps {
    * key's scope (it refuses what the scope may not do itself, with `forbidden`).
    */
   keyed?: KeyedEndpoint[];
+  /** Told of each request by route template, and of rate-limit refusals (`/metrics`). */
+  metrics?: HttpMetrics | null;
 }
 
 /** A part of the service that answers some requests without a key; null for the others. */
@@ -69,18 +74,6 @@ export interface KeyedEndpoint {
   /** The exact path it answers, such as `/metrics`. */
   path: string;
   handle(request: Request, url: URL, scope: Scope): Promise<Response>;
-}
-
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
-/**
- * The key a request presents: `X-Service-Api-Key`, or else `Authorization: Bearer <key>` (what
- * Prometheus's `authorization` setting sends), accepted alike on every endpoint.
- */
-export function presentedKey(headers: Headers): string | null {
-  const key = headers.get(API_KEY_HEADER);
-  if (key !== null) return key;
-  return BEARER.exec(headers.get("authorization") ?? "")?.[1] ?? null;
 }
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
@@ -131,6 +124,7 @@ export function createHttpHandler(
     onFastPath,
     pages = [],
     keyed = [],
+    metrics,
   }: HttpDeps,
 ): (request: Request, client?: Client) => Promise<Response> {
   const logFailure = (error: unknown, answer: ApiError = toApiError(error)) => {
@@ -189,11 +183,21 @@ export function createHttpHandler(
 
   /** Requests refused for their address's failed key checks: answered, never logged one by one. */
   const unlogged = new WeakSet<Request>();
+  const labels = routeLabels(document);
 
-  async function route(request: Request, url: URL, client?: Client): Promise<Response> {
+  async function route(
+    request: Request,
+    url: URL,
+    seen: { route: string },
+    client?: Client,
+  ): Promise<Response> {
     const path = url.pathname;
-    if (path === "/healthz" && request.method === "GET") return json(200, { status: "ok" });
+    if (path === "/healthz" && request.method === "GET") {
+      seen.route = path;
+      return json(200, { status: "ok" });
+    }
     if (path === "/readyz" && request.method === "GET") {
+      seen.route = path;
       try {
         await sql`select 1`.execute(db);
         return json(200, { status: "ready" });
@@ -204,17 +208,29 @@ export function createHttpHandler(
 
     // The OpenAPI document and the reference page need no key.
     const documentation = await docs(request, path);
-    if (documentation) return documentation;
+    if (documentation) {
+      seen.route = labels.docs(path);
+      return documentation;
+    }
     for (const page of pages) {
       const answer = await page(request, url);
-      if (answer) return answer;
+      if (answer) {
+        seen.route = labels.page(path);
+        return answer;
+      }
     }
 
     const isRest = under(path, REST_PREFIX);
     const isTrpc = !isRest && under(path, TRPC_PREFIX);
     const endpoint = isRest || isTrpc ? undefined : keyed.find((e) => e.path === path);
     if (!isRest && !isTrpc && !endpoint) return restError(apiError("not_found"));
-    const refuse = isTrpc ? trpcError : restError;
+    if (isTrpc) seen.route = labels.trpc(path, url);
+    else if (endpoint) seen.route = endpoint.path;
+    // REST routes are matched after the key check; a refusal before it matches here.
+    const refuse = isTrpc ? trpcError : (error: ApiError) => {
+      if (isRest && metrics) seen.route = labels.rest(request.method, path);
+      return restError(error);
+    };
 
     const limited = (retryAfterSeconds: number) => {
       const response = refuse(apiError("rate_limited"));
@@ -229,6 +245,7 @@ export function createHttpHandler(
       const failures = authFailureLimiter?.take(address);
       if (failures && !failures.ok) {
         unlogged.add(request);
+        metrics?.refused("auth_failures");
         return limited(failures.retryAfterSeconds);
       }
       return refuse(apiError("unauthorized"));
@@ -241,12 +258,16 @@ export function createHttpHandler(
       }
     }
     const admission = rateLimiter?.take(key!, calls);
-    if (admission && !admission.ok) return limited(admission.retryAfterSeconds);
+    if (admission && !admission.ok) {
+      metrics?.refused("key");
+      return limited(admission.retryAfterSeconds);
+    }
     if (endpoint) return await endpoint.handle(request, url, scope);
     const ctx = createContext({ db, authenticated: true, scope, services });
     if (isTrpc) return await trpc(request, url, path, ctx);
 
     const result = await rest({ request, url, path: path.slice(REST_PREFIX.length) || "/", ctx });
+    seen.route = result.route ? REST_PREFIX + result.route : OTHER_ROUTE;
     if (result.failure) logFailure(result.failure.error, result.failure.answer);
     return ours(result.body, result.status);
   }
@@ -254,9 +275,10 @@ export function createHttpHandler(
   return async (request, client) => {
     const started = performance.now();
     const url = new URL(request.url);
+    const seen = { route: OTHER_ROUTE };
     let response: Response;
     try {
-      response = cors?.preflight(request) ?? await route(request, url, client);
+      response = cors?.preflight(request) ?? await route(request, url, seen, client);
     } catch (error) {
       log.error("request failed", errorFields(error));
       response = restError(apiError("internal"));
@@ -267,14 +289,52 @@ export function createHttpHandler(
       }
     }
     cors?.decorate(request, response.headers);
+    const method = LOGGED_METHODS.has(request.method) ? request.method : "OTHER";
+    const ms = performance.now() - started;
+    metrics?.request(seen.route, method, response.status, ms / 1000);
     if (unlogged.has(request)) return response;
     const path = url.pathname;
     log.info("request", {
-      method: LOGGED_METHODS.has(request.method) ? request.method : "OTHER",
+      method,
       path: path.length > LOGGED_PATH_LENGTH ? `${path.slice(0, LOGGED_PATH_LENGTH)}…` : path,
       status: response.status,
-      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      duration_ms: Math.round(ms * 100) / 100,
     });
     return response;
+  };
+}
+
+/** The route label of a request no route of ours answered (and of CORS preflights). */
+const OTHER_ROUTE = "other";
+
+/**
+ * Route labels for metrics, bounded whatever callers send: REST templates from the document,
+ * `/trpc/<procedure>` for the document's procedures, and a label per public page.
+ */
+function routeLabels(document: OpenAPIObject) {
+  const routes = routesOf(document);
+  const procedures = new Set(procedureTypes(document).keys());
+  return {
+    rest(method: string, path: string): string {
+      const match = matchRoute(routes, method, path.slice(REST_PREFIX.length) || "/");
+      return match ? REST_PREFIX + match.route.template : OTHER_ROUTE;
+    },
+    trpc(path: string, url: URL): string {
+      if (url.searchParams.has("batch")) return `${TRPC_PREFIX}/{batch}`;
+      const procedure = path.slice(TRPC_PREFIX.length + 1);
+      return procedures.has(procedure) ? path : OTHER_ROUTE;
+    },
+    /** The documentation: the OpenAPI document, the reference page and its files. */
+    docs(path: string): string {
+      return path.startsWith("/docs/") ? "/docs/{file}" : path;
+    },
+    /**
+     * A public page's answer, by its first segment (`/status/*`, `/badge/*`, `/ui/*`):
+     * bounded, since each page answers only under its own prefix.
+     */
+    page(path: string): string {
+      const segment = path.split("/", 2)[1];
+      return segment ? `/${segment}/*` : "/";
+    },
   };
 }

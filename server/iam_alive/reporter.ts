@@ -81,6 +81,8 @@ export interface ReporterOptions {
   runnerFigures?: RunnerFiguresProvider;
   /** Told when a scheduled report was written to the outbox (to wake the deliverer). */
   onQueued?: () => void;
+  /** Told how each delivery ended (`/metrics`). */
+  onDelivery?: (channel: IamAliveChannel, outcome: DeliveryResult["outcome"]) => void;
 }
 
 export const DEFAULT_POLL_MS = 5000;
@@ -124,6 +126,16 @@ export function createReporter(options: ReporterOptions): Reporter {
   }
 
   async function deliverOne(
+    channel: IamAliveChannel,
+    report: IamAliveReport,
+    how?: DeliverOptions,
+  ): Promise<DeliveryResult> {
+    const result = await attempt(channel, report, how);
+    options.onDelivery?.(channel, result.outcome);
+    return result;
+  }
+
+  async function attempt(
     channel: IamAliveChannel,
     report: IamAliveReport,
     how?: DeliverOptions,

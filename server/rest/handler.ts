@@ -15,7 +15,7 @@ import type { Context } from "../trpc/context.ts";
 import { createProcedureCaller } from "../trpc/caller.ts";
 import { streamList } from "../trpc/pages.ts";
 import type { AppRouter } from "../trpc/router.ts";
-import { matchRoute, type Route, routesOf } from "./routes.ts";
+import { type Match, matchRoute, type Route, routesOf } from "./routes.ts";
 
 export interface RestCall {
   request: Request;
@@ -31,6 +31,8 @@ export interface RestResult {
   body: string | ReadableStream<Uint8Array> | null;
   /** The failure behind a non-2xx answer, for the log. */
   failure?: { error: unknown; answer: ApiError };
+  /** The matched route's template, such as `/projects/{project}` (for metrics); none unmatched. */
+  route?: string;
 }
 
 /** Builds the REST handler for the operations of `document`, served by `router`. */
@@ -48,7 +50,17 @@ export function createRestHandler(
   return async ({ request, url, path, ctx }) => {
     const match = matchRoute(routes, request.method, path);
     if (!match) return answerError(apiError("not_found"));
-    const { route, params } = match;
+    const result = await answer(match, request, url, ctx);
+    result.route = match.route.template;
+    return result;
+  };
+
+  async function answer(
+    { route, params }: Match,
+    request: Request,
+    url: URL,
+    ctx: Context,
+  ): Promise<RestResult> {
     let input: Record<string, unknown>;
     if (route.body === "none") {
       input = { ...queryInput(url, route), ...params };
@@ -75,7 +87,7 @@ export function createRestHandler(
     } catch (error) {
       return answerError(toApiError(error), error);
     }
-  };
+  }
 }
 
 function answerError(answer: ApiError, error: unknown = answer): RestResult {

@@ -63,16 +63,7 @@ export async function runnerFigures(
       from probe_results
       where started_at >= ${since} and started_at < ${until}
     ) r`.execute(db);
-  const { rows: [probes] } = await sql<{ scheduled: number; overdue: number }>`
-    select count(*)::int as scheduled,
-           count(*) filter (
-             where s.next_due_at < ${new Date(until.getTime() - overdueMs)}
-               and (s.lease_until is null or s.lease_until < ${until})
-           )::int as overdue
-    from probe_schedule s
-    join probes p on p.key = s.probe_key
-    join projects pr on pr.name = p.project
-    where pr.status = 'enabled'`.execute(db);
+  const probes = await scheduleFigures({ db, at: until, overdueMs });
   const outcomes = {
     up: runs.up,
     degraded: runs.degraded,
@@ -91,6 +82,26 @@ export async function runnerFigures(
       p99: Number(runs.p99),
       max: Number(runs.max),
     },
-    probes: { scheduled: probes.scheduled, overdue: probes.overdue },
+    probes,
   };
+}
+
+/**
+ * Probes of enabled projects at `at`, and those whose run, not claimed by any runner, is overdue
+ * by more than `overdueMs` (default 60 s). Read by the I'm alive report and by `/metrics`.
+ */
+export async function scheduleFigures(
+  { db, at = new Date(), overdueMs = 60_000 }: { db: Db; at?: Date; overdueMs?: number },
+): Promise<RunnerFigures["probes"]> {
+  const { rows: [probes] } = await sql<{ scheduled: number; overdue: number }>`
+    select count(*)::int as scheduled,
+           count(*) filter (
+             where s.next_due_at < ${new Date(at.getTime() - overdueMs)}
+               and (s.lease_until is null or s.lease_until < ${at})
+           )::int as overdue
+    from probe_schedule s
+    join probes p on p.key = s.probe_key
+    join projects pr on pr.name = p.project
+    where pr.status = 'enabled'`.execute(db);
+  return { scheduled: probes.scheduled, overdue: probes.overdue };
 }

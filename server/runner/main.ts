@@ -1,12 +1,20 @@
 /**
  * `deno task runner`: a probe runner with no HTTP API, for scaling runners apart from the API.
- * It needs PostgreSQL (DATABASE_URL): runners share the schedule there. SIGINT and SIGTERM give
- * back unstarted claims, let runs in flight finish and record them, then close the database.
+ * It needs PostgreSQL (DATABASE_URL): runners share the schedule there. With METRICS_PORT it
+ * serves its own `/metrics` there (docs/metrics.md). SIGINT and SIGTERM give back unstarted
+ * claims, let runs in flight finish and record them, then close the database.
  */
 import { ConfigError, parseConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrator.ts";
+import { createKeyCheck } from "../http/api_key.ts";
+import { PortInUseError } from "../http/serve.ts";
 import { createLogger, errorFields } from "../log.ts";
+import {
+  createRunnerProcessMetrics,
+  runnerMetricsKeys,
+  serveRunnerMetrics,
+} from "../metrics/standalone.ts";
 import { runnerFromConfig } from "./configure.ts";
 import type { RunnerOptions } from "./runner.ts";
 
@@ -36,10 +44,53 @@ export async function runnerProcess(
     return 1;
   }
   const log = createLogger(config.logLevel);
+  const metricsKeys = config.metricsPort === undefined ? null : await runnerMetricsKeys(config);
+  if (metricsKeys && metricsKeys.keys.length + metricsKeys.readOnlyKeys.length === 0) {
+    console.error(
+      "METRICS_PORT needs a key: set SERVICE_API_KEY or SERVICE_API_KEYS_READONLY, or point " +
+        "DATA_DIR at the server's, where its api-key file is",
+    );
+    return 1;
+  }
   const handle = await openDatabase({ kind: "postgres", url: config.databaseUrl, poolSize: 4 });
+  const serving = new AbortController();
+  let metricsServer;
   try {
     await migrateToLatest(handle.db);
-    const runner = runnerFromConfig({ config, db: handle.db, log, overrides });
+    const metrics = createRunnerProcessMetrics({
+      db: handle.db,
+      log,
+      poolStats: handle.poolStats,
+    });
+    if (metricsKeys) {
+      try {
+        metricsServer = await serveRunnerMetrics({
+          hostname: config.host,
+          port: config.metricsPort!,
+          registry: metrics.registry,
+          checkKey: createKeyCheck(metricsKeys.keys, metricsKeys.readOnlyKeys),
+          authFailuresPerSecond: config.authFailuresPerSecond,
+          log,
+          signal: serving.signal,
+        });
+      } catch (error) {
+        if (error instanceof PortInUseError) {
+          console.error(`port ${config.metricsPort} is already in use (METRICS_PORT)`);
+          return 1;
+        }
+        throw error;
+      }
+      const { hostname, port } = metricsServer.addr;
+      const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+      log.info("metrics listening", { url: `http://${host}:${port}/metrics` });
+    }
+    const runner = runnerFromConfig({
+      config,
+      db: handle.db,
+      log,
+      overrides: { observer: metrics.runner.observer, ...overrides },
+    });
+    metrics.runner.watch(runner);
     const stopped = Promise.withResolvers<void>();
     const stop = () => stopped.resolve();
     Deno.addSignalListener("SIGINT", stop);
@@ -50,6 +101,8 @@ export async function runnerProcess(
     Deno.removeSignalListener("SIGTERM", stop);
     await runner.stop();
   } finally {
+    serving.abort();
+    await metricsServer?.finished;
     await handle.close();
   }
   return 0;

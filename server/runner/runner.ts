@@ -10,7 +10,13 @@
 import { hostname } from "node:os";
 import type { Db } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
-import { executeProbe, type ProbeTarget, RETRY_PAUSE_MS, type RunResult } from "./execute.ts";
+import {
+  executeProbe,
+  type Outcome,
+  type ProbeTarget,
+  RETRY_PAUSE_MS,
+  type RunResult,
+} from "./execute.ts";
 import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
 import { pruneOnce, type PruneReport } from "./prune.ts";
 import { nextDue, offsetOf } from "./schedule.ts";
@@ -64,6 +70,14 @@ export interface RunnerOptions {
   flushBatch?: number;
   pruneEveryMs?: number;
   retryPauseMs?: number;
+  /** Told of each run as it ends (`/metrics`: server/metrics/runner.ts). */
+  observer?: RunnerObserver;
+}
+
+/** What a runner tells as it goes, for metrics. */
+export interface RunnerObserver {
+  /** A run ended: its outcome, and how late it started after its due time (ms, 0 or more). */
+  ran(outcome: Outcome, slipMs: number): void;
 }
 
 export interface RunnerCounters {
@@ -74,6 +88,8 @@ export interface RunnerCounters {
   skipped: number;
   /** Runs not recorded: the lease had passed to another runner, or the probe was deleted. */
   lost: number;
+  /** Runs executing now (not those claimed and waiting for their due time or a slot). */
+  inFlight: number;
 }
 
 export interface Runner {
@@ -120,7 +136,8 @@ export function createRunner(options: RunnerOptions): Runner {
       retryPauseMs: options.retryPauseMs ?? RETRY_PAUSE_MS,
     }));
 
-  const counters: RunnerCounters = { runs: 0, recorded: 0, skipped: 0, lost: 0 };
+  const counters: Omit<RunnerCounters, "inFlight"> = { runs: 0, recorded: 0, skipped: 0, lost: 0 };
+  const observer = options.observer;
   /** Claimed and not yet over: waiting for the due time, queued, or running. */
   let active = 0;
   /** At most this many claimed at once: runs in flight plus the next ones, claimed ahead. */
@@ -137,6 +154,9 @@ export function createRunner(options: RunnerOptions): Runner {
 
   function complete(claimed: Claimed, result: RunResult | null) {
     const now = clock.now();
+    if (result) {
+      observer?.ran(result.outcome, Math.max(0, result.startedAt.getTime() - claimed.due));
+    }
     buffer.push({
       key: claimed.key,
       due: claimed.due,
@@ -278,7 +298,7 @@ export function createRunner(options: RunnerOptions): Runner {
     sync,
     idle,
     prune,
-    counters: () => ({ ...counters }),
+    counters: () => ({ ...counters, inFlight: running.size }),
     start() {
       if (!stopped) return;
       stopped = false;

@@ -1,0 +1,80 @@
+/**
+ * `GET /backup`: a backup of the running service's database (`dump.ts`), streamed as it is
+ * read. Only a key that may write gets one: a backup holds notification targets' secrets.
+ *
+ * @module
+ */
+import type { Db } from "../db/database.ts";
+import { type ApiError, apiError, isUnexpected, toApiError } from "../errors.ts";
+import type { KeyedEndpoint } from "../http/handler.ts";
+import { errorFields, type Logger } from "../log.ts";
+import { dumpBackup } from "./dump.ts";
+
+export const BACKUP_PATH = "/backup";
+
+const answer = ({ status, body }: ApiError) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+
+/** The endpoint, for `HttpDeps.keyed`. */
+export function createBackupEndpoint(
+  { db, kind, log, now = () => new Date() }: {
+    db: Db;
+    kind: "pglite" | "postgres";
+    log: Logger;
+    now?: () => Date;
+  },
+): KeyedEndpoint {
+  return {
+    path: BACKUP_PATH,
+    async handle(request, _url, scope) {
+      if (request.method !== "GET") return answer(apiError("not_found"));
+      if (scope !== "write") {
+        return answer(
+          apiError("forbidden", "A backup holds secrets: it needs a key that may write"),
+        );
+      }
+      const taken = now();
+      const chunks = dumpBackup({ db, kind, now: () => taken });
+      // The first line is read before answering, so that a database that is down answers 503
+      // (or whatever the error contract says) instead of a backup cut off at once.
+      let first;
+      try {
+        first = await chunks.next();
+      } catch (error) {
+        const failure = toApiError(error);
+        if (isUnexpected(failure)) log.error("backup failed", errorFields(error));
+        else log.warn("backup failed", { error: errorFields(error).error });
+        return answer(failure);
+      }
+      const encoder = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          if (!first.done) controller.enqueue(encoder.encode(first.value));
+        },
+        async pull(controller) {
+          try {
+            const next = await chunks.next();
+            if (next.done) controller.close();
+            else controller.enqueue(encoder.encode(next.value));
+          } catch (error) {
+            // Cut off: the reader sees a backup without its last line, which a restore refuses.
+            log.error("backup failed", errorFields(error));
+            controller.error(error);
+          }
+        },
+        async cancel() {
+          await chunks.return(undefined);
+        },
+      }, { highWaterMark: 1 });
+      const stamp = taken.toISOString().replaceAll(":", "").replace(/\.\d+Z$/, "Z");
+      return new Response(body, {
+        headers: {
+          "content-type": "application/jsonl; charset=utf-8",
+          "content-disposition": `attachment; filename="probe-backup-${stamp}.jsonl"`,
+          // Streamed by the connection layer as it is read (server/http/serve.ts).
+          "transfer-encoding": "chunked",
+        },
+      });
+    },
+  };
+}

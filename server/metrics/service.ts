@@ -1,0 +1,61 @@
+/**
+ * The server's metrics, built once per app (`createApp`): HTTP, database pools, the runner, the
+ * I'm alive deliveries, the notification queue, per-probe series and, in a long-lived process,
+ * the process's own. See docs/metrics.md.
+ *
+ * @module
+ */
+import { Counter, type Registry } from "prom-client";
+import type { Db } from "../db/database.ts";
+import type { PoolStats } from "../db/pool_stats.ts";
+import type { ConnectionStats } from "../http/serve.ts";
+import type { Logger } from "../log.ts";
+import { databaseMetrics, poolMetrics } from "./database.ts";
+import { type HttpMetrics, httpMetrics } from "./http.ts";
+import { createRegistry, scrapeReads } from "./registry.ts";
+import { type RunnerMetrics, runnerMetrics } from "./runner.ts";
+
+export interface ServiceMetrics {
+  registry: Registry;
+  http: HttpMetrics;
+  runner: RunnerMetrics;
+  /** Counts an I'm alive delivery (`ReporterOptions.onDelivery`). */
+  iamAliveDelivery(channel: string, outcome: string): void;
+}
+
+export interface ServiceMetricsOptions {
+  db: Db;
+  log: Logger;
+  /** The database handle's pool figures (`DatabaseHandle.poolStats`). */
+  poolStats?: () => PoolStats[];
+  /** `METRICS_PER_PROBE`: the per-probe series (about three a probe); on by default. */
+  perProbe?: boolean;
+  /** The process's default metrics (see `createRegistry`); off by default. */
+  processMetrics?: boolean;
+  /** The connection layer's figures (`HttpServer.stats`), when the app is served by `serve()`. */
+  connections?: () => ConnectionStats;
+}
+
+export function createServiceMetrics(
+  { db, log, poolStats, perProbe = true, processMetrics = false, connections }:
+    ServiceMetricsOptions,
+): ServiceMetrics {
+  const registry = createRegistry({ processMetrics });
+  const reads = scrapeReads(registry, log);
+  const http = httpMetrics(registry, { connections });
+  if (poolStats) poolMetrics(registry, poolStats);
+  const runner = runnerMetrics(registry, { db, reads });
+  const deliveries = new Counter({
+    name: "iam_alive_deliveries_total",
+    help: "I'm alive report deliveries, by channel and outcome",
+    labelNames: ["channel", "outcome"],
+    registers: [registry],
+  });
+  databaseMetrics(registry, { db, reads, perProbe });
+  return {
+    registry,
+    http,
+    runner,
+    iamAliveDelivery: (channel, outcome) => deliveries.inc({ channel, outcome }),
+  };
+}
