@@ -65,7 +65,9 @@ export async function resolveApiKeys(
       `Try it:\n  curl -H 'X-Service-Api-Key: ${key}' ${base}/api/v1/projects\n\n` +
       `  Dashboard:      ${base}/ (it asks for this key once)\n` +
       `  API reference:  ${base}/docs\n` +
-      `  CLI:            deno task cli projects list   (reads the key from ${path})\n\n` +
+      `  CLI:            deno task cli projects list   (reads the key from ${path})\n` +
+      `  Metrics:        ${base}/metrics   (Prometheus; a SERVICE_API_KEYS_READONLY key will do)\n` +
+      `  Backups:        deno task backup   (docs/backups.md)\n\n` +
       `Probes may not reach loopback or private addresses until PROBE_ALLOW_NETWORKS opens them\n` +
       `(for example PROBE_ALLOW_NETWORKS=127.0.0.0/8 to watch services on this machine).\n`,
   );
