@@ -4,13 +4,18 @@ import { migrateToLatest } from "./db/migrator.ts";
 import { ERRORS } from "./errors.ts";
 import { createKeyCheck } from "./http/api_key.ts";
 
-/** A read-only key (`SERVICE_API_KEYS_READONLY`). */
-const READER_KEY = "reader-key-0123456789";
 import { createHttpHandler, REST_PREFIX } from "./http/handler.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { createRateLimiter } from "./http/rate_limit.ts";
 import { createLogger } from "./log.ts";
-import { backends, freshDatabase, TEST_API_KEY, TestClient, uniqueName } from "./testing/app.ts";
+import {
+  backends,
+  freshDatabase,
+  TEST_API_KEY,
+  TEST_READ_KEY,
+  TestClient,
+  uniqueName,
+} from "./testing/app.ts";
 import { appRouter } from "./trpc/router.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -28,7 +33,7 @@ for (const backend of backends()) {
       router: appRouter,
       document: buildOpenApiDocument(appRouter, REST_PREFIX),
       db: handle.db,
-      checkKey: createKeyCheck([TEST_API_KEY], [READER_KEY]),
+      checkKey: createKeyCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),
       rateLimiter: createRateLimiter({ perSecond: 20, now: () => 0 }),
     });
@@ -97,8 +102,8 @@ for (const backend of backends()) {
       );
       await same(
         "forbidden",
-        api.post("/api/v1/projects", { project: "x-ro" }, { key: READER_KEY }),
-        api.post("/trpc/projects.create", { project: "x-ro" }, { key: READER_KEY }),
+        api.post("/api/v1/projects", { project: "x-ro" }, { key: TEST_READ_KEY }),
+        api.post("/trpc/projects.create", { project: "x-ro" }, { key: TEST_READ_KEY }),
       );
       // An archive that fails in the database: a 500 that names nothing of the cause.
       await sql.raw(`
@@ -135,7 +140,7 @@ Deno.test("a query sent by POST on /trpc answers 405 in the same shape", async (
       router: appRouter,
       document: buildOpenApiDocument(appRouter, REST_PREFIX),
       db: handle.db,
-      checkKey: createKeyCheck([TEST_API_KEY], [READER_KEY]),
+      checkKey: createKeyCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),
     }));
     const res = await api.get(`/trpc/projects.create?input=${encodeURIComponent("{}")}`);

@@ -13,7 +13,9 @@ import {
   createPostgresDatabase,
   freshDatabase,
   LOOPBACK_ONLY,
+  openDropping,
   TEST_API_KEY,
+  TEST_READ_KEY,
   TestClient,
   uniqueName,
 } from "../testing/app.ts";
@@ -23,14 +25,13 @@ import { dumpBackup } from "./dump.ts";
 import { BackupError, readBackup } from "./format.ts";
 import { assertEmptyDatabase, restoreBackup } from "./restore.ts";
 
-const READER_KEY = "reader-key-0123456789";
 const SLACK_URL = "https://hooks.slack.com/services/T000/B000/backupsecret";
 
 function appOver(database: DatabaseHandle): Promise<App> {
   return createApp({
     database,
     apiKeys: [TEST_API_KEY],
-    readOnlyApiKeys: [READER_KEY],
+    readOnlyApiKeys: [TEST_READ_KEY],
     log: createLogger("silent"),
     runProbe: (target) => executeProbe(target, { policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
   });
@@ -39,15 +40,7 @@ function appOver(database: DatabaseHandle): Promise<App> {
 /** A database with no tables at all: PGlite in memory, or a new PostgreSQL database. */
 async function emptyDatabase(backend: Backend): Promise<DatabaseHandle> {
   if (backend === "pglite") return await openDatabase({ kind: "pglite" });
-  const { url, drop } = await createPostgresDatabase();
-  const handle = await openDatabase({ kind: "postgres", url });
-  return {
-    ...handle,
-    close: async () => {
-      await handle.close();
-      await drop();
-    },
-  };
+  return await openDropping(await createPostgresDatabase());
 }
 
 async function* once(text: string): AsyncGenerator<string> {
@@ -147,7 +140,7 @@ for (const backend of backends()) {
 
       // Only a key that may write: a backup holds the Slack URL.
       assert.equal((await backupOf(source, "wrong-key")).status, 401);
-      const forbidden = await backupOf(source, READER_KEY);
+      const forbidden = await backupOf(source, TEST_READ_KEY);
       assert.equal(forbidden.status, 403);
       assert.equal((await forbidden.json()).error.code, "forbidden");
       const posted = await source.handler(

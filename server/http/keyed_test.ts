@@ -3,13 +3,17 @@
 import assert from "node:assert/strict";
 import { migrateToLatest } from "../db/migrator.ts";
 import { createLogger } from "../log.ts";
-import { backends, freshDatabase, TEST_API_KEY, uniqueName } from "../testing/app.ts";
+import {
+  backends,
+  freshDatabase,
+  TEST_API_KEY,
+  TEST_READ_KEY,
+  uniqueName,
+} from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
 import { createKeyCheck } from "./api_key.ts";
 import { createHttpHandler, presentedKey, REST_PREFIX } from "./handler.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
-
-const READER_KEY = "reader-key-0123456789";
 
 Deno.test("a key is presented as X-Service-Api-Key or as an Authorization bearer token", () => {
   const of = (headers: Record<string, string>) => presentedKey(new Headers(headers));
@@ -33,7 +37,7 @@ for (const backend of backends()) {
       router: appRouter,
       document: buildOpenApiDocument(appRouter, REST_PREFIX),
       db: handle.db,
-      checkKey: createKeyCheck([TEST_API_KEY], [READER_KEY]),
+      checkKey: createKeyCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),
       keyed: [{
         path: "/scope",
@@ -55,16 +59,16 @@ for (const backend of backends()) {
       assert.equal(made.status, 201, await made.clone().text());
       await made.body?.cancel();
 
-      const listed = await call("/api/v1/projects", bearer(READER_KEY));
+      const listed = await call("/api/v1/projects", bearer(TEST_READ_KEY));
       assert.equal(listed.status, 200);
       assert.ok((await listed.text()).includes(project));
       const viaTrpc = await call("/trpc/projects.get?input=" + JSON.stringify({ project }), {
-        ...bearer(READER_KEY),
+        ...bearer(TEST_READ_KEY),
       });
       assert.equal(viaTrpc.status, 200);
       await viaTrpc.body?.cancel();
 
-      const refused = await call(`/api/v1/projects/${project}`, bearer(READER_KEY), {
+      const refused = await call(`/api/v1/projects/${project}`, bearer(TEST_READ_KEY), {
         method: "DELETE",
       });
       assert.equal(refused.status, 403);
@@ -80,7 +84,7 @@ for (const backend of backends()) {
       }
       assert.deepEqual(scopes, [], "a keyed endpoint is not asked without a valid key");
 
-      assert.equal(await (await call("/scope", bearer(READER_KEY))).text(), "read");
+      assert.equal(await (await call("/scope", bearer(TEST_READ_KEY))).text(), "read");
       assert.equal(
         await (await call("/scope", { "x-service-api-key": TEST_API_KEY })).text(),
         "write",

@@ -11,12 +11,12 @@ import {
   freshDatabase,
   LOOPBACK_ONLY,
   TEST_API_KEY,
+  TEST_READ_KEY,
   TestClient,
   uniqueName,
 } from "../testing/app.ts";
 import { procedurePathOf } from "../trpc/caller.ts";
 
-const READ_KEY = "reader-key-0123456789";
 const METHODS = ["get", "put", "post", "delete", "patch"];
 
 // deno-lint-ignore no-explicit-any
@@ -67,7 +67,7 @@ async function startApp(backend: "pglite" | "postgres"): Promise<App> {
   return await createApp({
     database: await freshDatabase(backend),
     apiKeys: [TEST_API_KEY],
-    readOnlyApiKeys: [READ_KEY],
+    readOnlyApiKeys: [TEST_READ_KEY],
     log: createLogger("silent"),
     runProbe: (target) => executeProbe(target, { policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
   });
@@ -91,7 +91,7 @@ for (const backend of backends()) {
   Deno.test(`read-only keys read everything and write nothing [${backend}]`, async (t) => {
     const app = await startApp(backend);
     const api = new TestClient(app.handler);
-    const read = { key: READ_KEY };
+    const read = { key: TEST_READ_KEY };
     try {
       const docAnswer = await api.get("/api/v1/openapi.json", { key: null });
       assert.equal(docAnswer.status, 200, "the document stays keyless");

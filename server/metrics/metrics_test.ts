@@ -4,19 +4,17 @@ import assert from "node:assert/strict";
 import type { App } from "../app.ts";
 import { createApp } from "../app.ts";
 import { createLogger } from "../log.ts";
-import { createRunner } from "../runner/runner.ts";
+import { runDueProbesOnce } from "../testing/runs.ts";
 import {
   backends,
   freshDatabase,
-  LOOPBACK_ONLY,
   TEST_API_KEY,
+  TEST_READ_KEY,
   TestClient,
   uniqueName,
 } from "../testing/app.ts";
 import { startTarget } from "../testing/target_server.ts";
 import { STATE_VALUES } from "./database.ts";
-
-const READER_KEY = "reader-key-0123456789";
 
 interface Sample {
   name: string;
@@ -51,7 +49,7 @@ async function appOn(backend: string, options: Parameters<typeof createApp>[0]["
   return await createApp({
     database: await freshDatabase(backend as "pglite" | "postgres"),
     apiKeys: [TEST_API_KEY],
-    readOnlyApiKeys: [READER_KEY],
+    readOnlyApiKeys: [TEST_READ_KEY],
     log: createLogger("silent"),
     iamAlive: { writeLine: () => {} },
     metrics: options,
@@ -67,27 +65,14 @@ async function scrape(app: App, headers: Record<string, string>) {
   };
 }
 
-const reader = { "x-service-api-key": READER_KEY };
+const reader = { "x-service-api-key": TEST_READ_KEY };
 
 /** Runs the app's probes once with a runner reporting to the app's metrics. */
-async function runOnce(app: App) {
-  const runner = createRunner({
-    db: app.database.db,
-    log: createLogger("silent"),
-    intervalMs: 24 * 3_600_000,
-    timeoutMs: 5_000,
-    concurrency: 20,
-    retentionDays: 7,
-    policy: LOOPBACK_ONLY,
-    lookaheadMs: 0,
-    retryPauseMs: 1,
+const runOnce = (app: App) =>
+  runDueProbesOnce(app.database.db, {
     observer: app.metrics.runner.observer,
+    onRunner: (runner) => app.metrics.runner.watch(runner),
   });
-  app.metrics.runner.watch(runner);
-  await runner.sync();
-  while (await runner.poll() > 0) await runner.idle();
-  await runner.idle();
-}
 
 const promtool = new Deno.Command("sh", { args: ["-c", "command -v promtool"] }).outputSync()
   .success;
@@ -122,7 +107,7 @@ for (const backend of backends()) {
             assert.equal(refused.status, 401);
             assert.equal(JSON.parse(refused.text).error.code, "unauthorized");
           }
-          for (const headers of [reader, { authorization: `Bearer ${READER_KEY}` }]) {
+          for (const headers of [reader, { authorization: `Bearer ${TEST_READ_KEY}` }]) {
             const answer = await scrape(app, headers);
             assert.equal(answer.status, 200);
             assert.match(answer.type ?? "", /^text\/plain; version=0\.0\.4/);
@@ -284,7 +269,7 @@ for (const backend of backends()) {
     const app = await createApp({
       database: await freshDatabase(backend),
       apiKeys: [TEST_API_KEY],
-      readOnlyApiKeys: [READER_KEY],
+      readOnlyApiKeys: [TEST_READ_KEY],
       log: createLogger("silent"),
       rateLimitPerSecond: 1,
       authFailuresPerSecond: 1,

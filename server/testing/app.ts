@@ -12,6 +12,8 @@ import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.t
 import { executeProbe } from "../runner/execute.ts";
 
 export const TEST_API_KEY = "test-key-0123456789";
+/** A key of SERVICE_API_KEYS_READONLY, for tests of what such a key may do. */
+export const TEST_READ_KEY = "reader-key-0123456789";
 export const BASE = "http://service.test";
 
 export type Backend = "pglite" | "postgres";
@@ -159,6 +161,13 @@ export async function freshDatabase(backend: Backend): Promise<DatabaseHandle> {
     "probe_test",
     await migratedTemplate(adminUrl),
   );
+  return await openDropping({ url, drop });
+}
+
+/** Opens a database made by `createPostgresDatabase`; closing the handle drops the database. */
+export async function openDropping(
+  { url, drop }: { url: string; drop(): Promise<void> },
+): Promise<DatabaseHandle> {
   const handle = await openDatabase({ kind: "postgres", url });
   return {
     ...handle,

@@ -8,14 +8,27 @@
 import type { Db } from "../db/database.ts";
 import { createLogger } from "../log.ts";
 import { LOOPBACK_ONLY } from "./app.ts";
-import { createRunner, type RunnerCounters } from "../runner/runner.ts";
+import {
+  createRunner,
+  type Runner,
+  type RunnerCounters,
+  type RunnerOptions,
+} from "../runner/runner.ts";
 
 /**
  * Runs every probe of the database that is due now, once each: new probes are due at once.
  * Resolves when every run is recorded. Probes must point at loopback (for example a
  * `startTarget()`), the only network the runner is allowed.
  */
-export async function runDueProbesOnce(db: Db): Promise<RunnerCounters> {
+export async function runDueProbesOnce(
+  db: Db,
+  { observer, onRunner }: {
+    /** Told of each run (`/metrics`' runner figures). */
+    observer?: RunnerOptions["observer"];
+    /** Given the runner before it runs anything. */
+    onRunner?: (runner: Runner) => void;
+  } = {},
+): Promise<RunnerCounters> {
   const runner = createRunner({
     db,
     log: createLogger("silent"),
@@ -29,7 +42,9 @@ export async function runDueProbesOnce(db: Db): Promise<RunnerCounters> {
     policy: LOOPBACK_ONLY,
     lookaheadMs: 0,
     retryPauseMs: 1,
+    observer,
   });
+  onRunner?.(runner);
   await runner.sync();
   while (await runner.poll() > 0) await runner.idle();
   await runner.idle();
