@@ -11,6 +11,10 @@ export const incidentRef = z.object({ id: z.string() });
 // Query strings arrive as text: numbers are coerced explicitly.
 export const incidentListInput = z.object({
   project: z.string().optional(),
+  probe_id: z.string().optional().describe(
+    "Only this probe's incidents (with `project`), also those from before a change of its URL " +
+      "or method gave it a new id.",
+  ),
   state: z.enum(["open", "resolved"]).optional(),
   limit: z.coerce.number().int().min(1).max(MAX_INCIDENTS_LIMIT).default(50),
   before: incidentId.optional().describe("The `meta.next_before` of the previous page."),

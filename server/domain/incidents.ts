@@ -8,7 +8,7 @@ import type { Incident, IncidentDetail, IncidentListInput } from "@probe/shared"
 import type { Selectable } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { IncidentsTable } from "../db/schema.ts";
-import { DomainError } from "./errors.ts";
+import { DomainError, notFound as missing } from "./errors.ts";
 
 const iso = (value: Date | string | null) => value === null ? null : new Date(value).toISOString();
 
@@ -45,7 +45,19 @@ export async function listIncidents(
   { db, input }: { db: Db; input: IncidentListInput },
 ): Promise<{ data: Incident[]; meta: { count: number; next_before: string | null } }> {
   let query = db.selectFrom("incidents").selectAll();
-  if (input.project !== undefined) query = query.where("project", "=", input.project);
+  if (input.probe_id !== undefined) {
+    if (input.project === undefined) {
+      throw new DomainError("validation_failed", "probe_id needs project", [
+        { path: "project", message: "is required with probe_id" },
+      ]);
+    }
+    // By the probe's key: its incidents from before a change of its id are its own too.
+    const probe = await db.selectFrom("probes").select("key")
+      .where("project", "=", input.project).where("probe_id", "=", input.probe_id)
+      .executeTakeFirst();
+    if (!probe) throw missing("Probe");
+    query = query.where("probe_key", "=", probe.key);
+  } else if (input.project !== undefined) query = query.where("project", "=", input.project);
   if (input.state === "open") query = query.where("resolved_at", "is", null);
   if (input.state === "resolved") query = query.where("resolved_at", "is not", null);
   if (input.before !== undefined) query = query.where("id", "<", input.before);

@@ -20,6 +20,51 @@ async function probeOn(api: TestClient, target: Target, expect?: unknown) {
 }
 
 apiSuite("incidents and run-now", (test) => {
+  test("a probe's incidents: by probe_id, also from before its id changed", async ({ api }) => {
+    const target = await startTarget();
+    try {
+      const { project, path: first } = await probeOn(api, target);
+      const other = await api.post(`/api/v1/projects/${project}/probes`, {
+        url: `${target.origin}/health?other=1`,
+      });
+      const second = `/api/v1/projects/${project}/probes/${other.body.data.probe_id}`;
+      await api.patch(`/api/v1/projects/${project}/alerts`, { failure_threshold: 1 });
+      target.setHealth(503, { status: "DOWN" });
+      await api.post(`${first}/run`);
+      await api.post(`${second}/run`);
+      // A new URL gives the first probe a new id (its open incident ends as `changed`); it fails
+      // again under that id.
+      const moved = await api.patch(first, { url: `${target.origin}/health?moved=1` });
+      assert.equal(moved.status, 200, moved.text);
+      const movedId = moved.body.data.probe_id;
+      await api.post(`/api/v1/projects/${project}/probes/${movedId}/run`);
+
+      const of = async (probeId: string) => {
+        const answer = await api.get(`/api/v1/incidents?project=${project}&probe_id=${probeId}`);
+        assert.equal(answer.status, 200, answer.text);
+        return answer.body.data.map((i: { probe_id: string; resolution: string | null }) => [
+          i.probe_id,
+          i.resolution,
+        ]);
+      };
+      const firstId = first.slice(first.lastIndexOf("/") + 1);
+      assert.deepEqual(await of(movedId), [[movedId, null], [firstId, "changed"]]);
+      assert.deepEqual(await of(other.body.data.probe_id), [[other.body.data.probe_id, null]]);
+      assert.equal((await api.get(`/api/v1/incidents?project=${project}`)).body.meta.count, 3);
+
+      const alone = await api.get(`/api/v1/incidents?probe_id=${movedId}`);
+      assert.equal(alone.status, 422);
+      assert.deepEqual(alone.body.error.details, [
+        { path: "project", message: "is required with probe_id" },
+      ]);
+      const unknown = await api.get(`/api/v1/incidents?project=${project}&probe_id=${firstId}`);
+      assert.equal(unknown.status, 404, "the old id names no probe now");
+      assert.equal(unknown.body.error.message, "Probe not found");
+    } finally {
+      await target.close();
+    }
+  });
+
   test("run-now answers with the verdict and records it as a manual run", async ({ api }) => {
     const target = await startTarget();
     try {

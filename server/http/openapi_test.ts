@@ -45,7 +45,7 @@ const SPEC: Record<string, number[]> = withForbidden({
   "GET /projects/{project}/status": [200, 404, ...INPUT],
   // Beyond the interface document: notification targets (docs/notification_targets.md).
   "POST /projects/{project}/probes/{probeId}/run": [200, 404, 409, ...BODY],
-  "GET /incidents": [200, ...INPUT],
+  "GET /incidents": [200, 404, ...INPUT],
   "GET /incidents/{id}": [200, 404, ...INPUT],
   "POST /incidents/{id}/acknowledge": [200, 404, 409, ...BODY],
   "GET /settings/alerts": [200, ...ANY],

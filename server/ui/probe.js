@@ -27,6 +27,8 @@ const WINDOWS = [["24h", "24 hours"], ["7d", "7 days"], ["30d", "30 days"], ["90
 const BUCKET_NAMES = { 300: "5 minutes", 3600: "hour", 86400: "day" };
 const REFRESH_MS = 30_000;
 const RESULTS_SHOWN = 50;
+/** The newest incidents of the probe listed on its page. */
+const INCIDENTS_SHOWN = 50;
 
 function RunNow({ project, probeId, onDone }) {
   const [busy, setBusy] = useState(false);
@@ -197,8 +199,8 @@ export function ProbePage({ project, probeId }) {
       Promise.all([
         get(probePath(project, probeId)),
         get(`${probePath(project, probeId)}/results?limit=${RESULTS_SHOWN}`),
-        // The project's latest incidents; this probe's are picked out below.
-        get(`/incidents?project=${seg(project)}&limit=500`),
+        // This probe's latest incidents, also those from before an edit gave it a new id.
+        get(`/incidents?project=${seg(project)}&probe_id=${seg(probeId)}&limit=${INCIDENTS_SHOWN}`),
       ]),
     [project, probeId],
   );
@@ -210,7 +212,7 @@ export function ProbePage({ project, probeId }) {
   const probe = data?.[0].data;
   useTitle(probe ? probe.label ?? probe.url : "Probe");
   const results = data?.[1].data ?? [];
-  const incidents = (data?.[2].data ?? []).filter((i) => i.probe_id === probeId);
+  const incidents = data?.[2].data ?? [];
   const remove = async () => {
     await del(probePath(project, probeId));
     notice("The probe was deleted.");

@@ -269,7 +269,7 @@ export interface paths {
     };
     /**
      * List incidents, newest first
-     * @description Filter by project and state; page with `limit` and `before`.
+     * @description Filter by project, probe (`probe_id` with `project`) and state; page with `limit` and `before`.
      */
     get: operations["incidents-list"];
     put?: never;
@@ -4053,6 +4053,7 @@ export interface operations {
     parameters: {
       query?: {
         project?: string;
+        probe_id?: string;
         state?: "open" | "resolved";
         limit?: number;
         before?: string;
@@ -4104,6 +4105,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Probe not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "not_found",
+           *         "message": "Probe not found"
            *       }
            *     }
            */

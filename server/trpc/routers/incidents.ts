@@ -21,8 +21,10 @@ export const incidentsRouter = router({
         path: "/incidents",
         tags,
         summary: "List incidents, newest first",
-        description: "Filter by project and state; page with `limit` and `before`.",
+        description: "Filter by project, probe (`probe_id` with `project`) and state; page " +
+          "with `limit` and `before`.",
         protect: true,
+        errorResponses: { 404: "Probe not found" },
       },
     })
     .input(incidentListInput)
