@@ -2,7 +2,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect } from "kysely";
 import postgres from "postgres";
 import { createConnectionWatch } from "./connection_watch.ts";
-import { PGliteThread } from "./pglite_thread.ts";
+import { embeddedStartParams, PGliteThread } from "./pglite_thread.ts";
 import { postgresJsDialect } from "./postgres_dialect.ts";
 import {
   countedPGlite,
@@ -178,7 +178,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
       },
     };
   }
-  const pglite = await PGlite.create({ dataDir, loadDataDir });
+  const pglite = await PGlite.create({ dataDir, loadDataDir, startParams: embeddedStartParams() });
   const counters = new PoolCounters();
   const db = new Kysely<Database>({
     dialect: new PGliteDialect({ pglite: countedPGlite(pglite, counters) }),

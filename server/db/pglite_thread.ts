@@ -18,6 +18,37 @@
  * @module
  */
 
+import { PGlite } from "@electric-sql/pglite";
+
+/**
+ * The PostgreSQL settings the embedded database starts with, on top of PGlite's own
+ * (`PGlite.defaultStartParams`), given as PGlite's documented `startParams` (the command line of
+ * PostgreSQL's single-user mode; they take precedence over `postgresql.conf`).
+ *
+ * PGlite's memory is one WebAssembly memory that can only grow, and every page of it PostgreSQL
+ * has once touched stays resident for the life of the process. PostgreSQL's defaults, sized for
+ * a server of its own, made that 155 MiB of the server's RSS at rest: `shared_buffers` alone
+ * (128 MB, with its share of `wal_buffers`) is allocated and touched at start. The embedded
+ * database reads its files through the operating system, whose page cache keeps them near
+ * whatever this cache holds, so a small cache costs a copy per page instead of a disk read.
+ * `maintenance_work_mem` bounds what index builds (migrations) and VACUUM may take at once;
+ * `work_mem` (4 MB, PostgreSQL's default) each sort or hash. See docs/performance.md, "Memory".
+ */
+export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
+  shared_buffers: "16MB",
+  maintenance_work_mem: "16MB",
+  work_mem: "4MB",
+  temp_buffers: "1MB",
+};
+
+/** PGlite's start parameters with {@link EMBEDDED_SETTINGS}. */
+export function embeddedStartParams(): string[] {
+  return [
+    ...PGlite.defaultStartParams,
+    ...Object.entries(EMBEDDED_SETTINGS).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
+  ];
+}
+
 /** A call to the worker: one of PGlite's, with an id to match its reply. */
 export type WorkerRequest =
   & { id: number }
@@ -100,9 +131,28 @@ export class PGliteThread {
     };
   }
 
-  /** Starts the worker and opens PGlite in it, on `dataDir` (or in memory). */
+  /**
+   * Starts the worker and opens PGlite in it, on `dataDir` (or in memory).
+   *
+   * A database that does not exist yet is first created in a worker of its own, which then ends:
+   * PGlite creates it with two more WebAssembly instances and a copy of one's memory (some 400
+   * MiB in all), which a worker at rest could hold for minutes before its garbage collector ran,
+   * and would hold as long as it lives once its own memory had grown into them. Ending the worker
+   * gives all of it back at once.
+   */
   static async open(
     options: { dataDir?: string; loadDataDir?: Blob } = {},
+  ): Promise<PGliteThread> {
+    const { dataDir, loadDataDir } = options;
+    if (dataDir !== undefined && !loadDataDir && !(await exists(`${dataDir}/PG_VERSION`))) {
+      await (await PGliteThread.#start(options)).close();
+      return await PGliteThread.#start({ dataDir });
+    }
+    return await PGliteThread.#start(options);
+  }
+
+  static async #start(
+    options: { dataDir?: string; loadDataDir?: Blob },
   ): Promise<PGliteThread> {
     const thread = new PGliteThread();
     try {
@@ -177,5 +227,15 @@ export class PGliteThread {
     this.#failure ??= error;
     for (const call of this.#calls.values()) call.reject(this.#failure);
     this.#calls.clear();
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
   }
 }

@@ -5,10 +5,21 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { isUniqueViolation } from "../domain/errors.ts";
-import { openDatabase } from "./database.ts";
+import { type Db, openDatabase } from "./database.ts";
 import { json } from "./json.ts";
 import { migrateToLatest } from "./migrator.ts";
+import { EMBEDDED_SETTINGS } from "./pglite_thread.ts";
 import { freshDatabase } from "../testing/app.ts";
+
+/** The settings the database runs with, as `SHOW` gives them, by name. */
+async function settings(db: Db): Promise<Record<string, string>> {
+  const shown: Record<string, string> = {};
+  for (const name of Object.keys(EMBEDDED_SETTINGS)) {
+    const { rows } = await sql<Record<string, string>>`show ${sql.raw(name)}`.execute(db);
+    shown[name] = rows[0][name];
+  }
+  return shown;
+}
 
 Deno.test("the embedded database in a worker thread", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "probe-pglite-thread-" });
@@ -21,6 +32,11 @@ Deno.test("the embedded database in a worker thread", async (t) => {
     assert.equal(handle.pglite, undefined, "a database on disk runs in a worker by default");
     const db = handle.db;
     await migrateToLatest(db);
+
+    await t.step("it runs with the embedded database's memory settings", async () => {
+      assert.equal(EMBEDDED_SETTINGS.shared_buffers, "16MB");
+      assert.deepEqual(await settings(db), EMBEDDED_SETTINGS);
+    });
 
     await t.step("values come back as in the server's thread", async () => {
       await db.insertInto("projects").values({ name: "types", label: null }).execute();
@@ -152,7 +168,32 @@ Deno.test("an embedded database in memory runs in the calling thread, open to te
     assert.ok(handle.pglite, "pglite is at hand");
     const { rows } = await sql<{ one: number }>`select 1 as one`.execute(handle.db);
     assert.equal(rows[0].one, 1);
+    assert.deepEqual(await settings(handle.db), EMBEDDED_SETTINGS, "with the same settings");
   } finally {
     await handle.close();
+  }
+});
+
+Deno.test("a data folder without a database gets one, then serves from a worker of its own", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "probe-pglite-create-" });
+  try {
+    const handle = await openDatabase({ kind: "pglite", dataDir: `${dir}/pgdata` });
+    try {
+      assert.ok((await Deno.stat(`${dir}/pgdata/PG_VERSION`)).isFile, "the database was created");
+      assert.deepEqual(await settings(handle.db), EMBEDDED_SETTINGS);
+      await migrateToLatest(handle.db);
+      await handle.db.insertInto("projects").values({ name: "first" }).execute();
+    } finally {
+      await handle.close();
+    }
+    const again = await openDatabase({ kind: "pglite", dataDir: `${dir}/pgdata` });
+    try {
+      const names = await again.db.selectFrom("projects").select("name").execute();
+      assert.deepEqual(names.map((n) => n.name), ["first"], "what it wrote is kept");
+    } finally {
+      await again.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -13,7 +13,12 @@
  * @module
  */
 import { PGlite, type Transaction } from "@electric-sql/pglite";
-import type { SerializedError, WorkerReply, WorkerRequest } from "./pglite_thread.ts";
+import {
+  embeddedStartParams,
+  type SerializedError,
+  type WorkerReply,
+  type WorkerRequest,
+} from "./pglite_thread.ts";
 
 let pglite: PGlite | undefined;
 const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void }>();
@@ -35,7 +40,11 @@ function serialize(error: unknown): SerializedError {
 async function handle(request: WorkerRequest): Promise<unknown> {
   switch (request.op) {
     case "open":
-      pglite = await PGlite.create({ dataDir: request.dataDir, loadDataDir: request.loadDataDir });
+      pglite = await PGlite.create({
+        dataDir: request.dataDir,
+        loadDataDir: request.loadDataDir,
+        startParams: embeddedStartParams(),
+      });
       return null;
     case "query": {
       const target = request.tx === undefined ? pglite! : transactions.get(request.tx)?.tx;

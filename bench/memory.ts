@@ -1,0 +1,216 @@
+/**
+ * `deno task bench:memory`: the server's resident memory (RSS) from start to ten minutes of
+ * 1,000 probes. It starts the real server (`server/main.ts`, as `deno task start` does) on a
+ * fresh `DATA_DIR`, the embedded database unless `--database-url` names a PostgreSQL server,
+ * with a loopback target that answers a few bytes. The first start creates the database and a
+ * project; the server stops and starts again on it, idles, then gets the probes. It prints RSS
+ * right after each start and the peak during it, idle RSS with one project and, once the probes
+ * exist, RSS at 1, 2, 5 and 10 minutes, the peak and the growth from minute 2 to the end.
+ *
+ *   deno task bench:memory [--minutes 10] [--probes 1000] [--interval 60] [--idle-seconds 30]
+ *                          [--database-url postgres://…] [--server-dir DIR] [--show-output]
+ *                          [--v8-flags FLAGS]
+ *
+ * Not a test: RSS depends on the machine, the Deno version and what else runs.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { createPostgresDatabase } from "../server/testing/app.ts";
+import { memoryOf, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
+import { startTarget } from "../server/testing/target_server.ts";
+
+const KEY = "bench-memory-key-0123456789";
+const PROJECT = "memory";
+const SAMPLE_MS = 5_000;
+
+const { values: args } = parseArgs({
+  args: Deno.args,
+  options: {
+    minutes: { type: "string", default: "10" },
+    probes: { type: "string", default: "1000" },
+    interval: { type: "string", default: "60" },
+    "idle-seconds": { type: "string", default: "30" },
+    "database-url": { type: "string" },
+    "server-dir": { type: "string" },
+    "show-output": { type: "boolean" },
+    "v8-flags": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+if (args.help) {
+  console.log(`deno task bench:memory [--minutes 10] [--probes 1000] [--interval 60]
+                       [--idle-seconds 30] [--database-url URL] [--server-dir DIR]
+                       [--show-output] [--v8-flags FLAGS]
+
+Starts server/main.ts on a fresh DATA_DIR (the embedded database, or a database of its own on
+the PostgreSQL server --database-url names, dropped afterwards), with a loopback target, and
+prints its RSS: after start, idle with one project, then with --probes probes every --interval
+seconds for --minutes minutes. --server-dir runs another copy of the service (its server/main.ts)
+with the same bench, to compare versions. --show-output passes the server's output (LOG_LEVEL=warn
+unless set) through; --v8-flags runs the server with deno's --v8-flags=FLAGS.`);
+  Deno.exit(0);
+}
+const MINUTES = Number(args.minutes);
+const PROBES = Number(args.probes);
+const INTERVAL_S = Number(args.interval);
+const IDLE_S = Number(args["idle-seconds"]);
+for (const [name, value] of Object.entries({ MINUTES, PROBES, INTERVAL_S, IDLE_S })) {
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number`);
+}
+const serverDir = args["server-dir"] ?? new URL("..", import.meta.url).pathname;
+
+const mib = (kib: number) => kib / 1024;
+const fmt = (kib: number) => `${mib(kib).toFixed(0)} MiB`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function call(service: ServerProcess, path: string, body: unknown): Promise<number> {
+  const res = await fetch(`${service.url}/api/v1${path}`, {
+    method: "POST",
+    headers: { "x-service-api-key": KEY, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  await res.body?.cancel();
+  return res.status;
+}
+
+/** Creates the probes through the API, a few requests at a time. */
+async function createProbes(service: ServerProcess, origin: string) {
+  let next = 0;
+  const worker = async () => {
+    while (next < PROBES) {
+      const i = next++;
+      const status = await call(service, `/projects/${PROJECT}/probes`, {
+        url: `${origin}/ok?probe=${i}`,
+      });
+      if (status !== 201) throw new Error(`creating probe ${i} answered ${status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+}
+
+/** Least-squares slope of RSS over time, in MiB per minute. */
+function slope(samples: { minute: number; kib: number }[]): number {
+  if (samples.length < 2) return NaN;
+  const n = samples.length;
+  const mx = samples.reduce((s, p) => s + p.minute, 0) / n;
+  const my = samples.reduce((s, p) => s + mib(p.kib), 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const p of samples) {
+    num += (p.minute - mx) * (mib(p.kib) - my);
+    den += (p.minute - mx) ** 2;
+  }
+  return num / den;
+}
+
+const adminUrl = args["database-url"];
+const database = adminUrl ? await createPostgresDatabase(adminUrl, "probe_bench") : undefined;
+const dataDir = await Deno.makeTempDir({ prefix: "probe-memory-" });
+const target = await startTarget({ countOnly: true });
+const backend = database ? "PostgreSQL" : "embedded (PGlite)";
+console.log(
+  `bench:memory  ${backend}  server ${serverDir}  probes=${PROBES} interval=${INTERVAL_S}s ` +
+    `minutes=${MINUTES}  ${navigator.hardwareConcurrency} CPUs, load ${
+      Deno.loadavg().map((n) => n.toFixed(2)).join(" ")
+    }`,
+);
+
+let service: ServerProcess | undefined;
+const rows: [string, string][] = [];
+const row = (label: string, value: string) => {
+  rows.push([label, value]);
+  console.log(`  ${label}: ${value}`);
+};
+/** Starts the server; prints its RSS right after start and its peak during start. */
+async function start(which: string): Promise<ServerProcess> {
+  const started = performance.now();
+  const server = await startServerProcess({
+    entry: `${serverDir.replace(/\/$/, "")}/server/main.ts`,
+    cwd: serverDir,
+    env: {
+      NODE_ENV: "production",
+      DATABASE_URL: database?.url ?? "",
+      SERVICE_API_KEY: KEY,
+      DATA_DIR: dataDir,
+      PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
+      PROBE_INTERVAL_SECONDS: String(INTERVAL_S),
+      LOG_LEVEL: Deno.env.get("LOG_LEVEL") ?? "warn",
+    },
+    readyTimeoutMs: 120_000,
+    output: args["show-output"] ? "inherit" : "null",
+    ...(args["v8-flags"] && { denoFlags: [`--v8-flags=${args["v8-flags"]}`] }),
+  });
+  const { rssKiB, peakKiB } = await memoryOf(server.pid);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  row(`${which}: RSS right after start (${seconds} s)`, fmt(rssKiB));
+  row(`${which}: peak during start (VmHWM)`, fmt(peakKiB));
+  return server;
+}
+
+try {
+  // The first start creates the database (and, embedded, the data folder); a later start is
+  // what a server that has been running for a while restarts into.
+  service = await start("First start");
+  const created = await call(service, "/projects", { project: PROJECT });
+  if (created !== 201) throw new Error(`creating the project answered ${created}`);
+  await service.stop();
+  service = undefined;
+  service = await start("Second start");
+  const pid = service.pid;
+
+  await sleep(IDLE_S * 1000);
+  const idle = await memoryOf(pid);
+  row(`Idle, one project, after ${IDLE_S} s`, fmt(idle.rssKiB));
+
+  const creating = performance.now();
+  await createProbes(service, target.origin);
+  const afterCreate = await memoryOf(pid);
+  row(
+    `After creating ${PROBES} probes (${((performance.now() - creating) / 1000).toFixed(1)} s)`,
+    fmt(afterCreate.rssKiB),
+  );
+
+  const hitsBefore = target.counts.get("/ok") ?? 0;
+  const t0 = performance.now();
+  const samples: { minute: number; kib: number }[] = [];
+  const marks = [1, 2, 5, 10, 20, 30, 60].filter((m) => m < MINUTES);
+  if (MINUTES > 0) marks.push(MINUTES);
+  let peak = afterCreate.rssKiB;
+  for (const mark of marks) {
+    for (;;) {
+      const minute = (performance.now() - t0) / 60_000;
+      const { rssKiB } = await memoryOf(pid);
+      samples.push({ minute, kib: rssKiB });
+      peak = Math.max(peak, rssKiB);
+      if (minute >= mark) {
+        row(`With probes, minute ${mark}`, fmt(rssKiB));
+        break;
+      }
+      await sleep(Math.min(SAMPLE_MS, Math.max(50, (mark - minute) * 60_000)));
+    }
+  }
+  const checks = (target.counts.get("/ok") ?? 0) - hitsBefore;
+  row("Peak with probes (sampled every 5 s)", fmt(peak));
+  row("Peak of the second start's process (VmHWM)", fmt((await memoryOf(pid)).peakKiB));
+  if (MINUTES > 2) {
+    const tail = samples.filter((s) => s.minute >= 2);
+    const at2 = tail[0].kib;
+    const end = tail[tail.length - 1].kib;
+    row(
+      "Growth, minute 2 to the end",
+      `${((mib(end) - mib(at2)) / (MINUTES - 2)).toFixed(2)} MiB/min end to end, ` +
+        `${slope(tail).toFixed(2)} MiB/min fitted`,
+    );
+  }
+  const minutes = (performance.now() - t0) / 60_000;
+  row("Checks the target answered", `${checks} (${(checks / minutes).toFixed(0)} a minute)`);
+
+  console.log(`\n| ${backend} | RSS |\n| --- | ---: |`);
+  for (const [label, value] of rows) console.log(`| ${label} | ${value} |`);
+} finally {
+  await service?.stop();
+  await target.close();
+  await database?.drop();
+  await Deno.remove(dataDir, { recursive: true });
+}
