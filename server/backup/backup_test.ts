@@ -149,8 +149,9 @@ for (const backend of backends()) {
           headers: { "x-service-api-key": TEST_API_KEY },
         }),
       );
-      assert.equal(posted.status, 404);
-      await posted.body?.cancel();
+      assert.equal(posted.status, 405);
+      assert.equal(posted.headers.get("allow"), "GET");
+      assert.equal((await posted.json()).error.code, "method_not_allowed");
 
       const response = await backupOf(source);
       assert.equal(response.status, 200);

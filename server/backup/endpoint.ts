@@ -5,15 +5,12 @@
  * @module
  */
 import type { Db } from "../db/database.ts";
-import { type ApiError, apiError, isUnexpected, toApiError } from "../errors.ts";
-import type { KeyedEndpoint } from "../http/handler.ts";
+import { apiError, isUnexpected, toApiError } from "../errors.ts";
+import { errorAnswer, type KeyedEndpoint } from "../http/handler.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { dumpBackup } from "./dump.ts";
 
 export const BACKUP_PATH = "/backup";
-
-const answer = ({ status, body }: ApiError) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
 /** The endpoint, for `HttpDeps.keyed`. */
 export function createBackupEndpoint(
@@ -27,9 +24,11 @@ export function createBackupEndpoint(
   return {
     path: BACKUP_PATH,
     async handle(request, _url, scope) {
-      if (request.method !== "GET") return answer(apiError("not_found"));
+      if (request.method !== "GET") {
+        return errorAnswer(apiError("method_not_allowed"), { allow: "GET" });
+      }
       if (scope !== "write") {
-        return answer(
+        return errorAnswer(
           apiError("forbidden", "A backup holds secrets: it needs a key that may write"),
         );
       }
@@ -44,7 +43,7 @@ export function createBackupEndpoint(
         const failure = toApiError(error);
         if (isUnexpected(failure)) log.error("backup failed", errorFields(error));
         else log.warn("backup failed", { error: errorFields(error).error });
-        return answer(failure);
+        return errorAnswer(failure);
       }
       const encoder = new TextEncoder();
       const body = new ReadableStream<Uint8Array>({

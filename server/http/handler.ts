@@ -98,6 +98,16 @@ function ours(body: string | ReadableStream<Uint8Array> | null, status: number):
 
 const json = (status: number, body: unknown) => ours(JSON.stringify(body), status);
 const restError = ({ status, body }: ApiError) => json(status, body);
+
+/**
+ * The REST error answer for `error` (its status, the error body, the security headers), with
+ * `headers` added: for keyed endpoints' own refusals.
+ */
+export function errorAnswer(error: ApiError, headers: Record<string, string> = {}): Response {
+  const response = restError(error);
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}
 const trpcError = (error: ApiError) => json(error.status, { error: trpcErrorShape(error) });
 
 function under(path: string, prefix: string): boolean {

@@ -7,18 +7,14 @@
  */
 import type { Registry } from "prom-client";
 import { apiError } from "../errors.ts";
-import type { KeyedEndpoint } from "../http/handler.ts";
+import { errorAnswer, type KeyedEndpoint } from "../http/handler.ts";
 
 export const METRICS_PATH = "/metrics";
 
 /** Answers a request for the metrics: GET or HEAD, any key's scope. */
 export async function answerMetrics(request: Request, registry: Registry): Promise<Response> {
   if (request.method !== "GET" && request.method !== "HEAD") {
-    const { status, body } = apiError("method_not_allowed");
-    return new Response(JSON.stringify(body), {
-      status,
-      headers: { "content-type": "application/json", allow: "GET, HEAD" },
-    });
+    return errorAnswer(apiError("method_not_allowed"), { allow: "GET, HEAD" });
   }
   const text = await registry.metrics();
   return new Response(request.method === "HEAD" ? null : text, {
