@@ -5,6 +5,8 @@ import type { Output } from "./output.ts";
 export interface CliContext {
   /** The typed client for the service the options name; throws a UsageError without a key. */
   client(): ProbeClient;
+  /** The service's root URL the client talks to, without a trailing `/` (for links to print). */
+  serviceUrl: string;
   out: Output;
   /** Reads a file; `-` is stdin. */
   readTextFile(path: string): Promise<string>;

@@ -7,7 +7,7 @@ export const EXIT = {
   failure: 1,
   /** Bad arguments or options, or an unusable import file. */
   usage: 2,
-  /** No API key, or the service refused it (401). */
+  /** No API key, the service refused it (401), or the key may only read (403). */
   unauthorized: 3,
   /** The project, probe, incident, target or window does not exist (404). */
   notFound: 4,
@@ -32,6 +32,7 @@ export function exitCodeFor(error: unknown): number {
   }
   switch (error.status) {
     case 401:
+    case 403:
       return EXIT.unauthorized;
     case 404:
       return EXIT.notFound;
@@ -51,7 +52,7 @@ export const EXIT_HELP = `Exit status:
   0  success
   1  unexpected failure
   2  bad arguments, options or import file
-  3  no API key, or the key was refused (401)
+  3  no API key, the key was refused (401), or it may only read (403)
   4  project or probe not found (404), or incident, target or maintenance window
   5  conflict (409): name taken, target in use, incident resolved, run in flight
   6  values refused by the service (422, 400)

@@ -1,20 +1,25 @@
 /**
- * The operator's CLI over the typed client: `projects`, `probes`, `results`, `incidents`,
- * `alerts`, `targets`, `maintenance`, `settings`, `import` and `export`.
+ * The operator's CLI over the typed client: `overview`, `projects`, `probes`, `results`,
+ * `incidents`, `alerts`, `targets`, `maintenance`, `status-page`, `badges`, `settings`, `import`,
+ * `export` and `whoami`.
  * Tables for people, `--json` for scripts; the exit status says what failed (see EXIT).
  */
 import { createProbeClient, ProbeApiError, type ProbeClient } from "@probe/client";
 import { Command, CommanderError, Option } from "commander";
 import { alertsCommand } from "./commands/alerts.ts";
+import { badgesCommand } from "./commands/badges.ts";
 import { exportCommand } from "./commands/export.ts";
 import { importCommand } from "./commands/import.ts";
 import { incidentsCommand } from "./commands/incidents.ts";
 import { maintenanceCommand } from "./commands/maintenance.ts";
+import { overviewCommand } from "./commands/overview.ts";
 import { probesCommand } from "./commands/probes.ts";
 import { projectsCommand } from "./commands/projects.ts";
 import { resultsCommand } from "./commands/results.ts";
 import { settingsCommand } from "./commands/settings.ts";
+import { statusPageCommand } from "./commands/status_pages.ts";
 import { targetsCommand } from "./commands/targets.ts";
+import { whoamiCommand } from "./commands/whoami.ts";
 import { type CliContext, UsageError } from "./context.ts";
 import { EXIT, EXIT_HELP, exitCodeFor } from "./exit_codes.ts";
 import { createOutput, type Output } from "./output.ts";
@@ -105,8 +110,9 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
   let context: CliContext | undefined;
   const program = new Command("deno task cli")
     .description(
-      "Manage the probe service: projects, probes, their results, incidents, alerts, " +
-        "notification targets, maintenance windows, I'm alive settings, imports and exports",
+      "Manage the probe service: the overview, projects, probes, their results, incidents, " +
+        "alerts, notification targets, maintenance windows, status pages, badges, I'm alive " +
+        "settings, imports and exports",
     )
     .option("--url <url>", "the service's root URL (env PROBE_SERVICE_URL)")
     .option("--api-key <key>", "the API key (env SERVICE_API_KEY)")
@@ -130,6 +136,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     const baseUrl = options.url || io.env.PROBE_SERVICE_URL || DEFAULT_URL;
     let client: ProbeClient | undefined;
     context = {
+      serviceUrl: baseUrl.replace(/\/+$/, ""),
       out,
       readTextFile: io.readTextFile,
       writeTextFile: io.writeTextFile ?? ((path, text) => Deno.writeTextFile(path, text)),
@@ -153,6 +160,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
   const current = () => context!;
   for (
     const command of [
+      overviewCommand,
       projectsCommand,
       probesCommand,
       resultsCommand,
@@ -160,9 +168,12 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       alertsCommand,
       targetsCommand,
       maintenanceCommand,
+      statusPageCommand,
+      badgesCommand,
       settingsCommand,
       importCommand,
       exportCommand,
+      whoamiCommand,
     ]
   ) {
     program.addCommand(

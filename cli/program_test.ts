@@ -19,7 +19,9 @@ async function offline(args: string[]) {
 const COMMANDS: Record<string, string[]> = {
   projects: ["list", "get", "status", "create", "update", "delete"],
   probes: ["list", "get", "create", "update", "delete"],
-  results: ["list", "stats"],
+  results: ["list", "stats", "series"],
+  "status-page": ["get", "set"],
+  badges: ["list", "create", "rotate", "delete"],
   settings: ["get", "set", "test", "deliveries"],
 };
 
@@ -32,6 +34,8 @@ Deno.test("--help works on every level and exits 0", async (t) => {
     ]),
     ["import"],
     ["export"],
+    ["overview"],
+    ["whoami"],
   ];
   for (const level of levels) {
     await t.step(level.join(" ") || "(root)", async () => {
@@ -45,9 +49,20 @@ Deno.test("--help works on every level and exits 0", async (t) => {
 Deno.test("the root help lists the resources, the environment and the exit statuses", async () => {
   const { stdout } = await offline(["--help"]);
   for (
-    const word of ["projects", "probes", "results", "settings", "import", "PROBE_SERVICE_URL"]
+    const word of [
+      "overview",
+      "projects",
+      "probes",
+      "results",
+      "status-page",
+      "badges",
+      "settings",
+      "import",
+      "whoami",
+      "PROBE_SERVICE_URL",
+    ]
   ) {
-    assert.match(stdout, new RegExp(word));
+    assert.match(stdout, new RegExp(`^ {2}${word}\\b`, "m"));
   }
   assert.match(stdout, /SERVICE_API_KEY/);
   assert.match(stdout, /4 {2}project or probe not found \(404\)/);
@@ -80,4 +95,13 @@ Deno.test("an unknown --window or a --limit that is not a number is a usage erro
   const limit = await offline(["results", "list", "p", "0123456789abcdef", "--limit", "all"]);
   assert.equal(limit.code, EXIT.usage);
   assert.match(limit.stderr, /Not a whole number/);
+});
+
+Deno.test("a series --window other than 24h, 7d, 30d, 90d and a bad --origin are usage errors", async () => {
+  const window = await offline(["results", "series", "p", "0123456789abcdef", "--window", "1h"]);
+  assert.equal(window.code, EXIT.usage);
+  assert.match(window.stderr, /Allowed choices are 24h, 7d, 30d, 90d/);
+  const origin = await offline(["badges", "create", "p", "--origin", "ftp://x.example"]);
+  assert.equal(origin.code, EXIT.usage);
+  assert.match(origin.stderr, /Not an http\(s\) URL/);
 });

@@ -249,3 +249,7 @@ export type BadgeCreateResult = Outputs["badges"]["create"];
 export type BadgeRef = Inputs["badges"]["rotate"];
 /** `badges.rotate`: the new token (answered this once); the old one stops at once. */
 export type BadgeRotateResult = Outputs["badges"]["rotate"];
+/** `whoami.get`: `{ data: { scope } }`, what the key used may do. */
+export type WhoamiResult = Outputs["whoami"]["get"];
+/** A key's scope: `write` (every operation) or `read` (queries only; the rest answer 403). */
+export type KeyScope = WhoamiResult["data"]["scope"];

@@ -70,6 +70,7 @@ import type {
   TargetTestResult,
   TargetUpdateInput,
   TargetUpdateResult,
+  WhoamiResult,
 } from "./api_types.ts";
 import { ProbeApiError, toProbeApiError } from "./error.ts";
 
@@ -265,6 +266,16 @@ export interface BadgesApi {
   delete(input: BadgeRef): Promise<void>;
 }
 
+/** The key in use. */
+export interface WhoamiApi {
+  /**
+   * What the key may do: `write` (every operation) or `read` (a key of
+   * `SERVICE_API_KEYS_READONLY`: queries only, every other operation rejects with `forbidden`,
+   * 403). Rejects with `unauthorized` (401) for a key the service does not know.
+   */
+  get(): Promise<WhoamiResult>;
+}
+
 /** Every operation of the probe service. Failures reject with a `ProbeApiError`. */
 export interface ProbeClient {
   projects: ProjectsApi;
@@ -278,6 +289,7 @@ export interface ProbeClient {
   overview: OverviewApi;
   statusPages: StatusPagesApi;
   badges: BadgesApi;
+  whoami: WhoamiApi;
 }
 
 /**
@@ -399,6 +411,9 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       create: (input) => call(() => trpc.badges.create.mutate(input)),
       rotate: (input) => call(() => trpc.badges.rotate.mutate(input)),
       delete: (input) => call(() => trpc.badges.delete.mutate(input)),
+    },
+    whoami: {
+      get: () => call(() => trpc.whoami.get.query({})),
     },
   };
 }

@@ -60,6 +60,7 @@ export type {
   SettingsApi,
   StatusPagesApi,
   TargetsApi,
+  WhoamiApi,
 } from "./client.ts";
 export { ProbeApiError } from "./error.ts";
 export type * from "./api_types.ts";

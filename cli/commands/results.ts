@@ -1,10 +1,11 @@
 import { Command, Option } from "commander";
-import type { ProbeStats, ProbeStatus, StatsWindow } from "@probe/client";
+import type { ProbeStats, ProbeStatus, Series, SeriesWindow, StatsWindow } from "@probe/client";
 import type { CliContext } from "../context.ts";
 import { integer } from "../options.ts";
 import { record, table } from "../output.ts";
 
 const WINDOWS: StatsWindow[] = ["1h", "24h", "7d", "30d", "90d"];
+const SERIES_WINDOWS: SeriesWindow[] = ["24h", "7d", "30d", "90d"];
 
 /** A share from 0 to 1 as a percentage for people; `null` (no runs) stays `null`. */
 export const percent = (share: number | null) =>
@@ -29,6 +30,54 @@ const showStats = (s: ProbeStats) =>
     last_run_at: s.last_run_at,
   });
 
+/**
+ * A series for people: its window, then the buckets that hold runs (an empty bucket says only that
+ * nothing ran; `--json` has every bucket).
+ */
+const showSeries = (s: Series) => {
+  const filled = s.buckets.filter((b) => b.runs > 0 || b.maintenance > 0);
+  const head = record({
+    window: s.window,
+    since: s.since,
+    until: s.until,
+    bucket_seconds: s.bucket_seconds,
+    percentiles: s.percentiles,
+    buckets: s.buckets.length,
+  });
+  if (filled.length === 0) return `${head}\n\nNo runs in this window.`;
+  const rows = table(
+    [
+      "START",
+      "RUNS",
+      "UP",
+      "DEGRADED",
+      "DOWN",
+      "BLOCKED",
+      "MAINTENANCE",
+      "UPTIME",
+      "P50_MS",
+      "P95_MS",
+      "MAX_MS",
+    ],
+    filled.map((b) => [
+      b.start,
+      b.runs,
+      b.up,
+      b.degraded,
+      b.down,
+      b.blocked,
+      b.maintenance,
+      percent(b.uptime),
+      b.p50,
+      b.p95,
+      b.max,
+    ]),
+  );
+  const empty = s.buckets.length - filled.length;
+  const note = empty ? `\n${empty} of ${s.buckets.length} buckets without runs not shown.` : "";
+  return `${head}\n\n${rows}${note}`;
+};
+
 /** A project's status board: one line per probe. */
 export const statusRows = (probes: ProbeStatus[]) =>
   table(
@@ -44,11 +93,15 @@ export const statusRows = (probes: ProbeStatus[]) =>
     ]),
   );
 
-/** `results list|stats`: what the runner recorded for a probe (`projects status` for a project). */
+/**
+ * `results list|stats|series`: what the runner recorded for a probe (`projects status` for a
+ * project, `overview` for every probe).
+ */
 export function resultsCommand(context: () => CliContext): Command {
   const results = new Command("results")
     .description(
-      "Read a probe's results and statistics (a project's status board: projects status)",
+      "Read a probe's results, statistics and series (a project's status board: projects " +
+        "status; every probe: overview)",
     );
 
   results.command("list")
@@ -93,6 +146,22 @@ export function resultsCommand(context: () => CliContext): Command {
       const { client, out } = context();
       const result = await client().results.stats({ project, probeId, window: options.window });
       out.result(() => showStats(result.data), result);
+    });
+
+  results.command("series")
+    .description(
+      "Show a probe's runs, uptime and latency bucket by bucket over a window ending now " +
+        "(24h: 5-minute buckets, 7d: hourly, 30d and 90d: daily)",
+    )
+    .argument("<project>", "project name")
+    .argument("<probeId>", "probe id")
+    .addOption(
+      new Option("--window <window>", "how far back (default 24h)").choices(SERIES_WINDOWS),
+    )
+    .action(async (project: string, probeId: string, options: { window?: SeriesWindow }) => {
+      const { client, out } = context();
+      const result = await client().results.series({ project, probeId, window: options.window });
+      out.result(() => showSeries(result.data), result);
     });
 
   return results;
