@@ -14,6 +14,7 @@ import type { AlertEvent, AlertEventType } from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
+import { effectivePolicy } from "./policy_sql.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { enqueue, type Outgoing } from "./outbox.ts";
 import type { StateChange } from "./states.ts";
@@ -248,9 +249,7 @@ export function remindDue(db: Db, now: Date, limit = 100): Promise<number> {
         limit ${limit}
         for update skip locked
       )
-      select i.*, coalesce(pa.enabled, g.enabled) as enabled,
-        coalesce(pa.targets, g.targets) as targets,
-        coalesce(pa.reminder_minutes, g.reminder_minutes) as reminder_minutes
+      select i.*, ${effectivePolicy("enabled", "targets", "reminder_minutes")}
       from incidents i join due on due.id = i.id
       cross join alert_settings g
       left join project_alerts pa on pa.project = i.project`.execute(trx);

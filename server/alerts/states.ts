@@ -13,10 +13,11 @@
  * @module
  */
 import { sql } from "kysely";
-import type { Outcome } from "@probe/shared";
+import { ALERT_POLICY_FIELDS, type Outcome } from "@probe/shared";
 import type { Db } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { json } from "../db/json.ts";
+import { effectivePolicy } from "./policy_sql.ts";
 
 /** What settling needs of a finished run. */
 export interface SettledRun {
@@ -126,13 +127,7 @@ export async function settleSchedule(
       order by s.probe_key for update of s
     ), pol as (
       select p.key as probe_key, p.project, p.probe_id, p.url, p.label,
-        coalesce(pa.enabled, g.enabled) as enabled,
-        coalesce(pa.targets, g.targets) as targets,
-        coalesce(pa.failure_threshold, g.failure_threshold) as failure_threshold,
-        coalesce(pa.success_threshold, g.success_threshold) as success_threshold,
-        coalesce(pa.reminder_minutes, g.reminder_minutes) as reminder_minutes,
-        coalesce(pa.notify_degraded, g.notify_degraded) as notify_degraded,
-        coalesce(pa.notify_recovered, g.notify_recovered) as notify_recovered
+        ${effectivePolicy(...ALERT_POLICY_FIELDS)}
       from probes p
       cross join alert_settings g
       left join project_alerts pa on pa.project = p.project

@@ -2,7 +2,7 @@
  * The alert policy: one global policy (the `alert_settings` row), and per project overrides
  * (`project_alerts`) where each field is a value or null to inherit. The policy that applies to
  * a project is, field by field, its override when not null, else the global value — the rule
- * the runner's SQL follows too (`coalesce(project_alerts.f, alert_settings.f)`).
+ * the runner's SQL follows too (`effectivePolicy` in `server/alerts/policy_sql.ts`).
  *
  * @module
  */
