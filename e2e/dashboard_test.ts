@@ -16,6 +16,7 @@
  * Screenshots go to DASHBOARD_SCREENSHOT_DIR, or a temporary folder; the test prints which.
  */
 import assert from "node:assert/strict";
+import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromium.ts";
 import { fill } from "../bench/overview.ts";
 import { openDatabase } from "../server/db/database.ts";
 import { migrateToLatest } from "../server/db/migrator.ts";
@@ -34,27 +35,12 @@ import type {
   TimingReport,
 } from "./testdata/dashboard_browser.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const KEY = "dashboard-e2e-key-0123456789";
 const READ_KEY = "dashboard-e2e-reader-0123456789";
 const BROWSER_SCRIPT = new URL("./testdata/dashboard_browser.ts", import.meta.url).pathname;
 /** The browser run gives up after this long rather than hang the suite. */
 const BROWSER_DEADLINE_MS = 240_000;
 
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
-// CI installs Chromium, so there a missing one is a failure; elsewhere the test says it skipped.
-const inCi = Boolean(Deno.env.get("CI"));
-if (!hasChromium && !inCi) {
-  console.warn(
-    `dashboard_test: ${CHROMIUM} is missing, / is not tested (apt-get install chromium)`,
-  );
-}
 const adminUrl = Deno.env.get("TEST_DATABASE_URL");
 
 async function screenshotDir(): Promise<string> {
@@ -139,9 +125,9 @@ function startServer(vars: Record<string, string>): Promise<ServerProcess> {
 Deno.test({
   name: "the dashboard: sign-in, a probe failing then recovering, charts, forms, keyboard, " +
     "375 px, dark, accessibility (headless Chromium)",
-  ignore: !hasChromium && !inCi,
+  ignore: skipWithoutChromium("the dashboard"),
   async fn() {
-    assert.ok(hasChromium, `${CHROMIUM} is missing: .ci/run installs it with apt-get`);
+    assertChromium();
     const shotDir = await screenshotDir();
     const dataDir = await Deno.makeTempDir({ prefix: "dashboard-e2e-" });
     // PostgreSQL when there is one (it starts in a second), else the embedded database.
@@ -264,9 +250,9 @@ Deno.test({
 
 Deno.test({
   name: "the overview of 1,000 probes on PostgreSQL is drawn in headless Chromium (time printed)",
-  ignore: !adminUrl || (!hasChromium && !inCi),
+  ignore: !adminUrl || skipWithoutChromium("the 1,000-probe overview"),
   async fn() {
-    assert.ok(hasChromium, `${CHROMIUM} is missing: .ci/run installs it with apt-get`);
+    assertChromium();
     const shotDir = await screenshotDir();
     const dataDir = await Deno.makeTempDir({ prefix: "dashboard-1000-" });
     const database = await createPostgresDatabase(adminUrl, "probe_dashboard");

@@ -2,30 +2,16 @@
 // installs), driven by playwright-core in server/testdata/docs_browser.ts: it must list every
 // endpoint, refuse a call without a key, and a call made with the key entered must succeed.
 import assert from "node:assert/strict";
+import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromium.ts";
 import type { DocsReport } from "./testdata/docs_browser.ts";
 import { uniqueName } from "../server/testing/app.ts";
 import { startLiveServer } from "../server/testing/live.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
-// CI installs Chromium, so there a missing one is a failure; elsewhere the test says it skipped.
-const inCi = Boolean(Deno.env.get("CI"));
-if (!hasChromium && !inCi) {
-  console.warn(`docs_test: ${CHROMIUM} is missing, /docs is not tested (apt-get install chromium)`);
-}
-
 Deno.test({
   name: "/docs lists every endpoint and calls made from it succeed (headless Chromium)",
-  ignore: !hasChromium && !inCi,
+  ignore: skipWithoutChromium("/docs"),
   async fn() {
-    assert.ok(hasChromium, `${CHROMIUM} is missing: .ci/run installs it with apt-get`);
+    assertChromium();
     const server = await startLiveServer();
     // Screenshots for whoever debugs this test: DOCS_SCREENSHOT_DIR, or a temp dir.
     const shotDir = Deno.env.get("DOCS_SCREENSHOT_DIR") ??

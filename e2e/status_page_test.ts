@@ -4,24 +4,18 @@
  * Screenshots go to STATUS_SCREENSHOT_DIR or a temporary folder.
  */
 import assert from "node:assert/strict";
+import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromium.ts";
 import { restCall, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const KEY = "status-e2e-key-0123456789";
 const BROWSER_SCRIPT = new URL("./testdata/status_page_browser.ts", import.meta.url).pathname;
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
 
 Deno.test({
   name: "a public status page works without JavaScript, and its badges are SVG with their text",
-  ignore: !hasChromium,
+  ignore: skipWithoutChromium("the status page"),
   fn: async () => {
+    assertChromium();
     const target = await startTarget();
     const dataDir = await Deno.makeTempDir({ prefix: "status-e2e-" });
     const server = await startServerProcess({

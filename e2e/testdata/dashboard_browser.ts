@@ -8,17 +8,8 @@
 // line `{"ask": …}` on stdout, and waits for a line on stdin before going on. Its last line on
 // stdout is `{"report": …}`; progress goes to stderr.
 import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import { CHROMIUM_ARGS } from "./chromium.ts";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const TIMEOUT_MS = 20_000;
 /** The impacts an accessibility finding must not have. */
 const BLOCKING_IMPACTS = ["serious", "critical"];

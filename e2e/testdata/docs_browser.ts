@@ -4,17 +4,8 @@
 //
 //   deno run -A e2e/testdata/docs_browser.ts CHROMIUM BASE_URL API_KEY PROJECT SCREENSHOT_DIR
 import { chromium, type Locator, type Page } from "playwright-core";
+import { CHROMIUM_ARGS } from "./chromium.ts";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const TIMEOUT_MS = 20_000;
 
 export interface DocsReport {

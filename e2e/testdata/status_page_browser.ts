@@ -5,13 +5,14 @@
 //
 //   deno run -A e2e/testdata/status_page_browser.ts <chromium> <page URL> <screenshot dir>
 import { chromium } from "playwright-core";
+import { CHROMIUM_ARGS } from "./chromium.ts";
 
 const [executablePath, pageUrl, shotDir] = Deno.args;
 const axeSource = Deno.readTextFileSync(new URL(import.meta.resolve("axe-core/axe.min.js")));
 
 const browser = await chromium.launch({
   executablePath,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+  args: CHROMIUM_ARGS,
 });
 try {
   const quiet = await browser.newContext({
