@@ -5,61 +5,15 @@
  * PostgreSQL.
  */
 import assert from "node:assert/strict";
-import {
-  apiSuite,
-  BASE,
-  TEST_API_KEY,
-  type TestContext,
-  uniqueName,
-} from "../server/testing/app.ts";
+import { apiSuite, BASE, type TestContext, uniqueName } from "../server/testing/app.ts";
 import { startTarget } from "../server/testing/target_server.ts";
 import { EXIT } from "./exit_codes.ts";
-import { runCli } from "./program.ts";
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  /** The requests the CLI made, as `METHOD /path`. */
-  calls: string[];
-  /** Their URLs in full. */
-  urls: string[];
-  // deno-lint-ignore no-explicit-any
-  json: () => any;
-}
+import { type CliOptions, expectExit, runCliOn } from "./testing.ts";
 
 /** Runs the CLI against the test app, with extra environment and files (`-` is stdin). */
-async function cli(
-  { app }: TestContext,
-  args: string[],
-  { env = {}, files = {} }: { env?: Record<string, string>; files?: Record<string, string> } = {},
-): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const calls: string[] = [];
-  const urls: string[] = [];
-  const code = await runCli(args, {
-    env: { PROBE_SERVICE_URL: BASE, SERVICE_API_KEY: TEST_API_KEY, ...env },
-    stdout: (t) => (stdout += t),
-    stderr: (t) => (stderr += t),
-    readTextFile: (path) =>
-      path in files
-        ? Promise.resolve(files[path])
-        : Promise.reject(new Deno.errors.NotFound(`no file ${path}`)),
-    fetch: (input, init) => {
-      const request = new Request(input, init);
-      calls.push(`${request.method} ${new URL(request.url).pathname}`);
-      urls.push(request.url);
-      return app.handler(request);
-    },
-  });
-  return { code, stdout, stderr, calls, urls, json: () => JSON.parse(stdout) };
-}
-
-function expect(run: Run, code: number): Run {
-  assert.equal(run.code, code, `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
-  return run;
-}
+const cli = ({ app }: TestContext, args: string[], options: CliOptions = {}) =>
+  runCliOn(app, args, options);
+const expect = expectExit;
 
 const SLACK_CREDENTIAL = "T0000/B0000/cli-test-credential";
 const SLACK_URL = `https://hooks.slack.com/services/${SLACK_CREDENTIAL}`;
@@ -84,15 +38,7 @@ Deno.test("--help works on every new level and exits 0", async (t) => {
   ];
   for (const level of levels) {
     await t.step(level.join(" "), async () => {
-      let stdout = "";
-      const code = await runCli([...level, "--help"], {
-        env: {},
-        stdout: (text) => (stdout += text),
-        stderr: () => {},
-        readTextFile: () => Promise.reject(new Deno.errors.NotFound("no files here")),
-        fetch: () => Promise.reject(new Error("no network in this test")),
-      });
-      assert.equal(code, EXIT.ok);
+      const { stdout } = expectExit(await runCliOn(null, [...level, "--help"]), EXIT.ok);
       assert.match(stdout, new RegExp(`^Usage: deno task cli ${level.join(" ")}`));
     });
   }

@@ -19,45 +19,12 @@ import {
 } from "../server/testing/app.ts";
 import { startTarget } from "../server/testing/target_server.ts";
 import { EXIT } from "./exit_codes.ts";
-import { runCli } from "./program.ts";
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  /** The requests the CLI made, as `METHOD /path`. */
-  calls: string[];
-  // deno-lint-ignore no-explicit-any
-  json: () => any;
-}
+import { expectExit, runCliOn } from "./testing.ts";
 
 /** Runs the CLI against the app's handler, with the write key unless `env` says otherwise. */
-async function cli(
-  { app }: Pick<TestContext, "app">,
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const calls: string[] = [];
-  const code = await runCli(args, {
-    env: { PROBE_SERVICE_URL: BASE, SERVICE_API_KEY: TEST_API_KEY, ...env },
-    stdout: (t) => (stdout += t),
-    stderr: (t) => (stderr += t),
-    readTextFile: () => Promise.reject(new Deno.errors.NotFound("no files here")),
-    fetch: (input, init) => {
-      const request = new Request(input, init);
-      calls.push(`${request.method} ${new URL(request.url).pathname}`);
-      return app.handler(request);
-    },
-  });
-  return { code, stdout, stderr, calls, json: () => JSON.parse(stdout) };
-}
-
-function expect(run: Run, code: number): Run {
-  assert.equal(run.code, code, `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
-  return run;
-}
+const cli = ({ app }: Pick<TestContext, "app">, args: string[], env: Record<string, string> = {}) =>
+  runCliOn(app, args, { env });
+const expect = expectExit;
 
 /** GETs a path of the app without a key, as a browser or an image cache would. */
 async function open({ app }: Pick<TestContext, "app">, pathOrUrl: string) {

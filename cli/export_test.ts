@@ -11,7 +11,7 @@ import type { App } from "../server/app.ts";
 import { backends, BASE, startTestApp, TEST_API_KEY } from "../server/testing/app.ts";
 import { startTarget } from "../server/testing/target_server.ts";
 import { EXIT } from "./exit_codes.ts";
-import { runCli } from "./program.ts";
+import { type CliOptions, runCliOn } from "./testing.ts";
 import { parseSeedFile, SeedFileError } from "./seed.ts";
 
 const SLACK_CREDENTIAL = "T0000/B0000/export-test-credential";
@@ -31,31 +31,7 @@ const clientOf = (app: App): ProbeClient =>
   });
 
 /** Runs the CLI in-process against `app`; files live in `files`. */
-async function cli(
-  app: App,
-  args: string[],
-  { env = {}, files = new Map<string, string>() } = {},
-) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    env: { PROBE_SERVICE_URL: BASE, SERVICE_API_KEY: TEST_API_KEY, ...env },
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    readTextFile: (path) => {
-      const text = files.get(path);
-      return text === undefined ? Promise.reject(new Deno.errors.NotFound(path)) : Promise.resolve(
-        text,
-      );
-    },
-    writeTextFile: (path, text) => {
-      files.set(path, text);
-      return Promise.resolve();
-    },
-    fetch: (input, init) => app.handler(new Request(input, init)),
-  });
-  return { code, stdout, stderr };
-}
+const cli = (app: App, args: string[], options: CliOptions = {}) => runCliOn(app, args, options);
 
 function ok(run: { code: number; stdout: string; stderr: string }) {
   assert.equal(run.code, EXIT.ok, `exit ${run.code}\n${run.stdout}\n${run.stderr}`);

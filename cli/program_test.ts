@@ -1,20 +1,9 @@
 import assert from "node:assert/strict";
 import { EXIT } from "./exit_codes.ts";
-import { runCli } from "./program.ts";
+import { runCliOn } from "./testing.ts";
 
 /** Runs the CLI in-process with no service behind it: for what needs none (help, usage). */
-async function offline(args: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    env: {},
-    stdout: (t) => (stdout += t),
-    stderr: (t) => (stderr += t),
-    readTextFile: () => Promise.reject(new Deno.errors.NotFound("no files here")),
-    fetch: () => Promise.reject(new Error("no network in this test")),
-  });
-  return { code, stdout, stderr };
-}
+const offline = (args: string[]) => runCliOn(null, args);
 
 const COMMANDS: Record<string, string[]> = {
   projects: ["list", "get", "status", "create", "update", "delete"],

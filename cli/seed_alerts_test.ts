@@ -13,7 +13,7 @@ import {
   uniqueName,
 } from "../server/testing/app.ts";
 import { EXIT } from "./exit_codes.ts";
-import { runCli } from "./program.ts";
+import { runCliOn } from "./testing.ts";
 import { applySeed, parseSeedFile, SeedFileError, type Step } from "./seed.ts";
 
 const SLACK_CREDENTIAL = "T0000/B0000/seed-test-credential";
@@ -367,19 +367,8 @@ projects:
   - { name: ${chat}, kind: slack, url_env: SEED_SLACK_URL }
   - { name: ${fresh}, kind: webhook, url: "https://hooks.example.com/c" }
 `;
-    const run = async (args: string[], env: Record<string, string> = {}) => {
-      let stdout = "";
-      let stderr = "";
-      const code = await runCli(args, {
-        env: { PROBE_SERVICE_URL: BASE, SERVICE_API_KEY: TEST_API_KEY, ...env },
-        stdout: (text) => (stdout += text),
-        stderr: (text) => (stderr += text),
-        readTextFile: (path) =>
-          path === "seed.yaml" ? Promise.resolve(yaml) : Promise.reject(new Deno.errors.NotFound()),
-        fetch: (input, init) => t.app.handler(new Request(input, init)),
-      });
-      return { code, stdout, stderr };
-    };
+    const run = (args: string[], env: Record<string, string> = {}) =>
+      runCliOn(t.app, args, { env, files: { "seed.yaml": yaml } });
 
     const unset = await run(["import", "seed.yaml"]);
     assert.equal(unset.code, EXIT.usage);
