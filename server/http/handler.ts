@@ -28,7 +28,6 @@ import { presentedKey } from "./presented_key.ts";
 
 export const REST_PREFIX = "/api/v1";
 export const TRPC_PREFIX = "/trpc";
-export { API_KEY_HEADER, presentedKey } from "./presented_key.ts";
 
 export interface HttpDeps {
   router: AppRouter;

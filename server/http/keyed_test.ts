@@ -12,7 +12,8 @@ import {
 } from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
 import { createKeyCheck } from "./api_key.ts";
-import { createHttpHandler, presentedKey, REST_PREFIX } from "./handler.ts";
+import { createHttpHandler, REST_PREFIX } from "./handler.ts";
+import { presentedKey } from "./presented_key.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 
 Deno.test("a key is presented as X-Service-Api-Key or as an Authorization bearer token", () => {
