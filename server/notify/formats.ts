@@ -83,7 +83,8 @@ function slackEscape(text: string): string {
 /**
  * A Slack incoming-webhook message: `text` (the subject, shown in notifications and by clients
  * without blocks) and `blocks` with the details as fields. Within Slack's limits (a section's
- * text 3,000 characters, at most 10 fields of 2,000).
+ * text 3,000 characters, at most 10 fields of 2,000). Slack reads `text` as mrkdwn too (and
+ * pushes it to phones), so it is escaped like the blocks: a label's `<!channel>` mentions no one.
  */
 export function slackMessage(event: AlertEvent) {
   const subject = subjectOf(event);
@@ -92,7 +93,8 @@ export function slackMessage(event: AlertEvent) {
     text: truncate(`*${name}*\n${slackEscape(value)}`, 2000),
   }));
   return {
-    text: truncate(subject, 3000),
+    // Cut first, then escaped: an entity (`&amp;`) is never cut in half.
+    text: slackEscape(truncate(subject, 3000)),
     blocks: [
       {
         type: "section",

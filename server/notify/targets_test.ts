@@ -170,7 +170,7 @@ Deno.test("notify: a loopback target is blocked by the network policy unless it 
   }
 });
 
-Deno.test("notify: a Slack target gets a text line and blocks with the details", async () => {
+Deno.test("notify: a Slack target gets a text line and blocks with the details, markup escaped in both", async () => {
   const hook = webhookReceiver([200]);
   try {
     await withNotifier({}, async ({ handle, send }) => {
@@ -184,7 +184,8 @@ Deno.test("notify: a Slack target gets a text line and blocks with the details",
       assert.equal(headers.get("content-type"), "application/json");
       assert.equal(headers.has("webhook-signature"), false, "Slack is not signed");
       const message = JSON.parse(body);
-      assert.equal(message.text, "DOWN shop: <!channel> & co");
+      // Slack pushes `text` to phones and reads it as mrkdwn: escaped like the blocks.
+      assert.equal(message.text, "DOWN shop: &lt;!channel&gt; &amp; co");
       assert.deepEqual(message.blocks.map((b: { type: string }) => b.type), [
         "section",
         "section",
@@ -422,6 +423,40 @@ Deno.test("notify: without a notifier the test procedure answers 503", async () 
     });
   } finally {
     await handle.close();
+  }
+});
+
+Deno.test("notify: a label with mentions pings no one on Slack (text and blocks) or Discord", async () => {
+  // The label of the security run's finding: Slack's `text` carried `<!channel>` unescaped.
+  const label = "Edge <!channel> <!here|here> <@U123> @everyone & <https://evil.test|click>";
+  const slack = webhookReceiver([200]);
+  const discord = webhookReceiver([204]);
+  try {
+    await withNotifier({}, async ({ handle, send }) => {
+      await createTarget({ db: handle.db, input: { name: "s", kind: "slack", url: slack.url } });
+      await createTarget({
+        db: handle.db,
+        input: { name: "d", kind: "discord", url: discord.url },
+      });
+      const event: AlertEvent = { ...DOWN, data: { ...DOWN.data, label } };
+      assert.equal((await send("s", { id: "m1", event })).outcome, "delivered");
+      assert.equal((await send("d", { id: "m2", event })).outcome, "delivered");
+      const body = slack.received[0].body;
+      // Slack markup (mentions, links) starts with `<`: none reaches Slack anywhere in the body.
+      assert.equal(JSON.parse(body).text.includes("<"), false, JSON.parse(body).text);
+      assert.doesNotMatch(JSON.stringify(JSON.parse(body)), /</);
+      assert.equal(
+        JSON.parse(body).text,
+        "DOWN shop: Edge &lt;!channel&gt; &lt;!here|here&gt; &lt;@U123&gt; @everyone &amp; " +
+          "&lt;https://evil.test|click&gt;",
+      );
+      const message = JSON.parse(discord.received[0].body);
+      assert.equal(message.content, `DOWN shop: ${label}`);
+      assert.deepEqual(message.allowed_mentions, { parse: [] }, "Discord: mentions off");
+    });
+  } finally {
+    await slack.close();
+    await discord.close();
   }
 });
 
