@@ -12,8 +12,14 @@
  *    `--duration` seconds (120); then the runners stop and the outbox drains. Every transition in
  *    the database must have reached the receiver exactly once (by `webhook-id`).
  *
+ * 3. Isolation (issue 18): four targets, on a receiver that hangs, one that answers 500, one
+ *    that redirects and one that works; `--isolation` (30) probes on a target that flips to 500
+ *    and back, `--flips` times, `failure_threshold` and `success_threshold` 1. Prints the working
+ *    receiver's time to alert (as in 1.), p50, p99 and max, and what is left pending for the
+ *    others (nothing is dropped: they keep their notifications).
+ *
  *   deno task bench:alerts [--latency 20] [--flips 3] [--probes 10000] [--duration 120]
- *                          [--part latency|scale|both]
+ *                          [--isolation 30] [--part latency|scale|both|isolation]
  *
  * BENCH_DATABASE_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres).
  * Not a test: figures vary with the machine and its load.
@@ -32,6 +38,7 @@ const { values: args } = parseArgs({
     flips: { type: "string", default: "3" },
     probes: { type: "string", default: "10000" },
     duration: { type: "string", default: "120" },
+    isolation: { type: "string", default: "30" },
     part: { type: "string", default: "both" },
   },
 });
@@ -255,5 +262,107 @@ async function scalePart() {
   }
 }
 
-if (args.part !== "scale") await latencyPart();
-if (args.part !== "latency") await scalePart();
+/**
+ * A receiver that answers every call with `status` (a redirect to a closed port for 3xx), or,
+ * with `hang`, answers nothing until closed.
+ */
+function badReceiver(status: number, hang = false) {
+  let calls = 0;
+  const release = new AbortController();
+  const held = new Promise<void>((r) => release.signal.addEventListener("abort", () => r()));
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    calls++;
+    await req.body?.cancel();
+    if (hang) await held;
+    const location = status >= 300 && status < 400 ? "http://127.0.0.1:9/" : undefined;
+    return new Response(null, { status, headers: location ? { location } : undefined });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/hook`,
+    calls: () => calls,
+    close: () => {
+      release.abort();
+      return server.shutdown();
+    },
+  };
+}
+
+/** A hanging, a failing, a redirecting and a working receiver side by side. */
+async function isolationPart() {
+  const n = Number(args.isolation);
+  const flips = Number(args.flips);
+  const database = await createPostgresDatabase(ADMIN_URL, "probe_bench");
+  const target = await startTarget({ countOnly: true });
+  const hang = badReceiver(200, true);
+  const failing = badReceiver(500);
+  const redirecting = badReceiver(302);
+  const ok = receiver();
+  const base = await server(database.url);
+  const handle = await openDatabase({ kind: "postgres", url: database.url });
+  try {
+    const receivers = { hang: hang.url, failing: failing.url, redirecting: redirecting.url };
+    for (const [name, url] of Object.entries(receivers)) {
+      await call(base, "POST", "/notification-targets", { name, kind: "webhook", url });
+    }
+    await call(base, "POST", "/notification-targets", { name: "ok", kind: "webhook", url: ok.url });
+    await call(base, "PATCH", "/settings/alerts", {
+      targets: ["hang", "failing", "redirecting", "ok"],
+      failure_threshold: 1,
+      success_threshold: 1,
+    });
+    await call(base, "POST", "/projects", { project: "iso" });
+    for (let i = 0; i < n; i++) {
+      await call(base, "POST", "/projects/iso/probes", { url: `${target.origin}/health?i=${i}` });
+    }
+    const upCount = async () => {
+      const { rows: [r] } = await sql<{ n: number }>`
+        select count(*)::int as n from probe_schedule where state = 'up'`.execute(handle.db);
+      return r.n === n;
+    };
+    await waitFor("every probe up", upCount, 60_000);
+    console.log(`isolation: ${n} probes, targets hang, failing (500), redirecting (302), ok …`);
+    for (let f = 0; f < flips; f++) {
+      target.setHealth(500, { status: "DOWN" });
+      await waitFor("the down alerts", () => ok.count("probe.down") >= n * (f + 1), 300_000);
+      target.setHealth(200, { status: "UP" });
+      await waitFor(
+        "the recovered alerts",
+        () => ok.count("probe.recovered") >= n * (f + 1),
+        300_000,
+      );
+    }
+    const all: number[] = [];
+    for (const type of ["probe.down", "probe.recovered"]) {
+      const d = await delays(handle.db, ok.arrivals, type);
+      all.push(...d);
+      console.log(
+        `working target, ${type.padEnd(15)} ${d.length} alerts: p50 ${percentile(d, 0.5)} ms, ` +
+          `p99 ${percentile(d, 0.99)} ms, max ${Math.max(...d)} ms`,
+      );
+    }
+    console.log(
+      `working target, all ${all.length} alerts: p50 ${percentile(all, 0.5)} ms, ` +
+        `p99 ${percentile(all, 0.99)} ms, max ${Math.max(...all)} ms`,
+    );
+    const { rows } = await sql<{ target: string; status: string; n: number }>`
+      select target, status, count(*)::int as n from notifications
+      group by target, status order by target, status`.execute(handle.db);
+    console.log(`outbox: ${rows.map((r) => `${r.target} ${r.status} ${r.n}`).join(", ")}`);
+    console.log(
+      `calls: hang ${hang.calls()}, failing ${failing.calls()}, ` +
+        `redirecting ${redirecting.calls()}, ok ${ok.arrivals.length}`,
+    );
+  } finally {
+    await base.stop();
+    await handle.close();
+    await Promise.all([hang.close(), failing.close(), redirecting.close(), ok.close()]);
+    await target.close();
+    await database.drop();
+  }
+}
+
+if (args.part === "isolation") await isolationPart();
+else {
+  if (args.part !== "scale") await latencyPart();
+  if (args.part !== "latency") await scalePart();
+}

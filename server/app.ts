@@ -74,6 +74,7 @@ export async function createApp(
     iamAlive = {},
     notify = {},
     notificationLeaseMs,
+    delivery = {},
     runProbe,
     rateLimitPerSecond = 0,
     authFailuresPerSecond = 0,
@@ -95,6 +96,11 @@ export async function createApp(
      * outbox's 60 s by default.
      */
     notificationLeaseMs?: number;
+    /**
+     * The deliverer's slots, a target's share of them and its breaker (`NOTIFY_CONCURRENCY`,
+     * `NOTIFY_TARGET_CONCURRENCY`, `NOTIFY_BREAKER_FAILURES`); the deliverer's defaults otherwise.
+     */
+    delivery?: { concurrency?: number; perTarget?: number; breakerFailures?: number };
     /**
      * How run-now (`probes.run`) runs a probe: the runner's executor for the configuration
      * (`executorFromConfig`); by default one whose network policy opens nothing.
@@ -150,6 +156,7 @@ export async function createApp(
     send: createDispatch({ notifier, iamAlive: reporter }),
     log,
     leaseMs: notificationLeaseMs,
+    ...delivery,
   });
   const runNow = createRunNow({
     db: handle.db,

@@ -82,6 +82,11 @@ const configSchema = z.object({
   // time a send may take (10 s for HTTP targets), another instance can take over a notification
   // still being sent and send it twice (with the same webhook-id): short leases are for tests.
   NOTIFICATION_LEASE_MS: optional(z.coerce.number().int().min(1000).max(3_600_000).default(60_000)),
+  // The deliverer's slots (server/alerts/deliverer.ts): all targets together, one target's share,
+  // and the failures in a row that pause a target, so one bad receiver slows only itself.
+  NOTIFY_CONCURRENCY: optional(z.coerce.number().int().min(1).max(1000).default(20)),
+  NOTIFY_TARGET_CONCURRENCY: optional(z.coerce.number().int().min(1).max(1000).default(4)),
+  NOTIFY_BREAKER_FAILURES: optional(z.coerce.number().int().min(1).max(1000).default(3)),
   IAM_ALIVE_WEBHOOK_URL: optional(
     z.string().refine(isUrlOf(["http:", "https:"]), "must be an http:// or https:// URL")
       .optional(),
@@ -204,6 +209,12 @@ export interface Config {
    * killed mid-send is taken over after this). See docs/operations.md.
    */
   notificationLeaseMs: number;
+  /**
+   * The deliverer's slots: sends in flight at once (`NOTIFY_CONCURRENCY`), at most `perTarget` of
+   * them to one target (`NOTIFY_TARGET_CONCURRENCY`, never more than `concurrency`), and the
+   * failures in a row after which a target is paused (`NOTIFY_BREAKER_FAILURES`).
+   */
+  delivery: { concurrency: number; perTarget: number; breakerFailures: number };
   /** The server's SMTP settings (`SMTP_URL`, `MAIL_FROM`), for mail notification targets. */
   mail?: { smtpUrl: string; from: string };
   iamAlive: IamAliveConfig;
@@ -250,6 +261,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     METRICS_PER_PROBE: "true" | "false";
     METRICS_PORT?: number;
     NOTIFICATION_LEASE_MS: number;
+    NOTIFY_CONCURRENCY: number;
+    NOTIFY_TARGET_CONCURRENCY: number;
+    NOTIFY_BREAKER_FAILURES: number;
     IAM_ALIVE_WEBHOOK_URL?: string;
     IAM_ALIVE_WEBHOOK_SECRET?: string;
     SMTP_URL?: string;
@@ -287,6 +301,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     metricsPerProbe: c.METRICS_PER_PROBE === "true",
     metricsPort: c.METRICS_PORT,
     notificationLeaseMs: c.NOTIFICATION_LEASE_MS,
+    delivery: {
+      concurrency: c.NOTIFY_CONCURRENCY,
+      perTarget: Math.min(c.NOTIFY_TARGET_CONCURRENCY, c.NOTIFY_CONCURRENCY),
+      breakerFailures: c.NOTIFY_BREAKER_FAILURES,
+    },
     ...(c.SMTP_URL && c.MAIL_FROM && { mail: { smtpUrl: c.SMTP_URL, from: c.MAIL_FROM } }),
     iamAlive: {
       ...(c.IAM_ALIVE_WEBHOOK_URL && {

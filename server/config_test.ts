@@ -33,6 +33,7 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     metricsPerProbe: true,
     metricsPort: undefined,
     notificationLeaseMs: 60_000,
+    delivery: { concurrency: 20, perTarget: 4, breakerFailures: 3 },
     iamAlive: {},
   });
 });
@@ -83,6 +84,26 @@ Deno.test("NOTIFICATION_LEASE_MS sets the deliverer's claim lease, 1000 to 36000
   assert.equal(parseConfig({ NOTIFICATION_LEASE_MS: "1000" }).notificationLeaseMs, 1000);
   assert.equal(parseConfig({ NOTIFICATION_LEASE_MS: "3600000" }).notificationLeaseMs, 3_600_000);
   assert.equal(parseConfig({ NOTIFICATION_LEASE_MS: "" }).notificationLeaseMs, 60_000);
+});
+
+Deno.test("NOTIFY_* set the deliverer's slots, a target's share and its breaker", () => {
+  assert.deepEqual(parseConfig({}).delivery, { concurrency: 20, perTarget: 4, breakerFailures: 3 });
+  assert.deepEqual(
+    parseConfig({
+      NOTIFY_CONCURRENCY: "50",
+      NOTIFY_TARGET_CONCURRENCY: "2",
+      NOTIFY_BREAKER_FAILURES: "5",
+    }).delivery,
+    { concurrency: 50, perTarget: 2, breakerFailures: 5 },
+  );
+  // A target's share is never more than all the slots.
+  assert.equal(
+    parseConfig({ NOTIFY_CONCURRENCY: "3", NOTIFY_TARGET_CONCURRENCY: "8" }).delivery.perTarget,
+    3,
+  );
+  for (const [name, value] of [["NOTIFY_CONCURRENCY", "0"], ["NOTIFY_TARGET_CONCURRENCY", "x"]]) {
+    assert.throws(() => parseConfig({ [name]: value }), new RegExp(name));
+  }
 });
 
 Deno.test("empty variables count as unset", () => {

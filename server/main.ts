@@ -107,6 +107,7 @@ async function main(): Promise<number> {
     // Run-now uses the runner's executor, whether this process runs the runner or not.
     runProbe: executorFromConfig(config),
     notificationLeaseMs: config.notificationLeaseMs,
+    delivery: config.delivery,
     iamAlive: {
       config: config.iamAlive,
       runnerFigures: reportRunnerFigures(database.db),

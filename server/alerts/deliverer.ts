@@ -1,9 +1,17 @@
 /**
- * Sends what the outbox holds: every instance runs one. Each round sends the reminders that are
- * due into the outbox, then claims due notifications (see `outbox.ts`) and sends each through the
- * notifier, at most `concurrency` at once, recording every attempt. A round follows at once while
- * there is more to send, else after `pollMs`; `wake()` starts one early (a transition recorded in
- * this process need not wait for the poll).
+ * Sends what the outbox holds: every instance runs one. It keeps up to `concurrency` sends in
+ * flight: whenever a slot frees (or every `pollMs`, after sending the reminders that are due into
+ * the outbox), it claims due notifications (see `outbox.ts`) for the free slots and sends each
+ * through the notifier, recording every attempt. `wake()` claims at once (a transition recorded
+ * in this process need not wait for the poll).
+ *
+ * One target cannot hold the others up (issue 18): each target may hold at most `perTarget` of
+ * the slots, and a target that fails is held to fewer: one slot after a failure, and after
+ * `breakerFailures` failures in a row none for a pause (5 s, doubling with each further failure,
+ * at most 5 minutes), then one trial send. A delivery puts it back to its full share. Its
+ * notifications meanwhile stay in the outbox, due, and are neither dropped nor charged an attempt:
+ * they go out once the target answers again. This state is the process's own; each instance
+ * learns a failing target by itself.
  *
  * @module
  */
@@ -20,6 +28,17 @@ export type Send = (
   message: { id: string; type: string; payload: unknown },
 ) => Promise<DeliveryResult>;
 
+/** Sends in flight at once, all targets together (`NOTIFY_CONCURRENCY`). */
+export const DEFAULT_CONCURRENCY = 20;
+/** Sends in flight at once to one target (`NOTIFY_TARGET_CONCURRENCY`). */
+export const DEFAULT_PER_TARGET = 4;
+/** Failures in a row after which a target is paused (`NOTIFY_BREAKER_FAILURES`). */
+export const DEFAULT_BREAKER_FAILURES = 3;
+/** A paused target's first pause; each further failure doubles it. */
+export const BREAKER_PAUSE_MS = 5_000;
+/** The longest pause: a target that came back is found within this. */
+export const BREAKER_MAX_PAUSE_MS = 300_000;
+
 export interface DelivererOptions {
   db: Db;
   send: Send;
@@ -28,7 +47,12 @@ export interface DelivererOptions {
   id?: string;
   now?: () => Date;
   pollMs?: number;
-  batch?: number;
+  /** Sends in flight at once; {@link DEFAULT_CONCURRENCY} by default. */
+  concurrency?: number;
+  /** Sends in flight at once to one target; {@link DEFAULT_PER_TARGET} by default. */
+  perTarget?: number;
+  /** Failures in a row that pause a target; {@link DEFAULT_BREAKER_FAILURES} by default. */
+  breakerFailures?: number;
   leaseMs?: number;
 }
 
@@ -36,10 +60,21 @@ export interface Deliverer {
   readonly id: string;
   start(): void;
   stop(): Promise<void>;
-  /** Starts a round now (when not in one). */
+  /** Claims for the free slots now. */
   wake(): void;
-  /** One round: reminders, then one claim and its sends; returns how many were sent. */
+  /**
+   * Reminders, then one claim for the free slots, and its sends awaited; returns how many were
+   * sent (for tests, which drive a deliverer that is not started).
+   */
   deliverOnce(): Promise<number>;
+}
+
+/** How a target has been answering, kept while it fails (a delivery forgets it). */
+interface TargetHealth {
+  /** Failed attempts in a row. */
+  failures: number;
+  /** Nothing is sent to it before this time (ms), once the failures reach the threshold. */
+  pausedUntil: number;
 }
 
 export function createDeliverer(options: DelivererOptions): Deliverer {
@@ -47,10 +82,58 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   const id = options.id ?? `${hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const now = options.now ?? (() => new Date());
   const pollMs = options.pollMs ?? 250;
-  const batch = options.batch ?? 20;
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const perTarget = Math.min(options.perTarget ?? DEFAULT_PER_TARGET, concurrency);
+  const breakerFailures = options.breakerFailures ?? DEFAULT_BREAKER_FAILURES;
   let stopped = true;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let round: Promise<unknown> | null = null;
+  let poll: Promise<unknown> | null = null;
+  let claiming: Promise<unknown> | null = null;
+  let claimAgain = false;
+  /** Sends in flight, all targets, and per target. */
+  const sending = new Set<Promise<void>>();
+  const inFlight = new Map<string, number>();
+  const health = new Map<string, TargetHealth>();
+
+  /** How many more sends `target` may have in flight at `at`. */
+  function room(target: string, at: number): number {
+    const h = health.get(target);
+    const share = !h ? perTarget : h.failures < breakerFailures ? 1 : at < h.pausedUntil ? 0 : 1;
+    return Math.max(0, share - (inFlight.get(target) ?? 0));
+  }
+
+  /** Each target whose room is not the default: the claim's `rooms`. */
+  function rooms(at: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const target of new Set([...inFlight.keys(), ...health.keys()])) {
+      out[target] = room(target, at);
+    }
+    return out;
+  }
+
+  function learn(target: string, ok: boolean) {
+    if (ok) {
+      health.delete(target);
+      return;
+    }
+    const h = health.get(target) ?? { failures: 0, pausedUntil: 0 };
+    h.failures++;
+    if (h.failures >= breakerFailures) {
+      const pause = Math.min(
+        BREAKER_PAUSE_MS * 2 ** Math.min(h.failures - breakerFailures, 20),
+        BREAKER_MAX_PAUSE_MS,
+      );
+      h.pausedUntil = now().getTime() + pause;
+      if (h.failures === breakerFailures) {
+        log.warn("notification target paused after failures in a row", {
+          target,
+          failures: h.failures,
+          pause_ms: pause,
+        });
+      }
+    }
+    health.set(target, h);
+  }
 
   async function attempt(claimed: Claimed) {
     const startedAt = now();
@@ -67,6 +150,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       result = { outcome: "failed", attempts: 1, error: "internal error" };
     }
     const ok = result.outcome === "delivered";
+    learn(claimed.target, ok);
     await finishAttempt(db, {
       deliverer: id,
       claimed,
@@ -85,16 +169,54 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       });}
   }
 
-  async function deliverOnce(): Promise<number> {
-    await remindDue(db, now());
+  /** Starts the send of a claimed notification in a slot; the slot frees when it is recorded. */
+  function begin(claimed: Claimed): Promise<void> {
+    inFlight.set(claimed.target, (inFlight.get(claimed.target) ?? 0) + 1);
+    const done: Promise<void> = attempt(claimed)
+      .catch((error) => log.error("recording a notification attempt failed", errorFields(error)))
+      .finally(() => {
+        sending.delete(done);
+        const left = (inFlight.get(claimed.target) ?? 1) - 1;
+        if (left > 0) inFlight.set(claimed.target, left);
+        else inFlight.delete(claimed.target);
+        claim();
+      });
+    sending.add(done);
+    return done;
+  }
+
+  /** Claims for the free slots, within each target's room, and starts the sends. */
+  async function fill(): Promise<Promise<void>[]> {
+    const free = concurrency - sending.size;
+    if (free <= 0) return [];
+    const at = now();
     const claimed = await claimNotifications(db, {
       deliverer: id,
-      now: now(),
-      limit: batch,
+      now: at,
+      limit: free,
       leaseMs: options.leaseMs,
+      perTarget,
+      rooms: rooms(at.getTime()),
     });
-    await Promise.all(claimed.map(attempt));
-    return claimed.length;
+    return claimed.map(begin);
+  }
+
+  /** Claims now, or once the claim under way ends: one claim at a time, so rooms hold. */
+  function claim() {
+    if (stopped) return;
+    if (claiming) {
+      claimAgain = true;
+      return;
+    }
+    claiming = (async () => {
+      do {
+        claimAgain = false;
+        // A claim that started sends may have left room (a target's share reached): try again.
+        if ((await fill()).length > 0) claimAgain = true;
+      } while (claimAgain && !stopped && sending.size < concurrency);
+    })()
+      .catch((error) => log.error("delivering notifications failed", errorFields(error)))
+      .finally(() => claiming = null);
   }
 
   function schedule(ms: number) {
@@ -103,21 +225,26 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     timer = setTimeout(tick, ms);
   }
 
+  /** The poll: reminders due into the outbox, then a claim (paused targets come back here). */
   function tick() {
-    if (round || stopped) return;
-    let more = false;
-    round = deliverOnce()
-      .then((sent) => more = sent >= batch)
-      .catch((error) => log.error("delivering notifications failed", errorFields(error)))
+    if (poll || stopped) return;
+    poll = remindDue(db, now())
+      .catch((error) => log.error("sending reminders failed", errorFields(error)))
+      .then(() => claim())
       .finally(() => {
-        round = null;
-        schedule(more ? 0 : pollMs);
+        poll = null;
+        schedule(pollMs);
       });
   }
 
   return {
     id,
-    deliverOnce,
+    async deliverOnce() {
+      await remindDue(db, now());
+      const started = await fill();
+      await Promise.all(started);
+      return started.length;
+    },
     start() {
       if (!stopped) return;
       stopped = false;
@@ -126,10 +253,12 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      await round;
+      await poll;
+      await claiming;
+      await Promise.all(sending);
     },
     wake() {
-      if (!stopped && !round) schedule(0);
+      claim();
     },
   };
 }

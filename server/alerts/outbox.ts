@@ -93,27 +93,48 @@ export interface Claimed {
   attempt: number;
 }
 
-/** Claims up to `limit` due notifications for `deliverer`, until `now + leaseMs`. */
+/**
+ * Claims up to `limit` due notifications for `deliverer`, until `now + leaseMs`, oldest first,
+ * at most `perTarget` of any one target, or what `rooms` gives for that target (0: none; a
+ * deliverer passes what each target has left of its share). A target's due notifications that
+ * do not fit stay due, for the next claim or another instance: one target's backlog cannot fill
+ * a claim and keep the others waiting.
+ */
 export async function claimNotifications(
   db: Db,
-  { deliverer, now, limit, leaseMs = CLAIM_LEASE_MS }: {
+  { deliverer, now, limit, leaseMs = CLAIM_LEASE_MS, perTarget = limit, rooms = {} }: {
     deliverer: string;
     now: Date;
     limit: number;
     leaseMs?: number;
+    perTarget?: number;
+    rooms?: Readonly<Record<string, number>>;
   },
 ): Promise<Claimed[]> {
   const at = now.toISOString();
+  const room = sql<number>`coalesce((${json(rooms)} ->> target)::int, ${perTarget}::int)`;
+  // Rows locked but not taken (over a target's share) are released when the statement ends.
   const { rows } = await sql<
     { id: string; target: string; event: string; payload: unknown; attempts: number }
   >`
-    with due as (
-      select id from notifications
+    with candidates as (
+      select id, target, next_attempt_at, ${room} as room from notifications
       where status = 'pending' and next_attempt_at <= ${at}
         and (claimed_until is null or claimed_until < ${at})
+        and ${room} > 0
+      order by next_attempt_at, id
+      limit ${Math.max(limit * 2, limit + 10)}
+      for update skip locked
+    ),
+    ranked as (
+      select id, next_attempt_at, room,
+        row_number() over (partition by target order by next_attempt_at, id) as rank
+      from candidates
+    ),
+    due as (
+      select id from ranked where rank <= room
       order by next_attempt_at, id
       limit ${limit}
-      for update skip locked
     )
     update notifications n
     set claimed_by = ${deliverer},

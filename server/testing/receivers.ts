@@ -29,6 +29,8 @@ export function verifySignature(secret: string, headers: Headers, body: string):
 }
 
 export interface ReceivedCall {
+  /** When the call arrived (ms since the epoch). */
+  at: number;
   headers: Headers;
   body: string;
   signatureValid: boolean;
@@ -42,8 +44,10 @@ export function webhookReceiver(
   const received: ReceivedCall[] = [];
   const arrivals: (() => void)[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const at = Date.now();
     const body = await req.text();
     received.push({
+      at,
       headers: req.headers,
       body,
       signatureValid: verifySignature(secret, req.headers, body),

@@ -1,0 +1,125 @@
+/**
+ * Delivery isolation (issue 18): a receiver that hangs, one that answers 500 and one that
+ * redirects, beside one that works, through the real path: targets made over the REST API,
+ * probes failing by run-now, the app's own deliverer sending to local receivers. The working
+ * target's notifications arrive promptly; the others' stay in the outbox, and the hanging one's
+ * are delivered once it answers again.
+ */
+import assert from "node:assert/strict";
+import { createApp } from "../app.ts";
+import { createLogger } from "../log.ts";
+import { executeProbe } from "../runner/execute.ts";
+import {
+  backends,
+  freshDatabase,
+  LOOPBACK_ONLY,
+  TEST_API_KEY,
+  TestClient,
+} from "../testing/app.ts";
+import { type ReceivedCall, webhookReceiver } from "../testing/receivers.ts";
+import { startTarget } from "../testing/target_server.ts";
+
+const PROBES = 30;
+/** Generous: the working target's notifications took 20 s and more when one receiver hung. */
+const PROMPT_MS = 3_000;
+
+async function until(what: string, ready: () => boolean | Promise<boolean>, ms: number) {
+  const deadline = Date.now() + ms;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not so after ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const idsOf = (calls: ReceivedCall[]) => new Set(calls.map((c) => c.headers.get("webhook-id")));
+
+for (const backend of backends()) {
+  Deno.test(`delivery isolation: a hanging receiver slows only itself [${backend}]`, async () => {
+    let recover = () => {};
+    const hang = webhookReceiver([200], { hang: new Promise<void>((r) => recover = r) });
+    const failing = webhookReceiver([500]);
+    const redirecting = webhookReceiver([302]);
+    const ok = webhookReceiver([200]);
+    const target = await startTarget();
+    const app = await createApp({
+      database: await freshDatabase(backend),
+      apiKeys: [TEST_API_KEY],
+      log: createLogger("silent"),
+      // Sends time out after 2 s (10 s in production): the hanging receiver's attempts end.
+      notify: { policy: LOOPBACK_ONLY, timeoutMs: 2_000 },
+      runProbe: (t) => executeProbe(t, { policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
+    });
+    const api = new TestClient(app.handler);
+    const db = app.database.db;
+    try {
+      const receivers = { hang, failing, redirecting, ok };
+      for (const [name, r] of Object.entries(receivers)) {
+        const made = await api.post("/api/v1/notification-targets", {
+          name,
+          kind: "webhook",
+          url: r.url,
+        });
+        assert.equal(made.status, 201, made.text);
+      }
+      const policy = await api.patch("/api/v1/settings/alerts", {
+        targets: Object.keys(receivers),
+        failure_threshold: 1,
+      });
+      assert.equal(policy.status, 200, policy.text);
+      assert.equal((await api.post("/api/v1/projects", { project: "iso" })).status, 201);
+      target.setHealth(500, { status: "DOWN" });
+      const ids: string[] = [];
+      for (let i = 0; i < PROBES; i++) {
+        const made = await api.post("/api/v1/projects/iso/probes", {
+          url: `${target.origin}/health?i=${i}`,
+        });
+        assert.equal(made.status, 201, made.text);
+        ids.push(made.body.data.probe_id);
+      }
+
+      app.deliverer.start();
+      // Each failing run opens an incident: a probe.down to each of the four targets.
+      const ranAt = new Map<string, number>();
+      for (const id of ids) {
+        const run = await api.post(`/api/v1/projects/iso/probes/${id}/run`);
+        assert.equal(run.status, 200, run.text);
+        assert.equal(run.body.data.outcome, "down");
+        ranAt.set(id, Date.now());
+      }
+      await until("the working target's notifications", () => ok.received.length >= PROBES, 60_000);
+      const late = ok.received.map((call) => {
+        const event = JSON.parse(call.body);
+        return { probe: event.data.probe_id, ms: call.at - ranAt.get(event.data.probe_id)! };
+      }).filter((d) => d.ms > PROMPT_MS);
+      assert.deepEqual(late, [], `each within ${PROMPT_MS} ms of its run`);
+      assert.equal(idsOf(ok.received).size, PROBES);
+
+      // The others' notifications are kept: pending, none given up, none delivered.
+      const rows = await db.selectFrom("notifications")
+        .select(["target", "status", (eb) => eb.fn.countAll<string>().as("n")])
+        .groupBy(["target", "status"]).orderBy("target").execute();
+      assert.deepEqual(rows.map((r) => [r.target, r.status, Number(r.n)]), [
+        ["failing", "pending", PROBES],
+        ["hang", "pending", PROBES],
+        ["ok", "delivered", PROBES],
+        ["redirecting", "pending", PROBES],
+      ]);
+      // A target that hangs holds a few slots, not all of them: it was not sent everything.
+      assert.ok(hang.received.length < PROBES, `${hang.received.length} calls to the hanging one`);
+
+      // It answers again: every one of its notifications arrives, each under its own id.
+      recover();
+      await until("the hanging target's notifications", async () => {
+        const left = await db.selectFrom("notifications").select("id")
+          .where("target", "=", "hang").where("status", "!=", "delivered").execute();
+        return left.length === 0;
+      }, 60_000);
+      assert.equal(idsOf(hang.received).size, PROBES);
+    } finally {
+      recover();
+      await app.close();
+      await Promise.all([hang.close(), failing.close(), redirecting.close(), ok.close()]);
+      await target.close();
+    }
+  });
+}
