@@ -7,8 +7,8 @@
  *
  * One target cannot hold the others up (issue 18): each target may hold at most `perTarget` of
  * the slots, and a target that fails is held to fewer: one slot after a failure, and after
- * `breakerFailures` failures in a row none for a pause (5 s, doubling with each further failure,
- * at most 5 minutes), then one trial send. A delivery puts it back to its full share. Its
+ * `breakerFailures` failures in a row none for a pause (5 s, doubling each time the trial send
+ * that follows it fails, at most 5 minutes), then one trial send. A delivery puts it back to its full share. Its
  * notifications meanwhile stay in the outbox, due, and are neither dropped nor charged an attempt:
  * they go out once the target answers again. This state is the process's own; each instance
  * learns a failing target by itself.
@@ -34,7 +34,7 @@ export const DEFAULT_CONCURRENCY = 20;
 export const DEFAULT_PER_TARGET = 4;
 /** Failures in a row after which a target is paused (`NOTIFY_BREAKER_FAILURES`). */
 export const DEFAULT_BREAKER_FAILURES = 3;
-/** A paused target's first pause; each further failure doubles it. */
+/** A paused target's first pause; each failed trial after a pause doubles the next. */
 export const BREAKER_PAUSE_MS = 5_000;
 /** The longest pause: a target that came back is found within this. */
 export const BREAKER_MAX_PAUSE_MS = 300_000;
@@ -73,6 +73,8 @@ export interface Deliverer {
 interface TargetHealth {
   /** Failed attempts in a row. */
   failures: number;
+  /** Pauses in a row (each twice as long as the one before). */
+  pauses: number;
   /** Nothing is sent to it before this time (ms), once the failures reach the threshold. */
   pausedUntil: number;
 }
@@ -112,27 +114,32 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   }
 
   function learn(target: string, ok: boolean) {
+    const h = health.get(target);
     if (ok) {
+      if (h?.pauses) log.info("notification target answers again", { target });
       health.delete(target);
       return;
     }
-    const h = health.get(target) ?? { failures: 0, pausedUntil: 0 };
-    h.failures++;
-    if (h.failures >= breakerFailures) {
+    const at = now().getTime();
+    const next = h ?? { failures: 0, pauses: 0, pausedUntil: 0 };
+    next.failures++;
+    // Sends that were in flight together fail together: one pause for them, not one each.
+    if (next.failures >= breakerFailures && at >= next.pausedUntil) {
+      next.pauses++;
       const pause = Math.min(
-        BREAKER_PAUSE_MS * 2 ** Math.min(h.failures - breakerFailures, 20),
+        BREAKER_PAUSE_MS * 2 ** Math.min(next.pauses - 1, 20),
         BREAKER_MAX_PAUSE_MS,
       );
-      h.pausedUntil = now().getTime() + pause;
-      if (h.failures === breakerFailures) {
+      next.pausedUntil = at + pause;
+      if (next.pauses === 1) {
         log.warn("notification target paused after failures in a row", {
           target,
-          failures: h.failures,
+          failures: next.failures,
           pause_ms: pause,
         });
       }
     }
-    health.set(target, h);
+    health.set(target, next);
   }
 
   async function attempt(claimed: Claimed) {

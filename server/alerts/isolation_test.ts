@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { createApp } from "../app.ts";
+import { json } from "../db/json.ts";
 import { createLogger } from "../log.ts";
 import { executeProbe } from "../runner/execute.ts";
 import {
@@ -18,6 +19,7 @@ import {
 } from "../testing/app.ts";
 import { type ReceivedCall, webhookReceiver } from "../testing/receivers.ts";
 import { startTarget } from "../testing/target_server.ts";
+import { claimNotifications } from "./outbox.ts";
 
 const PROBES = 30;
 /** Generous: the working target's notifications took 20 s and more when one receiver hung. */
@@ -128,6 +130,53 @@ for (const backend of backends()) {
       await app.close();
       await Promise.all([hang.close(), failing.close(), redirecting.close(), ok.close()]);
       await target.close();
+    }
+  });
+}
+
+for (const backend of backends()) {
+  Deno.test(`a claim takes at most a target's share, the oldest first [${backend}]`, async () => {
+    const handle = await freshDatabase(backend);
+    const db = handle.db;
+    try {
+      const due = Date.now() - 60_000;
+      // Ten for a busy target, older than the two of a quiet one.
+      const rows = [
+        ...Array.from({ length: 10 }, (_, i) => ({ id: `msg_busy${i}`, target: "busy", at: i })),
+        ...[0, 1].map((i) => ({ id: `msg_quiet${i}`, target: "quiet", at: 100 + i })),
+      ];
+      await db.insertInto("notifications").values(rows.map((r) => ({
+        id: r.id,
+        event: "target.test",
+        target: r.target,
+        incident_id: null,
+        payload: json({}),
+        next_attempt_at: new Date(due + r.at),
+      }))).execute();
+      const now = new Date();
+      const ids = (claimed: { id: string }[]) => claimed.map((c) => c.id).sort();
+      const first = await claimNotifications(db, { deliverer: "a", now, limit: 6, perTarget: 2 });
+      assert.deepEqual(ids(first), ["msg_busy0", "msg_busy1", "msg_quiet0", "msg_quiet1"]);
+      // A room of its own for a target: 0 takes none of it, 3 three, whatever the share.
+      const none = await claimNotifications(db, {
+        deliverer: "b",
+        now,
+        limit: 6,
+        perTarget: 2,
+        rooms: { busy: 0 },
+      });
+      assert.deepEqual(none, []);
+      const three = await claimNotifications(db, {
+        deliverer: "b",
+        now,
+        limit: 6,
+        perTarget: 2,
+        rooms: { busy: 3 },
+      });
+      assert.deepEqual(ids(three), ["msg_busy2", "msg_busy3", "msg_busy4"]);
+      assert.equal(three.every((c) => c.attempt === 1), true);
+    } finally {
+      await handle.close();
     }
   });
 }
