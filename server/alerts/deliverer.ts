@@ -8,10 +8,11 @@
  * One target cannot hold the others up (issue 18): each target may hold at most `perTarget` of
  * the slots, and a target that fails is held to fewer: one slot after a failure, and after
  * `breakerFailures` failures in a row none for a pause (5 s, doubling each time the trial send
- * that follows it fails, at most 5 minutes), then one trial send. A delivery puts it back to its full share. Its
- * notifications meanwhile stay in the outbox, due, and are neither dropped nor charged an attempt:
- * they go out once the target answers again. This state is the process's own; each instance
- * learns a failing target by itself.
+ * that follows it fails, at most 5 minutes), then one trial send. A delivery puts it back to its
+ * full share. Its notifications meanwhile stay in the outbox, deferred to the pause's end (so
+ * that claims do not read through them, and other instances wait too), neither dropped nor
+ * charged an attempt: they go out once the target answers again. The shares and the count of
+ * failures are the process's own; each instance learns a failing target by itself.
  *
  * @module
  */
@@ -20,7 +21,7 @@ import type { Db } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
 import { remindDue } from "./incidents.ts";
-import { type Claimed, claimNotifications, finishAttempt } from "./outbox.ts";
+import { type Claimed, claimNotifications, deferTarget, finishAttempt } from "./outbox.ts";
 
 /** Sends one message to one target; never throws. */
 export type Send = (
@@ -113,33 +114,34 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     return out;
   }
 
-  function learn(target: string, ok: boolean) {
+  /** Learns from an attempt; returns when a pause starts, the time it ends. */
+  function learn(target: string, ok: boolean): number | null {
     const h = health.get(target);
     if (ok) {
       if (h?.pauses) log.info("notification target answers again", { target });
       health.delete(target);
-      return;
+      return null;
     }
     const at = now().getTime();
     const next = h ?? { failures: 0, pauses: 0, pausedUntil: 0 };
+    health.set(target, next);
     next.failures++;
     // Sends that were in flight together fail together: one pause for them, not one each.
-    if (next.failures >= breakerFailures && at >= next.pausedUntil) {
-      next.pauses++;
-      const pause = Math.min(
-        BREAKER_PAUSE_MS * 2 ** Math.min(next.pauses - 1, 20),
-        BREAKER_MAX_PAUSE_MS,
-      );
-      next.pausedUntil = at + pause;
-      if (next.pauses === 1) {
-        log.warn("notification target paused after failures in a row", {
-          target,
-          failures: next.failures,
-          pause_ms: pause,
-        });
-      }
+    if (next.failures < breakerFailures || at < next.pausedUntil) return null;
+    next.pauses++;
+    const pause = Math.min(
+      BREAKER_PAUSE_MS * 2 ** Math.min(next.pauses - 1, 20),
+      BREAKER_MAX_PAUSE_MS,
+    );
+    next.pausedUntil = at + pause;
+    if (next.pauses === 1) {
+      log.warn("notification target paused after failures in a row", {
+        target,
+        failures: next.failures,
+        pause_ms: pause,
+      });
     }
-    health.set(target, next);
+    return next.pausedUntil;
   }
 
   async function attempt(claimed: Claimed) {
@@ -157,7 +159,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       result = { outcome: "failed", attempts: 1, error: "internal error" };
     }
     const ok = result.outcome === "delivered";
-    learn(claimed.target, ok);
+    const pausedUntil = learn(claimed.target, ok);
     await finishAttempt(db, {
       deliverer: id,
       claimed,
@@ -167,6 +169,9 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       durationMs: performance.now() - started,
       now: now(),
     });
+    if (pausedUntil !== null) {
+      await deferTarget(db, { target: claimed.target, until: new Date(pausedUntil), now: now() });
+    }
     const fields = { id: claimed.id, target: claimed.target, type: claimed.type };
     if (ok) log.info("notification delivered", { ...fields, attempt: claimed.attempt });
     else {log.warn("notification not delivered", {

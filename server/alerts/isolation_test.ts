@@ -19,7 +19,7 @@ import {
 } from "../testing/app.ts";
 import { type ReceivedCall, webhookReceiver } from "../testing/receivers.ts";
 import { startTarget } from "../testing/target_server.ts";
-import { claimNotifications } from "./outbox.ts";
+import { CLAIM_LEASE_MS, claimNotifications, deferTarget } from "./outbox.ts";
 
 const PROBES = 30;
 /** Generous: the working target's notifications took 20 s and more when one receiver hung. */
@@ -96,7 +96,14 @@ for (const backend of backends()) {
       assert.deepEqual(late, [], `each within ${PROMPT_MS} ms of its run`);
       assert.equal(idsOf(ok.received).size, PROBES);
 
-      // The others' notifications are kept: pending, none given up, none delivered.
+      // The others' notifications are kept: pending, none given up, none delivered. (A call
+      // arrives before its attempt is recorded: the working target's are waited for.)
+      await until("the working target's deliveries recorded", async () => {
+        const { n } = await db.selectFrom("notifications")
+          .select((eb) => eb.fn.countAll<string>().as("n"))
+          .where("target", "=", "ok").where("status", "=", "delivered").executeTakeFirstOrThrow();
+        return Number(n) === PROBES;
+      }, 10_000);
       const rows = await db.selectFrom("notifications")
         .select(["target", "status", (eb) => eb.fn.countAll<string>().as("n")])
         .groupBy(["target", "status"]).orderBy("target").execute();
@@ -175,6 +182,37 @@ for (const backend of backends()) {
       });
       assert.deepEqual(ids(three), ["msg_busy2", "msg_busy3", "msg_busy4"]);
       assert.equal(three.every((c) => c.attempt === 1), true);
+      // A paused target's notifications are deferred, but for those claimed and in flight.
+      const until = new Date(now.getTime() + 2 * CLAIM_LEASE_MS);
+      assert.equal(await deferTarget(db, { target: "busy", until, now }), 5);
+      const later = await claimNotifications(db, {
+        deliverer: "c",
+        now: new Date(now.getTime() + CLAIM_LEASE_MS + 1),
+        limit: 20,
+        perTarget: 20,
+      });
+      // After the claims' leases and before the pause's end: the five claimed before, not the rest.
+      assert.deepEqual(
+        ids(later),
+        [
+          "msg_busy0",
+          "msg_busy1",
+          "msg_busy2",
+          "msg_busy3",
+          "msg_busy4",
+          "msg_quiet0",
+          "msg_quiet1",
+        ],
+      );
+      const deferred = await db.selectFrom("notifications").select(["id", "attempts"])
+        .where("next_attempt_at", ">=", until).orderBy("id").execute();
+      assert.deepEqual(deferred.map((r) => [r.id, r.attempts]), [
+        ["msg_busy5", 0],
+        ["msg_busy6", 0],
+        ["msg_busy7", 0],
+        ["msg_busy8", 0],
+        ["msg_busy9", 0],
+      ]);
     } finally {
       await handle.close();
     }

@@ -194,6 +194,25 @@ export async function finishAttempt(
   });
 }
 
+/**
+ * Defers a paused target's due notifications to `until` (none is given up or charged an
+ * attempt): claims then pass over them in the index instead of reading them and leaving them,
+ * and every instance waits with them. Those claimed and in flight are left to their sender.
+ * Returns how many were deferred.
+ */
+export async function deferTarget(
+  db: Db,
+  { target, until, now }: { target: string; until: Date; now: Date },
+): Promise<number> {
+  const result = await db.updateTable("notifications")
+    .set({ next_attempt_at: until })
+    .where("target", "=", target).where("status", "=", "pending")
+    .where("next_attempt_at", "<", until)
+    .where((eb) => eb.or([eb("claimed_until", "is", null), eb("claimed_until", "<", now)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 /** The outbox's counts by status, for figures and tests. */
 export async function outboxCounts(
   db: Db,
