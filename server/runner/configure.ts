@@ -31,6 +31,7 @@ export function runnerFromConfig(
     intervalMs: config.probeIntervalSeconds * 1000,
     timeoutMs: config.probeTimeoutMs,
     concurrency: config.probeConcurrency,
+    hostConcurrency: config.probeHostConcurrency,
     retentionDays: config.resultsRetentionDays,
     policy: createNetworkPolicy(config.probeAllowNetworks),
     ...overrides,
