@@ -96,6 +96,47 @@ for (const backend of backends()) {
       );
 
       await t.step(
+        "a run that waited for its host's slot keeps its lease: it is not claimed and run again",
+        async () => {
+          const project = uniqueName();
+          await api.post("/api/v1/projects", { project });
+          const paths = ["/slow?ms=1000&lease=1", "/slow?ms=1000&lease=2"];
+          for (const path of paths) {
+            await api.post(`/api/v1/projects/${project}/probes`, { url: `${slow.origin}${path}` });
+          }
+          // One run at a time against the host; a lease shorter than a wait and a run together.
+          const runner = runnerWith({
+            hostConcurrency: 1,
+            leaseMs: 1_500,
+            pollMs: 20,
+            lookaheadMs: 0,
+            flushEveryMs: 20,
+            syncEveryMs: 20,
+          });
+          const before = slow.counts.get("/slow") ?? 0;
+          runner.start();
+          try {
+            const probes = await probesOf(project);
+            for (let i = 0; i < 100; i++) {
+              const done = await db.selectFrom("probe_results").select("probe_key")
+                .where("probe_key", "in", probes.map((p) => p.key)).execute();
+              if (done.length >= 2) break;
+              await new Promise((r) => setTimeout(r, 50));
+            }
+            // Time for a second claim of the run that waited, had its lease run out meanwhile.
+            await new Promise((r) => setTimeout(r, 1_500));
+          } finally {
+            await runner.stop();
+          }
+          // On main the queued run's lease ran out while it ran: claimed again, run twice.
+          assert.equal((slow.counts.get("/slow") ?? 0) - before, 2, "each due run sent once");
+          assert.equal(runner.counters().recorded, 2);
+          assert.equal(runner.counters().lost, 0);
+          await api.delete(`/api/v1/projects/${project}`);
+        },
+      );
+
+      await t.step(
         "after a restart, overdue probes start spread over half the interval, each at its own point",
         async () => {
           const INTERVAL = 60_000;

@@ -24,6 +24,7 @@ import {
   claimDue,
   type Claimed,
   type Completed,
+  extendLeases,
   recordRuns,
   releaseLeases,
   syncSchedules,
@@ -184,14 +185,15 @@ export function createRunner(options: RunnerOptions): Runner {
   const hostRunning = new Map<string, number>();
   const hostQueued = new Map<string, number>();
   const running = new Set<Promise<void>>();
-  /** Keys of due runs to give back for their host's cap, sent in one statement. */
-  let deferring: string[] = [];
+  /** Lease changes, sent in one statement per kind and tick (`changeLease`). */
+  const leaseChanges = { defer: [] as string[], extend: [] as string[] };
   let buffer: Completed[] = [];
   let flushing: Promise<void> | null = null;
   let stopped = true;
   const timers = new Set<unknown>();
   const busy = new Set<Promise<unknown>>();
-  const deferrals = new Set<Promise<void>>();
+  /** Lease changes being written; `idle` and `stop` wait for them. */
+  const leaseWrites = new Set<Promise<void>>();
 
   function complete(claimed: Claimed, result: RunResult | null) {
     const now = clock.now();
@@ -225,8 +227,8 @@ export function createRunner(options: RunnerOptions): Runner {
    * Otherwise it queues, but a host may keep at most `hostCap` runs queued: past that its runs
    * are given back, unstarted, for `deferMs`. So a slow host holds at most `hostCap` slots and
    * as many claims, whatever it answers, and never the claims (`maxClaimed`) of the others.
-   * A queued run waits for one of its host's runs to end (one timeout at most), so it still
-   * starts and ends within its lease (two timeouts and 10 s).
+   * A run that waited in the queue has its lease extended as it starts (`startQueued`), so
+   * that no runner, this one included, claims it again while it runs.
    */
   function run(claimed: Claimed) {
     const host = hostOf(claimed.target.url);
@@ -269,26 +271,41 @@ export function createRunner(options: RunnerOptions): Runner {
       if (i < 0) return;
       const [{ claimed, host }] = queued.splice(i, 1);
       bump(hostQueued, host, -1);
+      changeLease("extend", claimed.key);
       start(claimed, host);
     }
   }
 
-  /** Gives a due run back unstarted, claimable again in `deferMs`; batched per tick. */
+  /** Gives a due run back unstarted, claimable again in `deferMs`. */
   function defer(claimed: Claimed) {
     active--;
     counters.deferred++;
-    deferring.push(claimed.key);
-    if (deferring.length > 1) return;
+    changeLease("defer", claimed.key);
+  }
+
+  /**
+   * Gives a lease back until `deferMs` from now (`defer`), or extends it to `leaseMs` from now
+   * (`extend`: a run that waited starts). Batched: one statement per kind and tick. A failure
+   * leaves the lease as it was: a run given back is claimable when it runs out.
+   */
+  function changeLease(kind: keyof typeof leaseChanges, key: string) {
+    leaseChanges[kind].push(key);
+    if (leaseChanges[kind].length > 1) return;
     const p = Promise.resolve().then(async () => {
-      const keys = deferring;
-      deferring = [];
+      const keys = leaseChanges[kind];
+      leaseChanges[kind] = [];
+      const now = clock.now();
       try {
-        await releaseLeases(db, id, keys, clock.now() + deferMs);
+        if (kind === "defer") await releaseLeases(db, id, keys, now + deferMs);
+        else await extendLeases(db, id, keys, now + leaseMs);
       } catch (error) {
-        log.warn("giving back deferred runs failed; their leases will run out", errorFields(error));
+        log.warn(`${kind === "defer" ? "giving back" : "extending"} leases failed`, {
+          count: keys.length,
+          ...errorFields(error),
+        });
       }
-    }).finally(() => deferrals.delete(p));
-    deferrals.add(p);
+    }).finally(() => leaseWrites.delete(p));
+    leaseWrites.add(p);
   }
 
   function dispatch(claimed: Claimed) {
@@ -368,8 +385,8 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   async function idle(): Promise<void> {
-    while (running.size > 0 || deferrals.size > 0) {
-      await Promise.allSettled([...running, ...deferrals]);
+    while (running.size > 0 || leaseWrites.size > 0) {
+      await Promise.allSettled([...running, ...leaseWrites]);
     }
     await flush();
   }

@@ -336,6 +336,30 @@ export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): 
 }
 
 /**
+ * Extends this runner's leases on the given probes to `until` (ms), never shortening one: runs
+ * that waited for a slot of their host start with a whole lease ahead. Rows locked in key order.
+ */
+export async function extendLeases(
+  database: Db,
+  runner: string,
+  keys: readonly string[],
+  until: number,
+) {
+  if (keys.length === 0) return;
+  const db = withBudget(database, "runner");
+  const wanted = json(keys.map((k) => ({ k })));
+  await sql`
+    with locked as (
+      select probe_key from probe_schedule
+      where leased_by = ${runner}
+        and probe_key in (select x.k from json_to_recordset(${wanted}) as x(k bigint))
+      order by probe_key for update
+    )
+    update probe_schedule s set lease_until = greatest(s.lease_until, ${iso(until)}::timestamptz)
+    from locked where s.probe_key = locked.probe_key and s.leased_by = ${runner}`.execute(db);
+}
+
+/**
  * Gives back leases on runs that were claimed but not started (the runner is stopping, or their
  * host is at its cap): claimable again at once, or from `until` (ms) with no runner named. The
  * rows are locked in key order, as everywhere else (see `recordRuns`).
