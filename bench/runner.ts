@@ -5,7 +5,12 @@
  * and CPU seconds per 1,000 checks of the runner processes, and double runs.
  *
  *   deno task bench:runner [--probes 10000] [--interval 60] [--duration 180] [--runners 1]
- *                          [--concurrency 200] [--delay 0]
+ *                          [--concurrency 200] [--delay 0] [--slow-drip 0] [--drip-ms 15000]
+ *                          [--host-concurrency N]
+ *
+ * With `--slow-drip S`, S more probes point at a second target (another host) that sends its
+ * body a byte at a time over `--drip-ms`: the schedule slip of the other probes is printed apart
+ * (issue 18: run slots shared fairly). `--host-concurrency` sets `PROBE_HOST_CONCURRENCY`.
  *
  * BENCH_DATABASE_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres).
  * Not a test: figures vary with the machine and its load.
@@ -30,23 +35,32 @@ const { values: args } = parseArgs({
     runners: { type: "string", default: "1" },
     concurrency: { type: "string", default: "200" },
     delay: { type: "string", default: "0" },
+    "slow-drip": { type: "string", default: "0" },
+    "drip-ms": { type: "string", default: "15000" },
+    "host-concurrency": { type: "string" },
     help: { type: "boolean", short: "h" },
   },
 });
 if (args.help) {
   console.log(`deno task bench:runner [--probes 10000] [--interval 60] [--duration 180]
                        [--runners 1] [--concurrency 200] [--delay 0]
+                       [--slow-drip 0] [--drip-ms 15000] [--host-concurrency N]
 
 N probes (--probes) against a local target, run by --runners runner processes on PostgreSQL
 for --duration seconds, each probe every --interval seconds; the target answers after --delay
 ms. BENCH_DATABASE_URL names the PostgreSQL server (default ${DEFAULT_ADMIN_URL}).
-A short run: --probes 50 --interval 10 --duration 10 (the runner's interval is 10 s at least)`);
+--slow-drip S adds S probes at a second target that sends its body a byte at a time over
+--drip-ms ms, and prints the other probes' slip apart; --host-concurrency sets
+PROBE_HOST_CONCURRENCY (unset: the runner's default).
+A short run: --probes 50 --interval 10 --duration 10 (the runner's interval is 10 s at least)
+Slow-drip: --probes 1000 --slow-drip 300 --interval 10 --duration 60`);
   Deno.exit(0);
 }
 const N = Number(args.probes);
 const INTERVAL_S = Number(args.interval);
 const DURATION_S = Number(args.duration);
 const RUNNERS = Number(args.runners);
+const SLOW = Number(args["slow-drip"]);
 const STARTUP_MS = 8_000;
 const ADMIN_URL = Deno.env.get("BENCH_DATABASE_URL") ?? DEFAULT_ADMIN_URL;
 
@@ -73,10 +87,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 console.log(
   `bench:runner  probes=${N} interval=${INTERVAL_S}s duration=${DURATION_S}s runners=${RUNNERS} ` +
-    `concurrency=${args.concurrency} target delay=${args.delay}ms  cores=${navigator.hardwareConcurrency}`,
+    `concurrency=${args.concurrency} target delay=${args.delay}ms  cores=${navigator.hardwareConcurrency}` +
+    (SLOW ? `  slow-drip=${SLOW} over ${args["drip-ms"]}ms` : "") +
+    (args["host-concurrency"] ? `  host-concurrency=${args["host-concurrency"]}` : ""),
 );
 await admin(`create database ${name}`);
 const target = await startTarget({ countOnly: true, delayMs: Number(args.delay) });
+const slowTarget = await startTarget({ countOnly: true });
 const handle = await openDatabase({ kind: "postgres", url: url.href, poolSize: 2 });
 const children: ServerProcess[] = [];
 try {
@@ -87,6 +104,13 @@ try {
     insert into probes (project, probe_id, url, method, headers)
     select 'bench', 'b' || i, ${target.origin} || '/p/' || i, 'GET', '{}'
     from generate_series(1, ${N}::int) as i`.execute(db);
+  if (SLOW > 0) {
+    await sql`
+      insert into probes (project, probe_id, url, method, headers)
+      select 'bench', 's' || i, ${slowTarget.origin} || '/drip?ms=' || ${args["drip-ms"]}::int
+        || '&bytes=20&i=' || i, 'GET', '{}'
+      from generate_series(1, ${SLOW}::int) as i`.execute(db);
+  }
   // Steady state from the start: every probe on its grid, the first runs after the runners
   // have had time to start, not all due at once as freshly created probes would be.
   const t0 = Date.now() + STARTUP_MS;
@@ -101,6 +125,7 @@ try {
           PROBE_INTERVAL_SECONDS: String(INTERVAL_S),
           PROBE_CONCURRENCY: args.concurrency!,
           PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
+          ...(args["host-concurrency"] && { PROBE_HOST_CONCURRENCY: args["host-concurrency"] }),
           LOG_LEVEL: "info",
         },
         // The runner serves no HTTP: nothing to wait for but its "runner started" line below.
@@ -151,6 +176,15 @@ try {
            count(*) filter (where outcome = 'up')::int as up
     from (select outcome, extract(epoch from (started_at - due_at)) * 1000 as slip
           from probe_results where due_at >= ${since} and due_at < ${until}) r`.execute(db);
+  const { rows: [fast] } = await sql<{ checks: number; p50: number; p99: number; max: number }>`
+    select count(*)::int as checks,
+           percentile_disc(0.5) within group (order by slip) as p50,
+           percentile_disc(0.99) within group (order by slip) as p99,
+           max(slip) as max
+    from (select extract(epoch from (r.started_at - r.due_at)) * 1000 as slip
+          from probe_results r join probes p on p.key = r.probe_key
+          where r.due_at >= ${since} and r.due_at < ${until} and p.probe_id like 'b%') r`
+    .execute(db);
   const { rows: [dup] } = await sql<{ doubles: number; total: number }>`
     select coalesce(sum(n - 1), 0)::int as doubles, coalesce(sum(n), 0)::int as total
     from (select count(*) as n from probe_results group by probe_key, due_at) g`.execute(db);
@@ -161,11 +195,22 @@ try {
     return a + (line ? Number(JSON.parse(line).lost ?? 0) : 0);
   }, 0);
 
-  const expected = Math.round(N * DURATION_S / INTERVAL_S);
+  const expected = Math.round((N + SLOW) * DURATION_S / INTERVAL_S);
   const fmt = (ms: number) => `${Math.round(ms)} ms`;
   console.log(`checks due in the window: ${m.checks} of ${expected} expected (${m.up} up)`);
   console.log(`checks per second:        ${(m.checks / DURATION_S).toFixed(1)}`);
   console.log(`schedule slip:            p50 ${fmt(m.p50)}  p99 ${fmt(m.p99)}  max ${fmt(m.max)}`);
+  if (SLOW > 0) {
+    console.log(
+      `fast probes' slip:        p50 ${fmt(fast.p50)}  p99 ${fmt(fast.p99)}  max ${fmt(fast.max)}` +
+        `  (${fast.checks} of ${Math.round(N * DURATION_S / INTERVAL_S)} expected checks)`,
+    );
+    console.log(
+      `slow-drip checks:         ${m.checks - fast.checks} (target requests ${
+        [...slowTarget.counts.values()].reduce((a, b) => a + b, 0)
+      }, most in flight at once ${slowTarget.drips.peak})`,
+    );
+  }
   atEnd.forEach((u, i) =>
     console.log(`runner ${i + 1}:                 peak RSS ${u.peakRssMiB.toFixed(0)} MiB`)
   );
@@ -182,5 +227,6 @@ try {
   for (const child of children) child.kill("SIGKILL");
   await handle.close();
   await target.close();
+  await slowTarget.close();
   await admin(`drop database if exists ${name} with (force)`);
 }

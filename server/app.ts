@@ -20,8 +20,8 @@ import { createNotifier, type Notifier, type NotifierDeps } from "./notify/targe
 import { createNetworkPolicy } from "./outbound/network_policy.ts";
 import { createDeliverer, type Deliverer } from "./alerts/deliverer.ts";
 import { createDispatch } from "./alerts/dispatch.ts";
-import { executeProbe, type ProbeTarget, type RunResult } from "./runner/execute.ts";
-import { createRunNow } from "./runner/run_now.ts";
+import { executeProbe } from "./runner/execute.ts";
+import { createRunNow, type Executor } from "./runner/run_now.ts";
 import { metricsEndpoint } from "./metrics/endpoint.ts";
 import {
   createServiceMetrics,
@@ -105,7 +105,7 @@ export async function createApp(
      * How run-now (`probes.run`) runs a probe: the runner's executor for the configuration
      * (`executorFromConfig`); by default one whose network policy opens nothing.
      */
-    runProbe?: (target: ProbeTarget) => Promise<RunResult>;
+    runProbe?: Executor;
     /** Requests per second per key; 0 (the default here) for no limit. */
     rateLimitPerSecond?: number;
     /** Failed key checks per second per client address; 0 (the default here) for no limit. */
@@ -161,7 +161,8 @@ export async function createApp(
   const runNow = createRunNow({
     db: handle.db,
     execute: runProbe ??
-      ((target) => executeProbe(target, { policy: createNetworkPolicy(), timeoutMs: 10_000 })),
+      ((target, hooks) =>
+        executeProbe(target, { ...hooks, policy: createNetworkPolicy(), timeoutMs: 10_000 })),
   });
   const handler = createHttpHandler({
     router: appRouter,

@@ -73,6 +73,8 @@ const configSchema = z.object({
     }).default([]),
   ),
   PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(200)),
+  // Unset: a quarter of PROBE_CONCURRENCY (docs/runner.md, "Run slots").
+  PROBE_HOST_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).optional()),
   RESULTS_RETENTION_DAYS: optional(z.coerce.number().int().min(1).max(400).default(7)),
   RUNNER: optional(z.enum(["on", "off"]).default("on")),
   // /metrics (docs/metrics.md): the per-probe series, and the standalone runner's own port.
@@ -197,6 +199,8 @@ export interface Config {
   /** CIDRs opened to probes despite the network policy. */
   probeAllowNetworks: string[];
   probeConcurrency: number;
+  /** Runs in flight at once against one target host (`PROBE_HOST_CONCURRENCY`). */
+  probeHostConcurrency: number;
   resultsRetentionDays: number;
   /** Whether the server process runs a probe runner. */
   runner: boolean;
@@ -256,6 +260,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     PROBE_TIMEOUT_MS: number;
     PROBE_ALLOW_NETWORKS: string[];
     PROBE_CONCURRENCY: number;
+    PROBE_HOST_CONCURRENCY?: number;
     RESULTS_RETENTION_DAYS: number;
     RUNNER: "on" | "off";
     METRICS_PER_PROBE: "true" | "false";
@@ -296,6 +301,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     probeTimeoutMs: c.PROBE_TIMEOUT_MS,
     probeAllowNetworks: c.PROBE_ALLOW_NETWORKS,
     probeConcurrency: c.PROBE_CONCURRENCY,
+    probeHostConcurrency: Math.min(
+      c.PROBE_CONCURRENCY,
+      c.PROBE_HOST_CONCURRENCY ?? Math.max(1, Math.ceil(c.PROBE_CONCURRENCY / 4)),
+    ),
     resultsRetentionDays: c.RESULTS_RETENTION_DAYS,
     runner: c.RUNNER === "on",
     metricsPerProbe: c.METRICS_PER_PROBE === "true",

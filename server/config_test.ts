@@ -28,6 +28,7 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     probeTimeoutMs: 10_000,
     probeAllowNetworks: [],
     probeConcurrency: 200,
+    probeHostConcurrency: 50,
     resultsRetentionDays: 7,
     runner: true,
     metricsPerProbe: true,
@@ -60,8 +61,21 @@ Deno.test("the runner's settings are read from their variables", () => {
   assert.equal(c.probeTimeoutMs, 2500);
   assert.deepEqual(c.probeAllowNetworks, ["127.0.0.0/8", "10.0.0.0/8"]);
   assert.equal(c.probeConcurrency, 50);
+  assert.equal(c.probeHostConcurrency, 13, "a quarter of PROBE_CONCURRENCY, rounded up");
   assert.equal(c.resultsRetentionDays, 30);
   assert.equal(c.runner, false);
+});
+
+Deno.test("PROBE_HOST_CONCURRENCY is read, at most PROBE_CONCURRENCY, and bounded", () => {
+  assert.equal(parseConfig({ PROBE_HOST_CONCURRENCY: "7" }).probeHostConcurrency, 7);
+  assert.equal(
+    parseConfig({ PROBE_CONCURRENCY: "10", PROBE_HOST_CONCURRENCY: "40" }).probeHostConcurrency,
+    10,
+  );
+  assert.equal(parseConfig({ PROBE_CONCURRENCY: "1" }).probeHostConcurrency, 1);
+  for (const bad of ["0", "-1", "2.5", "x", "10001"]) {
+    assert.throws(() => parseConfig({ PROBE_HOST_CONCURRENCY: bad }), /PROBE_HOST_CONCURRENCY/);
+  }
 });
 
 Deno.test("the connection settings are read from their variables", () => {

@@ -272,7 +272,13 @@ export function createHttpHandler(
       return limited(admission.retryAfterSeconds);
     }
     if (endpoint) return await endpoint.handle(request, url, scope);
-    const ctx = createContext({ db, authenticated: true, scope, services });
+    const ctx = createContext({
+      db,
+      authenticated: true,
+      scope,
+      services,
+      chargeKey: rateLimiter ? (cost) => rateLimiter.charge(key!, cost) : undefined,
+    });
     if (isTrpc) return await trpc(request, url, path, ctx);
 
     const result = await rest({ request, url, path: path.slice(REST_PREFIX.length) || "/", ctx });

@@ -10,6 +10,11 @@ export type Admission = { ok: true } | { ok: false; retryAfterSeconds: number };
 export interface RateLimiter {
   /** Takes `cost` tokens (1 by default) for the key, or says how many whole seconds until they are there. */
   take(key: string, cost?: number): Admission;
+  /**
+   * Takes `cost` tokens for work already let in (run-now's redirect hops): always, even below
+   * zero, so that the key's next requests are refused until the bucket has filled again.
+   */
+  charge(key: string, cost: number): void;
 }
 
 export interface RateLimitOptions {
@@ -41,19 +46,27 @@ export function createRateLimiter(
   const capacity = Math.max(1, burst);
   const perMs = perSecond / 1000;
   const buckets = new Map<string, Bucket>();
+  /** The key's bucket, filled for the time since it was last used. */
+  function bucketOf(key: string): Bucket {
+    const t = now();
+    let bucket = buckets.get(key);
+    if (!bucket) {
+      bucket = { tokens: capacity, at: t };
+      if (buckets.size >= maxKeys) buckets.delete(buckets.keys().next().value!);
+    } else {
+      bucket.tokens = Math.min(capacity, bucket.tokens + (t - bucket.at) * perMs);
+      bucket.at = t;
+      buckets.delete(key); // re-inserted below: the map stays in order of last use
+    }
+    buckets.set(key, bucket);
+    return bucket;
+  }
   return {
+    charge(key, cost) {
+      bucketOf(key).tokens -= cost;
+    },
     take(key, cost = 1) {
-      const t = now();
-      let bucket = buckets.get(key);
-      if (!bucket) {
-        bucket = { tokens: capacity, at: t };
-        if (buckets.size >= maxKeys) buckets.delete(buckets.keys().next().value!);
-      } else {
-        bucket.tokens = Math.min(capacity, bucket.tokens + (t - bucket.at) * perMs);
-        bucket.at = t;
-        buckets.delete(key); // re-inserted below: the map stays in order of last use
-      }
-      buckets.set(key, bucket);
+      const bucket = bucketOf(key);
       if (bucket.tokens >= cost) {
         bucket.tokens -= cost;
         return ADMITTED;

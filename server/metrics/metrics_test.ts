@@ -202,6 +202,7 @@ for (const backend of backends()) {
         assert.equal(valueOf(samples, "runner_schedule_slip_seconds_count"), 2);
         assert.equal(valueOf(samples, "runner_runs_in_flight"), 0);
         assert.equal(valueOf(samples, "runner_runs_lost_total"), 0);
+        assert.equal(valueOf(samples, "runner_runs_deferred_total"), 0);
         assert.equal(valueOf(samples, "runner_probes_scheduled"), 2);
         assert.equal(
           valueOf(samples, "iam_alive_deliveries_total", { channel: "log", outcome: "delivered" }),

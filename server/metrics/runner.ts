@@ -57,6 +57,11 @@ export function runnerMetrics(
     help: "Runs not recorded: the lease had passed to another runner, or the probe was deleted",
     read: () => [{ value: runners.reduce((n, r) => n + r.counters().lost, 0) }],
   });
+  counterOf(registry, {
+    name: "runner_runs_deferred_total",
+    help: "Due runs given back unstarted: their target host had its cap of runs in flight",
+    read: () => [{ value: runners.reduce((n, r) => n + r.counters().deferred, 0) }],
+  });
   if (db && reads) {
     // A failed read keeps the values of the last scrape.
     const figures = reads("schedule", () => scheduleFigures({ db }));

@@ -48,6 +48,11 @@ export interface OutboundOptions {
   ca?: string;
   /** A monotonic clock in milliseconds, for durations. */
   elapsed?: () => number;
+  /**
+   * Told before each request is sent: every hop of a redirect chain (once its address passed
+   * the policy). Run-now charges the caller's key with it (`server/runner/run_now.ts`).
+   */
+  beforeRequest?: () => void;
 }
 
 /**
@@ -318,6 +323,7 @@ export async function outboundRequest(
     }
     address = check.address;
     if (remaining() <= 0) return timeout();
+    options.beforeRequest?.();
     const result = await exchange(url, check, { method, headers, body }, {
       timeoutMs: remaining(),
       maxBodyBytes,

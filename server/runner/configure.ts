@@ -2,7 +2,8 @@ import type { Config } from "../config.ts";
 import type { Db } from "../db/database.ts";
 import type { Logger } from "../log.ts";
 import { createNetworkPolicy } from "../outbound/network_policy.ts";
-import { executeProbe, type ProbeTarget, type RunResult } from "./execute.ts";
+import { executeProbe } from "./execute.ts";
+import type { Executor } from "./run_now.ts";
 import { createRunner, type Runner, type RunnerOptions } from "./runner.ts";
 
 /**
@@ -11,9 +12,10 @@ import { createRunner, type Runner, type RunnerOptions } from "./runner.ts";
  */
 export function executorFromConfig(
   config: Pick<Config, "probeAllowNetworks" | "probeTimeoutMs">,
-): (target: ProbeTarget) => Promise<RunResult> {
+): Executor {
   const policy = createNetworkPolicy(config.probeAllowNetworks);
-  return (target) => executeProbe(target, { policy, timeoutMs: config.probeTimeoutMs });
+  return (target, hooks) =>
+    executeProbe(target, { ...hooks, policy, timeoutMs: config.probeTimeoutMs });
 }
 
 /** A runner with the settings the configuration names, over the given database. */
@@ -31,6 +33,7 @@ export function runnerFromConfig(
     intervalMs: config.probeIntervalSeconds * 1000,
     timeoutMs: config.probeTimeoutMs,
     concurrency: config.probeConcurrency,
+    hostConcurrency: config.probeHostConcurrency,
     retentionDays: config.resultsRetentionDays,
     policy: createNetworkPolicy(config.probeAllowNetworks),
     ...overrides,

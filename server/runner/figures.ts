@@ -88,7 +88,8 @@ export async function runnerFigures(
 
 /**
  * Probes of enabled projects at `at`, and those whose run, not claimed by any runner, is overdue
- * by more than `overdueMs` (default 60 s). Read by the I'm alive report and by `/metrics`.
+ * by more than `overdueMs` (default 60 s). Read by the I'm alive report and by `/metrics`. A run
+ * given back for its host's cap (a lease with no runner named) is not claimed: it counts.
  */
 export async function scheduleFigures(
   { db, at = new Date(), overdueMs = 60_000 }: { db: Db; at?: Date; overdueMs?: number },
@@ -97,7 +98,7 @@ export async function scheduleFigures(
     select count(*)::int as scheduled,
            count(*) filter (
              where s.next_due_at < ${new Date(at.getTime() - overdueMs)}
-               and (s.lease_until is null or s.lease_until < ${at})
+               and (s.leased_by is null or s.lease_until < ${at})
            )::int as overdue
     from probe_schedule s
     join probes p on p.key = s.probe_key

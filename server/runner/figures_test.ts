@@ -41,6 +41,9 @@ for (const backend of backends()) {
       // One probe scheduled, overdue by two minutes at `until`, not leased.
       await sql`insert into probe_schedule (probe_key, next_due_at)
                 values (${key}, ${new Date(t0 + 3 * 60_000)})`.execute(db);
+      // A run given back for its host's cap, unclaimable for a while, is claimed by no runner.
+      await sql`update probe_schedule set lease_until = ${new Date(t0 + 6 * 60_000)}
+                where probe_key = ${key}`.execute(db);
 
       const figures = await runnerFigures({
         db,

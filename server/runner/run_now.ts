@@ -13,19 +13,31 @@ import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { DomainError, notFound } from "../domain/errors.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
+import type { OutboundOptions } from "../outbound/request.ts";
 import { applyStateChanges } from "../alerts/incidents.ts";
 import { settleSchedule } from "../alerts/states.ts";
 import { insertRuns } from "./store.ts";
 
+/** Runs one probe, telling `beforeRequest` (if given) before each request it sends. */
+export type Executor = (
+  target: ProbeTarget,
+  hooks?: Pick<OutboundOptions, "beforeRequest">,
+) => Promise<RunResult>;
+
 export interface RunNow {
-  run(ref: ProbeRef): Promise<ProbeResult>;
+  /**
+   * Runs the probe now. `chargeRequests` is told of each request sent past the first (redirect
+   * hops, the retry after a network failure): the first is the caller's own call, the others
+   * are charged to its key, so that run-now cannot multiply a key's rate into the target.
+   */
+  run(ref: ProbeRef, options?: { chargeRequests?: (count: number) => void }): Promise<ProbeResult>;
 }
 
 export function createRunNow(
   { db, execute, runner = "manual", leaseMs = 120_000, now = () => new Date() }: {
     db: Db;
     /** Runs one probe: the runner's executor. */
-    execute: (target: ProbeTarget) => Promise<RunResult>;
+    execute: Executor;
     /** Recorded as the result's runner. */
     runner?: string;
     /** How long a claim holds when its process never lets it go. */
@@ -84,7 +96,7 @@ export function createRunNow(
       latency: probe.latency,
       expect: probe.expect as ProbeExpect | null,
     };
-    return { key, target, inMaintenance: window.in_maintenance };
+    return { key, at, target, inMaintenance: window.in_maintenance };
   }
 
   /** Records the run and lets the claim go, in one transaction; false when the probe is gone. */
@@ -110,18 +122,37 @@ export function createRunNow(
     });
   }
 
+  /** Lets this claim go (and no later one); a failure leaves it to run out after `leaseMs`. */
+  async function release(key: string, at: Date) {
+    try {
+      await sql`
+        update probe_schedule set manual_run_at = null
+        where probe_key = ${key} and manual_run_at = ${at.toISOString()}`.execute(db);
+    } catch {
+      // The database failed the run's recording too, most likely: the error that says so is
+      // the one the caller gets.
+    }
+  }
+
   return {
-    async run(ref) {
-      const { key, target, inMaintenance } = await claim(ref);
+    async run(ref, { chargeRequests } = {}) {
+      const { key, at, target, inMaintenance } = await claim(ref);
+      let sent = 0;
+      const beforeRequest = chargeRequests && (() => {
+        if (sent++ > 0) chargeRequests(1);
+      });
       let result: RunResult;
+      let recorded: boolean;
       try {
-        result = await execute(target);
+        result = await execute(target, { beforeRequest });
+        // Recording lets the claim go in its transaction; when it fails, so must the claim,
+        // or the probe answers 409 until the claim runs out.
+        recorded = await record(key, result, inMaintenance);
       } catch (error) {
-        await sql`update probe_schedule set manual_run_at = null where probe_key = ${key}`
-          .execute(db);
+        await release(key, at);
         throw error;
       }
-      if (!(await record(key, result, inMaintenance))) throw notFound("Probe");
+      if (!recorded) throw notFound("Probe");
       return {
         started_at: result.startedAt.toISOString(),
         duration_ms: Math.round(result.durationMs),

@@ -24,6 +24,7 @@ import {
   claimDue,
   type Claimed,
   type Completed,
+  extendLeases,
   recordRuns,
   releaseLeases,
   syncSchedules,
@@ -72,6 +73,22 @@ export interface RunnerOptions {
   retryPauseMs?: number;
   /** Told of each run as it ends (`/metrics`: server/metrics/runner.ts). */
   observer?: RunnerObserver;
+  /**
+   * Runs in flight at once against one target host (`URL.host`: name and port); `concurrency`
+   * (no cap of its own) unless given. `PROBE_HOST_CONCURRENCY` sets it (server/config.ts).
+   */
+  hostConcurrency?: number;
+  /**
+   * How long a run given back for its host's cap stays unclaimable (its lease is set that far
+   * ahead, with no runner named); `timeoutMs` unless given: about when a slot of that host frees.
+   */
+  deferMs?: number;
+  /**
+   * Runs already overdue when this runner was created (a restart after an outage) start spread
+   * over this long, each at a fixed point of it from its key, instead of all at once; half the
+   * interval, at most 5 minutes, unless given. 0 turns the spread off.
+   */
+  restartSpreadMs?: number;
 }
 
 /** What a runner tells as it goes, for metrics. */
@@ -90,6 +107,8 @@ export interface RunnerCounters {
   lost: number;
   /** Runs executing now (not those claimed and waiting for their due time or a slot). */
   inFlight: number;
+  /** Due runs given back unstarted because their host had its cap in flight and queued. */
+  deferred: number;
 }
 
 export interface Runner {
@@ -106,6 +125,11 @@ export interface Runner {
   idle(): Promise<void>;
   prune(): Promise<PruneReport>;
   counters(): RunnerCounters;
+}
+
+/** The host a run counts against for `hostConcurrency`: the URL's host (name and port). */
+export function hostOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).host : url;
 }
 
 export function createRunner(options: RunnerOptions): Runner {
@@ -136,21 +160,40 @@ export function createRunner(options: RunnerOptions): Runner {
       retryPauseMs: options.retryPauseMs ?? RETRY_PAUSE_MS,
     }));
 
-  const counters: Omit<RunnerCounters, "inFlight"> = { runs: 0, recorded: 0, skipped: 0, lost: 0 };
+  const hostCap = Math.max(1, options.hostConcurrency ?? concurrency);
+  const deferMs = options.deferMs ?? timeoutMs;
+  /** Probes overdue before this are spread over `restartSpreadMs` (see `claimDue`). */
+  const bornAt = clock.now();
+  const restartSpreadMs = options.restartSpreadMs ?? Math.min(intervalMs / 2, 300_000);
+
+  const counters: Omit<RunnerCounters, "inFlight"> = {
+    runs: 0,
+    recorded: 0,
+    skipped: 0,
+    lost: 0,
+    deferred: 0,
+  };
   const observer = options.observer;
   /** Claimed and not yet over: waiting for the due time, queued, or running. */
   let active = 0;
   /** At most this many claimed at once: runs in flight plus the next ones, claimed ahead. */
   const maxClaimed = 2 * concurrency;
   const waiting = new Map<string, { timer: unknown; claimed: Claimed }>();
-  /** Due, waiting for one of the `concurrency` slots. */
-  let queued: Claimed[] = [];
+  /** Due, waiting for one of the `concurrency` slots or for a slot of their host. */
+  let queued: { claimed: Claimed; host: string }[] = [];
+  /** Per target host: runs in flight, and runs queued. */
+  const hostRunning = new Map<string, number>();
+  const hostQueued = new Map<string, number>();
   const running = new Set<Promise<void>>();
+  /** Lease changes, sent in one statement per kind and tick (`changeLease`). */
+  const leaseChanges = { defer: [] as string[], extend: [] as string[] };
   let buffer: Completed[] = [];
   let flushing: Promise<void> | null = null;
   let stopped = true;
   const timers = new Set<unknown>();
   const busy = new Set<Promise<unknown>>();
+  /** Lease changes being written; `idle` and `stop` wait for them. */
+  const leaseWrites = new Set<Promise<void>>();
 
   function complete(claimed: Claimed, result: RunResult | null) {
     const now = clock.now();
@@ -173,12 +216,39 @@ export function createRunner(options: RunnerOptions): Runner {
     if (buffer.length >= flushBatch) void flush();
   }
 
+  const bump = (counts: Map<string, number>, host: string, by: number) => {
+    const n = (counts.get(host) ?? 0) + by;
+    if (n === 0) counts.delete(host);
+    else counts.set(host, n);
+  };
+
+  /**
+   * A due run starts when a slot is free and its host has fewer than `hostCap` runs in flight.
+   * Otherwise it queues, but a host may keep at most `hostCap` runs queued: past that its runs
+   * are given back, unstarted, for `deferMs`. So a slow host holds at most `hostCap` slots and
+   * as many claims, whatever it answers, and never the claims (`maxClaimed`) of the others.
+   * A run that waited in the queue has its lease extended as it starts (`startQueued`), so
+   * that no runner, this one included, claims it again while it runs.
+   */
   function run(claimed: Claimed) {
-    if (running.size >= concurrency) {
-      queued.push(claimed);
+    const host = hostOf(claimed.target.url);
+    if ((hostRunning.get(host) ?? 0) >= hostCap) {
+      if ((hostQueued.get(host) ?? 0) >= hostCap) return defer(claimed);
+      bump(hostQueued, host, 1);
+      queued.push({ claimed, host });
       return;
     }
+    if (running.size >= concurrency) {
+      bump(hostQueued, host, 1);
+      queued.push({ claimed, host });
+      return;
+    }
+    start(claimed, host);
+  }
+
+  function start(claimed: Claimed, host: string) {
     counters.runs++;
+    bump(hostRunning, host, 1);
     const p: Promise<void> = execute(claimed.target)
       .then((result) => complete(claimed, result))
       .catch((error) => {
@@ -188,10 +258,54 @@ export function createRunner(options: RunnerOptions): Runner {
       })
       .finally(() => {
         running.delete(p);
-        const next = queued.shift();
-        if (next) run(next);
+        bump(hostRunning, host, -1);
+        startQueued();
       });
     running.add(p);
+  }
+
+  /** Starts queued runs, oldest first, while slots are free, skipping hosts at their cap. */
+  function startQueued() {
+    while (running.size < concurrency && queued.length > 0) {
+      const i = queued.findIndex((q) => (hostRunning.get(q.host) ?? 0) < hostCap);
+      if (i < 0) return;
+      const [{ claimed, host }] = queued.splice(i, 1);
+      bump(hostQueued, host, -1);
+      changeLease("extend", claimed.key);
+      start(claimed, host);
+    }
+  }
+
+  /** Gives a due run back unstarted, claimable again in `deferMs`. */
+  function defer(claimed: Claimed) {
+    active--;
+    counters.deferred++;
+    changeLease("defer", claimed.key);
+  }
+
+  /**
+   * Gives a lease back until `deferMs` from now (`defer`), or extends it to `leaseMs` from now
+   * (`extend`: a run that waited starts). Batched: one statement per kind and tick. A failure
+   * leaves the lease as it was: a run given back is claimable when it runs out.
+   */
+  function changeLease(kind: keyof typeof leaseChanges, key: string) {
+    leaseChanges[kind].push(key);
+    if (leaseChanges[kind].length > 1) return;
+    const p = Promise.resolve().then(async () => {
+      const keys = leaseChanges[kind];
+      leaseChanges[kind] = [];
+      const now = clock.now();
+      try {
+        if (kind === "defer") await releaseLeases(db, id, keys, now + deferMs);
+        else await extendLeases(db, id, keys, now + leaseMs);
+      } catch (error) {
+        log.warn(`${kind === "defer" ? "giving back" : "extending"} leases failed`, {
+          count: keys.length,
+          ...errorFields(error),
+        });
+      }
+    }).finally(() => leaseWrites.delete(p));
+    leaseWrites.add(p);
   }
 
   function dispatch(claimed: Claimed) {
@@ -222,6 +336,9 @@ export function createRunner(options: RunnerOptions): Runner {
       leaseUntil: now + leaseMs,
       runner: id,
       limit,
+      spread: restartSpreadMs > 0
+        ? { since: bornAt, spreadMs: restartSpreadMs, intervalMs }
+        : undefined,
     });
     for (const c of claimed) dispatch(c);
     return claimed.length;
@@ -268,7 +385,9 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   async function idle(): Promise<void> {
-    while (running.size > 0) await Promise.allSettled([...running]);
+    while (running.size > 0 || leaseWrites.size > 0) {
+      await Promise.allSettled([...running, ...leaseWrites]);
+    }
     await flush();
   }
 
@@ -318,10 +437,14 @@ export function createRunner(options: RunnerOptions): Runner {
       for (const timer of timers) clock.clearTimeout(timer);
       timers.clear();
       await Promise.allSettled([...busy]);
-      const unstarted = [...[...waiting.values()].map((w) => w.claimed), ...queued];
+      const unstarted = [
+        ...[...waiting.values()].map((w) => w.claimed),
+        ...queued.map((q) => q.claimed),
+      ];
       for (const { timer } of waiting.values()) clock.clearTimeout(timer);
       waiting.clear();
       queued = [];
+      hostQueued.clear();
       active -= unstarted.length;
       try {
         await releaseLeases(db, id, unstarted.map((c) => c.key));

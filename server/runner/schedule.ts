@@ -16,7 +16,7 @@ function gcd(a: number, b: number): number {
 const multipliers = new Map<number, number>();
 
 /** The multiplier nearest to interval × golden ratio that is coprime with the interval. */
-function multiplierFor(intervalMs: number): number {
+export function multiplierFor(intervalMs: number): number {
   let m = multipliers.get(intervalMs);
   if (m === undefined) {
     m = Math.round(intervalMs * GOLDEN);
@@ -35,6 +35,19 @@ function multiplierFor(intervalMs: number): number {
 export function offsetOf(key: number | bigint | string, intervalMs: number): number {
   const k = Number(BigInt(key) % BigInt(intervalMs));
   return (k * multiplierFor(intervalMs)) % intervalMs;
+}
+
+/**
+ * How long after a (re)start a probe that was already overdue is claimed: its offset's share of
+ * `spreadMs` (the SQL of `claimDue` computes the same), so overdue probes start spread, each at
+ * a fixed point, rather than all at once.
+ */
+export function restartDelay(
+  key: number | bigint | string,
+  intervalMs: number,
+  spreadMs: number,
+): number {
+  return offsetOf(key, intervalMs) * (spreadMs / intervalMs);
 }
 
 /** The first time strictly after `t` on the grid `offset + n × interval`. */

@@ -19,7 +19,7 @@ import type { ProbeTarget, RunResult } from "./execute.ts";
 import { applyStateChanges } from "../alerts/incidents.ts";
 import { settleSchedule } from "../alerts/states.ts";
 import { bucketOf, emptyHistogram } from "./histogram.ts";
-import { gridAfter, offsetOf } from "./schedule.ts";
+import { gridAfter, multiplierFor, offsetOf } from "./schedule.ts";
 
 const HOUR_MS = 3_600_000;
 
@@ -95,16 +95,32 @@ export interface Claimed {
  */
 export async function claimDue(
   database: Db,
-  { now, horizon, leaseUntil, runner, limit }: {
+  { now, horizon, leaseUntil, runner, limit, spread }: {
     now: number;
     horizon: number;
     leaseUntil: number;
     runner: string;
     limit: number;
+    /**
+     * Probes already due before `since` (the runner started after an outage) are claimed only
+     * from `since` + their share of `spreadMs` (`restartDelay`), or, when the lease of a runner
+     * that died was still on them, from that lease's end plus it: so they start spread rather
+     * than all at once.
+     */
+    spread?: { since: number; spreadMs: number; intervalMs: number };
   },
 ): Promise<Claimed[]> {
   if (limit <= 0) return [];
   const db = withBudget(database, "runner");
+  const spreadCondition = spread
+    ? sql`and (next_due_at >= ${iso(spread.since)}::timestamptz
+        or greatest(${iso(spread.since)}::timestamptz,
+                    case when leased_by is not null then lease_until end)
+           + (((probe_key % ${spread.intervalMs}::bigint)
+               * ${multiplierFor(spread.intervalMs)}::bigint) % ${spread.intervalMs}::bigint)
+             * ${spread.spreadMs / spread.intervalMs}::float8 * interval '1 millisecond'
+           <= ${iso(horizon)}::timestamptz)`
+    : sql``;
   const { rows } = await sql<{
     probe_key: number | string;
     next_due_at: Date;
@@ -121,6 +137,7 @@ export async function claimDue(
       select probe_key from probe_schedule
       where next_due_at <= ${iso(horizon)}
         and (lease_until is null or lease_until < ${iso(now)})
+        ${spreadCondition}
       order by next_due_at
       limit ${limit}
       for update skip locked
@@ -319,10 +336,15 @@ export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): 
 }
 
 /**
- * Gives back leases on runs that were claimed but not started (the runner is stopping). The rows
- * are locked in key order, as everywhere else (see `recordRuns`).
+ * Extends this runner's leases on the given probes to `until` (ms), never shortening one: runs
+ * that waited for a slot of their host start with a whole lease ahead. Rows locked in key order.
  */
-export async function releaseLeases(database: Db, runner: string, keys: readonly string[]) {
+export async function extendLeases(
+  database: Db,
+  runner: string,
+  keys: readonly string[],
+  until: number,
+) {
   if (keys.length === 0) return;
   const db = withBudget(database, "runner");
   const wanted = json(keys.map((k) => ({ k })));
@@ -333,6 +355,32 @@ export async function releaseLeases(database: Db, runner: string, keys: readonly
         and probe_key in (select x.k from json_to_recordset(${wanted}) as x(k bigint))
       order by probe_key for update
     )
-    update probe_schedule s set lease_until = null, leased_by = null
+    update probe_schedule s set lease_until = greatest(s.lease_until, ${iso(until)}::timestamptz)
+    from locked where s.probe_key = locked.probe_key and s.leased_by = ${runner}`.execute(db);
+}
+
+/**
+ * Gives back leases on runs that were claimed but not started (the runner is stopping, or their
+ * host is at its cap): claimable again at once, or from `until` (ms) with no runner named. The
+ * rows are locked in key order, as everywhere else (see `recordRuns`).
+ */
+export async function releaseLeases(
+  database: Db,
+  runner: string,
+  keys: readonly string[],
+  until?: number,
+) {
+  if (keys.length === 0) return;
+  const db = withBudget(database, "runner");
+  const wanted = json(keys.map((k) => ({ k })));
+  await sql`
+    with locked as (
+      select probe_key from probe_schedule
+      where leased_by = ${runner}
+        and probe_key in (select x.k from json_to_recordset(${wanted}) as x(k bigint))
+      order by probe_key for update
+    )
+    update probe_schedule s
+    set lease_until = ${until === undefined ? null : iso(until)}::timestamptz, leased_by = null
     from locked where s.probe_key = locked.probe_key and s.leased_by = ${runner}`.execute(db);
 }

@@ -300,7 +300,8 @@ export async function startTestApp(
     log: createLogger("silent"),
     onFastPath: options.onFastPath,
     // Run-now may reach local targets (`startTarget()`), as the tests' runners may.
-    runProbe: (target) => executeProbe(target, { policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
+    runProbe: (target, hooks) =>
+      executeProbe(target, { ...hooks, policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
   });
 }
 

@@ -6,7 +6,8 @@
  * `/redirect/N` (a chain of N redirects ending at `/ok`), `/redirect-to?url=U`, `/echo` (answers
  * with the request's method, headers and body as JSON), `/big` (2 MiB), `/health` (answers what
  * `setHealth` last set: `{"status":"UP"}` with 200 at first), `/flap?ms=N` (500 in every other
- * period of N ms, 200 in the others: a flapping service), anything else 200.
+ * period of N ms, 200 in the others: a flapping service), `/drip?ms=N&bytes=B` (a slow-drip
+ * target: B bytes, 10 by default, sent one at a time over N ms), anything else 200.
  *
  * @module
  */
@@ -25,6 +26,8 @@ export interface Target {
   hits: Hit[];
   /** Requests counted per path, cheaper than `hits` for the benchmark. */
   counts: Map<string, number>;
+  /** `/drip` answers being sent now, and the most at once so far. */
+  drips: { now: number; peak: number };
   /** What `/health` answers from now on: a status and a JSON body (a service going down). */
   setHealth(status: number, body: unknown): void;
   close(): Promise<void>;
@@ -44,6 +47,7 @@ export function startTarget(options: TargetOptions = {}): Promise<Target> {
   const pending = new Set<Promise<unknown>>();
   const hanging = new Set<() => void>();
   let health = { status: 200, body: { status: "UP" } as unknown };
+  const drips = { now: 0, peak: 0 };
   // Waits end early when the target closes (request.signal is left alone: touching it makes
   // Deno.serve print a warning about its legacy abort behaviour).
   const wait = (ms: number) =>
@@ -77,6 +81,31 @@ export function startTarget(options: TargetOptions = {}): Promise<Target> {
     }
     if (path.startsWith("/status/")) {
       return new Response("status", { status: Number(path.slice(8)) });
+    }
+    if (path === "/drip") {
+      const ms = Number(url.searchParams.get("ms") ?? 1_000);
+      const bytes = Number(url.searchParams.get("bytes") ?? 10);
+      let sent = 0;
+      let open = true;
+      const end = () => {
+        if (open) drips.now--;
+        open = false;
+      };
+      drips.now++;
+      drips.peak = Math.max(drips.peak, drips.now);
+      const stream = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          await wait(ms / bytes);
+          if (!open) return;
+          controller.enqueue(new Uint8Array([0x2e]));
+          if (++sent >= bytes) {
+            end();
+            controller.close();
+          }
+        },
+        cancel: end,
+      });
+      return new Response(stream);
     }
     if (path === "/hang") {
       await wait(10 * 60_000);
@@ -122,6 +151,7 @@ export function startTarget(options: TargetOptions = {}): Promise<Target> {
           hits,
           counts,
           setHealth: (status, body) => health = { status, body },
+          drips,
           close: async () => {
             for (const release of hanging) release();
             await Promise.allSettled(pending);

@@ -31,6 +31,11 @@ export interface Context extends Services {
    */
   scope: Scope;
   res: ResponseControl;
+  /**
+   * Takes `cost` more of the calling key's rate-limit budget, below zero if need be: for work a
+   * call causes beyond itself (run-now's redirect hops). Absent without a limit.
+   */
+  chargeKey?: (cost: number) => void;
 }
 
 /**
@@ -41,14 +46,15 @@ export interface Context extends Services {
  * callers are the service's own).
  */
 export function createContext(
-  { db, authenticated, scope = "write", services = {} }: {
+  { db, authenticated, scope = "write", services = {}, chargeKey }: {
     db: Db;
     authenticated: boolean;
     scope?: Scope;
     services?: Services;
+    chargeKey?: (cost: number) => void;
   },
 ): Context {
-  if (authenticated) return { db, authenticated, scope, res: {}, ...services };
+  if (authenticated) return { db, authenticated, scope, res: {}, chargeKey, ...services };
   const refuse = (): never => {
     throw new TRPCError({ code: "UNAUTHORIZED" });
   };

@@ -181,6 +181,7 @@ export const probesRouter = router({
     .output(dataOf(probeResult))
     .mutation(async ({ ctx, input }) => {
       if (!ctx.runNow) throw unavailable("Running probes");
-      return { data: await ctx.runNow.run(input) };
+      // Each request past the first (redirect hops, a retry) is charged to the caller's key.
+      return { data: await ctx.runNow.run(input, { chargeRequests: ctx.chargeKey }) };
     }),
 });
