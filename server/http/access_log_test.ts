@@ -32,7 +32,10 @@ for (const backend of backends()) {
 
       const total = Object.values(sent).reduce((a, b) => a + b, 0);
       const bytes = lines.reduce((n, line) => n + line.length + 1, 0);
-      assert.ok(bytes < 2000, `${bytes} bytes of log for ${total} requests: ${lines.join("\n").slice(0, 500)}`);
+      assert.ok(
+        bytes < 2000,
+        `${bytes} bytes of log for ${total} requests: ${lines.join("\n").slice(0, 500)}`,
+      );
       assert.ok(!lines.join("\n").includes("nnnnnnnn"), "no raw path");
       assert.ok(!lines.join("\n").includes("nope"), "no raw path");
       const parsed = lines.map((line) => JSON.parse(line));
