@@ -15,8 +15,38 @@
 /** The default of `MAX_ANSWER_BYTES`: 16 MiB. */
 export const DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
-/** How many calls of one tRPC batch run at once when they are counted against a budget. */
-export const BATCH_CALLS_AT_ONCE = 4;
+/**
+ * How many queries of tRPC batches run at once in the process, all batches together: a batch
+ * of big lists is the heaviest request there is, and three at once must not fill the database's
+ * queue ahead of every other caller (single calls and REST are not held here).
+ */
+export const BATCH_CALLS_AT_ONCE = 2;
+
+/** A counting semaphore: at most `size` holders at once, the others served in order. */
+export class Slots {
+  #free: number;
+  #waiting: (() => void)[] = [];
+
+  constructor(readonly size: number) {
+    this.#free = size;
+  }
+
+  /** Resolves once a slot is held; `release()` gives it back. */
+  async acquire(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  release(): void {
+    // The slot passes to the next waiting holder, or is given back.
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free++;
+  }
+}
 
 /** Thrown where an answer would pass the limit; answered 413 `response_too_large`. */
 export class AnswerTooLargeError extends Error {
@@ -103,17 +133,16 @@ export function boundedStringify(value: unknown, maxLength: number): string | un
 
 /**
  * What one tRPC batch may still build, shared by its calls (`Context.answerBudget`): each call's
- * result is counted once it resolves, and calls run {@link BATCH_CALLS_AT_ONCE} at a time, so a
- * batch past the limit stops calling the database instead of building every answer first.
+ * result is counted once it resolves, and calls wait for one of `slots` (shared by every batch
+ * of the process), so a batch past the limit stops calling the database instead of building
+ * every answer first, and big batches at once queue behind each other, not ahead of everyone.
  */
 export class AnswerBudget {
   #used = 0;
-  #running = 0;
-  #waiting: (() => void)[] = [];
   /** Whether some call's result did not fit: the batch is answered 413 as a whole. */
   exceeded = false;
 
-  constructor(readonly maxBytes: number, readonly atOnce = BATCH_CALLS_AT_ONCE) {}
+  constructor(readonly maxBytes: number, readonly slots = new Slots(BATCH_CALLS_AT_ONCE)) {}
 
   /** Characters of results counted so far. */
   get used(): number {
@@ -125,9 +154,7 @@ export class AnswerBudget {
    * {@link AnswerTooLargeError} without calling), and counts the result it gives with `size`.
    */
   async run<T>(call: () => Promise<T>, size: (result: T) => number | null): Promise<T> {
-    if (this.#running >= this.atOnce) {
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    } else this.#running++;
+    await this.slots.acquire();
     try {
       if (this.exceeded) throw new AnswerTooLargeError(this.maxBytes);
       const result = await call();
@@ -138,10 +165,7 @@ export class AnswerBudget {
       }
       return result;
     } finally {
-      // The slot passes to the next waiting call, or is given back.
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#running--;
+      this.slots.release();
     }
   }
 

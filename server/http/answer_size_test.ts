@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { AnswerBudget, AnswerTooLargeError, boundedStringify } from "./answer_size.ts";
+import { AnswerBudget, AnswerTooLargeError, boundedStringify, Slots } from "./answer_size.ts";
 
 Deno.test("boundedStringify gives JSON.stringify's text within the limit", () => {
   const values: unknown[] = [
@@ -33,7 +33,7 @@ Deno.test("boundedStringify gives up past the limit, with at most one item over 
 });
 
 Deno.test("an answer budget stops calling once spent, and runs a few calls at a time", async () => {
-  const budget = new AnswerBudget(100, 2);
+  const budget = new AnswerBudget(100, new Slots(2));
   let running = 0;
   let most = 0;
   let called = 0;

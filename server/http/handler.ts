@@ -15,7 +15,12 @@ import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { type ApiError, apiError, isUnexpected, toApiError, trpcErrorShape } from "../errors.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { createRequestSummary, type RequestSummary } from "./access_log.ts";
-import { AnswerBudget, DEFAULT_MAX_ANSWER_BYTES } from "./answer_size.ts";
+import {
+  AnswerBudget,
+  BATCH_CALLS_AT_ONCE,
+  DEFAULT_MAX_ANSWER_BYTES,
+  Slots,
+} from "./answer_size.ts";
 import type { HttpMetrics } from "../metrics/http.ts";
 import { createRestHandler } from "../rest/handler.ts";
 import { matchRoute, routesOf } from "../rest/routes.ts";
@@ -169,6 +174,8 @@ export function createHttpHandler(
     headers: SECURITY_HEADERS,
     maxAnswerBytes,
   });
+  // Shared by every batch: big batches at once wait for each other, not ahead of other callers.
+  const batchSlots = new Slots(BATCH_CALLS_AT_ONCE);
   const docs = createDocsHandler({
     openApiJson: JSON.stringify(document),
     openApiPath: `${REST_PREFIX}/openapi.json`,
@@ -197,7 +204,7 @@ export function createHttpHandler(
     }
     // Batches (and whatever else tRPC's handler answers) count their queries' results as they
     // resolve: past the limit the calls left are not made, and the batch is answered 413 whole.
-    const answerBudget = new AnswerBudget(maxAnswerBytes);
+    const answerBudget = new AnswerBudget(maxAnswerBytes, batchSlots);
     const response = await fetchRequestHandler({
       endpoint: TRPC_PREFIX,
       // The body was read above: tRPC gets a request carrying the same text.
