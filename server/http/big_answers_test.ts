@@ -78,6 +78,15 @@ for (const backend of backends()) {
         assertTooLarge(pages, true);
       });
 
+      await t.step("a streamed batch answers each call past the limit with the error", async () => {
+        const streamed = await api.get(batchPath("probes.listByProject", 10, { project }), {
+          headers: { "trpc-accept": "application/jsonl" },
+        });
+        assert.equal(streamed.status, 200);
+        assert.match(streamed.text, /response_too_large/);
+        assert.ok(streamed.text.length < 2 * LIMIT, `${streamed.text.length} characters`);
+      });
+
       await t.step("a batch within the limit is answered whole, as before", async () => {
         const small = await api.get(
           batchPath("probes.listByProject", 3, { project, limit: 50 }),

@@ -219,7 +219,7 @@ export function createHttpHandler(
     });
     // A streamed batch (`trpc-accept: application/jsonl`) has begun: its calls past the limit
     // are answered 413 one by one. Otherwise the text tRPC built holds only what fitted.
-    if (!answerBudget.exceeded || response.headers.get("transfer-encoding") === "chunked") {
+    if (!answerBudget.exceeded || request.headers.get("trpc-accept") === "application/jsonl") {
       return response;
     }
     await response.body?.cancel();
