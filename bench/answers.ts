@@ -7,6 +7,7 @@
  *   deno task bench:answers                       # PostgreSQL (BENCH_DATABASE_URL), this tree
  *   BENCH_DB=pglite deno task bench:answers       # the embedded database
  *   BENCH_ENTRY=/work/main/server/main.ts deno task bench:answers   # another tree's server
+ *   BENCH_HEADER_CHARS=4800 BENCH_CALLS=25                       # the issue's 24 KB probes
  *
  * @module
  */
@@ -20,6 +21,8 @@ import { BENCH_KEY, benchSettings, envNumber, loadNote, mib } from "./setup.ts";
 
 const PROBES = envNumber("BENCH_PROBES", 1000);
 const CALLS = envNumber("BENCH_CALLS", 50);
+/** Characters of each of a probe's 5 header values (4,800 makes the issue's 24 KB probes). */
+const HEADER_CHARS = envNumber("BENCH_HEADER_CHARS", 1000);
 const PROJECT = "big";
 const backend = Deno.env.get("BENCH_DB") === "pglite" ? "pglite" : "postgres";
 const entry = Deno.env.get("BENCH_ENTRY");
@@ -29,7 +32,7 @@ async function seedBig(db: Parameters<typeof migrateToLatest>[0]) {
   await db.insertInto("projects").values({ name: PROJECT, label: "Big", description: null })
     .execute();
   const headers = Object.fromEntries(
-    Array.from({ length: 5 }, (_, i) => [`x-h${i}`, "v".repeat(1000)]),
+    Array.from({ length: 5 }, (_, i) => [`x-h${i}`, "v".repeat(HEADER_CHARS)]),
   );
   for (let start = 0; start < PROBES; start += 100) {
     await db.insertInto("probes").values(
@@ -64,6 +67,7 @@ if (backend === "postgres") {
 }
 
 const server = await startServerProcess({
+  output: Deno.env.get("BENCH_OUTPUT") === "inherit" ? "inherit" : "null",
   ...(entry && { entry, cwd: new URL("..", `file://${entry}`).pathname }),
   env: {
     NODE_ENV: "production",
@@ -124,7 +128,10 @@ async function others(done: Promise<unknown>) {
 }
 
 try {
-  console.log(`${loadNote()}; ${backend}; ${PROBES} probes of ~5 KB; batches of ${CALLS} calls`);
+  console.log(
+    `${loadNote()}; ${backend}; ${PROBES} probes with 5 headers of ${HEADER_CHARS} characters; ` +
+      `batches of ${CALLS} calls`,
+  );
   console.log(`server: ${entry ?? "this tree"}`);
   const before = await server.memory();
   console.log(`RSS at rest: ${mib(before.rssKiB)}`);
