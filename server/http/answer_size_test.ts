@@ -57,3 +57,21 @@ Deno.test("an answer budget stops calling once spent, and runs a few calls at a 
   }
   assert.equal(budget.exceeded, true);
 });
+
+Deno.test("once the database failed a call, the batch's calls left fail with it at once", async () => {
+  const budget = new AnswerBudget(1_000_000, new Slots(1));
+  const down = new Error("The database did not answer within 2000 ms");
+  let called = 0;
+  const call = async () => {
+    called++;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    budget.unavailable ??= down; // what the middleware records from the failed result
+    return 0;
+  };
+  const results = await Promise.allSettled(
+    Array.from({ length: 20 }, () => budget.run(call, (n) => n)),
+  );
+  assert.equal(called, 1, "one deadline waited, not twenty");
+  assert.equal(results.filter((r) => r.status === "rejected").length, 19);
+  for (const r of results.slice(1)) assert.equal((r as PromiseRejectedResult).reason, down);
+});

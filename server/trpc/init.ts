@@ -1,6 +1,7 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { toApiError, trpcErrorShape } from "../errors.ts";
+import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { boundedStringify } from "../http/answer_size.ts";
 import type { Context } from "./context.ts";
 
@@ -37,7 +38,10 @@ export const apiProcedure = t.procedure.use(({ ctx, type, next }) => {
   const budget = ctx.answerBudget;
   if (!budget || type !== "query") return next();
   return budget.run(next, (result) => {
-    if (!result.ok) return 0;
+    if (!result.ok) {
+      if (isDatabaseUnavailable(result.error.cause)) budget.unavailable = result.error;
+      return 0;
+    }
     const text = boundedStringify(result.data, budget.remaining);
     return text === null ? null : text?.length ?? 0;
   });
