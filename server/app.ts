@@ -5,6 +5,7 @@ import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/dat
 import { migrateToLatest } from "./db/migrator.ts";
 import { keepStatistics } from "./db/statistics.ts";
 import { type Client, createHttpHandler, REST_PREFIX } from "./http/handler.ts";
+import { createRequestSummary } from "./http/access_log.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { type ChannelDeps, createChannels } from "./iam_alive/channels.ts";
 import { type Clock, systemClock } from "./iam_alive/clock.ts";
@@ -83,6 +84,8 @@ export async function createApp(
     now,
     onFastPath,
     metrics: metricsOptions = {},
+    maxAnswerBytes,
+    logSummarySeconds,
   }: {
     database: DatabaseTarget | DatabaseHandle;
     apiKeys: string[];
@@ -119,6 +122,10 @@ export async function createApp(
     onFastPath?: (procedure: string) => void;
     /** `/metrics`: per-probe series (on by default), process metrics, the connection layer. */
     metrics?: Omit<ServiceMetricsOptions, "db" | "log" | "poolStats">;
+    /** The most characters of JSON an answer or a tRPC batch may build (`MAX_ANSWER_BYTES`). */
+    maxAnswerBytes?: number;
+    /** The window of the log's summary of requests outside the keyed API (`LOG_SUMMARY_SECONDS`). */
+    logSummarySeconds?: number;
   },
 ): Promise<App> {
   const handle = "db" in database ? database : await openDatabase(database);
@@ -164,6 +171,7 @@ export async function createApp(
       ((target, hooks) =>
         executeProbe(target, { ...hooks, policy: createNetworkPolicy(), timeoutMs: 10_000 })),
   });
+  const summary = createRequestSummary({ log, windowSeconds: logSummarySeconds });
   const handler = createHttpHandler({
     router: appRouter,
     document: buildOpenApiDocument(appRouter, REST_PREFIX),
@@ -181,6 +189,8 @@ export async function createApp(
     cors: createCors(corsOrigins),
     onFastPath,
     metrics: metrics.http,
+    maxAnswerBytes,
+    summary,
     // Served without a key, in this order (issue 12): each part adds its one line here.
     pages: [
       createStatusPages({ db: handle.db }),
@@ -206,6 +216,7 @@ export async function createApp(
       await reporter.stop();
       await statistics?.stop();
       await handle.close();
+      summary.flush();
     },
   };
 }

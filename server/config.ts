@@ -37,6 +37,10 @@ const configSchema = z.object({
   BODY_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000).default(10_000)),
   IDLE_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000).default(5_000)),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS).default("info")),
+  LOG_SUMMARY_SECONDS: optional(z.coerce.number().int().min(1).max(3600).default(10)),
+  MAX_ANSWER_BYTES: optional(
+    z.coerce.number().int().min(65_536).max(256 * 1024 * 1024).default(16 * 1024 * 1024),
+  ),
   RATE_LIMIT_PER_SECOND: optional(z.coerce.number().min(0).default(1000)),
   AUTH_FAILURES_PER_SECOND: optional(z.coerce.number().min(0).default(10)),
   TRUSTED_PROXIES: optional(
@@ -185,6 +189,10 @@ export interface Config {
     idleTimeoutMs: number;
   };
   logLevel: (typeof LOG_LEVELS)[number];
+  /** The window of the summary line of requests outside the keyed API, in seconds. */
+  logSummarySeconds: number;
+  /** The most characters of JSON one answer, or one tRPC batch, may build (413 past it). */
+  maxAnswerBytes: number;
   /** Requests per second per API key (a token bucket holding twice that); 0 for no limit. */
   rateLimitPerSecond: number;
   /** Failed key checks per second per client address (twice that in a burst); 0 for no limit. */
@@ -252,6 +260,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     BODY_TIMEOUT_MS: number;
     IDLE_TIMEOUT_MS: number;
     LOG_LEVEL: Config["logLevel"];
+    LOG_SUMMARY_SECONDS: number;
+    MAX_ANSWER_BYTES: number;
     RATE_LIMIT_PER_SECOND: number;
     AUTH_FAILURES_PER_SECOND: number;
     TRUSTED_PROXIES: string[];
@@ -293,6 +303,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       idleTimeoutMs: c.IDLE_TIMEOUT_MS,
     },
     logLevel: c.LOG_LEVEL,
+    logSummarySeconds: c.LOG_SUMMARY_SECONDS,
+    maxAnswerBytes: c.MAX_ANSWER_BYTES,
     rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
     authFailuresPerSecond: c.AUTH_FAILURES_PER_SECOND,
     trustedProxies: c.TRUSTED_PROXIES,

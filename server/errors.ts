@@ -13,6 +13,7 @@ import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/
 import { isInvalidText } from "./db/invalid_text.ts";
 import { DEADLINE_MESSAGE, isDatabaseUnavailable, unavailableMessage } from "./db/unavailable.ts";
 import { DomainError, type DomainErrorKind } from "./domain/errors.ts";
+import { AnswerTooLargeError } from "./http/answer_size.ts";
 
 interface ErrorKind {
   status: number;
@@ -48,6 +49,13 @@ export const ERRORS = {
     status: 413,
     trpc: "PAYLOAD_TOO_LARGE",
     message: "The request body is larger than 1 MiB",
+  },
+  // An answer (or a tRPC batch) that would pass MAX_ANSWER_BYTES (`server/http/answer_size.ts`).
+  response_too_large: {
+    status: 413,
+    trpc: "PAYLOAD_TOO_LARGE",
+    message: "The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for " +
+      "pages with limit and after, or send fewer calls in a batch",
   },
   unsupported_media_type: {
     status: 415,
@@ -106,8 +114,11 @@ const BY_DOMAIN_KIND: Record<DomainErrorKind, ErrorCode> = {
 };
 
 // 400 answers two codes; a library's BAD_REQUEST is `bad_request`, its PARSE_ERROR the JSON one.
+// Two codes share PAYLOAD_TOO_LARGE: a library's is about the request (the first listed).
 const BY_TRPC_CODE = new Map<TRPC_ERROR_CODE_KEY, ErrorCode>(
-  (Object.entries(ERRORS) as [ErrorCode, ErrorKind][]).map(([code, kind]) => [kind.trpc, code]),
+  (Object.entries(ERRORS) as [ErrorCode, ErrorKind][]).reverse().map((
+    [code, kind],
+  ) => [kind.trpc, code]),
 );
 
 interface ZodLikeIssue {
@@ -148,6 +159,9 @@ export function toApiError(error: unknown): ApiError {
       cause.message,
       cause.details.length ? cause.details : undefined,
     );
+  }
+  if (cause instanceof AnswerTooLargeError) {
+    return apiError("response_too_large");
   }
   if (isInvalidText(cause)) {
     // Names and filters are plain strings in the schemas; PostgreSQL has the last word on NUL.
@@ -229,6 +243,8 @@ export function errorsOf(
     "unauthorized",
     ...(operation.writes ? ["forbidden"] as const : []),
     ...(operation.takesInput ? ["validation_failed"] as const : []),
+    // Reads only: a write's answer is bounded by its input, and is never refused once done.
+    ...(operation.writes ? [] : ["response_too_large"] as const),
     "rate_limited",
     "internal",
     "service_unavailable",

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
+import { json as jsonColumn } from "./db/json.ts";
 import { migrateToLatest } from "./db/migrator.ts";
+import { probeIdOf } from "./domain/probe_id.ts";
 import { ERRORS } from "./errors.ts";
 import { createKeyCheck } from "./http/api_key.ts";
 
@@ -36,6 +38,7 @@ for (const backend of backends()) {
       checkKey: createKeyCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),
       rateLimiter: createRateLimiter({ perSecond: 20, now: () => 0 }),
+      maxAnswerBytes: 65_536,
     });
     const api = new TestClient(handler);
     const trpcInput = (value: unknown) => `?input=${encodeURIComponent(JSON.stringify(value))}`;
@@ -104,6 +107,24 @@ for (const backend of backends()) {
         "forbidden",
         api.post("/api/v1/projects", { project: "x-ro" }, { key: TEST_READ_KEY }),
         api.post("/trpc/projects.create", { project: "x-ro" }, { key: TEST_READ_KEY }),
+      );
+      // A page of probes past the answer limit (64 KiB here): 20 of 5 KB, written directly.
+      const headers = jsonColumn({ "x-big": "v".repeat(5000) });
+      await handle.db.insertInto("probes").values(
+        Array.from({ length: 20 }, (_, i) => ({
+          project,
+          probe_id: probeIdOf("GET", `https://big-${i}.example.com/`),
+          url: `https://big-${i}.example.com/`,
+          method: "GET",
+          headers,
+          body: null,
+          latency: 500,
+        })),
+      ).execute();
+      await same(
+        "response_too_large",
+        api.get(`/api/v1/projects/${project}/probes?limit=100`),
+        api.get(`/trpc/probes.listByProject${trpcInput({ project, limit: 100 })}`),
       );
       // An archive that fails in the database: a 500 that names nothing of the cause.
       await sql.raw(`

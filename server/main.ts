@@ -119,6 +119,8 @@ async function main(): Promise<number> {
     authFailuresPerSecond: config.authFailuresPerSecond,
     trustedProxies: config.trustedProxies,
     corsOrigins: config.corsOrigins,
+    maxAnswerBytes: config.maxAnswerBytes,
+    logSummarySeconds: config.logSummarySeconds,
     metrics: {
       perProbe: config.metricsPerProbe,
       processMetrics: true,

@@ -57,6 +57,7 @@ Deno.test("a tRPC batch holds at most 50 calls, and each call takes a token", as
 
 Deno.test("failed key checks are limited per client address, and not logged one by one", async () => {
   const { app, lines } = await appWith({ authFailuresPerSecond: 1, now: () => 0 }); // burst 2
+  let closed = false;
   try {
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await app.handler(...from("10.0.0.1"))).status);
@@ -70,9 +71,17 @@ Deno.test("failed key checks are limited per client address, and not logged one 
     assert.equal((await app.handler(...from("10.0.0.2"))).status, 401);
     assert.equal((await app.handler(...from("10.0.0.1", TEST_API_KEY))).status, 200);
     const logged = lines.filter((l) => l.msg === "request").map((l) => l.status);
-    assert.deepEqual(logged, [401, 401, 401, 200], "the 429s of the flood are not logged");
-  } finally {
+    assert.deepEqual(logged, [200], "requests without a valid key are not logged one by one");
+    closed = true;
     await app.close();
+    // They are counted in the summary line, written at the latest at shutdown.
+    const [summary] = lines.filter((l) => l.msg === "requests");
+    assert.deepEqual(summary.counts, [
+      { route: "/api/v1/projects", method: "GET", status: 429, count: 4 },
+      { route: "/api/v1/projects", method: "GET", status: 401, count: 3 },
+    ]);
+  } finally {
+    if (!closed) await app.close();
   }
 });
 
@@ -107,8 +116,11 @@ Deno.test("logged paths are cut at 256 characters, unknown methods logged as OTH
   const { app, lines } = await appWith({});
   try {
     const long = `/api/v1/${"a".repeat(60_000)}`;
-    await app.handler(new Request(`http://service.test${long}`));
-    await app.handler(new Request("http://service.test/api/v1/projects", { method: "BREW" }));
+    const headers = { "x-service-api-key": TEST_API_KEY };
+    await app.handler(new Request(`http://service.test${long}`, { headers }));
+    await app.handler(
+      new Request("http://service.test/api/v1/projects", { method: "BREW", headers }),
+    );
     const [first, second] = lines.filter((l) => l.msg === "request");
     assert.equal(first.path, `${long.slice(0, 256)}…`);
     assert.equal(second.method, "OTHER");

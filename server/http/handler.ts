@@ -1,7 +1,9 @@
 /**
  * The service's one request handler: CORS preflight, health checks, the documentation, then the
  * API key and the rate limit, then `/api/v1` (`server/rest/`) or `/trpc` (`server/trpc/`). One
- * log line per request; every failure answered through the error contract (`server/errors.ts`).
+ * log line per request with a valid key to the API; every other request is counted in a summary
+ * line per window (`access_log.ts`). Answers are bounded in size (`answer_size.ts`). Every failure
+ * is answered through the error contract (`server/errors.ts`).
  *
  * @module
  */
@@ -12,6 +14,13 @@ import type { Db } from "../db/database.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { type ApiError, apiError, isUnexpected, toApiError, trpcErrorShape } from "../errors.ts";
 import { errorFields, type Logger } from "../log.ts";
+import { createRequestSummary, type RequestSummary } from "./access_log.ts";
+import {
+  AnswerBudget,
+  BATCH_CALLS_AT_ONCE,
+  DEFAULT_MAX_ANSWER_BYTES,
+  Slots,
+} from "./answer_size.ts";
 import type { HttpMetrics } from "../metrics/http.ts";
 import { createRestHandler } from "../rest/handler.ts";
 import { matchRoute, routesOf } from "../rest/routes.ts";
@@ -63,6 +72,13 @@ export interface HttpDeps {
   keyed?: KeyedEndpoint[];
   /** Told of each request by route template, and of rate-limit refusals (`/metrics`). */
   metrics?: HttpMetrics | null;
+  /** The most characters of JSON one answer, or one tRPC batch, may build (`MAX_ANSWER_BYTES`). */
+  maxAnswerBytes?: number;
+  /**
+   * Where requests outside the keyed API are counted (`access_log.ts`); one of its own over
+   * `log` with the default window when absent.
+   */
+  summary?: RequestSummary;
 }
 
 /** A part of the service that answers some requests without a key; null for the others. */
@@ -134,6 +150,8 @@ export function createHttpHandler(
     pages = [],
     keyed = [],
     metrics,
+    maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES,
+    summary = createRequestSummary({ log }),
   }: HttpDeps,
 ): (request: Request, client?: Client) => Promise<Response> {
   const logFailure = (error: unknown, answer: ApiError = toApiError(error)) => {
@@ -143,13 +161,21 @@ export function createHttpHandler(
       log.warn(what, { error: errorFields(error).error });
     } else if (isUnexpected(answer)) log.error("request failed", errorFields(error));
   };
-  const rest = createRestHandler({ router, document, onError: (error) => logFailure(error) });
+  const rest = createRestHandler({
+    router,
+    document,
+    onError: (error) => logFailure(error),
+    maxAnswerBytes,
+  });
   const trpcFastPath = createTrpcFastPath({
     router,
     document,
     onError: (error) => logFailure(error),
     headers: SECURITY_HEADERS,
+    maxAnswerBytes,
   });
+  // Shared by every batch: big batches at once wait for each other, not ahead of other callers.
+  const batchSlots = new Slots(BATCH_CALLS_AT_ONCE);
   const docs = createDocsHandler({
     openApiJson: JSON.stringify(document),
     openApiPath: `${REST_PREFIX}/openapi.json`,
@@ -176,7 +202,10 @@ export function createHttpHandler(
       onFastPath?.(procedure);
       return fast;
     }
-    return fetchRequestHandler({
+    // Batches (and whatever else tRPC's handler answers) count their queries' results as they
+    // resolve: past the limit the calls left are not made, and the batch is answered 413 whole.
+    const answerBudget = new AnswerBudget(maxAnswerBytes, batchSlots);
+    const response = await fetchRequestHandler({
       endpoint: TRPC_PREFIX,
       // The body was read above: tRPC gets a request carrying the same text.
       req: text === null ? request : new Request(request.url, {
@@ -185,19 +214,24 @@ export function createHttpHandler(
         body: text,
       }),
       router,
-      createContext: () => ctx,
+      createContext: () => ({ ...ctx, answerBudget }),
       onError: ({ error }) => logFailure(error),
     });
+    // A streamed batch (`trpc-accept: application/jsonl`) has begun: its calls past the limit
+    // are answered 413 one by one. Otherwise the text tRPC built holds only what fitted.
+    if (!answerBudget.exceeded || request.headers.get("trpc-accept") === "application/jsonl") {
+      return response;
+    }
+    await response.body?.cancel();
+    return trpcError(apiError("response_too_large"));
   }
 
-  /** Requests refused for their address's failed key checks: answered, never logged one by one. */
-  const unlogged = new WeakSet<Request>();
   const labels = routeLabels(document);
 
   async function route(
     request: Request,
     url: URL,
-    seen: { route: string },
+    seen: Seen,
     client?: Client,
   ): Promise<Response> {
     const path = url.pathname;
@@ -237,7 +271,7 @@ export function createHttpHandler(
     else if (endpoint) seen.route = endpoint.path;
     // REST routes are matched after the key check; a refusal before it matches here.
     const refuse = isTrpc ? trpcError : (error: ApiError) => {
-      if (isRest && metrics) seen.route = labels.rest(request.method, path);
+      if (isRest) seen.route = labels.rest(request.method, path);
       return restError(error);
     };
 
@@ -253,12 +287,12 @@ export function createHttpHandler(
       const address = clientAddress(client?.address, request.headers);
       const failures = authFailureLimiter?.take(address);
       if (failures && !failures.ok) {
-        unlogged.add(request);
         metrics?.refused("auth_failures");
         return limited(failures.retryAfterSeconds);
       }
       return refuse(apiError("unauthorized"));
     }
+    seen.keyed = true;
     let calls = 1;
     if (isTrpc && url.searchParams.has("batch")) {
       calls = path.slice(TRPC_PREFIX.length + 1).split(",").length;
@@ -290,7 +324,7 @@ export function createHttpHandler(
   return async (request, client) => {
     const started = performance.now();
     const url = new URL(request.url);
-    const seen = { route: OTHER_ROUTE };
+    const seen: Seen = { route: OTHER_ROUTE, keyed: false };
     let response: Response;
     try {
       response = cors?.preflight(request) ?? await route(request, url, seen, client);
@@ -307,7 +341,12 @@ export function createHttpHandler(
     const method = LOGGED_METHODS.has(request.method) ? request.method : "OTHER";
     const ms = performance.now() - started;
     metrics?.request(seen.route, method, response.status, ms / 1000);
-    if (unlogged.has(request)) return response;
+    if (!seen.keyed) {
+      // Anyone can send these, as fast as they like: counted, never a line each.
+      summary.count(seen.route, method, response.status);
+      return response;
+    }
+    summary.tick();
     const path = url.pathname;
     log.info("request", {
       method,
@@ -317,6 +356,14 @@ export function createHttpHandler(
     });
     return response;
   };
+}
+
+/** What routing learnt of a request, for the metrics and the log. */
+interface Seen {
+  /** Its route template (a bounded label). */
+  route: string;
+  /** Whether it carried a valid key to the API: logged a line each; the rest are counted. */
+  keyed: boolean;
 }
 
 /** The route label of a request no route of ours answered (and of CORS preflights). */

@@ -189,17 +189,22 @@ for (const backend of backends()) {
     }
   });
 
-  Deno.test(`each request logs one JSON line without keys or bodies [${backend}]`, async () => {
+  Deno.test(`each keyed request logs one JSON line without keys or bodies [${backend}]`, async () => {
     const lines: string[] = [];
     const app = await createApp({
       database: await freshDatabase(backend),
       apiKeys: [TEST_API_KEY],
       log: createLogger("info", (line) => lines.push(line)),
     });
+    let closed = false;
     try {
       const api = new TestClient(app.handler);
       await api.post("/api/v1/projects", { project: "logged", description: "secret-body" });
       await api.get("/api/v1/projects", { key: "wrong-key-123" });
+      // The request without a valid key is counted in the summary line, written at shutdown.
+      assert.equal(lines.length, 1);
+      closed = true;
+      await app.close();
       assert.equal(lines.length, 2);
       const [first, second] = lines.map((l) => JSON.parse(l));
       assert.equal(first.msg, "request");
@@ -207,13 +212,16 @@ for (const backend of backends()) {
       assert.equal(first.path, "/api/v1/projects");
       assert.equal(first.status, 201);
       assert.equal(typeof first.duration_ms, "number");
-      assert.equal(second.status, 401);
+      assert.equal(second.msg, "requests");
+      assert.deepEqual(second.counts, [
+        { route: "/api/v1/projects", method: "GET", status: 401, count: 1 },
+      ]);
       const all = lines.join("\n");
       assert.ok(
         !all.includes(TEST_API_KEY) && !all.includes("wrong-key") && !all.includes("secret-body"),
       );
     } finally {
-      await app.close();
+      if (!closed) await app.close();
     }
   });
 }

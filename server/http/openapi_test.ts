@@ -8,17 +8,18 @@ import { startTestApp, TestClient } from "../testing/app.ts";
 /**
  * Every operation of the service with every status it can answer. Every operation can answer
  * 401 (no key), 429 (rate limited), 500 and 503 (database unavailable); those that take input
- * 422; those that read a body 400, 413 and 415; all but GETs 403 (a read-only key).
+ * 422; those that read a body 400, 413 and 415; all but GETs 403 (a read-only key); GETs 413
+ * (an answer past MAX_ANSWER_BYTES).
  */
 const ANY = [401, 429, 500, 503];
 const INPUT = [...ANY, 422];
 const BODY = [...INPUT, 400, 413, 415];
-/** Every operation but a GET also answers 403 (a read-only key). */
+/** Every operation but a GET also answers 403 (a read-only key); a GET 413 (too big an answer). */
 const withForbidden = (spec: Record<string, number[]>) =>
   Object.fromEntries(
     Object.entries(spec).map(([key, statuses]) => [
       key,
-      key.startsWith("GET ") ? statuses : [...statuses, 403],
+      key.startsWith("GET ") ? [...statuses, 413] : [...statuses, 403],
     ]),
   );
 const SPEC: Record<string, number[]> = withForbidden({

@@ -10,6 +10,7 @@
  */
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { type ApiError, apiError, toApiError } from "../errors.ts";
+import { boundedStringify, DEFAULT_MAX_ANSWER_BYTES } from "../http/answer_size.ts";
 import { readJsonObject } from "../http/body.ts";
 import type { Context } from "../trpc/context.ts";
 import { createProcedureCaller } from "../trpc/caller.ts";
@@ -37,11 +38,13 @@ export interface RestResult {
 
 /** Builds the REST handler for the operations of `document`, served by `router`. */
 export function createRestHandler(
-  { router, document, onError }: {
+  { router, document, onError, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES }: {
     router: AppRouter;
     document: OpenAPIObject;
     /** Told of a failure after a streamed answer began (its status was sent). */
     onError: (error: unknown) => void;
+    /** The most characters of JSON a read's answer may build; past it 413 (`answer_size.ts`). */
+    maxAnswerBytes?: number;
   },
 ): (call: RestCall) => Promise<RestResult> {
   const routes = routesOf(document);
@@ -83,7 +86,13 @@ export function createRestHandler(
       if (!route.success.includes(status)) {
         throw new Error(`${route.method} ${route.template} answered ${status}, not declared`);
       }
-      return { status, body: status === 204 ? null : JSON.stringify(data) ?? null };
+      if (status === 204) return { status, body: null };
+      // A read's answer is given up as soon as it passes the limit, before it is built whole; a
+      // write's is bounded by its input, and is never refused once the write is done.
+      if (route.method !== "GET") return { status, body: JSON.stringify(data) ?? null };
+      const text = boundedStringify(data, maxAnswerBytes);
+      if (text === null) return answerError(apiError("response_too_large"));
+      return { status, body: text ?? null };
     } catch (error) {
       return answerError(toApiError(error), error);
     }

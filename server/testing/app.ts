@@ -7,7 +7,7 @@ import postgres from "postgres";
 import { type App, createApp } from "../app.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrator.ts";
-import { createLogger } from "../log.ts";
+import { createLogger, type Logger } from "../log.ts";
 import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
 import { executeProbe } from "../runner/execute.ts";
 
@@ -291,14 +291,22 @@ export function apiSuite(
 /** An app over a fresh database of the given kind, logging nothing. */
 export async function startTestApp(
   backend: Backend,
-  options: { apiKeys?: string[]; onFastPath?: (procedure: string) => void } = {},
+  options: {
+    apiKeys?: string[];
+    onFastPath?: (procedure: string) => void;
+    /** `MAX_ANSWER_BYTES`; the service's default when absent. */
+    maxAnswerBytes?: number;
+    /** Where the log goes; nowhere when absent. */
+    log?: Logger;
+  } = {},
 ): Promise<App> {
   const database: DatabaseHandle | DatabaseTarget = await freshDatabase(backend);
   return createApp({
     database,
     apiKeys: options.apiKeys ?? [TEST_API_KEY],
-    log: createLogger("silent"),
+    log: options.log ?? createLogger("silent"),
     onFastPath: options.onFastPath,
+    maxAnswerBytes: options.maxAnswerBytes,
     // Run-now may reach local targets (`startTarget()`), as the tests' runners may.
     runProbe: (target, hooks) =>
       executeProbe(target, { ...hooks, policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),

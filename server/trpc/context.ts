@@ -1,6 +1,7 @@
 import { TRPCError } from "@trpc/server";
 import type { Db } from "../db/database.ts";
 import type { Scope } from "../http/api_key.ts";
+import type { AnswerBudget } from "../http/answer_size.ts";
 import type { IamAliveControl } from "../iam_alive/reporter.ts";
 import type { Notifier } from "../notify/targets.ts";
 import type { RunNow } from "../runner/run_now.ts";
@@ -36,6 +37,11 @@ export interface Context extends Services {
    * call causes beyond itself (run-now's redirect hops). Absent without a limit.
    */
   chargeKey?: (cost: number) => void;
+  /**
+   * What a tRPC batch's queries may still build (`server/http/answer_size.ts`); set by the HTTP
+   * layer for the requests tRPC's own handler answers, absent everywhere else.
+   */
+  answerBudget?: AnswerBudget;
 }
 
 /**

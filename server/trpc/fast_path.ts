@@ -14,6 +14,11 @@
  */
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { toApiError, trpcErrorShape } from "../errors.ts";
+import {
+  AnswerTooLargeError,
+  boundedStringify,
+  DEFAULT_MAX_ANSWER_BYTES,
+} from "../http/answer_size.ts";
 import type { Context } from "./context.ts";
 import { createProcedureCaller, procedurePathOf } from "./caller.ts";
 import { pagedLists, STREAMED, streamList } from "./pages.ts";
@@ -54,12 +59,14 @@ export function procedureTypes(document: OpenAPIObject): Map<string, "query" | "
 }
 
 export function createTrpcFastPath(
-  { router, document, onError, headers: extra = {} }: {
+  { router, document, onError, headers: extra = {}, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES }: {
     router: AppRouter;
     document: OpenAPIObject;
     onError: (error: unknown) => void;
     /** Headers to add to every answer (the HTTP layer's own). */
     headers?: Record<string, string>;
+    /** The most characters of JSON a query's answer may build; past it 413 (`answer_size.ts`). */
+    maxAnswerBytes?: number;
   },
 ): FastPath {
   const headers = { ...HEADERS, ...extra };
@@ -94,6 +101,13 @@ export function createTrpcFastPath(
         return new Response(body, { status, headers: streamHeaders });
       }
       json = { result: { data: await call(ctx, path.split("."), input) } };
+      if (type === "query") {
+        // Given up as soon as it passes the limit, before it is built whole (a mutation's answer
+        // is bounded by its input, and is never refused once done).
+        const text = boundedStringify(json, maxAnswerBytes);
+        if (text === null) throw new AnswerTooLargeError(maxAnswerBytes);
+        return new Response(text, { status, headers });
+      }
     } catch (error) {
       onError(error);
       const answer = toApiError(error);

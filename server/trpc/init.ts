@@ -1,6 +1,8 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { toApiError, trpcErrorShape } from "../errors.ts";
+import { isDatabaseUnavailable } from "../db/unavailable.ts";
+import { boundedStringify } from "../http/answer_size.ts";
 import type { Context } from "./context.ts";
 
 /** What a procedure's meta says besides trpc-to-openapi's `openapi` block. */
@@ -30,5 +32,17 @@ export const createCallerFactory = t.createCallerFactory;
  */
 export const apiProcedure = t.procedure.use(({ ctx, type, next }) => {
   if (type === "mutation" && ctx.scope !== "write") throw new TRPCError({ code: "FORBIDDEN" });
-  return next();
+  // A batch's queries are counted against its answer budget as each resolves (issue 18); the
+  // HTTP layer answers the whole batch 413 when one does not fit. Mutations are never refused
+  // after the fact: their answers are bounded by their input.
+  const budget = ctx.answerBudget;
+  if (!budget || type !== "query") return next();
+  return budget.run(next, (result) => {
+    if (!result.ok) {
+      if (isDatabaseUnavailable(result.error.cause)) budget.unavailable = result.error;
+      return 0;
+    }
+    const text = boundedStringify(result.data, budget.remaining);
+    return text === null ? null : text?.length ?? 0;
+  });
 });

@@ -20,6 +20,9 @@ export const STREAMED = { "transfer-encoding": "chunked" };
 /** How many items a streamed list reads at a time. */
 export const STREAM_PAGE_SIZE = 500;
 
+/** A streamed list is sent in parts of about this many characters. */
+const STREAM_CHUNK = 64 * 1024;
+
 /** The answer of a procedure for a page: its rows, their count and the next page's cursor. */
 export function pageAnswer<T>(page: Page<T>) {
   return { data: page.rows, meta: { count: page.rows.length, next_after: page.next } };
@@ -81,7 +84,14 @@ export async function streamList<C>(
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      for (const item of page.data) text += (count++ === 0 ? "" : ",") + JSON.stringify(item);
+      for (const item of page.data) {
+        text += (count++ === 0 ? "" : ",") + JSON.stringify(item);
+        // A page of big items is sent in parts as it is written, never held as one string.
+        if (text.length >= STREAM_CHUNK) {
+          controller.enqueue(encoder.encode(text));
+          text = "";
+        }
+      }
       const next = page.meta.next_after;
       if (next === null) {
         text += `],"meta":${JSON.stringify({ count, next_after: null })}}${suffix}`;

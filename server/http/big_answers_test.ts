@@ -1,0 +1,192 @@
+/**
+ * Answers bounded in size (issue 18), through the real handler on each database: a tRPC batch
+ * of lists, or a single page, that would build more than `MAX_ANSWER_BYTES` is refused with 413
+ * `response_too_large` (never a 500, never built whole), smaller ones are answered as before,
+ * and three such batches at once leave other callers answered within a second.
+ */
+import assert from "node:assert/strict";
+import type { App } from "../app.ts";
+import { json } from "../db/json.ts";
+import { probeIdOf } from "../domain/probe_id.ts";
+import { openDatabase } from "../db/database.ts";
+import { createLogger } from "../log.ts";
+import { sparePort } from "../testing/cluster.ts";
+import { backends, startTestApp, TEST_API_KEY, TestClient, uniqueName } from "../testing/app.ts";
+import { appRouter } from "../trpc/router.ts";
+import { createKeyCheck } from "./api_key.ts";
+import { createHttpHandler, REST_PREFIX } from "./handler.ts";
+import { buildOpenApiDocument } from "./openapi.ts";
+
+/** The limit of these tests: 1 MiB (the service's default is 16 MiB). */
+const LIMIT = 1024 * 1024;
+/** Probes of about 5.2 KB each (5 header values of 1,000 characters), as in the issue. */
+const PROBES = 250;
+
+/** A project of `PROBES` big probes, written straight to the database (fast). */
+async function bigProject(app: App): Promise<string> {
+  const project = uniqueName("big");
+  const db = app.database.db;
+  await db.insertInto("projects").values({ name: project, label: "Big", description: null })
+    .execute();
+  const headers = Object.fromEntries(
+    Array.from({ length: 5 }, (_, i) => [`x-h${i}`, "v".repeat(1000)]),
+  );
+  await db.insertInto("probes").values(
+    Array.from({ length: PROBES }, (_, i) => {
+      const url = `https://t-${i}.example.com/`;
+      return {
+        project,
+        probe_id: probeIdOf("GET", url),
+        url,
+        method: "GET",
+        headers: json(headers),
+        body: null,
+        latency: 500,
+      };
+    }),
+  ).execute();
+  return project;
+}
+
+/** `GET /trpc/<calls>?batch=1` of `calls` calls of `procedure` with `input`. */
+function batchPath(procedure: string, calls: number, input: unknown): string {
+  const inputs = Object.fromEntries(Array.from({ length: calls }, (_, i) => [i, input]));
+  return `/trpc/${Array(calls).fill(procedure).join(",")}?batch=1&input=${
+    encodeURIComponent(JSON.stringify(inputs))
+  }`;
+}
+
+function assertTooLarge(answer: { status: number; body: unknown; text: string }, trpc: boolean) {
+  assert.equal(answer.status, 413, answer.text.slice(0, 300));
+  // deno-lint-ignore no-explicit-any
+  const body = answer.body as any;
+  const error = trpc ? body.error.data.error : body.error;
+  assert.equal(error.code, "response_too_large");
+  assert.match(error.message, /limit and after/);
+  if (trpc) assert.equal(body.error.data.httpStatus, 413);
+}
+
+for (const backend of backends()) {
+  Deno.test(`answers bounded in size [${backend}]`, async (t) => {
+    const app = await startTestApp(backend, { maxAnswerBytes: LIMIT });
+    const api = new TestClient(app.handler);
+    try {
+      const project = await bigProject(app);
+      const whole = await api.get(`/api/v1/projects/${project}/probes?limit=1000`);
+      // The list is ~1.3 MB: past the limit of these tests, within the default one.
+      assertTooLarge(whole, false);
+
+      await t.step("a batch of lists past the limit is 413 as a whole, not a 500", async () => {
+        const big = await api.get(batchPath("probes.listByProject", 50, { project }));
+        assertTooLarge(big, true);
+        const pages = await api.get(
+          batchPath("probes.listByProject", 50, { project, limit: 100 }),
+        );
+        assertTooLarge(pages, true);
+      });
+
+      await t.step("a streamed batch answers each call past the limit with the error", async () => {
+        const streamed = await api.get(batchPath("probes.listByProject", 10, { project }), {
+          headers: { "trpc-accept": "application/jsonl" },
+        });
+        assert.equal(streamed.status, 200);
+        assert.match(streamed.text, /response_too_large/);
+        assert.ok(streamed.text.length < 2 * LIMIT, `${streamed.text.length} characters`);
+      });
+
+      await t.step("a batch within the limit is answered whole, as before", async () => {
+        const small = await api.get(
+          batchPath("probes.listByProject", 3, { project, limit: 50 }),
+        );
+        assert.equal(small.status, 200, small.text.slice(0, 300));
+        assert.equal(small.body.length, 3);
+        for (const call of small.body) assert.equal(call.result.data.data.length, 50);
+        assert.ok(small.text.length < LIMIT);
+      });
+
+      await t.step("a batch's mutations are never refused for their answers", async () => {
+        const name = uniqueName("m");
+        const path = `/trpc/projects.create,projects.create?batch=1`;
+        const made = await api.post(path, {
+          0: { project: name },
+          1: { project: `${name}-2` },
+        });
+        assert.equal(made.status, 200, made.text);
+        assert.equal((await api.get(`/api/v1/projects/${name}-2`)).status, 200);
+      });
+
+      await t.step("a single page past the limit is 413 on REST and on /trpc", async () => {
+        assertTooLarge(await api.get(`/api/v1/projects/${project}/probes?limit=1000`), false);
+        const input = encodeURIComponent(JSON.stringify({ project, limit: 1000 }));
+        assertTooLarge(await api.get(`/trpc/probes.listByProject?input=${input}`), true);
+        // Within it, and the whole list streamed, are answered as before.
+        const page = await api.get(`/api/v1/projects/${project}/probes?limit=100`);
+        assert.equal(page.status, 200);
+        assert.equal(page.body.data.length, 100);
+        const streamed = await api.get(`/api/v1/projects/${project}/probes`);
+        assert.equal(streamed.status, 200);
+        assert.equal(streamed.body.meta.count, PROBES);
+      });
+
+      await t.step("three big batches at once leave others answered within 1 s", async () => {
+        const path = batchPath("probes.listByProject", 50, { project, limit: 100 });
+        const batches = Promise.all([api.get(path), api.get(path), api.get(path)]);
+        let done = false;
+        batches.finally(() => done = true);
+        const slowest: number[] = [];
+        do {
+          for (const other of ["/healthz", `/api/v1/projects/${project}`]) {
+            const started = performance.now();
+            const answer = await api.get(other);
+            slowest.push(performance.now() - started);
+            assert.equal(answer.status, 200, `${other}: ${answer.text}`);
+          }
+        } while (!done);
+        const max = Math.max(...slowest);
+        assert.ok(max < 1000, `another caller waited ${max.toFixed(0)} ms`);
+        for (const answer of await batches) assertTooLarge(answer, true);
+      });
+    } finally {
+      await app.close();
+    }
+  });
+}
+
+Deno.test("a batch while the database hangs answers 503 within one deadline, not one per call", async () => {
+  // A listener that takes connections and says nothing, as a hung database server would. Batch
+  // calls run one at a time: without failing the rest at once, 50 calls would wait 50 deadlines.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: sparePort() });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) held.push(conn);
+    } catch { /* closed */ }
+  })();
+  const { port } = listener.addr as Deno.NetAddr;
+  const database = await openDatabase({
+    kind: "postgres",
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    connectTimeoutMs: 500,
+  });
+  try {
+    const api = new TestClient(createHttpHandler({
+      router: appRouter,
+      document: buildOpenApiDocument(appRouter, REST_PREFIX),
+      db: database.db,
+      checkKey: createKeyCheck([TEST_API_KEY], []),
+      log: createLogger("silent"),
+    }));
+    const started = performance.now();
+    const answer = await api.get(batchPath("projects.get", 50, { project: "p" }));
+    const ms = performance.now() - started;
+    assert.equal(answer.status, 503, answer.text.slice(0, 300));
+    assert.equal(answer.body.length, 50);
+    for (const call of answer.body) assert.equal(call.error.data.error.code, "service_unavailable");
+    assert.ok(ms < 5000, `answered after ${Math.round(ms)} ms`);
+  } finally {
+    await database.close();
+    listener.close();
+    await accepting;
+    for (const conn of held) conn.close();
+  }
+});
