@@ -3,6 +3,7 @@
 // round after round. Each answer must be one the API documents for its operation, and what is
 // left must be one probe per URL, each reachable under the id its method and URL give.
 import assert from "node:assert/strict";
+import { sql } from "kysely";
 import { type Answer, apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
 import { probeIdOf } from "./probe_id.ts";
 
@@ -46,6 +47,38 @@ async function remaining(api: TestClient, project: string) {
 }
 
 apiSuite("probes under concurrent writers", (test) => {
+  test("creates of one URL let go at the same instant: one 201, the others 200 (PostgreSQL)", async ({ api, app, backend }) => {
+    // PGlite runs one statement at a time: writers never meet there.
+    if (backend !== "postgres") return;
+    const project = uniqueName("race");
+    assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
+    const db = app.database.db;
+    for (let round = 0; round < 10; round++) {
+      const url = `http://race.test/lockstep/${round}`;
+      const [writes] = await db.transaction().execute(async (trx) => {
+        // SHARE conflicts with the inserts' ROW EXCLUSIVE only: each create reads, then waits
+        // at its INSERT; committing lets them all insert at once.
+        await sql`lock table probes in share mode`.execute(trx);
+        const writes = Promise.all(
+          Array.from({ length: 3 }, () => api.post(`/api/v1/projects/${project}/probes`, { url })),
+        );
+        for (let waiting = 0; waiting < 3;) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          const row = await sql<{ n: number }>`select count(*)::int as n from pg_locks
+            where relation = 'probes'::regclass and not granted`.execute(db);
+          waiting = row.rows[0].n;
+        }
+        return [writes]; // not awaited here: they wait for this transaction to end
+      });
+      const answers = await writes;
+      assert.deepEqual(
+        answers.map((a) => a.status).toSorted(),
+        [200, 200, 201],
+        `round ${round}: ${answers.map((a) => a.text)}`,
+      );
+    }
+  });
+
   test("25 simultaneous creates of one URL, 20 rounds: one 201, 24 × 200, one probe", async ({ api }) => {
     const project = uniqueName("race");
     assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
