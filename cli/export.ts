@@ -8,7 +8,7 @@
  * the same text.
  */
 import type { NotificationTarget, Probe, ProbeClient } from "@probe/client";
-import { ALERT_POLICY_FIELDS } from "@probe/shared";
+import { ALERT_POLICY_FIELDS, MASKED, REDACTED } from "@probe/shared";
 import { stringify } from "yaml";
 
 /** An environment variable the export names, and what it is to hold. */
@@ -21,16 +21,25 @@ export interface ExportVariable {
 export interface ExportOptions {
   /**
    * Write the values of secret-looking probe headers (`SECRET_HEADER`) into the file instead of
-   * naming variables. The service shows them to any key, so this is the export's own choice.
+   * naming variables. The service shows them to write keys only: with a read-only key they are
+   * masked and named as variables all the same.
    */
   headerValues?: boolean;
 }
+
+/** Whether a target URL is shown cut to its scheme and host (`https://host/…`). */
+const isCutUrl = (url: string) => url.endsWith("/…");
 
 export interface Exported {
   /** The seed file's content, keys in the order they are written. */
   seed: Record<string, unknown>;
   variables: ExportVariable[];
   counts: { projects: number; probes: number; targets: number; windows: number };
+  /**
+   * Probe URLs whose password or query tokens the service masked (`****`) because the key may
+   * only read: written as shown, they cannot be loaded as they are.
+   */
+  maskedUrls: string[];
 }
 
 /**
@@ -74,7 +83,15 @@ function exportTarget(target: NotificationTarget, names: Names): Record<string, 
       return {
         name,
         kind,
-        url: target.url,
+        // Cut for a read-only key: the URL goes to a variable, as a Slack URL does.
+        ...(target.url !== null && isCutUrl(target.url)
+          ? {
+            url_env: names.name(
+              `${stem}_URL`,
+              `the URL of webhook target ${name}; read it with a write key`,
+            ),
+          }
+          : { url: target.url }),
         // A webhook has a key unless it was stored without one (then the import makes one).
         ...(target.secret !== null && {
           secret_env: names.name(
@@ -103,7 +120,8 @@ function exportProbe(
   const headers: Record<string, string> = {};
   const headersEnv: Record<string, string> = {};
   for (const header of Object.keys(probe.headers).sort(byText)) {
-    if (headerValues || !SECRET_HEADER.test(header)) {
+    const masked = probe.headers[header] === REDACTED;
+    if (!masked && (headerValues || !SECRET_HEADER.test(header))) {
       headers[header] = probe.headers[header];
       continue;
     }
@@ -220,6 +238,7 @@ export async function exportSeed(
       },
     },
     variables: names.variables,
+    maskedUrls: probes.data.map((p) => p.url).filter((url) => url.includes(MASKED)),
     counts: {
       projects: entries.length,
       probes: probes.data.length,

@@ -71,6 +71,7 @@ export async function createApp(
     database,
     apiKeys,
     readOnlyApiKeys = [],
+    secretHeaders = [],
     log,
     iamAlive = {},
     notify = {},
@@ -91,6 +92,8 @@ export async function createApp(
     apiKeys: string[];
     /** Keys that may only read (`SERVICE_API_KEYS_READONLY`); none by default. */
     readOnlyApiKeys?: string[];
+    /** Probe header names masked for read-only keys besides the built-in ones (lower case). */
+    secretHeaders?: string[];
     log: Logger;
     iamAlive?: IamAliveOptions;
     notify?: NotifyOptions;
@@ -178,7 +181,7 @@ export async function createApp(
     db: handle.db,
     checkKey: createKeyCheck(apiKeys, readOnlyApiKeys),
     log,
-    services: { iamAlive: reporter, notifier, runNow },
+    services: { iamAlive: reporter, notifier, runNow, secretHeaders },
     rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),
     authFailureLimiter: createRateLimiter({
       perSecond: authFailuresPerSecond,

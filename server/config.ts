@@ -21,6 +21,16 @@ const configSchema = z.object({
   SERVICE_API_KEY: optional(apiKeyList()),
   // Keys that may read (every GET, every tRPC query) and nothing else.
   SERVICE_API_KEYS_READONLY: optional(apiKeyList()),
+  // Probe header names whose values read-only keys never see, besides the built-in ones.
+  PROBE_SECRET_HEADERS: optional(
+    z.string()
+      .transform((v) => v.split(",").map((h) => h.trim().toLowerCase()).filter((h) => h !== ""))
+      .refine(
+        (names) => names.every((h) => /^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(h)),
+        "must be a comma-separated list of header names",
+      )
+      .default([]),
+  ),
   DATABASE_URL: optional(
     z.string()
       .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), "must be a postgres:// URL")
@@ -170,6 +180,8 @@ export interface Config {
   apiKeys?: string[];
   /** Keys that may only read (`SERVICE_API_KEYS_READONLY`); none when empty. */
   readOnlyApiKeys: string[];
+  /** Probe header names (lower case) masked for read-only keys besides the built-in ones. */
+  probeSecretHeaders: string[];
   databaseUrl?: string;
   /** Connections postgres.js may open. */
   databasePoolSize: number;
@@ -249,6 +261,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     HOST: string;
     SERVICE_API_KEY?: string[];
     SERVICE_API_KEYS_READONLY?: string[];
+    PROBE_SECRET_HEADERS: string[];
     DATABASE_URL?: string;
     DATABASE_POOL_SIZE: number;
     DATABASE_CONNECT_TIMEOUT_MS: number;
@@ -290,6 +303,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     host: c.HOST,
     apiKeys: c.SERVICE_API_KEY,
     readOnlyApiKeys: c.SERVICE_API_KEYS_READONLY ?? [],
+    probeSecretHeaders: c.PROBE_SECRET_HEADERS,
     databaseUrl: c.DATABASE_URL,
     databasePoolSize: c.DATABASE_POOL_SIZE,
     databaseConnectTimeoutMs: c.DATABASE_CONNECT_TIMEOUT_MS,

@@ -7,6 +7,7 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     host: "127.0.0.1",
     apiKeys: undefined,
     readOnlyApiKeys: [],
+    probeSecretHeaders: [],
     databaseUrl: undefined,
     databasePoolSize: 10,
     databaseConnectTimeoutMs: 1500,
@@ -313,4 +314,16 @@ Deno.test("the query deadline must outlast the statement timeout, unless there i
     DATABASE_QUERY_DEADLINE_MS: "100",
   });
   assert.equal(untimed.databaseQueryDeadlineMs, 100);
+});
+
+Deno.test("PROBE_SECRET_HEADERS lists header names, lower-cased; none by default", () => {
+  assert.deepEqual(parseConfig({}).probeSecretHeaders, []);
+  assert.deepEqual(
+    parseConfig({ PROBE_SECRET_HEADERS: "X-Tenant-Pin, x-customer-id" }).probeSecretHeaders,
+    ["x-tenant-pin", "x-customer-id"],
+  );
+  assert.throws(
+    () => parseConfig({ PROBE_SECRET_HEADERS: "X-Pin,not a header" }),
+    /PROBE_SECRET_HEADERS: must be a comma-separated list of header names/,
+  );
 });

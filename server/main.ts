@@ -101,6 +101,7 @@ async function main(): Promise<number> {
     database,
     apiKeys,
     readOnlyApiKeys: config.readOnlyApiKeys,
+    secretHeaders: config.probeSecretHeaders,
     log,
     // Notification targets obey the probes' network policy; mail targets use SMTP_URL/MAIL_FROM.
     notify: { policy, ...(config.mail && { mail: config.mail }) },

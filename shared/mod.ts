@@ -18,3 +18,4 @@ export * from "./incidents.ts";
 export * from "./overview.ts";
 export * from "./status_pages.ts";
 export * from "./badges.ts";
+export * from "./secrets.ts";

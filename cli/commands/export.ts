@@ -20,7 +20,8 @@ export function exportCommand(context: () => CliContext): Command {
     .option(
       "--header-values",
       "write the values of secret-looking probe headers (Authorization, Cookie, …) into the " +
-        "file instead of naming environment variables for them",
+        "file instead of naming environment variables for them (a write key's export only: " +
+        "a read-only key reads them masked)",
     )
     .addHelpText(
       "after",
@@ -52,6 +53,12 @@ PROBE_HEADER_<PROJECT>_<PROBE_ID>_<HEADER> for secret headers.`,
         out.error(
           `Wrote ${options.output}: ${projects} projects, ${probes} probes, ` +
             `${windows} maintenance windows, ${targets} notification targets.`,
+        );
+      }
+      if (exported.maskedUrls.length > 0) {
+        out.error(
+          `${exported.maskedUrls.length} probe URLs hold credentials masked for this read-only ` +
+            "key (****): export with a write key to load them elsewhere.",
         );
       }
       if (exported.variables.length > 0) {

@@ -61,12 +61,34 @@ function definitionColumns(d: Definition) {
   };
 }
 
+/** How many times a create meets a row another writer committed meanwhile before it gives up. */
+const CREATE_ATTEMPTS = 5;
+
 /**
  * Creates a probe, or rewrites the one the project already has for that URL: the whole
  * definition is replaced, and fields not sent take their defaults. The project row is locked
  * for share so that a concurrent delete of the project cannot leave this probe behind.
+ *
+ * `ON CONFLICT (project, url)` settles two creates of one URL only when one of them sees the
+ * other's row: when both insert at the same moment, PostgreSQL checks the other unique index
+ * (`probes_project_probe_id_key`, not the conflict target) first and the second insert fails
+ * with a unique violation. It is tried again then, in a new transaction that sees the row the
+ * other writer committed and so rewrites it (the same for a PATCH that moved a probe onto the
+ * URL meanwhile).
  */
-export function createProbe(
+export async function createProbe(
+  { db, input }: { db: Db; input: ProbeCreateInput },
+): Promise<{ probe: ProbeWritten; created: boolean }> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await createOnce({ db, input });
+    } catch (error) {
+      if (attempt >= CREATE_ATTEMPTS || !isUniqueViolation(error)) throw error;
+    }
+  }
+}
+
+function createOnce(
   { db, input }: { db: Db; input: ProbeCreateInput },
 ): Promise<{ probe: ProbeWritten; created: boolean }> {
   const columns = definitionColumns({

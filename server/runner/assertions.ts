@@ -8,9 +8,11 @@ import {
   type AssertionValue,
   type FailedCheck,
   type HeaderExpect,
+  isSecretHeader,
   type JsonExpect,
   MAX_SEEN_LENGTH,
   type ProbeExpect,
+  REDACTED,
 } from "@probe/shared";
 
 /** What a run saw of the final hop's response. */
@@ -28,18 +30,7 @@ export interface Observed {
 
 /** Longest excerpt of the body shown as `seen`. */
 export const MAX_BODY_EXCERPT = 80;
-export const REDACTED = "<redacted>";
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-const SECRET_HEADER_NAMES = ["authorization", "proxy-authorization", "cookie", "set-cookie"];
-const SECRET_HEADER_PARTS = ["token", "secret", "key", "auth", "session"];
-
-/** Whether a header's value may be a credential, so that it is never shown. */
-export function isSecretHeader(name: string): boolean {
-  const lower = name.toLowerCase();
-  return SECRET_HEADER_NAMES.includes(lower) ||
-    SECRET_HEADER_PARTS.some((part) => lower.includes(part));
-}
 
 /** Whether the body must be read and kept to judge a run. */
 export function needsBody(expect: ProbeExpect | null): boolean {

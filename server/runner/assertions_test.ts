@@ -1,14 +1,18 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { type FailedCheck, type ProbeExpect, probeExpect } from "@probe/shared";
+import {
+  type FailedCheck,
+  isSecretHeader,
+  type ProbeExpect,
+  probeExpect,
+  REDACTED,
+} from "@probe/shared";
 import {
   evaluate,
-  isSecretHeader,
   MAX_BODY_EXCERPT,
   needsBody,
   type Observed,
   pointerTokens,
-  REDACTED,
   resolvePointer,
   truncate,
 } from "./assertions.ts";

@@ -19,6 +19,8 @@ export interface Services {
   notifier?: Notifier;
   /** Runs a probe once, now (`probes.run`). */
   runNow?: RunNow;
+  /** Header names (lower case) whose values read-only keys never see: `PROBE_SECRET_HEADERS`. */
+  secretHeaders?: readonly string[];
 }
 
 /** Everything a procedure needs; built without a request in tests. */

@@ -1,6 +1,7 @@
 import { dataWithMeta, overview, overviewInput, overviewMeta } from "@probe/shared";
 import { getOverview } from "../../domain/overview.ts";
 import { apiProcedure, router } from "../init.ts";
+import { shown } from "../shown.ts";
 
 const tags = ["overview"];
 
@@ -22,5 +23,13 @@ export const overviewRouter = router({
     })
     .input(overviewInput)
     .output(dataWithMeta(overview, overviewMeta))
-    .query(({ ctx, input }) => getOverview({ db: ctx.db, project: input.project })),
+    .query(async ({ ctx, input }) => {
+      const { data, meta } = await getOverview({ db: ctx.db, project: input.project });
+      const show = shown(ctx);
+      const projects = data.projects.map((p) => ({
+        ...p,
+        probes: p.probes.map((probe) => show.probe(probe)),
+      }));
+      return { data: { ...data, projects }, meta };
+    }),
 });

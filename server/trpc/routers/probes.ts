@@ -24,6 +24,7 @@ import { unavailable } from "../../domain/errors.ts";
 import type { Context } from "../context.ts";
 import { apiProcedure, router } from "../init.ts";
 import { pageAnswer } from "../pages.ts";
+import { shown } from "../shown.ts";
 
 const tags = ["probes"];
 const createErrors = { 404: "Project not found" };
@@ -41,7 +42,9 @@ async function create(ctx: Context, input: z.infer<typeof probeCreateInput>) {
 }
 
 async function list(ctx: Context, { project, ...page }: z.infer<typeof probeListInput>) {
-  return pageAnswer(await listProbes({ db: ctx.db, project, page }));
+  const { rows, next } = await listProbes({ db: ctx.db, project, page });
+  const show = shown(ctx);
+  return pageAnswer({ rows: rows.map((p) => show.probe(p)), next });
 }
 
 export const probesRouter = router({
@@ -122,7 +125,9 @@ export const probesRouter = router({
     })
     .input(probeRef)
     .output(dataOf(probe))
-    .query(async ({ ctx, input }) => ({ data: await getProbe({ db: ctx.db, ref: input }) })),
+    .query(async ({ ctx, input }) => ({
+      data: shown(ctx).probe(await getProbe({ db: ctx.db, ref: input })),
+    })),
 
   update: apiProcedure
     .meta({

@@ -16,6 +16,7 @@ import { z } from "zod";
 import { listResults, probeStats as readProbeStats, projectStatus } from "../../domain/results.ts";
 import { probeSeries } from "../../domain/series.ts";
 import { apiProcedure, router } from "../init.ts";
+import { shown } from "../shown.ts";
 
 const tags = ["results"];
 
@@ -66,7 +67,11 @@ export const resultsRouter = router({
     })
     .input(projectStatusInput)
     .output(dataWithMeta(z.array(probeStatus), projectStatusMeta))
-    .query(({ ctx, input }) => projectStatus({ db: ctx.db, project: input.project })),
+    .query(async ({ ctx, input }) => {
+      const { data, meta } = await projectStatus({ db: ctx.db, project: input.project });
+      const show = shown(ctx);
+      return { data: data.map((p) => show.probe(p)), meta };
+    }),
 
   series: apiProcedure
     .meta({

@@ -19,6 +19,7 @@ import {
 } from "../../domain/targets.ts";
 import { testEvent } from "../../notify/targets.ts";
 import { apiProcedure, router } from "../init.ts";
+import { shown } from "../shown.ts";
 
 const tags = ["notification-targets"];
 const NOT_FOUND = "Notification target not found";
@@ -58,7 +59,8 @@ export const targetsRouter = router({
     .input(z.object({}))
     .output(dataWithMeta(z.array(notificationTarget), countMeta))
     .query(async ({ ctx }) => {
-      const data = await listTargets({ db: ctx.db });
+      const show = shown(ctx);
+      const data = (await listTargets({ db: ctx.db })).map((t) => show.target(t));
       return { data, meta: { count: data.length } };
     }),
 
@@ -75,7 +77,9 @@ export const targetsRouter = router({
     })
     .input(targetRef)
     .output(dataOf(notificationTarget))
-    .query(async ({ ctx, input }) => ({ data: await getTarget({ db: ctx.db, name: input.name }) })),
+    .query(async ({ ctx, input }) => ({
+      data: shown(ctx).target(await getTarget({ db: ctx.db, name: input.name })),
+    })),
 
   update: apiProcedure
     .meta({
