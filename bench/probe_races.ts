@@ -9,7 +9,9 @@
  * 127.0.0.1:5432).
  */
 import { probeIdOf } from "../server/domain/probe_id.ts";
-import { startTestApp, TestClient } from "../server/testing/app.ts";
+import { createApp } from "../server/app.ts";
+import { createLogger } from "../server/log.ts";
+import { freshDatabase, TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 import { benchSettings, envNumber } from "./setup.ts";
 
 const ROUNDS = envNumber("RACE_ROUNDS", 100);
@@ -19,7 +21,12 @@ const METHODS = ["GET", "POST", "HEAD"];
 const DOCUMENTED = new Set([200, 201, 204, 404, 422]);
 
 Deno.env.set("TEST_DATABASE_URL", benchSettings().adminUrl);
-const app = await startTestApp("postgres");
+// Failures are logged (as the service logs them), so that an undocumented answer shows its cause.
+const app = await createApp({
+  database: await freshDatabase("postgres"),
+  apiKeys: [TEST_API_KEY],
+  log: createLogger("error"),
+});
 const api = new TestClient(app.handler);
 const base = "/api/v1/projects/race/probes";
 const pick = <T>(items: T[], i: number) => items[i % items.length];
@@ -44,9 +51,10 @@ function mixed(round: number, i: number) {
 try {
   await api.post("/api/v1/projects", { project: "race" });
   for (const kind of ["creates of one URL", "mixed writers"]) {
-    let rounds = 0, answers = 0;
+    let rounds = 0, count = 0;
+    const seen = new Set<string>();
     for (let round = 0; round < ROUNDS; round++) {
-      const statuses = (await Promise.all(
+      const answers = await Promise.all(
         Array.from(
           { length: WRITERS },
           (_, i) =>
@@ -54,14 +62,15 @@ try {
               ? mixed(round, i)
               : api.post(base, { url: `http://race.test/one/${round}` }),
         ),
-      )).map((a) => a.status);
-      const bad = statuses.filter((s) => !DOCUMENTED.has(s)).length;
-      if (bad > 0) rounds++;
-      answers += bad;
+      );
+      const bad = answers.filter((a) => !DOCUMENTED.has(a.status));
+      if (bad.length > 0) rounds++;
+      count += bad.length;
+      for (const a of bad) seen.add(`${a.status} ${a.text}`);
     }
     console.log(
       `${kind}: ${rounds} of ${ROUNDS} rounds of ${WRITERS} had an undocumented answer ` +
-        `(${answers} answers in all)`,
+        `(${count} answers in all)${[...seen].map((text) => `\n  ${text}`).join("")}`,
     );
   }
 } finally {

@@ -65,6 +65,22 @@ function definitionColumns(d: Definition) {
 const CREATE_ATTEMPTS = 5;
 
 /**
+ * Holds, until the transaction ends, the lock on one URL of one project: writers that would put
+ * a probe at that URL (creates, and PATCHes moving a probe there) take it before they write, so
+ * they write one after the other instead of meeting inside PostgreSQL's unique indexes.
+ */
+async function lockUrl(trx: Db, project: string, url: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`${project} ${url}`}, 0))`
+    .execute(trx);
+}
+
+/** A deadlock or a unique violation: the transaction is rolled back and may be tried again. */
+function isRetryable(error: unknown): boolean {
+  return isUniqueViolation(error) ||
+    (typeof error === "object" && error !== null && (error as { code?: unknown }).code === "40P01");
+}
+
+/**
  * Creates a probe, or rewrites the one the project already has for that URL: the whole
  * definition is replaced, and fields not sent take their defaults. The project row is locked
  * for share so that a concurrent delete of the project cannot leave this probe behind.
@@ -74,7 +90,10 @@ const CREATE_ATTEMPTS = 5;
  * (`probes_project_probe_id_key`, not the conflict target) first and the second insert fails
  * with a unique violation. It is tried again then, in a new transaction that sees the row the
  * other writer committed and so rewrites it (the same for a PATCH that moved a probe onto the
- * URL meanwhile).
+ * URL meanwhile). Creates of one URL, and PATCHes moving a probe to it, take a lock on that URL
+ * first (`lockUrl`), so they seldom meet at all: without it, two inserts meeting in both unique
+ * indexes could also deadlock (each waiting for the other's index entry), which is tried again
+ * the same way.
  */
 export async function createProbe(
   { db, input }: { db: Db; input: ProbeCreateInput },
@@ -83,7 +102,7 @@ export async function createProbe(
     try {
       return await createOnce({ db, input });
     } catch (error) {
-      if (attempt >= CREATE_ATTEMPTS || !isUniqueViolation(error)) throw error;
+      if (attempt >= CREATE_ATTEMPTS || !isRetryable(error)) throw error;
     }
   }
 }
@@ -104,6 +123,7 @@ function createOnce(
     const project = await trx.selectFrom("projects").select("name")
       .where("name", "=", input.project).forShare().executeTakeFirst();
     if (!project) throw notFound("Project");
+    await lockUrl(trx, input.project, input.url);
     const before = await trx.selectFrom("probes").select(["key", "method"])
       .where("project", "=", input.project).where("url", "=", input.url).executeTakeFirst();
     const row = await trx
@@ -232,6 +252,7 @@ export function updateProbe(
       expect: fields.expect !== undefined ? fields.expect : current.expect as Probe["expect"],
     };
     if (next.url !== current.url) {
+      await lockUrl(trx, project, next.url);
       const other = await trx.selectFrom("probes").select("key")
         .where("project", "=", project).where("url", "=", next.url).executeTakeFirst();
       if (other) throw urlTaken();

@@ -57,7 +57,7 @@ apiSuite("probes under concurrent writers", (test) => {
       const url = `http://race.test/lockstep/${round}`;
       const [writes] = await db.transaction().execute(async (trx) => {
         // SHARE conflicts with the inserts' ROW EXCLUSIVE only: each create reads, then waits
-        // at its INSERT; committing lets them all insert at once.
+        // at its INSERT (or for the one ahead of it); committing lets them all go at once.
         await sql`lock table probes in share mode`.execute(trx);
         const writes = Promise.all(
           Array.from({ length: 3 }, () => api.post(`/api/v1/projects/${project}/probes`, { url })),
@@ -65,7 +65,8 @@ apiSuite("probes under concurrent writers", (test) => {
         for (let waiting = 0; waiting < 3;) {
           await new Promise((resolve) => setTimeout(resolve, 10));
           const row = await sql<{ n: number }>`select count(*)::int as n from pg_locks
-            where relation = 'probes'::regclass and not granted`.execute(db);
+            where not granted and database =
+              (select oid from pg_database where datname = current_database())`.execute(db);
           waiting = row.rows[0].n;
         }
         return [writes]; // not awaited here: they wait for this transaction to end
