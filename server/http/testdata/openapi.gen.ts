@@ -1553,7 +1553,11 @@ export interface operations {
       content: {
         "application/json": {
           url: string;
-          method?: string;
+          /**
+           * @description The HTTP method; letters of any case are accepted and stored upper-case.
+           * @enum {string}
+           */
+          method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS";
           headers?: {
             [key: string]: string;
           };
@@ -1951,7 +1955,11 @@ export interface operations {
         "application/json": {
           project: string;
           url: string;
-          method?: string;
+          /**
+           * @description The HTTP method; letters of any case are accepted and stored upper-case.
+           * @enum {string}
+           */
+          method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS";
           headers?: {
             [key: string]: string;
           };
@@ -2495,7 +2503,11 @@ export interface operations {
       content: {
         "application/json": {
           url?: string;
-          method?: string;
+          /**
+           * @description The HTTP method; letters of any case are accepted and stored upper-case.
+           * @enum {string}
+           */
+          method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS";
           headers?: {
             [key: string]: string;
           };
