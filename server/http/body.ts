@@ -1,6 +1,7 @@
 /**
  * Reading request bodies within the limits: size (413), UTF-8 and JSON (400), media type (415),
- * nesting and array length (422). Every refusal is an `ApiError` of the one contract.
+ * nesting, array length and repeated keys (422). Every refusal is an `ApiError` of the one
+ * contract.
  *
  * @module
  */
@@ -10,6 +11,7 @@ import {
   BODY_EMPTY,
   BODY_INCOMPLETE,
   BODY_NOT_UTF8,
+  detailPath,
   validationFailed,
 } from "../errors.ts";
 
@@ -109,7 +111,8 @@ export async function readJsonObject(
 /**
  * Parses JSON text within the nesting and array limits (400 or 422 when it is not), and refuses
  * (422, naming the field) a number whose text a double cannot hold: `1e309`, `-0`, or more
- * digits than survive (`123456789012345678901234567890`). Storing those would change them.
+ * digits than survive (`123456789012345678901234567890`), and an object that repeats a key
+ * (`JSON.parse` keeps the last one). Storing those would change them.
  */
 export function parseJson(text: string): Read<unknown> {
   let value: unknown;
@@ -118,8 +121,90 @@ export function parseJson(text: string): Read<unknown> {
   } catch {
     return malformed("The request body is not valid JSON");
   }
-  const problem = checkJsonLimits(value);
+  const problem = checkJsonLimits(value) ?? repeatedKey(text);
   return problem ? refuse(problem) : { ok: true, value };
+}
+
+/** One open object or array of the scan: the keys seen so far, or the index reached. */
+interface Open {
+  object: boolean;
+  keys: Set<string>;
+  /** In an object: whether the next string is a key; the key whose value is being read. */
+  expectKey: boolean;
+  key: string;
+  index: number;
+}
+
+const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d, OPEN_ARRAY = 0x5b, CLOSE_ARRAY = 0x5d;
+
+/** The index of the quote that ends the string opening at `start` (the text is valid JSON). */
+function stringEnd(text: string, start: number): number {
+  let end = start;
+  for (;;) {
+    end = text.indexOf('"', end + 1);
+    let before = end - 1;
+    while (text.charCodeAt(before) === BACKSLASH) before--;
+    // An even run of backslashes escapes itself, not the quote.
+    if ((end - 1 - before) % 2 === 0) return end;
+  }
+}
+
+/**
+ * The first key an object of valid JSON text repeats, as a 422 naming it and its path (keys
+ * compared decoded: `"a"` and `"\u0061"` are one key); null when none does. One pass over the
+ * text, strings skipped with `indexOf`; called after the nesting check, so its stack is short
+ * (`JSON.parse` keeps the last of repeated keys silently, and a reviver only sees that one).
+ */
+export function repeatedKey(text: string): ApiError | null {
+  // One entry per depth, reused: no allocation per object.
+  const stack: Open[] = [];
+  let depth = 0;
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = stringEnd(text, i);
+      const top = stack[depth - 1];
+      if (depth > 0 && top.object && top.expectKey) {
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes("\\") ? JSON.parse(text.slice(i, end + 1)) as string : raw;
+        if (top.keys.has(key)) return repeated(stack.slice(0, depth - 1), key);
+        top.keys.add(key);
+        top.key = key;
+        top.expectKey = false;
+      }
+      i = end;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      const open = stack[depth] ??= {
+        object: false,
+        keys: new Set(),
+        expectKey: false,
+        key: "",
+        index: 0,
+      };
+      open.object = c === OPEN_OBJECT;
+      open.expectKey = open.object;
+      open.index = 0;
+      if (open.object && open.keys.size > 0) open.keys.clear();
+      depth++;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      depth--;
+    } else if (c === COMMA) {
+      const top = stack[depth - 1];
+      if (top.object) top.expectKey = true;
+      else top.index++;
+    }
+  }
+  return null;
+}
+
+function repeated(outer: Open[], key: string): ApiError {
+  const path = [...outer.map((open) => open.object ? open.key : open.index), key];
+  return validationFailed(
+    detailPath(path),
+    `the key "${detailPath([key])}" appears more than once in this object: send each key once`,
+  );
 }
 
 /** Stands in, while parsing, for a number whose text does not survive; found by the walk. */
