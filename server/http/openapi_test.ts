@@ -270,6 +270,9 @@ Deno.test("the OpenAPI document", async (t) => {
       doc.paths["/probes"].post.requestBody.content["application/json"].schema.properties.project,
       { type: "string", ...name },
     );
+    const channels = doc.paths["/settings/iam-alive"].patch.requestBody
+      .content["application/json"].schema.properties.channels;
+    assert.deepEqual([channels.minItems, channels.maxItems, channels.uniqueItems], [1, 3, true]);
   });
 
   await t.step("gives every operation a summary, a tag and an operationId", () => {
