@@ -466,3 +466,18 @@ Deno.test("a seed file's header names are capped as the API caps them, in header
     return true;
   });
 });
+
+Deno.test("a JSON seed file that repeats a key is refused, naming it, as YAML ones are", () => {
+  const text = '{"projects":[{"project":"a","probes":[{"url":"https://x.example/",' +
+    '"headers":{"X-A":"1","X-A":"2"}}]}]}';
+  assert.throws(() => parseSeedFile(text, "twice.json"), (error: Error) => {
+    assert.ok(error instanceof SeedFileError);
+    assert.match(
+      error.message,
+      /^ {2}projects\.0\.probes\.0\.headers\.X-A: the key "X-A" appears more than once/m,
+    );
+    return true;
+  });
+  const yaml = "projects:\n  - project: a\n    project: b\n";
+  assert.throws(() => parseSeedFile(yaml, "twice.yaml"), SeedFileError);
+});

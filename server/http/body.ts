@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { findRepeatedKey } from "@probe/shared";
 import {
   type ApiError,
   apiError,
@@ -125,85 +126,18 @@ export function parseJson(text: string): Read<unknown> {
   return problem ? refuse(problem) : { ok: true, value };
 }
 
-/** One open object or array of the scan: the keys seen so far, or the index reached. */
-interface Open {
-  object: boolean;
-  keys: Set<string>;
-  /** In an object: whether the next string is a key; the key whose value is being read. */
-  expectKey: boolean;
-  key: string;
-  index: number;
-}
-
-const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d, OPEN_ARRAY = 0x5b, CLOSE_ARRAY = 0x5d;
-
-/** The index of the quote that ends the string opening at `start` (the text is valid JSON). */
-function stringEnd(text: string, start: number): number {
-  let end = start;
-  for (;;) {
-    end = text.indexOf('"', end + 1);
-    let before = end - 1;
-    while (text.charCodeAt(before) === BACKSLASH) before--;
-    // An even run of backslashes escapes itself, not the quote.
-    if ((end - 1 - before) % 2 === 0) return end;
-  }
-}
-
 /**
- * The first key an object of valid JSON text repeats, as a 422 naming it and its path (keys
- * compared decoded: `"a"` and `"\u0061"` are one key); null when none does. One pass over the
- * text, strings skipped with `indexOf`; called after the nesting check, so its stack is short
- * (`JSON.parse` keeps the last of repeated keys silently, and a reviver only sees that one).
+ * The first key an object of valid JSON text repeats, as a 422 naming it and its path; null when
+ * none does (see `findRepeatedKey`). Called after the nesting check, so the scan's stack is short.
  */
 export function repeatedKey(text: string): ApiError | null {
-  // One entry per depth, reused: no allocation per object.
-  const stack: Open[] = [];
-  let depth = 0;
-  const length = text.length;
-  for (let i = 0; i < length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      const end = stringEnd(text, i);
-      const top = stack[depth - 1];
-      if (depth > 0 && top.object && top.expectKey) {
-        const raw = text.slice(i + 1, end);
-        const key = raw.includes("\\") ? JSON.parse(text.slice(i, end + 1)) as string : raw;
-        if (top.keys.has(key)) return repeated(stack.slice(0, depth - 1), key);
-        top.keys.add(key);
-        top.key = key;
-        top.expectKey = false;
-      }
-      i = end;
-    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      const open = stack[depth] ??= {
-        object: false,
-        keys: new Set(),
-        expectKey: false,
-        key: "",
-        index: 0,
-      };
-      open.object = c === OPEN_OBJECT;
-      open.expectKey = open.object;
-      open.index = 0;
-      if (open.object && open.keys.size > 0) open.keys.clear();
-      depth++;
-    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      depth--;
-    } else if (c === COMMA) {
-      const top = stack[depth - 1];
-      if (top.object) top.expectKey = true;
-      else top.index++;
-    }
-  }
-  return null;
-}
-
-function repeated(outer: Open[], key: string): ApiError {
-  const path = [...outer.map((open) => open.object ? open.key : open.index), key];
+  const found = findRepeatedKey(text);
+  if (!found) return null;
   return validationFailed(
-    detailPath(path),
-    `the key "${detailPath([key])}" appears more than once in this object: send each key once`,
+    detailPath(found.path),
+    `the key "${
+      detailPath([found.key])
+    }" appears more than once in this object: send each key once`,
   );
 }
 
