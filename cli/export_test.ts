@@ -439,3 +439,45 @@ Deno.test("a seed file's headers_env, maintenance and status_page are checked", 
     return true;
   });
 });
+
+Deno.test("a seed file's header names are capped as the API caps them, in headers_env too", () => {
+  const seed = (name: string) =>
+    JSON.stringify({
+      projects: [{
+        project: "a",
+        probes: [
+          { url: "https://x.example/", headers: { [name]: "v" } },
+          { url: "https://y.example/", headers_env: { [name]: "TOKEN" } },
+        ],
+      }],
+    });
+  assert.doesNotThrow(() => parseSeedFile(seed("X".repeat(128)), "ok.json"));
+  assert.throws(() => parseSeedFile(seed("X".repeat(129)), "long.json"), (error: Error) => {
+    assert.ok(error instanceof SeedFileError);
+    const said = "header names must be HTTP tokens \\(RFC 9110\\) of at most 128 characters";
+    assert.match(
+      error.message,
+      new RegExp(`^ {2}projects\\.0\\.probes\\.0\\.headers\\.X+: ${said}`, "m"),
+    );
+    assert.match(
+      error.message,
+      new RegExp(`^ {2}projects\\.0\\.probes\\.1\\.headers_env\\.X+: ${said}`, "m"),
+    );
+    return true;
+  });
+});
+
+Deno.test("a JSON seed file that repeats a key is refused, naming it, as YAML ones are", () => {
+  const text = '{"projects":[{"project":"a","probes":[{"url":"https://x.example/",' +
+    '"headers":{"X-A":"1","X-A":"2"}}]}]}';
+  assert.throws(() => parseSeedFile(text, "twice.json"), (error: Error) => {
+    assert.ok(error instanceof SeedFileError);
+    assert.match(
+      error.message,
+      /^ {2}projects\.0\.probes\.0\.headers\.X-A: the key "X-A" appears more than once/m,
+    );
+    return true;
+  });
+  const yaml = "projects:\n  - project: a\n    project: b\n";
+  assert.throws(() => parseSeedFile(yaml, "twice.yaml"), SeedFileError);
+});

@@ -12,6 +12,7 @@ import {
   alertPolicyPatchInput,
   CERTIFICATE_ON_HTTP_MESSAGE,
   certificateOnHttp,
+  findRepeatedKey,
   hasUrlCredentials,
   iamAlivePatchInput,
   maintenanceCreateInput,
@@ -242,6 +243,14 @@ export function parseSeedFile(text: string, fileName: string): SeedFile {
     raw = fileName.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
     throw new SeedFileError(`${fileName} cannot be parsed: ${(error as Error).message}`);
+  }
+  // YAML refuses a repeated key itself; JSON.parse would keep the last one, as the API refuses.
+  const repeated = fileName.endsWith(".json") ? findRepeatedKey(text) : null;
+  if (repeated) {
+    throw new SeedFileError(
+      `${fileName} is not a valid seed file:\n  ${repeated.path.join(".")}: ` +
+        `the key "${repeated.key}" appears more than once in this object`,
+    );
   }
   const parsed = seedFile.safeParse(raw ?? {});
   if (!parsed.success) {

@@ -133,13 +133,27 @@ function isZodError(e: unknown): e is { issues: ZodLikeIssue[] } {
     Array.isArray((e as { issues?: unknown }).issues);
 }
 
+/** Longest path segment (a key the caller sent) repeated in an error's details. */
+const MAX_PATH_SEGMENT = 64;
+
+/** A segment as the details name it: a key of 200,000 characters is not sent back in full. */
+const pathSegment = (segment: PropertyKey) => {
+  const text = String(segment);
+  return text.length > MAX_PATH_SEGMENT ? `${text.slice(0, MAX_PATH_SEGMENT)}…` : text;
+};
+
+/** A detail's `path` from its segments (`headers.X-A`, `expect.json.0`), long keys cut short. */
+export function detailPath(segments: readonly PropertyKey[]): string {
+  return segments.map(pathSegment).join(".");
+}
+
 /** Zod issues as `{ path, message }` details; each unknown key gets its own line. */
 function zodDetails(issues: ZodLikeIssue[]): ErrorDetail[] {
   return issues.flatMap((issue) => {
-    const path = issue.path.map(String).join(".");
+    const path = detailPath(issue.path);
     if (issue.code === "unrecognized_keys" && issue.keys) {
       return issue.keys.map((key) => ({
-        path: path ? `${path}.${key}` : key,
+        path: path ? `${path}.${pathSegment(key)}` : pathSegment(key),
         message: "is not a known field",
       }));
     }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { findBadText, textProblem } from "./json.ts";
 import { pageQuery } from "./envelope.ts";
 import { projectName, text } from "./project.ts";
-import { probeExpect } from "./expect.ts";
+import { MAX_HEADER_NAME_LENGTH, probeExpect } from "./expect.ts";
 
 export const PROBE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 export type ProbeMethod = (typeof PROBE_METHODS)[number];
@@ -48,6 +48,10 @@ export const probeMethod = z.string().transform((value, ctx) => {
     return z.NEVER;
   }
   return upper as ProbeMethod;
+}).meta({
+  // The transform hides the accepted values from the document: named here, as they are stored.
+  enum: [...PROBE_METHODS],
+  description: "The HTTP method; letters of any case are accepted and stored upper-case.",
 });
 
 /** RFC 9110 token: what a header name may hold. */
@@ -92,10 +96,15 @@ const headerValue = z
     "header values must not start or end with a space or tab",
   );
 
-const HEADER_NAME_MESSAGE = "header names must be HTTP tokens (RFC 9110)";
-const headerRecord = z.record(z.string().regex(HTTP_TOKEN, HEADER_NAME_MESSAGE), headerValue, {
+const HEADER_NAME_MESSAGE =
+  `header names must be HTTP tokens (RFC 9110) of at most ${MAX_HEADER_NAME_LENGTH} characters`;
+// As long as a header name an assertion may check (expect.ts): one limit for header names.
+const headerName = z.string().max(MAX_HEADER_NAME_LENGTH).regex(HTTP_TOKEN, HEADER_NAME_MESSAGE);
+// The count is checked below (superRefine, which the document cannot see): `maxProperties`
+// says the same in the OpenAPI document.
+const headerRecord = z.record(headerName, headerValue, {
   error: (issue) => issue.code === "invalid_key" ? HEADER_NAME_MESSAGE : undefined,
-});
+}).meta({ maxProperties: MAX_HEADERS });
 
 /**
  * Header name to value. Checked on the value as it arrives too: `JSON.parse` makes `__proto__`
@@ -203,18 +212,18 @@ const probeFields = {
 };
 
 /** Create under `/projects/{project}/probes`: the project comes from the path. */
-export const probeCreateInput = z.strictObject({ project: z.string(), ...probeFields })
+export const probeCreateInput = z.strictObject({ project: projectName, ...probeFields })
   .superRefine(refineCertificate);
 /** Create under `/probes`: the project is named in the body. */
 export const probeCreateWithProjectInput = z.strictObject({ project: projectName, ...probeFields })
   .superRefine(refineCertificate);
 export type ProbeCreateInput = z.infer<typeof probeCreateInput>;
 
-export const probeRef = z.object({ project: z.string(), probeId: z.string() });
+export const probeRef = z.object({ project: projectName, probeId: z.string() });
 export type ProbeRef = z.infer<typeof probeRef>;
 
 export const probePatchInput = z.strictObject({
-  project: z.string(),
+  project: projectName,
   probeId: z.string(),
   url: probeUrl.optional(),
   method: probeMethod.optional(),
@@ -228,7 +237,7 @@ export type ProbePatchInput = z.infer<typeof probePatchInput>;
 
 export const probeListInput = z.object({ project: z.string().optional(), ...pageQuery });
 
-export const probeListByProjectInput = z.object({ project: z.string(), ...pageQuery });
+export const probeListByProjectInput = z.object({ project: projectName, ...pageQuery });
 
 /** A probe's state, from its consecutive runs (see docs/alerts.md). */
 export const PROBE_STATES = ["unknown", "up", "degraded", "down"] as const;

@@ -36,10 +36,10 @@ export const projectPatchBody = {
   status: projectStatus.nullable().optional(),
 };
 
-export const projectPatchInput = z.strictObject({ project: z.string(), ...projectPatchBody });
+export const projectPatchInput = z.strictObject({ project: projectName, ...projectPatchBody });
 export type ProjectPatchInput = z.infer<typeof projectPatchInput>;
 
-export const projectRef = z.object({ project: z.string() });
+export const projectRef = z.object({ project: projectName });
 
 export const projectListInput = z.object({ project: z.string().optional(), ...pageQuery });
 

@@ -28,6 +28,15 @@ export const targetName = z.string().min(1).max(64).regex(
   `"log", "mail" and "webhook" are reserved`,
 );
 
+/**
+ * `{name}` in a path: any name a target can have, the built-in `log` too, so a name no target
+ * can have is refused (422) and the OpenAPI document carries the pattern and length.
+ */
+export const targetNameInPath = z.string().min(1).max(64).regex(
+  PROJECT_NAME_PATTERN,
+  "must start with a letter or digit and hold only letters, digits, '.', '_' and '-'",
+);
+
 /** Base64 (standard alphabet, padded) of 24 to 64 bytes after `whsec_`. */
 function webhookSecretProblem(value: string): string | null {
   const message = `must be "${WEBHOOK_SECRET_PREFIX}" followed by the base64 of ` +
@@ -117,7 +126,7 @@ export type TargetCreateInput = z.infer<typeof targetCreateInput>;
 
 /** Changing a target: what its kind has, never the kind itself. */
 export const targetPatchInput = z.strictObject({
-  name: z.string(),
+  name: targetNameInPath,
   kind: z.never({ error: "cannot be changed: delete the target and create it again" })
     .optional(),
   /** webhook, slack, discord. */
@@ -129,7 +138,7 @@ export const targetPatchInput = z.strictObject({
 });
 export type TargetPatchInput = z.infer<typeof targetPatchInput>;
 
-export const targetRef = z.object({ name: z.string() });
+export const targetRef = z.object({ name: targetNameInPath });
 
 /**
  * A target as it is read. `url` is a webhook's URL in full, a Slack or Discord target's scheme

@@ -198,8 +198,39 @@ apiSuite("probes", (test) => {
     assert.deepEqual(res.body, { error: { code: "not_found", message: "Project not found" } });
     res = await api.post("/api/v1/probes", { project: missing, url: "http://a.test/" });
     assert.equal(res.status, 404);
-    res = await api.post("/api/v1/projects/-bad-/probes", { url: "http://a.test/" });
-    assert.equal(res.status, 404);
+  });
+
+  test("a project name no project can have answers 422 naming `project`, on REST and /trpc", async ({ api }) => {
+    // The name rules of POST /projects, so the document can give the path parameter's pattern.
+    for (const name of ["-bad-", "x".repeat(65), "a%20b", "%C3%A9"]) {
+      const paths: [string, string, unknown?][] = [
+        ["POST", `/api/v1/projects/${name}/probes`, { url: "http://a.test/" }],
+        ["GET", `/api/v1/projects/${name}`],
+        ["GET", `/api/v1/projects/${name}/probes`],
+        ["GET", `/api/v1/projects/${name}/probes/0123456789abcdef`],
+        ["PATCH", `/api/v1/projects/${name}`, { label: "x" }],
+        ["DELETE", `/api/v1/projects/${name}`],
+        ["GET", `/api/v1/projects/${name}/alerts`],
+        ["GET", `/api/v1/projects/${name}/badges`],
+        ["GET", `/api/v1/projects/${name}/status-page`],
+        ["GET", `/api/v1/notification-targets/${name}`],
+      ];
+      for (const [method, path, body] of paths) {
+        const res = await api.call(method, path, { body });
+        assert.equal(res.status, 422, `${method} ${path}`);
+        assert.equal(res.body.error.code, "validation_failed");
+        const field = path.includes("notification-targets") ? "name" : "project";
+        assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [field]);
+      }
+    }
+    const trpc = await api.get(
+      `/trpc/projects.get?input=${encodeURIComponent(JSON.stringify({ project: "-bad-" }))}`,
+    );
+    assert.equal(trpc.status, 422);
+    assert.equal(trpc.body.error.data.error.details[0].path, "project");
+    // A name that could exist still answers 404, and the longest one is a name.
+    const missing = await api.get(`/api/v1/projects/${"x".repeat(64)}`);
+    assert.equal(missing.status, 404);
   });
 
   test("bad create bodies answer 422 and store nothing", async ({ api }) => {
@@ -244,6 +275,52 @@ apiSuite("probes", (test) => {
       count: 0,
       next_after: null,
     });
+  });
+
+  test("header names are capped at 128 characters, refused with a short path", async ({ api }) => {
+    const p = await project(api);
+    const longest = "X".repeat(128);
+    const ok = await api.post(`/api/v1/projects/${p}/probes`, {
+      url: "http://names.test/",
+      headers: { [longest]: "v" },
+    });
+    assert.equal(ok.status, 201);
+    for (const name of ["X".repeat(129), "X".repeat(200_000)]) {
+      const body = { url: "http://long-name.test/", headers: { [name]: "v" } };
+      const answers = [
+        await api.post(`/api/v1/projects/${p}/probes`, body),
+        await api.post("/api/v1/probes", { project: p, ...body }),
+        await api.patch(`/api/v1/projects/${p}/probes/${ok.body.data.probe_id}`, {
+          headers: { [name]: "v" },
+        }),
+      ];
+      const trpc = await api.post("/trpc/probes.create", { project: p, ...body });
+      assert.equal(trpc.status, 422);
+      answers.push({ ...trpc, body: trpc.body.error.data });
+      for (const res of answers) {
+        assert.equal(res.status, 422, name.length.toString());
+        assert.equal(res.body.error.code, "validation_failed");
+        // The path names the field, cut to 64 characters: the name is not sent back in full.
+        assert.deepEqual(res.body.error.details, [{
+          path: `headers.${"X".repeat(64)}…`,
+          message: "header names must be HTTP tokens (RFC 9110) of at most 128 characters",
+        }]);
+        assert.ok(res.text.length < 1000, `${res.text.length} bytes`);
+      }
+    }
+    const list = (await api.get(`/api/v1/projects/${p}/probes`)).body;
+    assert.deepEqual(list.data.map((probe: { url: string }) => probe.url), ["http://names.test/"]);
+    assert.deepEqual(list.data[0].headers, { [longest]: "v" });
+  });
+
+  test("more than fifty headers answer 422 naming headers", async ({ api }) => {
+    const p = await project(api);
+    const headers = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`h${i}`, "v"]));
+    const res = await api.post(`/api/v1/projects/${p}/probes`, { url: "http://h.test/", headers });
+    assert.equal(res.status, 422);
+    assert.deepEqual(res.body.error.details, [
+      { path: "headers", message: "at most 50 headers are allowed" },
+    ]);
   });
 
   test("fifty headers are allowed", async ({ api }) => {

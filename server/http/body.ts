@@ -1,15 +1,18 @@
 /**
  * Reading request bodies within the limits: size (413), UTF-8 and JSON (400), media type (415),
- * nesting and array length (422). Every refusal is an `ApiError` of the one contract.
+ * nesting, array length and repeated keys (422). Every refusal is an `ApiError` of the one
+ * contract.
  *
  * @module
  */
+import { findRepeatedKey } from "@probe/shared";
 import {
   type ApiError,
   apiError,
   BODY_EMPTY,
   BODY_INCOMPLETE,
   BODY_NOT_UTF8,
+  detailPath,
   validationFailed,
 } from "../errors.ts";
 
@@ -109,7 +112,8 @@ export async function readJsonObject(
 /**
  * Parses JSON text within the nesting and array limits (400 or 422 when it is not), and refuses
  * (422, naming the field) a number whose text a double cannot hold: `1e309`, `-0`, or more
- * digits than survive (`123456789012345678901234567890`). Storing those would change them.
+ * digits than survive (`123456789012345678901234567890`), and an object that repeats a key
+ * (`JSON.parse` keeps the last one). Storing those would change them.
  */
 export function parseJson(text: string): Read<unknown> {
   let value: unknown;
@@ -118,8 +122,23 @@ export function parseJson(text: string): Read<unknown> {
   } catch {
     return malformed("The request body is not valid JSON");
   }
-  const problem = checkJsonLimits(value);
+  const problem = checkJsonLimits(value) ?? repeatedKey(text);
   return problem ? refuse(problem) : { ok: true, value };
+}
+
+/**
+ * The first key an object of valid JSON text repeats, as a 422 naming it and its path; null when
+ * none does (see `findRepeatedKey`). Called after the nesting check, so the scan's stack is short.
+ */
+export function repeatedKey(text: string): ApiError | null {
+  const found = findRepeatedKey(text);
+  if (!found) return null;
+  return validationFailed(
+    detailPath(found.path),
+    `the key "${
+      detailPath([found.key])
+    }" appears more than once in this object: send each key once`,
+  );
 }
 
 /** Stands in, while parsing, for a number whose text does not survive; found by the walk. */

@@ -73,6 +73,51 @@ apiSuite("request limits", (test) => {
     assert.equal((await api.get(`/api/v1/projects/${p}`)).status, 404);
   });
 
+  test("a repeated JSON key answers 422 naming it, on REST and /trpc, and stores nothing", async ({ api }) => {
+    const p = uniqueName();
+    await api.post("/api/v1/projects", { project: p });
+    const json = { "content-type": "application/json" };
+    const cases: [string, string, string][] = [
+      // [body, the path named, the key named]
+      ['{"url":"http://a.test/","url":"http://b.test/"}', "url", "url"],
+      ['{"url":"http://a.test/","headers":{"X-A":"1","X-A":"2"}}', "headers.X-A", "X-A"],
+      ['{"url":"http://a.test/","body":{"k":[1,{"n":1,"n":2}]}}', "body.k.1.n", "n"],
+      // Keys compare as decoded: `\u0061` is `a`.
+      ['{"url":"http://a.test/","body":{"a":1,"\\u0061":2}}', "body.a", "a"],
+      ['{"url":"http://a.test/","label":"x","label":"y"}', "label", "label"],
+    ];
+    for (const [raw, path, key] of cases) {
+      const rest = await api.call("POST", `/api/v1/projects/${p}/probes`, { raw, headers: json });
+      assert.equal(rest.status, 422, raw);
+      assert.deepEqual(rest.body, {
+        error: {
+          code: "validation_failed",
+          message: "Validation failed",
+          details: [{
+            path,
+            message: `the key "${key}" appears more than once in this object: send each key once`,
+          }],
+        },
+      });
+      const trpcRaw = raw.replace("{", `{"project":"${p}",`);
+      const trpc = await api.call("POST", "/trpc/probes.create", { raw: trpcRaw, headers: json });
+      assert.equal(trpc.status, 422, trpcRaw);
+      assert.deepEqual(trpc.body.error.data.error, rest.body.error);
+    }
+    const input = encodeURIComponent(`{"project":"${p}","project":"other"}`);
+    const query = await api.get(`/trpc/projects.get?input=${input}`);
+    assert.equal(query.status, 422);
+    assert.equal(query.body.error.data.error.details[0].path, "project");
+    // The same key in two objects, and the same text as a value, are not repeats.
+    const fine = await api.call("POST", `/api/v1/projects/${p}/probes`, {
+      raw: '{"url":"http://a.test/","label":"url","body":[{"url":1},{"url":2,"x":{"url":3}}]}',
+      headers: json,
+    });
+    assert.equal(fine.status, 201, fine.text);
+    const list = (await api.get(`/api/v1/projects/${p}/probes`)).body;
+    assert.equal(list.meta.count, 1, "the 422s stored nothing");
+  });
+
   test("a NUL in a name or a filter answers 4xx, not 500", async ({ api }) => {
     // PostgreSQL text cannot hold NUL: a name with one names nothing that exists.
     const input = encodeURIComponent(JSON.stringify({ project: "a\0b" }));
@@ -87,8 +132,8 @@ apiSuite("request limits", (test) => {
       const error = res.body.error.data?.error ?? res.body.error;
       assert.equal(error.code, "validation_failed");
     }
-    // Path segments reach the procedures as sent, still encoded, and so name nothing.
-    assert.equal((await api.get("/api/v1/projects/a%00b")).status, 404);
+    // Path segments reach the procedures as sent, still encoded: `a%00b` is no project name.
+    assert.equal((await api.get("/api/v1/projects/a%00b")).status, 422);
     assert.equal((await api.delete("/api/v1/projects/a/probes/x%00")).status, 404);
   });
 

@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
-import { ALERT_EVENT_TYPES, alertEvent } from "@probe/shared";
+import {
+  ALERT_EVENT_TYPES,
+  alertEvent,
+  MAX_HEADER_NAME_LENGTH,
+  MAX_HEADERS,
+  PROBE_METHODS,
+  PROJECT_NAME_PATTERN,
+} from "@probe/shared";
 import { z } from "zod";
 import { startTestApp, TestClient } from "../testing/app.ts";
 
@@ -222,6 +229,51 @@ Deno.test("the OpenAPI document", async (t) => {
       ],
     );
     assert.ok(doc.tags.some((tag: Json) => tag.name === post.tags[0]));
+  });
+
+  await t.step("carries the bounds the server enforces on path names, methods and headers", () => {
+    const name = { minLength: 1, maxLength: 64, pattern: PROJECT_NAME_PATTERN.source };
+    const named = (key: string, param: string) => {
+      const [method, path] = key.split(" ");
+      const found = doc.paths[path][method.toLowerCase()].parameters
+        .find((p: Json) => p.in === "path" && p.name === param);
+      assert.ok(found, `${key} has the path parameter ${param}`);
+      return found.schema;
+    };
+    const withProject = operations(doc).filter(([key]) => key.includes("{project}"));
+    assert.equal(withProject.length, 24, "every operation under /projects/{project}");
+    for (const [key] of withProject) {
+      assert.deepEqual(named(key, "project"), { type: "string", ...name }, key);
+    }
+    for (const [key] of operations(doc).filter(([key]) => key.includes("{name}"))) {
+      assert.deepEqual(named(key, "name"), { type: "string", ...name }, key);
+    }
+    const bodies = [
+      "POST /projects/{project}/probes",
+      "POST /probes",
+      "PATCH " +
+      "/projects/{project}/probes/{probeId}",
+    ];
+    for (const key of bodies) {
+      const [method, path] = key.split(" ");
+      const fields = doc.paths[path][method.toLowerCase()].requestBody
+        .content["application/json"].schema.properties;
+      assert.deepEqual(fields.method.enum, [...PROBE_METHODS], key);
+      assert.equal(fields.headers.maxProperties, MAX_HEADERS, key);
+      assert.deepEqual(fields.headers.propertyNames, {
+        type: "string",
+        maxLength: MAX_HEADER_NAME_LENGTH,
+        pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+      }, key);
+      assert.equal(fields.headers.additionalProperties.maxLength, 8192, key);
+    }
+    assert.deepEqual(
+      doc.paths["/probes"].post.requestBody.content["application/json"].schema.properties.project,
+      { type: "string", ...name },
+    );
+    const channels = doc.paths["/settings/iam-alive"].patch.requestBody
+      .content["application/json"].schema.properties.channels;
+    assert.deepEqual([channels.minItems, channels.maxItems, channels.uniqueItems], [1, 3, true]);
   });
 
   await t.step("gives every operation a summary, a tag and an operationId", () => {

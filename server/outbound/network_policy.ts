@@ -30,6 +30,12 @@ export const FORBIDDEN_NETWORKS: readonly { cidr: string; name: string }[] = [
   { cidr: "fec0::/10", name: "site-local" },
   { cidr: "fc00::/7", name: "unique-local" },
   { cidr: "ff00::/8", name: "multicast" },
+  // RFC 8215: a NAT64 prefix for one operator's own network, with the IPv4 address at a place
+  // that network chooses (RFC 6052 allows /48 to /96), so the address inside cannot be judged.
+  { cidr: "64:ff9b:1::/48", name: "local-use NAT64" },
+  // Teredo (RFC 4380): reached through whatever relay the host's routing picks, and the IPv4
+  // address inside is obfuscated; nothing a probe needs, so refused as a whole.
+  { cidr: "2001::/32", name: "Teredo" },
 ];
 
 const FORBIDDEN: { cidr: Cidr; name: string }[] = FORBIDDEN_NETWORKS.map((n) => ({
@@ -37,9 +43,13 @@ const FORBIDDEN: { cidr: Cidr; name: string }[] = FORBIDDEN_NETWORKS.map((n) => 
   name: n.name,
 }));
 
-/** IPv6 forms that carry an IPv4 address, which is what they reach: mapped, compatible, NAT64. */
+/**
+ * IPv6 forms that carry an IPv4 address, which is what they reach, so they are judged by the
+ * IPv4 rules on that address: mapped, translated (RFC 6145), compatible, NAT64, 6to4.
+ */
 const EMBEDDING: { cidr: Cidr; extract: (a: ipaddr.IPv6) => ipaddr.IPv4 }[] = [
   { cidr: ipaddr.parseCIDR("::ffff:0:0/96"), extract: (a) => a.toIPv4Address() },
+  { cidr: ipaddr.parseCIDR("::ffff:0:0:0/96"), extract: (a) => lastFourBytes(a) },
   { cidr: ipaddr.parseCIDR("::/96"), extract: (a) => lastFourBytes(a) },
   { cidr: ipaddr.parseCIDR("64:ff9b::/96"), extract: (a) => lastFourBytes(a) },
   {

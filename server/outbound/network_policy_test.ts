@@ -66,6 +66,47 @@ Deno.test("every forbidden range is refused by default, in every literal form", 
   }
 });
 
+Deno.test("IPv6 prefixes that carry or hide an IPv4 address are classified", () => {
+  const cases: [string, string | null][] = [
+    // IPv4-mapped (::ffff:0:0/96): the IPv4 rules on the address inside.
+    ["::ffff:127.0.0.1", "loopback (as IPv6)"],
+    ["::ffff:192.168.0.1", "private (as IPv6)"],
+    ["::ffff:0:0", "this network (as IPv6)"],
+    ["::ffff:93.184.216.34", null],
+    // IPv4-translated (::ffff:0:0:0/96, RFC 6145): the same.
+    ["::ffff:0:127.0.0.1", "loopback (as IPv6)"],
+    ["::ffff:0:a9fe:a9fe", "link-local (as IPv6)"],
+    ["::ffff:0:5db8:d822", null],
+    // Well-known NAT64 (64:ff9b::/96): the same.
+    ["64:ff9b::10.0.0.1", "private (as IPv6)"],
+    ["64:ff9b::127.0.0.1", "loopback (as IPv6)"],
+    ["64:ff9b::93.184.216.34", null],
+    // Local-use NAT64 (64:ff9b:1::/48, RFC 8215): refused whole, whatever it carries.
+    ["64:ff9b:1::7f00:1", "local-use NAT64"],
+    ["64:ff9b:1::5db8:d822", "local-use NAT64"],
+    ["64:ff9b:1:ffff:ffff:ffff:ffff:ffff", "local-use NAT64"],
+    // 6to4 (2002::/16): the IPv4 address in bits 16-47.
+    ["2002:a00:1::1", "private (as IPv6)"],
+    ["2002:7f00:1::1", "loopback (as IPv6)"],
+    ["2002:5db8:d822::1", null],
+    // Teredo (2001::/32): refused whole.
+    ["2001::1", "Teredo"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"],
+    ["2001:0:ffff:ffff:ffff:ffff:ffff:ffff", "Teredo"],
+    // Just outside those prefixes.
+    ["64:ff9b:2::1", null],
+    ["2001:1::1", null],
+  ];
+  for (const [literal, range] of cases) {
+    const verdict = checkAddress(literal, closed);
+    assert.equal(verdict.allowed ? null : verdict.range, range, literal);
+  }
+  const open = createNetworkPolicy(parseNetworks("64:ff9b:1::/48, 2001::/32, 127.0.0.0/8"));
+  for (const literal of ["64:ff9b:1::7f00:1", "2001::1", "::ffff:0:127.0.0.1"]) {
+    assert.equal(checkAddress(literal, open).allowed, true, literal);
+  }
+});
+
 Deno.test("public addresses pass", () => {
   for (const literal of ["93.184.216.34", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8"]) {
     assert.equal(checkAddress(literal, closed).allowed, true, literal);

@@ -1604,7 +1604,11 @@ export interface operations {
       content: {
         "application/json": {
           url: string;
-          method?: string;
+          /**
+           * @description The HTTP method; letters of any case are accepted and stored upper-case.
+           * @enum {string}
+           */
+          method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS";
           headers?: {
             [key: string]: string;
           };
@@ -2019,7 +2023,11 @@ export interface operations {
         "application/json": {
           project: string;
           url: string;
-          method?: string;
+          /**
+           * @description The HTTP method; letters of any case are accepted and stored upper-case.
+           * @enum {string}
+           */
+          method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS";
           headers?: {
             [key: string]: string;
           };
@@ -2580,7 +2588,11 @@ export interface operations {
       content: {
         "application/json": {
           url?: string;
-          method?: string;
+          /**
+           * @description The HTTP method; letters of any case are accepted and stored upper-case.
+           * @enum {string}
+           */
+          method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS";
           headers?: {
             [key: string]: string;
           };

@@ -11,6 +11,7 @@ import {
   probeRef,
   probeResult,
   probeWritten,
+  projectName,
 } from "@probe/shared";
 import { z } from "zod";
 import {
@@ -182,7 +183,7 @@ export const probesRouter = router({
         },
       },
     })
-    .input(z.strictObject({ project: z.string(), probeId: z.string() }))
+    .input(z.strictObject({ project: projectName, probeId: z.string() }))
     .output(dataOf(probeResult))
     .mutation(async ({ ctx, input }) => {
       if (!ctx.runNow) throw unavailable("Running probes");

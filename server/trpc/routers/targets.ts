@@ -4,6 +4,7 @@ import {
   dataWithMeta,
   notificationTarget,
   targetCreateInput,
+  targetNameInPath,
   targetPatchInput,
   targetRef,
   targetTestResult,
@@ -132,7 +133,7 @@ export const targetsRouter = router({
       },
     })
     // No input but the path: no body or `{}`; anything else is refused (422).
-    .input(z.strictObject({ name: z.string() }))
+    .input(z.strictObject({ name: targetNameInPath }))
     .output(dataOf(targetTestResult))
     .mutation(async ({ ctx, input }) => {
       // An unknown name is a 404 (not a failed delivery); `log` is always there.
