@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { countMeta } from "./envelope.ts";
-import { PROJECT_NAME_PATTERN, projectName, text } from "./project.ts";
+import { nameInPath, PROJECT_NAME_PATTERN, text } from "./project.ts";
 
 /** The notification target every service has, whatever is stored: a line in the service's log. */
 export const ALERT_LOG_TARGET = "log";
@@ -125,11 +125,11 @@ export const projectAlerts = z.object({
 });
 export type ProjectAlerts = z.infer<typeof projectAlerts>;
 
-export const projectAlertsRef = z.object({ project: projectName });
+export const projectAlertsRef = z.object({ project: nameInPath });
 
 /** PATCH /projects/{project}/alerts: any field, a value to override or null to inherit again. */
 export const projectAlertsPatchInput = z.strictObject({
-  project: projectName,
+  project: nameInPath,
   enabled: policyFields.enabled.nullable().optional(),
   targets: policyFields.targets.nullable().optional(),
   failure_threshold: policyFields.failure_threshold.nullable().optional(),
@@ -157,7 +157,7 @@ export type MaintenanceState = z.infer<typeof maintenanceState>;
 const instant = z.iso.datetime({ offset: true });
 
 export const maintenanceCreateInput = z.strictObject({
-  project: projectName,
+  project: nameInPath,
   starts_at: instant,
   ends_at: instant,
   reason: text(MAX_MAINTENANCE_REASON).nullable().optional(),
@@ -187,14 +187,14 @@ export const maintenanceCreateInput = z.strictObject({
 export type MaintenanceCreateInput = z.infer<typeof maintenanceCreateInput>;
 
 export const maintenanceListInput = z.object({
-  project: projectName,
+  project: nameInPath,
   state: z.enum([...MAINTENANCE_STATES, "all"]).default("all").describe(
     "`active` (under way now), `upcoming` (not started), `past` (ended) or `all` (the default).",
   ),
 });
 export type MaintenanceListInput = z.infer<typeof maintenanceListInput>;
 
-export const maintenanceRef = z.object({ project: projectName, id: z.string() });
+export const maintenanceRef = z.object({ project: nameInPath, id: z.string() });
 export type MaintenanceRef = z.infer<typeof maintenanceRef>;
 
 /** A maintenance window: runs inside `[starts_at, ends_at)` are recorded as in maintenance. */

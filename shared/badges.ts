@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { projectName } from "./project.ts";
+import { nameInPath } from "./project.ts";
 
 /** The most badge tokens one project holds: delete unused ones to make more. */
 export const MAX_BADGES_PER_PROJECT = 100;
@@ -57,18 +57,18 @@ export function badgeUrlsOf(token: string): z.infer<typeof badgeUrls> {
   };
 }
 
-export const badgeListInput = z.object({ project: projectName });
+export const badgeListInput = z.object({ project: nameInPath });
 
 /** `POST /projects/{project}/badges`: with `probe_id`, a probe's badge; without, the project's. */
 export const badgeCreateInput = z.strictObject({
-  project: projectName,
+  project: nameInPath,
   probe_id: z.string().optional().describe(
     "The probe whose badges the token serves; leave it out for the whole project's.",
   ),
 });
 export type BadgeCreateInput = z.infer<typeof badgeCreateInput>;
 
-export const badgeRef = z.object({ project: projectName, id: z.string() });
+export const badgeRef = z.object({ project: nameInPath, id: z.string() });
 export type BadgeRef = z.infer<typeof badgeRef>;
 
 /** Shields' endpoint badge schema (`/badge/{token}.json`). */
@@ -81,4 +81,4 @@ export const shieldsEndpoint = z.object({
 export type ShieldsEndpoint = z.infer<typeof shieldsEndpoint>;
 
 /** Rotating takes no input: no body or `{}`. */
-export const badgeRotateInput = z.strictObject({ project: projectName, id: z.string() });
+export const badgeRotateInput = z.strictObject({ project: nameInPath, id: z.string() });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { incident } from "./incidents.ts";
 import { probeState } from "./probe.ts";
 import { outcome, runCounts } from "./results.ts";
-import { projectName } from "./project.ts";
+import { nameInPath } from "./project.ts";
 
 /** `GET /overview`: every probe at once, for the dashboard; optionally one project's. */
 export const overviewInput = z.object({ project: z.string().optional() });
@@ -53,7 +53,7 @@ export const SERIES_WINDOWS = ["24h", "7d", "30d", "90d"] as const;
 
 /** `GET /projects/{project}/probes/{probeId}/series`. */
 export const seriesInput = z.object({
-  project: projectName,
+  project: nameInPath,
   probeId: z.string(),
   window: z.enum(SERIES_WINDOWS).default("24h"),
 });

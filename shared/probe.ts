@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { findBadText, textProblem } from "./json.ts";
 import { pageQuery } from "./envelope.ts";
-import { projectName, text } from "./project.ts";
+import { nameInPath, projectName, text } from "./project.ts";
 import { MAX_HEADER_NAME_LENGTH, probeExpect } from "./expect.ts";
 
 export const PROBE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
@@ -212,18 +212,18 @@ const probeFields = {
 };
 
 /** Create under `/projects/{project}/probes`: the project comes from the path. */
-export const probeCreateInput = z.strictObject({ project: projectName, ...probeFields })
+export const probeCreateInput = z.strictObject({ project: nameInPath, ...probeFields })
   .superRefine(refineCertificate);
 /** Create under `/probes`: the project is named in the body. */
 export const probeCreateWithProjectInput = z.strictObject({ project: projectName, ...probeFields })
   .superRefine(refineCertificate);
 export type ProbeCreateInput = z.infer<typeof probeCreateInput>;
 
-export const probeRef = z.object({ project: projectName, probeId: z.string() });
+export const probeRef = z.object({ project: nameInPath, probeId: z.string() });
 export type ProbeRef = z.infer<typeof probeRef>;
 
 export const probePatchInput = z.strictObject({
-  project: projectName,
+  project: nameInPath,
   probeId: z.string(),
   url: probeUrl.optional(),
   method: probeMethod.optional(),
@@ -237,7 +237,7 @@ export type ProbePatchInput = z.infer<typeof probePatchInput>;
 
 export const probeListInput = z.object({ project: z.string().optional(), ...pageQuery });
 
-export const probeListByProjectInput = z.object({ project: projectName, ...pageQuery });
+export const probeListByProjectInput = z.object({ project: nameInPath, ...pageQuery });
 
 /** A probe's state, from its consecutive runs (see docs/alerts.md). */
 export const PROBE_STATES = ["unknown", "up", "degraded", "down"] as const;

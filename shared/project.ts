@@ -10,6 +10,17 @@ export const projectName = z.string().min(1).max(64).regex(
   "must start with a letter or digit and hold only letters, digits, '.', '_' and '-'",
 );
 
+/**
+ * A name in a path (`{project}`, a target's `{name}`): the OpenAPI document carries the name rules,
+ * and a name that breaks them names nothing, so it is answered 404 as the interface lists for these
+ * operations, not 422 (a name in a body is checked: {@link projectName}).
+ */
+export const nameInPath = z.string().meta({
+  pattern: PROJECT_NAME_PATTERN.source,
+  minLength: 1,
+  maxLength: 64,
+});
+
 export const projectStatus = z.enum(["enabled", "disabled"]);
 export type ProjectStatus = z.infer<typeof projectStatus>;
 
@@ -36,10 +47,10 @@ export const projectPatchBody = {
   status: projectStatus.nullable().optional(),
 };
 
-export const projectPatchInput = z.strictObject({ project: projectName, ...projectPatchBody });
+export const projectPatchInput = z.strictObject({ project: nameInPath, ...projectPatchBody });
 export type ProjectPatchInput = z.infer<typeof projectPatchInput>;
 
-export const projectRef = z.object({ project: projectName });
+export const projectRef = z.object({ project: nameInPath });
 
 export const projectListInput = z.object({ project: z.string().optional(), ...pageQuery });
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { failedCheck } from "./expect.ts";
 import { probeState } from "./probe.ts";
-import { projectName } from "./project.ts";
+import { nameInPath } from "./project.ts";
 
 /** What a run came to: `up` and `degraded` count towards uptime. */
 export const OUTCOMES = ["up", "degraded", "down", "blocked"] as const;
@@ -25,7 +25,7 @@ export const MAX_RESULTS_LIMIT = 1000;
 
 // Query strings arrive as text: numbers are coerced explicitly.
 export const resultsListInput = z.object({
-  project: projectName,
+  project: nameInPath,
   probeId: z.string(),
   limit: z.coerce.number().int().min(1).max(MAX_RESULTS_LIMIT).default(100),
   before: z.iso.datetime({ offset: true }).optional(),
@@ -55,7 +55,7 @@ export const resultsMeta = z.object({
 });
 
 export const probeStatsInput = z.object({
-  project: projectName,
+  project: nameInPath,
   probeId: z.string(),
   window: statsWindow.default("24h"),
 });
@@ -90,7 +90,7 @@ export const probeStats = z.object({
 });
 export type ProbeStats = z.infer<typeof probeStats>;
 
-export const projectStatusInput = z.object({ project: projectName });
+export const projectStatusInput = z.object({ project: nameInPath });
 
 export const probeStatus = z.object({
   probe_id: z.string(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { probeState } from "./probe.ts";
-import { projectName, text } from "./project.ts";
+import { nameInPath, text } from "./project.ts";
 
 /** How many UTC days the uptime bars of a status page cover, today included. */
 export const STATUS_PAGE_DAYS = 90;
@@ -15,7 +15,7 @@ export const statusPagePaths = (project: string) => ({
   json_path: `/status/${project}/status.json`,
 });
 
-export const statusPageRef = z.object({ project: projectName });
+export const statusPageRef = z.object({ project: nameInPath });
 
 /** A project's status page settings (`GET /projects/{project}/status-page`). */
 export const statusPageSettings = z.object({
@@ -39,7 +39,7 @@ const title = text(MAX_STATUS_PAGE_TITLE).refine((s) => s.trim() !== "", "must n
 
 /** `PATCH /projects/{project}/status-page`: any of the fields; null puts a text back to its default. */
 export const statusPagePatchInput = z.strictObject({
-  project: projectName,
+  project: nameInPath,
   public: z.boolean().optional(),
   title: title.nullable().optional(),
   description: text(MAX_STATUS_PAGE_DESCRIPTION).nullable().optional(),

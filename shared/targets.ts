@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PROJECT_NAME_PATTERN } from "./project.ts";
+import { nameInPath, PROJECT_NAME_PATTERN } from "./project.ts";
 import { MAX_URL_LENGTH, probeUrl } from "./probe.ts";
 
 /** The kinds of stored notification targets; `log` is built in and always there. */
@@ -29,13 +29,10 @@ export const targetName = z.string().min(1).max(64).regex(
 );
 
 /**
- * `{name}` in a path: any name a target can have, the built-in `log` too, so a name no target
- * can have is refused (422) and the OpenAPI document carries the pattern and length.
+ * `{name}` in a path: the document carries the name rules (the built-in `log` keeps them too); a
+ * name that breaks them names no target, so it is answered 404 like any missing one.
  */
-export const targetNameInPath = z.string().min(1).max(64).regex(
-  PROJECT_NAME_PATTERN,
-  "must start with a letter or digit and hold only letters, digits, '.', '_' and '-'",
-);
+export const targetNameInPath = nameInPath;
 
 /** Base64 (standard alphabet, padded) of 24 to 64 bytes after `whsec_`. */
 function webhookSecretProblem(value: string): string | null {

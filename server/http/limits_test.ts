@@ -132,8 +132,8 @@ apiSuite("request limits", (test) => {
       const error = res.body.error.data?.error ?? res.body.error;
       assert.equal(error.code, "validation_failed");
     }
-    // Path segments reach the procedures as sent, still encoded: `a%00b` is no project name.
-    assert.equal((await api.get("/api/v1/projects/a%00b")).status, 422);
+    // Path segments reach the procedures as sent, still encoded, and so name nothing.
+    assert.equal((await api.get("/api/v1/projects/a%00b")).status, 404);
     assert.equal((await api.delete("/api/v1/projects/a/probes/x%00")).status, 404);
   });
 

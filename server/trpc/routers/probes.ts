@@ -1,6 +1,7 @@
 import {
   dataOf,
   dataWithMeta,
+  nameInPath,
   pageMeta,
   probe,
   probeCreateInput,
@@ -11,7 +12,6 @@ import {
   probeRef,
   probeResult,
   probeWritten,
-  projectName,
 } from "@probe/shared";
 import { z } from "zod";
 import {
@@ -183,7 +183,7 @@ export const probesRouter = router({
         },
       },
     })
-    .input(z.strictObject({ project: projectName, probeId: z.string() }))
+    .input(z.strictObject({ project: nameInPath, probeId: z.string() }))
     .output(dataOf(probeResult))
     .mutation(async ({ ctx, input }) => {
       if (!ctx.runNow) throw unavailable("Running probes");
