@@ -9,7 +9,9 @@
  *   deno task bench:hostile [--database pglite|postgres] [--duration 60] [--probes 10]
  *                           [--entry path/to/server/main.ts]
  *
- * `--entry` runs another checkout's server (say, main's, for the figure before a change).
+ * `--probes 0` gives a baseline: the same server and sampling with nothing to run, so that what
+ * the machine's other load costs can be told from what the probes cost. `--entry` runs another
+ * checkout's server (say, main's, for the figure before a change).
  * BENCH_DATABASE_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres);
  * the bench makes a database of its own there and drops it. Not a test: figures vary with the
  * machine and its load.
@@ -66,6 +68,9 @@ for (const probe of probes) {
 }
 
 const latencies = { healthz: [] as number[], keyed: [] as number[] };
+/** The slowest answers, with when they came (s from the start): do they follow the runs? */
+const slow: { kind: string; ms: number; at: number }[] = [];
+const began = performance.now();
 let failures = 0;
 async function timed(kind: keyof typeof latencies, path: string, key?: string) {
   const started = performance.now();
@@ -80,7 +85,10 @@ async function timed(kind: keyof typeof latencies, path: string, key?: string) {
     failures++;
     return;
   }
-  latencies[kind].push(performance.now() - started);
+  const ms = performance.now() - started;
+  latencies[kind].push(ms);
+  slow.push({ kind, ms, at: (started - began) / 1000 });
+  slow.sort((a, b) => b.ms - a.ms).splice(5);
 }
 
 const end = performance.now() + DURATION_MS;
@@ -103,12 +111,20 @@ const line = (name: string, values: number[]) => {
 line("GET /healthz", latencies.healthz);
 line("GET /api/v1/projects", latencies.keyed);
 console.log(`failed requests: ${failures}  target requests: ${target.hits()}`);
+console.log(
+  `slowest: ${
+    slow.map((s) => `${s.kind} ${s.ms.toFixed(0)} ms at ${s.at.toFixed(1)} s`).join(", ")
+  }`,
+);
 // A request that failed may have met a server that was exiting.
 await Promise.race([server.status, new Promise((r) => setTimeout(r, 1000))]);
 if (exited) {
   const status = exited as Deno.CommandStatus;
   console.log(`SERVER EXITED with code ${status.code} during the run; last output:`);
   console.log(server.output().split("\n").slice(-8).join("\n"));
+} else if (probes.length === 0) {
+  console.log("server alive; no probes (a baseline of the machine's load)");
+  await server.stop();
 } else {
   const list = await restCall(server, KEY, "GET", "/projects/hostile/probes");
   const probeId = list.body?.data?.[0]?.probe_id;
