@@ -35,7 +35,7 @@ export function createWorkerExecutor(
       else waiting.reject(Object.assign(new Error(data.error.error), { stack: data.error.stack }));
     };
     // A worker that died takes its runs with it: they reject (the runner logs them and records
-    // no result, and their leases let them run again); the next run starts a new worker.
+    // no result; each probe runs again at its next due time); the next run starts a new worker.
     w.onerror = (event) => {
       event.preventDefault();
       failAll(new Error(`probe worker failed: ${event.message}`));
