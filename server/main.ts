@@ -8,6 +8,7 @@
 import { resolveApiKeys } from "./http/api_key.ts";
 import { createApp, databaseTarget } from "./app.ts";
 import { ConfigError, parseConfig } from "./config.ts";
+import { surviveDatabaseClientFaults } from "./db/client_faults.ts";
 import { openDatabase } from "./db/database.ts";
 import { DataDirInUseError, lockDataDir } from "./db/data_dir_lock.ts";
 import { createLogger, errorFields } from "./log.ts";
@@ -43,6 +44,8 @@ async function main(): Promise<number> {
     throw error;
   }
   const log = createLogger(config.logLevel);
+  // A fault inside the PostgreSQL client is logged, and the process goes on (issue 18).
+  const clientFaults = surviveDatabaseClientFaults(log);
 
   // The port first. Requests that arrive while the database opens wait for it.
   const shutdown = new AbortController();
@@ -166,6 +169,7 @@ async function main(): Promise<number> {
   await (runnerStopped ?? runner?.stop());
   await app.close(); // the reporter stops before the database closes
   await dataDirLock?.release();
+  clientFaults.remove();
   log.info("stopped");
   return 0;
 }

@@ -264,6 +264,17 @@ class PooledConnection implements DatabaseConnection {
    * connection, in `release`.
    */
   lost: Promise<unknown> | null = null;
+  /**
+   * The connection failure a query of this reserved connection met (CONNECTION_CLOSED when
+   * another query's deadline ended it, a reset, a server going away). postgres.js has closed
+   * the connection then, and hands a reserved connection every query it is given, closed or
+   * not: it writes it from a `setImmediate` on a socket that is null, and the TypeError this
+   * throws is uncaught and ends the process (issue 18). So nothing more is sent on it, no
+   * rollback included (the server rolls back a transaction whose connection went), and it is
+   * not released: postgres.js took it back into its closed connections when it closed, and
+   * releasing it would put it among the open ones.
+   */
+  broken: unknown = null;
 
   constructor(readonly gate: ConnectionGate) {}
 
@@ -271,6 +282,7 @@ class PooledConnection implements DatabaseConnection {
     const { deadline, counters } = this.gate;
     let result: Rows;
     if (this.reserved) {
+      if (this.broken) throw this.broken;
       const sending = { sentAt: performance.now() };
       const pending = counters.track(this.gate.watch(
         this.reserved.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], {
@@ -282,6 +294,7 @@ class PooledConnection implements DatabaseConnection {
         result = await deadline.bound(pending, sending);
       } catch (error) {
         if (error instanceof QueryDeadlineError) this.lost = pending;
+        else if (outcome(error) === "connection failed") this.broken = error;
         throw error;
       } finally {
         counters.reservedBusy--;
@@ -332,11 +345,13 @@ class PooledConnection implements DatabaseConnection {
   }
 
   release(): void {
-    const { reserved, lost } = this;
+    const { reserved, lost, broken } = this;
     this.reserved = null;
     this.lost = null;
+    this.broken = null;
     if (!reserved) return;
     this.gate.counters.reserved--;
+    if (broken) return;
     if (!lost) return reserved.release();
     // A connection ended at a deadline is postgres.js's again once it has closed, and must not
     // be released (that would hand the pool a closed connection). One that answered after all
@@ -385,9 +400,10 @@ class PipelinedDriver implements Driver {
   }
 
   async rollbackTransaction(connection: PooledConnection) {
-    // A connection ended at a deadline has nothing to roll back: the server does that itself
-    // when the connection goes, and waiting for it here would only delay the answer.
-    if (connection.lost) return;
+    // A connection ended at a deadline, or lost, has nothing to roll back: the server does
+    // that itself when the connection goes, and waiting for it here would only delay the
+    // answer (and writing on a lost one would throw uncaught: see `broken`).
+    if (connection.lost || connection.broken) return;
     await connection.executeQuery(CompiledQuery.raw("rollback"));
   }
 

@@ -105,3 +105,55 @@ Deno.test("on the embedded database, work with a budget runs on the database its
     await handle.close();
   }
 });
+
+Deno.test({
+  // Issue 18: postgres.js wrote a transaction's rollback on a connection it had closed, from a
+  // setImmediate, as an uncaught TypeError that ended the process.
+  name: "a transaction whose connection was ended under it fails with 503, and nothing throws " +
+    "uncaught [postgres]",
+  ignore: !Deno.env.get("TEST_DATABASE_URL"),
+  fn: async () => {
+    const { url, drop } = await createPostgresDatabase();
+    const uncaught: unknown[] = [];
+    const onError = (event: ErrorEvent) => {
+      uncaught.push(event.error);
+      event.preventDefault(); // seen, so that the test can say what it was
+    };
+    globalThis.addEventListener("error", onError);
+    let handle: DatabaseHandle | undefined;
+    try {
+      handle = await openDatabase({ kind: "postgres", url, poolSize: 3, queryDeadlineMs: 500 });
+      const db = handle.db;
+      await sql`create table t (n int)`.execute(db);
+      for (let round = 0; round < 3; round++) {
+        // A query that passes its deadline ends every connection of the pool that has waited
+        // as long, the transaction's among them: its statement fails with CONNECTION_CLOSED,
+        // not at its own deadline, and Kysely then rolls back on that connection.
+        const slow = failure(sql`select pg_sleep(2)`.execute(db));
+        const transaction = failure(
+          db.transaction().execute(async (trx) => {
+            await sql`insert into t values (1)`.execute(trx);
+            await sql`select pg_sleep(2)`.execute(trx);
+          }),
+        );
+        assert.equal((await slow)?.code, "QUERY_DEADLINE");
+        const error = await transaction;
+        assert.ok(error, "the transaction fails");
+        assert.equal(toApiError(error).status, 503, String(error));
+        // Some turns later, whatever postgres.js had scheduled has run.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        assert.deepEqual(uncaught.map(String), [], "nothing was thrown uncaught");
+        // And the pool serves on, transactions included.
+        const { rows } = await sql<{ one: number }>`select 1 as one`.execute(db);
+        assert.equal(rows[0].one, 1);
+        await db.transaction().execute((trx) => sql`insert into t values (2)`.execute(trx));
+      }
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from t`.execute(db);
+      assert.equal(rows[0].n, 3, "only the committed transactions' rows");
+    } finally {
+      globalThis.removeEventListener("error", onError);
+      await handle?.close();
+      await drop();
+    }
+  },
+});

@@ -22,6 +22,11 @@ export interface Observed {
   headers: Readonly<Record<string, string>>;
   /** The first 1 MiB of the body as text (invalid UTF-8 replaced); null when it was not read. */
   body: string | null;
+  /**
+   * The body as `json` checks see it, when the caller parsed it already (`parseJsonBody`);
+   * otherwise `evaluate` parses `body`, once for all the checks.
+   */
+  json?: JsonBody;
   /** For https, when the peer certificate expires (null: unreadable); null for http. */
   certificate: { validTo: Date | null } | null;
   /** When the run started (ms), for the certificate's remaining days. */
@@ -164,19 +169,106 @@ function jsonHolds(found: unknown, { op, value }: JsonExpect): boolean {
   }
 }
 
-type Parsed = { ok: true; value: unknown } | { ok: false };
+/**
+ * How deeply arrays and objects may nest in a body judged by `json` checks. Past it the body is
+ * not parsed: every `json` check fails with `seen` saying so (docs/assertions.md). Real
+ * documents nest a few levels; a hostile one nests hundreds of thousands, which costs the parse
+ * (and anything that walks the value) time and stack.
+ */
+export const MAX_JSON_DEPTH = 64;
 
-function parseJson(body: string): Parsed {
+/** A body as `json` checks see it: parsed once per run (`parseJsonBody`). */
+export type JsonBody =
+  | { ok: true; value: unknown }
+  | { ok: false; seen: string };
+
+const NOT_JSON: JsonBody = { ok: false, seen: "body is not JSON" };
+const TOO_DEEP: JsonBody = {
+  ok: false,
+  seen: `JSON nested deeper than ${MAX_JSON_DEPTH} levels: not parsed`,
+};
+
+const OPEN_BRACKET = 0x5b, CLOSE_BRACKET = 0x5d, OPEN_BRACE = 0x7b, CLOSE_BRACE = 0x7d;
+const QUOTE = 0x22, BACKSLASH = 0x5c;
+
+/**
+ * Whether `text`'s arrays and objects nest at most `max` levels, counting brackets and braces
+ * outside strings. One pass with no allocation, stopping at the first level too deep: a cheap
+ * guard before `JSON.parse`, whose time and memory grow with the nesting. Text that is not JSON
+ * may pass; the parse then refuses it.
+ */
+export function nestsAtMost(text: string, max: number = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) {
+      inString = true;
+    } else if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+      if (++depth > max) return false;
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
+      depth--;
+    }
+  }
+  return true;
+}
+
+/**
+ * The body parsed as JSON, once for all of a run's `json` checks: the value, or why there is
+ * none (not JSON, cut by the 1 MiB limit, or nested deeper than `MAX_JSON_DEPTH`). Never throws.
+ */
+export function parseJsonBody(body: string | null): JsonBody {
+  if (body === null || !nestsAtMost(body)) return body === null ? NOT_JSON : TOO_DEEP;
   try {
     return { ok: true, value: JSON.parse(body) };
   } catch {
-    return { ok: false };
+    return NOT_JSON;
   }
 }
 
-function jsonChecks(expect: ProbeExpect, body: string): FailedCheck[] {
+/**
+ * A JSON rendering of `value` of at most `max` characters (more is cut, the caller marks it),
+ * built by a walk that stops once it has `max`: a large value is never serialised whole.
+ */
+export function jsonPreview(value: unknown, max: number = MAX_BODY_EXCERPT): string {
+  let out = "";
+  const full = () => out.length > max;
+  const walk = (v: unknown): void => {
+    if (full()) return;
+    if (typeof v === "string") {
+      out += JSON.stringify(v.slice(0, max + 1));
+    } else if (Array.isArray(v)) {
+      out += "[";
+      for (let i = 0; i < v.length && !full(); i++) {
+        if (i > 0) out += ",";
+        walk(v[i]);
+      }
+      out += "]";
+    } else if (v !== null && typeof v === "object") {
+      out += "{";
+      let first = true;
+      for (const key in v) {
+        if (full()) break;
+        if (!Object.hasOwn(v, key)) continue;
+        out += `${first ? "" : ","}${JSON.stringify(key.slice(0, max + 1))}:`;
+        first = false;
+        walk((v as Record<string, unknown>)[key]);
+      }
+      out += "}";
+    } else {
+      out += JSON.stringify(v) ?? "null";
+    }
+  };
+  walk(value);
+  return out.length > max ? out.slice(0, max + 1) : out;
+}
+
+function jsonChecks(expect: ProbeExpect, json: () => JsonBody): FailedCheck[] {
   if (!expect.json?.length) return [];
-  const parsed = parseJson(body);
+  const parsed = json();
   const failed: FailedCheck[] = [];
   expect.json.forEach((item, i) => {
     const where = item.path === "" ? "(root)" : item.path;
@@ -186,13 +278,13 @@ function jsonChecks(expect: ProbeExpect, body: string): FailedCheck[] {
         : `${where} ${item.op} ${quoted(item.value)}`,
     );
     const fail = (seen: string) => failed.push({ check: `json.${i}`, expected, seen });
-    if (!parsed.ok) return fail("body is not JSON");
+    if (!parsed.ok) return fail(parsed.seen);
     const found = resolvePointer(parsed.value, item.path);
     if (found === MISSING) {
       if (item.op !== "not_exists") fail("missing");
       return;
     }
-    if (!jsonHolds(found, item)) fail(truncate(JSON.stringify(found), MAX_BODY_EXCERPT));
+    if (!jsonHolds(found, item)) fail(truncate(jsonPreview(found), MAX_BODY_EXCERPT));
   });
   return failed;
 }
@@ -255,7 +347,7 @@ export function evaluate(expect: ProbeExpect, observed: Observed): FailedCheck[]
   return [
     ...statusChecks(expect, observed.status),
     ...bodyChecks(expect, body),
-    ...jsonChecks(expect, body),
+    ...jsonChecks(expect, () => observed.json ?? parseJsonBody(observed.body)),
     ...headerChecks(expect, observed.headers),
     ...certificateChecks(expect, observed),
   ];

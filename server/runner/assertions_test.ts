@@ -9,9 +9,13 @@ import {
 } from "@probe/shared";
 import {
   evaluate,
+  jsonPreview,
   MAX_BODY_EXCERPT,
+  MAX_JSON_DEPTH,
   needsBody,
+  nestsAtMost,
   type Observed,
+  parseJsonBody,
   pointerTokens,
   resolvePointer,
   truncate,
@@ -381,4 +385,59 @@ Deno.test("the body is read only for body and JSON assertions", () => {
   assert.equal(needsBody(expect({ body: {} })), false);
   assert.equal(needsBody(expect({ body: { not_contains: ["x"] } })), true);
   assert.equal(needsBody(expect({ json: [{ path: "", op: "exists" }] })), true);
+});
+
+Deno.test("JSON nested deeper than the limit is not parsed: every json check fails, saying so", () => {
+  const e = expect({
+    json: [{ path: "", op: "exists" }, { path: "/a", op: "not_exists" }],
+    body: { contains: ["[[["] },
+  });
+  const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
+  const seen = `JSON nested deeper than ${MAX_JSON_DEPTH} levels: not parsed`;
+  for (const body of [deep(MAX_JSON_DEPTH + 1), deep(500_000), `{"a":${deep(MAX_JSON_DEPTH)}}`]) {
+    const failed = evaluate(e, observed({ body }));
+    assert.deepEqual(failed.map((f) => [f.check, f.seen]), [["json.0", seen], ["json.1", seen]]);
+  }
+  // At the limit it is parsed; brackets inside strings, escaped quotes included, do not count.
+  assert.deepEqual(evaluate(e, observed({ body: deep(MAX_JSON_DEPTH) })), []);
+  const inString = JSON.stringify({ s: `\\"${"[".repeat(1000)}` });
+  assert.deepEqual(
+    evaluate(
+      expect({ json: [{ path: "/s", op: "contains", value: "[[" }] }),
+      observed({ body: inString }),
+    ),
+    [],
+  );
+  assert.equal(nestsAtMost(deep(3), 3), true);
+  assert.equal(nestsAtMost(deep(4), 3), false);
+  assert.equal(nestsAtMost('["]]]]", [[]]]', 3), true);
+  assert.equal(nestsAtMost('["\\"[[[[", [[[[]]]]]', 3), false);
+  assert.deepEqual(parseJsonBody(deep(500_000)), { ok: false, seen });
+});
+
+Deno.test("the body is parsed once per run: the checks read the parsed value they are given", () => {
+  const e = expect({ json: [{ path: "/a", op: "eq", value: 1 }, { path: "/b", op: "exists" }] });
+  // `json` given: the text is not parsed again (it is not even JSON here).
+  const json = parseJsonBody('{"a":1,"b":null}');
+  assert.deepEqual(evaluate(e, observed({ body: "not json", json })), []);
+  assert.deepEqual(
+    evaluate(e, observed({ body: '{"a":1,"b":2}', json: parseJsonBody("[]") })).map((f) => f.seen),
+    ["missing", "missing"],
+  );
+});
+
+Deno.test("seen for a large JSON value is a bounded rendering, not the whole value serialised", () => {
+  const big = { list: Array.from({ length: 200_000 }, (_, i) => ({ i, s: "x".repeat(20) })) };
+  const [failed] = evaluate(
+    expect({ json: [{ path: "", op: "eq", value: 1 }] }),
+    observed({ json: { ok: true, value: big }, body: null }),
+  );
+  assert.equal(failed.seen, truncate(JSON.stringify(big).slice(0, 200), MAX_BODY_EXCERPT));
+  // The rendering agrees with JSON.stringify wherever that fits.
+  fc.assert(fc.property(fc.jsonValue({ maxDepth: 4 }), fc.nat(120), (value, max) => {
+    const whole = JSON.stringify(value);
+    const preview = jsonPreview(value, max);
+    if (whole.length <= max) assert.equal(preview, whole);
+    else assert.equal(preview, whole.slice(0, max + 1));
+  }));
 });

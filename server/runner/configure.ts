@@ -5,6 +5,7 @@ import { createNetworkPolicy } from "../outbound/network_policy.ts";
 import { executeProbe } from "./execute.ts";
 import type { Executor } from "./run_now.ts";
 import { createRunner, type Runner, type RunnerOptions } from "./runner.ts";
+import { createWorkerExecutor } from "./worker_executor.ts";
 
 /**
  * How the configuration runs one probe: the network policy (`PROBE_ALLOW_NETWORKS`) and the
@@ -18,7 +19,11 @@ export function executorFromConfig(
     executeProbe(target, { ...hooks, policy, timeoutMs: config.probeTimeoutMs });
 }
 
-/** A runner with the settings the configuration names, over the given database. */
+/**
+ * A runner with the settings the configuration names, over the given database. Its probes run
+ * in a worker thread (`worker_executor.ts`), ended when the runner stops, so that what targets
+ * answer is read and judged off the thread that answers HTTP.
+ */
 export function runnerFromConfig(
   { config, db, log, overrides }: {
     config: Config;
@@ -27,7 +32,11 @@ export function runnerFromConfig(
     overrides?: Partial<RunnerOptions>;
   },
 ): Runner {
-  return createRunner({
+  const worker = overrides?.execute ? null : createWorkerExecutor({
+    allowNetworks: config.probeAllowNetworks,
+    timeoutMs: config.probeTimeoutMs,
+  });
+  const runner = createRunner({
     db,
     log,
     intervalMs: config.probeIntervalSeconds * 1000,
@@ -36,6 +45,15 @@ export function runnerFromConfig(
     hostConcurrency: config.probeHostConcurrency,
     retentionDays: config.resultsRetentionDays,
     policy: createNetworkPolicy(config.probeAllowNetworks),
+    ...(worker && { execute: worker.execute }),
     ...overrides,
   });
+  if (!worker) return runner;
+  return {
+    ...runner,
+    async stop() {
+      await runner.stop();
+      worker.close();
+    },
+  };
 }

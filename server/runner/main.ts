@@ -5,6 +5,7 @@
  * claims, let runs in flight finish and record them, then close the database.
  */
 import { ConfigError, parseConfig } from "../config.ts";
+import { surviveDatabaseClientFaults } from "../db/client_faults.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrator.ts";
 import { createKeyCheck } from "../http/api_key.ts";
@@ -52,6 +53,8 @@ export async function runnerProcess(
     );
     return 1;
   }
+  // A fault inside the PostgreSQL client is logged, and the process goes on (issue 18).
+  const clientFaults = surviveDatabaseClientFaults(log);
   const handle = await openDatabase({ kind: "postgres", url: config.databaseUrl, poolSize: 4 });
   const serving = new AbortController();
   let metricsServer;
@@ -104,6 +107,7 @@ export async function runnerProcess(
     serving.abort();
     await metricsServer?.finished;
     await handle.close();
+    clientFaults.remove();
   }
   return 0;
 }

@@ -1,0 +1,40 @@
+/**
+ * The worker that runs probes off the thread that answers HTTP (issue 18): the request, reading
+ * the body and judging it (`executeProbe`) happen here, so that a target's answer, however
+ * large or hostile, costs the server's event loop nothing but a message. Started by
+ * `worker_executor.ts`; messages are `WorkerRequest` in, `WorkerReply` out.
+ *
+ * @module
+ */
+/// <reference lib="deno.worker" />
+import { createNetworkPolicy } from "../outbound/network_policy.ts";
+import { errorFields } from "../log.ts";
+import { executeProbe, type ProbeTarget, type RunResult } from "./execute.ts";
+
+/** What the worker is told: its settings once, then probes to run. */
+export type WorkerRequest =
+  | { kind: "settings"; allowNetworks: string[]; timeoutMs: number }
+  | { kind: "run"; id: number; target: ProbeTarget };
+
+/** What it answers for each run: its result, or the defect that kept it from one. */
+export type WorkerReply =
+  | { id: number; result: RunResult }
+  | { id: number; error: { error: string; stack?: unknown } };
+
+let run: ((target: ProbeTarget) => Promise<RunResult>) | undefined;
+
+self.onmessage = async ({ data }: MessageEvent<WorkerRequest>) => {
+  if (data.kind === "settings") {
+    const policy = createNetworkPolicy(data.allowNetworks);
+    run = (target) => executeProbe(target, { policy, timeoutMs: data.timeoutMs });
+    return;
+  }
+  let reply: WorkerReply;
+  try {
+    reply = { id: data.id, result: await run!(data.target) };
+  } catch (error) {
+    const { error: message, stack } = errorFields(error);
+    reply = { id: data.id, error: { error: String(message), stack } };
+  }
+  self.postMessage(reply);
+};

@@ -1,0 +1,75 @@
+/**
+ * Runs probes in a worker thread (`execute_worker.ts`) instead of on the thread that answers
+ * HTTP (issue 18): reading a 1 MB answer and judging it took the server's event loop long
+ * enough to push `/healthz` and keyed reads past 100 ms when many came at once. The runner
+ * calls `execute` as it would call `executeProbe`; the worker makes the request and the
+ * verdict, and only the result comes back.
+ *
+ * @module
+ */
+import type { ProbeTarget, RunResult } from "./execute.ts";
+import type { WorkerReply, WorkerRequest } from "./execute_worker.ts";
+
+export interface WorkerExecutor {
+  /** Runs one probe in the worker; rejects only on a defect (executeProbe's failures are values). */
+  execute(target: ProbeTarget): Promise<RunResult>;
+  /** Ends the worker; runs still pending reject. */
+  close(): void;
+}
+
+/** A worker for the probes of one runner, under the given network policy and timeout. */
+export function createWorkerExecutor(
+  settings: { allowNetworks: readonly string[]; timeoutMs: number },
+): WorkerExecutor {
+  const pending = new Map<number, PromiseWithResolvers<RunResult>>();
+  let next = 0;
+  let worker: Worker | null = null;
+
+  const start = () => {
+    const w = new Worker(new URL("./execute_worker.ts", import.meta.url), { type: "module" });
+    w.onmessage = ({ data }: MessageEvent<WorkerReply>) => {
+      const waiting = pending.get(data.id);
+      if (!waiting) return;
+      pending.delete(data.id);
+      if ("result" in data) waiting.resolve(data.result);
+      else waiting.reject(Object.assign(new Error(data.error.error), { stack: data.error.stack }));
+    };
+    // A worker that died takes its runs with it: they reject (the runner logs them and records
+    // no result; each probe runs again at its next due time); the next run starts a new worker.
+    w.onerror = (event) => {
+      event.preventDefault();
+      failAll(new Error(`probe worker failed: ${event.message}`));
+      w.terminate();
+      if (worker === w) worker = null;
+    };
+    const hello: WorkerRequest = {
+      kind: "settings",
+      allowNetworks: [...settings.allowNetworks],
+      timeoutMs: settings.timeoutMs,
+    };
+    w.postMessage(hello);
+    return w;
+  };
+
+  const failAll = (error: Error) => {
+    for (const waiting of pending.values()) waiting.reject(error);
+    pending.clear();
+  };
+
+  return {
+    execute(target) {
+      worker ??= start();
+      const id = next++;
+      const waiting = Promise.withResolvers<RunResult>();
+      pending.set(id, waiting);
+      const message: WorkerRequest = { kind: "run", id, target };
+      worker.postMessage(message);
+      return waiting.promise;
+    },
+    close() {
+      worker?.terminate();
+      worker = null;
+      failAll(new Error("probe worker closed"));
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { probeExpect } from "@probe/shared";
+import { startTarget } from "../testing/target_server.ts";
+import { createWorkerExecutor } from "./worker_executor.ts";
+
+const probe = (url: string, expect: unknown = null) => ({
+  url,
+  method: "GET",
+  headers: {},
+  body: null,
+  latency: null,
+  expect: expect === null ? null : probeExpect.parse(expect),
+});
+
+Deno.test("the worker runs a probe as executeProbe does: its policy, its verdict, its result", async () => {
+  const target = await startTarget();
+  const open = createWorkerExecutor({ allowNetworks: ["127.0.0.0/8"], timeoutMs: 5000 });
+  const closed = createWorkerExecutor({ allowNetworks: [], timeoutMs: 5000 });
+  try {
+    const up = await open.execute(
+      probe(`${target.origin}/health`, { json: [{ path: "/status", op: "eq", value: "UP" }] }),
+    );
+    assert.equal(up.outcome, "up");
+    assert.equal(up.httpStatus, 200);
+    assert.deepEqual(up.failedChecks, []);
+    assert.ok(up.startedAt instanceof Date);
+    const down = await open.execute(
+      probe(`${target.origin}/health`, { json: [{ path: "/status", op: "eq", value: "DOWN" }] }),
+    );
+    assert.deepEqual(down.failedChecks, [
+      { check: "json.0", expected: '/status eq "DOWN"', seen: '"UP"' },
+    ]);
+    // The network policy is the worker's too: loopback is refused unless opened.
+    const blocked = await closed.execute(probe(`${target.origin}/health`));
+    assert.equal(blocked.outcome, "blocked");
+    assert.equal(target.hits.length, 2);
+  } finally {
+    open.close();
+    closed.close();
+    await target.close();
+  }
+});
+
+Deno.test("closing the worker fails the runs still pending", async () => {
+  const target = await startTarget();
+  const worker = createWorkerExecutor({ allowNetworks: ["127.0.0.0/8"], timeoutMs: 30_000 });
+  try {
+    const hanging = worker.execute(probe(`${target.origin}/hang`)).then(() => null, (e) => e);
+    while (target.hits.length === 0) await new Promise((r) => setTimeout(r, 20));
+    worker.close();
+    assert.match(String(await hanging), /probe worker closed/);
+  } finally {
+    await target.close();
+  }
+});
