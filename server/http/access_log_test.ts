@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { createLogger } from "../log.ts";
-import { backends, startTestApp, TEST_API_KEY, TestClient } from "../testing/app.ts";
+import { backends, startTestApp, TestClient } from "../testing/app.ts";
 import { createRequestSummary, MAX_SUMMARY_ENTRIES } from "./access_log.ts";
 
 for (const backend of backends()) {
