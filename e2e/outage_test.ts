@@ -12,7 +12,8 @@ import { type App, createApp } from "../server/app.ts";
 import { openDatabase } from "../server/db/database.ts";
 import { toApiError } from "../server/errors.ts";
 import { createLogger } from "../server/log.ts";
-import { findPgBin, sparePort, startOwnCluster, timed } from "../server/testing/cluster.ts";
+import { findPgBin, startOwnCluster, timed } from "../server/testing/cluster.ts";
+import { openHungDatabase } from "../server/testing/hung_database.ts";
 import { TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 
 const FAIL_FAST_MS = 2000;
@@ -111,19 +112,8 @@ Deno.test({
 
 Deno.test("a server that accepts but never answers is given up on within 2 s", async () => {
   // A listener that takes connections and says nothing, as a hung or half-dead server would.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: sparePort() });
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    try {
-      for await (const conn of listener) held.push(conn);
-    } catch { /* closed */ }
-  })();
-  const { port } = listener.addr as Deno.NetAddr;
-  const database = await openDatabase({
-    kind: "postgres",
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    connectTimeoutMs: 1500,
-  });
+  const hung = await openHungDatabase(1500);
+  const database = hung.database;
   try {
     // Three times the pool: the queries after the first ten wait for a connection, and must
     // not wait for one connect timeout after another.
@@ -141,10 +131,7 @@ Deno.test("a server that accepts but never answers is given up on within 2 s", a
       assert.equal(toApiError(error).status, 503);
     }
   } finally {
-    await database.close();
-    listener.close();
-    await accepting;
-    for (const conn of held) conn.close();
+    await hung.close();
   }
 });
 

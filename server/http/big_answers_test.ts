@@ -8,9 +8,8 @@ import assert from "node:assert/strict";
 import type { App } from "../app.ts";
 import { json } from "../db/json.ts";
 import { probeIdOf } from "../domain/probe_id.ts";
-import { openDatabase } from "../db/database.ts";
 import { createLogger } from "../log.ts";
-import { sparePort } from "../testing/cluster.ts";
+import { openHungDatabase } from "../testing/hung_database.ts";
 import { backends, startTestApp, TEST_API_KEY, TestClient, uniqueName } from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
 import { createKeyCheck } from "./api_key.ts";
@@ -155,19 +154,8 @@ for (const backend of backends()) {
 Deno.test("a batch while the database hangs answers 503 within one deadline, not one per call", async () => {
   // A listener that takes connections and says nothing, as a hung database server would. Batch
   // calls run one at a time: without failing the rest at once, 50 calls would wait 50 deadlines.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: sparePort() });
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    try {
-      for await (const conn of listener) held.push(conn);
-    } catch { /* closed */ }
-  })();
-  const { port } = listener.addr as Deno.NetAddr;
-  const database = await openDatabase({
-    kind: "postgres",
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    connectTimeoutMs: 500,
-  });
+  const hung = await openHungDatabase(500);
+  const database = hung.database;
   try {
     const api = new TestClient(createHttpHandler({
       router: appRouter,
@@ -184,9 +172,6 @@ Deno.test("a batch while the database hangs answers 503 within one deadline, not
     for (const call of answer.body) assert.equal(call.error.data.error.code, "service_unavailable");
     assert.ok(ms < 5000, `answered after ${Math.round(ms)} ms`);
   } finally {
-    await database.close();
-    listener.close();
-    await accepting;
-    for (const conn of held) conn.close();
+    await hung.close();
   }
 });
