@@ -13,6 +13,7 @@ import { claimDue, recordRuns, syncSchedules } from "../runner/store.ts";
 import { acknowledgeIncident, getIncident, listIncidents } from "../domain/incidents.ts";
 import { createDeliverer, type Send } from "./deliverer.ts";
 import { remindDue } from "./incidents.ts";
+import { settleSchedule } from "./states.ts";
 import { CLAIM_LEASE_MS, claimNotifications, finishAttempt, outboxCounts } from "./outbox.ts";
 
 const RUNNER = "test-runner";
@@ -211,6 +212,60 @@ for (const backend of backends()) {
         await db.updateTable("alert_settings").set({ enabled: true, failure_threshold: 3 })
           .execute();
       });
+    } finally {
+      await handle.close();
+    }
+  });
+
+  Deno.test(`a run recorded after a later one does not move the state [${backend}]`, async () => {
+    const handle = await freshDatabase(backend);
+    const db = handle.db;
+    try {
+      const key = await probeIn(db, "late");
+      const at = T0 + 60_000;
+      // A scheduled run is claimed and starts; a run-now that starts after it is settled first.
+      const [claimed] = await claimDue(db, {
+        now: at,
+        horizon: at,
+        leaseUntil: at + 60_000,
+        runner: RUNNER,
+        limit: 10,
+      });
+      assert.equal(claimed.key, key);
+      const run = (startedAt: number, outcome: Outcome) => ({
+        startedAt: new Date(startedAt),
+        durationMs: 10,
+        outcome,
+        httpStatus: outcome === "down" ? 500 : 200,
+        error: outcome === "down" ? "HTTP 500" : null,
+        address: "127.0.0.1",
+        failedChecks: null,
+      });
+      const manual = await settleSchedule(db, [{
+        key,
+        dueAt: null,
+        nextDueAt: null,
+        run: run(at + 2_000, "up"),
+        counted: true,
+      }], { manual: true });
+      assert.deepEqual(manual.changes.map((c) => c.to), ["up"]);
+      // The scheduled run, started before the run-now, saw the target down: recorded, no move.
+      const { recorded } = await recordRuns(db, RUNNER, [{
+        key,
+        due: claimed.due,
+        nextDue: at + 60_000,
+        inMaintenance: false,
+        result: run(at + 1_000, "down"),
+      }]);
+      assert.equal(recorded, 1);
+      assert.deepEqual(await stateOf(db, key), { state: "up", fail_streak: 0, pass_streak: 1 });
+      const row = await db.selectFrom("probe_schedule").select(["last_outcome", "last_run_at"])
+        .where("probe_key", "=", key).executeTakeFirstOrThrow();
+      assert.equal(row.last_outcome, "up");
+      assert.equal(new Date(row.last_run_at!).getTime(), at + 2_000);
+      const results = await db.selectFrom("probe_results").select("outcome")
+        .where("probe_key", "=", key).execute();
+      assert.equal(results.length, 1, "the late run is kept in the history");
     } finally {
       await handle.close();
     }

@@ -121,10 +121,16 @@ export async function settleSchedule(
         as x(probe_key bigint, due_at timestamptz, next_due_at timestamptz,
              started_at timestamptz, outcome text, error text, counted boolean, passing boolean)
     ), locked as (
-      select s.probe_key, s.state, s.fail_streak, s.pass_streak
+      select s.probe_key, s.state, s.fail_streak, s.pass_streak, s.last_run_at
       from probe_schedule s join x on x.probe_key = s.probe_key
       where ${held}
       order by s.probe_key for update of s
+    ), fresh as (
+      -- A run that started before the last one settled (a scheduled run recorded after a
+      -- run-now that began later) is history: it is kept, but it does not move the state.
+      select x.probe_key, x.due_at, x.next_due_at, x.started_at, x.outcome, x.error, x.passing,
+        x.counted and (l.last_run_at is null or x.started_at >= l.last_run_at) as counted
+      from x join locked l on l.probe_key = x.probe_key
     ), pol as (
       select p.key as probe_key, p.project, p.probe_id, p.url, p.label,
         ${effectivePolicy(...ALERT_POLICY_FIELDS)}
@@ -147,7 +153,7 @@ export async function settleSchedule(
           when l.state = 'down' and l.pass_streak + 1 < pol.success_threshold then 'down'
           else x.outcome
         end as new_state
-      from x join locked l on l.probe_key = x.probe_key
+      from fresh x join locked l on l.probe_key = x.probe_key
       left join pol on pol.probe_key = x.probe_key
     )
     update probe_schedule s
@@ -155,8 +161,10 @@ export async function settleSchedule(
         lease_until = case when ${manual} then s.lease_until end,
         leased_by = case when ${manual} then s.leased_by end,
         manual_run_at = case when ${manual} then null else s.manual_run_at end,
-        last_run_at = coalesce(calc.started_at, s.last_run_at),
-        last_outcome = coalesce(calc.outcome, s.last_outcome),
+        last_run_at = greatest(calc.started_at, s.last_run_at),
+        last_outcome = case when calc.started_at >= s.last_run_at or s.last_run_at is null
+                            then coalesce(calc.outcome, s.last_outcome)
+                            else s.last_outcome end,
         state = calc.new_state,
         state_since = case when calc.new_state <> calc.old_state then calc.started_at
                            else s.state_since end,
