@@ -68,6 +68,12 @@ export const BUDGETS = {
   projectDelete: { ms: 120_000, connections: 2 },
   /** The probe runner's batches (claims, recording, schedules, leases) and pruning. */
   runner: { ms: 30_000, connections: 4 },
+  /**
+   * The dashboard's overview of every project (`getOverview` without a project): one pass over
+   * 30 days of rollups for every probe, about 0.2–1 s for 1,000 probes and growing with probes ×
+   * hours; two at a time, so that overviews never take the requests' connections.
+   */
+  overview: { ms: 15_000, connections: 2 },
   /** Migrations at start-up, and waiting for another process's migrations. */
   migrations: { ms: 600_000, connections: 1 },
 } as const;

@@ -20,7 +20,7 @@ import {
   STATS_WINDOW_MS,
 } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import { type Db, withBudget } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { BUCKET_BOUNDS, emptyHistogram, percentileOf } from "../runner/histogram.ts";
 import { notFound } from "./errors.ts";
@@ -204,12 +204,15 @@ function byStateThenName(a: OverviewProbe, b: OverviewProbe): number {
 /**
  * The overview at `now`: every project (or the one named; 404 when it does not exist) by name,
  * each with its probes, down first; the open incidents, newest first (at most 100). Read in one
- * repeatable-read transaction, so that every part is of the same moment.
+ * repeatable-read transaction, so that every part is of the same moment; the whole service's on
+ * the `overview` budget's connections (`BUDGETS`).
  */
 export function getOverview(
   { db, project, now = Date.now() }: { db: Db; project?: string; now?: number },
 ): Promise<{ data: Overview; meta: { projects: number; probes: number; generated_at: string } }> {
-  return db.transaction().setIsolationLevel("repeatable read").execute(async (trx) => {
+  // The whole service's overview reads every probe's month: it has a budget of its own.
+  const reader = project === undefined ? withBudget(db, "overview") : db;
+  return reader.transaction().setIsolationLevel("repeatable read").execute(async (trx) => {
     let projectsQuery = trx.selectFrom("projects").select(["name", "label", "status"]);
     if (project !== undefined) projectsQuery = projectsQuery.where("name", "=", project);
     const projects = await projectsQuery.orderBy(sql`name collate "C"`).execute();
