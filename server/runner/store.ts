@@ -335,6 +335,17 @@ export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): 
         )`.execute(db);
 }
 
+/** The schedule rows of `keys` that `runner` holds, locked in key order: a `locked` CTE. */
+function lockedLeases(runner: string, keys: readonly string[]) {
+  const wanted = json(keys.map((k) => ({ k })));
+  return sql`with locked as (
+      select probe_key from probe_schedule
+      where leased_by = ${runner}
+        and probe_key in (select x.k from json_to_recordset(${wanted}) as x(k bigint))
+      order by probe_key for update
+    )`;
+}
+
 /**
  * Extends this runner's leases on the given probes to `until` (ms), never shortening one: runs
  * that waited for a slot of their host start with a whole lease ahead. Rows locked in key order.
@@ -347,14 +358,8 @@ export async function extendLeases(
 ) {
   if (keys.length === 0) return;
   const db = withBudget(database, "runner");
-  const wanted = json(keys.map((k) => ({ k })));
   await sql`
-    with locked as (
-      select probe_key from probe_schedule
-      where leased_by = ${runner}
-        and probe_key in (select x.k from json_to_recordset(${wanted}) as x(k bigint))
-      order by probe_key for update
-    )
+    ${lockedLeases(runner, keys)}
     update probe_schedule s set lease_until = greatest(s.lease_until, ${iso(until)}::timestamptz)
     from locked where s.probe_key = locked.probe_key and s.leased_by = ${runner}`.execute(db);
 }
@@ -372,14 +377,8 @@ export async function releaseLeases(
 ) {
   if (keys.length === 0) return;
   const db = withBudget(database, "runner");
-  const wanted = json(keys.map((k) => ({ k })));
   await sql`
-    with locked as (
-      select probe_key from probe_schedule
-      where leased_by = ${runner}
-        and probe_key in (select x.k from json_to_recordset(${wanted}) as x(k bigint))
-      order by probe_key for update
-    )
+    ${lockedLeases(runner, keys)}
     update probe_schedule s
     set lease_until = ${until === undefined ? null : iso(until)}::timestamptz, leased_by = null
     from locked where s.probe_key = locked.probe_key and s.leased_by = ${runner}`.execute(db);
