@@ -23,6 +23,7 @@ import { createDeliverer, type Deliverer } from "./alerts/deliverer.ts";
 import { createDispatch } from "./alerts/dispatch.ts";
 import { executeProbe } from "./runner/execute.ts";
 import { createRunNow, type Executor } from "./runner/run_now.ts";
+import type { ProbeDefaults } from "./domain/probes.ts";
 import { metricsEndpoint } from "./metrics/endpoint.ts";
 import {
   createServiceMetrics,
@@ -72,6 +73,7 @@ export async function createApp(
     apiKeys,
     readOnlyApiKeys = [],
     secretHeaders = [],
+    probeDefaults,
     log,
     iamAlive = {},
     notify = {},
@@ -94,6 +96,8 @@ export async function createApp(
     readOnlyApiKeys?: string[];
     /** Probe header names masked for read-only keys besides the built-in ones (lower case). */
     secretHeaders?: string[];
+    /** `PROBE_INTERVAL_SECONDS` and `PROBE_TIMEOUT_MS`: what probes without their own run at. */
+    probeDefaults?: ProbeDefaults;
     log: Logger;
     iamAlive?: IamAliveOptions;
     notify?: NotifyOptions;
@@ -181,7 +185,7 @@ export async function createApp(
     db: handle.db,
     checkKey: createKeyCheck(apiKeys, readOnlyApiKeys),
     log,
-    services: { iamAlive: reporter, notifier, runNow, secretHeaders },
+    services: { iamAlive: reporter, notifier, runNow, secretHeaders, probeDefaults },
     rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),
     authFailureLimiter: createRateLimiter({
       perSecond: authFailuresPerSecond,

@@ -105,6 +105,10 @@ async function main(): Promise<number> {
     apiKeys,
     readOnlyApiKeys: config.readOnlyApiKeys,
     secretHeaders: config.probeSecretHeaders,
+    probeDefaults: {
+      intervalSeconds: config.probeIntervalSeconds,
+      timeoutMs: config.probeTimeoutMs,
+    },
     log,
     // Notification targets obey the probes' network policy; mail targets use SMTP_URL/MAIL_FROM.
     notify: { policy, ...(config.mail && { mail: config.mail }) },

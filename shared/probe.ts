@@ -165,6 +165,18 @@ export const probeBody = z.unknown().superRefine((value, ctx) => {
 
 export const probeLatency = z.int().min(1).max(MAX_LATENCY_MS);
 
+/**
+ * A probe's own interval (s): as `PROBE_INTERVAL_SECONDS` allows, 10 s to a day; `default` is
+ * that setting's default.
+ */
+export const PROBE_INTERVAL_SECONDS = { min: 10, max: 86_400, default: 60 } as const;
+/** A probe's own timeout (ms): as `PROBE_TIMEOUT_MS` allows, 100 ms to 2 minutes. */
+export const PROBE_TIMEOUT_MS = { min: 100, max: 120_000, default: 10_000 } as const;
+
+export const probeIntervalSeconds = z.int().min(PROBE_INTERVAL_SECONDS.min)
+  .max(PROBE_INTERVAL_SECONDS.max);
+export const probeTimeoutMs = z.int().min(PROBE_TIMEOUT_MS.min).max(PROBE_TIMEOUT_MS.max);
+
 /** A name for the probe in messages and lists: free text like a project's label. */
 export const probeLabel = text(200).min(1);
 
@@ -201,6 +213,15 @@ const expectField = probeExpect.nullable().optional().describe(
     "passes. Changing it never changes probe_id.",
 );
 
+const intervalField = probeIntervalSeconds.nullable().optional().describe(
+  "How often the probe runs, in seconds (10-86400); null or absent: the service-wide " +
+    "PROBE_INTERVAL_SECONDS. Never changes probe_id.",
+);
+const timeoutField = probeTimeoutMs.nullable().optional().describe(
+  "How long a run may take, in ms (100-120000); null or absent: the service-wide " +
+    "PROBE_TIMEOUT_MS. Never changes probe_id.",
+);
+
 const probeFields = {
   url: probeUrl,
   method: probeMethod.optional(),
@@ -209,6 +230,8 @@ const probeFields = {
   latency: probeLatency.nullable().optional(),
   label: labelField,
   expect: expectField,
+  interval_seconds: intervalField,
+  timeout_ms: timeoutField,
 };
 
 /** Create under `/projects/{project}/probes`: the project comes from the path. */
@@ -232,6 +255,8 @@ export const probePatchInput = z.strictObject({
   latency: probeLatency.nullable().optional(),
   label: labelField,
   expect: expectField,
+  interval_seconds: intervalField,
+  timeout_ms: timeoutField,
 }).superRefine(refineCertificate);
 export type ProbePatchInput = z.infer<typeof probePatchInput>;
 
@@ -253,6 +278,14 @@ export const probe = z.object({
   latency: z.int().nullable(),
   label: z.string().nullable(),
   expect: probeExpect.nullable(),
+  /** Its own interval (s); null: it runs at the service-wide `PROBE_INTERVAL_SECONDS`. */
+  interval_seconds: z.int().nullable().describe(
+    "The probe's own interval in seconds; null: the service-wide PROBE_INTERVAL_SECONDS.",
+  ),
+  /** Its own timeout (ms); null: the service-wide `PROBE_TIMEOUT_MS`. */
+  timeout_ms: z.int().nullable().describe(
+    "The probe's own run timeout in ms; null: the service-wide PROBE_TIMEOUT_MS.",
+  ),
   /** From its consecutive runs: `unknown`, `up`, `degraded` or `down` (docs/alerts.md). */
   state: probeState,
   /** When it entered that state; null before its first counted run. */

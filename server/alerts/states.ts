@@ -157,7 +157,9 @@ export async function settleSchedule(
       left join pol on pol.probe_key = x.probe_key
     )
     update probe_schedule s
-    set next_due_at = coalesce(calc.next_due_at, s.next_due_at),
+    set next_due_at = case when calc.next_due_at is null then s.next_due_at
+                           else least(calc.next_due_at, s.due_by) end,
+        due_by = case when calc.next_due_at is null then s.due_by end,
         lease_until = case when ${manual} then s.lease_until end,
         leased_by = case when ${manual} then s.leased_by end,
         manual_run_at = case when ${manual} then null else s.manual_run_at end,

@@ -26,6 +26,10 @@ export interface ProbesTable {
   label: string | null;
   /** The probe's assertions (`shared/expect.ts`); null: the default rule. */
   expect: Json<unknown> | null;
+  /** How often it runs (s); null: the service-wide `PROBE_INTERVAL_SECONDS`. */
+  interval_seconds: number | null;
+  /** How long a run may take (ms); null: the service-wide `PROBE_TIMEOUT_MS`. */
+  timeout_ms: number | null;
   created_at: Generated<Timestamp>;
   updated_at: Generated<Timestamp>;
 }
@@ -78,6 +82,11 @@ export interface ProbeScheduleTable {
   pass_streak: Generated<number>;
   /** When a manual run began; null when none is in flight. */
   manual_run_at: Timestamp | null;
+  /**
+   * The latest the next run may be due, left by a change of the probe's interval while a run
+   * was leased; recording that run applies it and clears it (see `rescheduleProbe`).
+   */
+  due_by: Timestamp | null;
 }
 
 export interface ProbeResultsTable {

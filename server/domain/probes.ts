@@ -2,6 +2,8 @@ import {
   CERTIFICATE_ON_HTTP_MESSAGE,
   certificateOnHttp,
   type Probe,
+  PROBE_INTERVAL_SECONDS,
+  PROBE_TIMEOUT_MS,
   type ProbeCreateInput,
   type ProbePatchInput,
   type ProbeRef,
@@ -21,6 +23,7 @@ import {
   rowsToRead,
 } from "./pages.ts";
 import { probeIdOf } from "./probe_id.ts";
+import { gridAfter, offsetOf } from "../runner/schedule.ts";
 import { probeChanged, probesDeleted } from "../alerts/changes.ts";
 import type { ProbeState } from "../db/schema.ts";
 
@@ -35,12 +38,66 @@ export const probeColumns = [
   "latency",
   "label",
   "expect",
+  "interval_seconds",
+  "timeout_ms",
 ] as const;
 
 type Definition = Pick<
   Probe,
-  "url" | "method" | "headers" | "body" | "latency" | "label" | "expect"
+  | "url"
+  | "method"
+  | "headers"
+  | "body"
+  | "latency"
+  | "label"
+  | "expect"
+  | "interval_seconds"
+  | "timeout_ms"
 >;
+
+/**
+ * The service-wide settings a probe without its own interval or timeout runs with
+ * (`PROBE_INTERVAL_SECONDS`, `PROBE_TIMEOUT_MS`): the configuration's defaults unless given.
+ */
+export interface ProbeDefaults {
+  intervalSeconds: number;
+  timeoutMs: number;
+}
+
+export const DEFAULT_PROBE_SETTINGS: ProbeDefaults = {
+  intervalSeconds: PROBE_INTERVAL_SECONDS.default,
+  timeoutMs: PROBE_TIMEOUT_MS.default,
+};
+
+/**
+ * Moves a probe's next due time after its interval changed to `intervalMs` (ms, resolved): to
+ * the first point of its new grid after `now` if that comes before the time it was due, else it
+ * stays. So a shorter interval takes effect within one new interval (one run, no burst) and a
+ * longer one after the run already due (then the run is recorded onto the new grid). A run of the
+ * probe leased by a runner keeps its due time (it is recorded against it): the first point of
+ * the new grid after that run is left in `due_by`, and recording the run applies it.
+ * A probe without a schedule row yet gets one from the runner, on its own interval.
+ */
+export async function rescheduleProbe(
+  trx: Db,
+  { key, intervalMs, now }: { key: string; intervalMs: number; now: number },
+): Promise<void> {
+  const row = await trx.selectFrom("probe_schedule")
+    .select(["next_due_at", "lease_until", "leased_by"])
+    .where("probe_key", "=", key).forUpdate().executeTakeFirst();
+  if (!row) return;
+  const due = new Date(row.next_due_at).getTime();
+  const offset = offsetOf(key, intervalMs);
+  const leased = row.leased_by !== null && row.lease_until !== null &&
+    new Date(row.lease_until).getTime() >= now;
+  const set = leased
+    ? { due_by: new Date(gridAfter(Math.max(now, due), offset, intervalMs)).toISOString() }
+    : {
+      next_due_at: new Date(Math.min(due, gridAfter(now, offset, intervalMs))).toISOString(),
+      due_by: null,
+    };
+  await trx.updateTable("probe_schedule").set(set).where("probe_key", "=", key).execute();
+}
 
 /** Columns written from a definition; `probe_id` follows method and URL only. */
 function definitionColumns(d: Definition) {
@@ -58,6 +115,8 @@ function definitionColumns(d: Definition) {
     latency: d.latency,
     label: d.label,
     expect: d.expect === null ? null : json(d.expect),
+    interval_seconds: d.interval_seconds,
+    timeout_ms: d.timeout_ms,
   };
 }
 
@@ -96,11 +155,17 @@ function isRetryable(error: unknown): boolean {
  * the same way.
  */
 export async function createProbe(
-  { db, input }: { db: Db; input: ProbeCreateInput },
+  { db, input, defaults = DEFAULT_PROBE_SETTINGS, now = Date.now }: {
+    db: Db;
+    input: ProbeCreateInput;
+    /** The service-wide interval, for moving a rewritten probe's schedule (`rescheduleProbe`). */
+    defaults?: ProbeDefaults;
+    now?: () => number;
+  },
 ): Promise<{ probe: ProbeWritten; created: boolean }> {
   for (let attempt = 1;; attempt++) {
     try {
-      return await createOnce({ db, input });
+      return await createOnce({ db, input, defaults, now });
     } catch (error) {
       if (attempt >= CREATE_ATTEMPTS || !isRetryable(error)) throw error;
     }
@@ -108,7 +173,12 @@ export async function createProbe(
 }
 
 function createOnce(
-  { db, input }: { db: Db; input: ProbeCreateInput },
+  { db, input, defaults, now }: {
+    db: Db;
+    input: ProbeCreateInput;
+    defaults: ProbeDefaults;
+    now: () => number;
+  },
 ): Promise<{ probe: ProbeWritten; created: boolean }> {
   const columns = definitionColumns({
     url: input.url,
@@ -118,13 +188,15 @@ function createOnce(
     latency: input.latency ?? null,
     label: input.label ?? null,
     expect: input.expect ?? null,
+    interval_seconds: input.interval_seconds ?? null,
+    timeout_ms: input.timeout_ms ?? null,
   });
   return db.transaction().execute(async (trx) => {
     const project = await trx.selectFrom("projects").select("name")
       .where("name", "=", input.project).forShare().executeTakeFirst();
     if (!project) throw notFound("Project");
     await lockUrl(trx, input.project, input.url);
-    const before = await trx.selectFrom("probes").select(["key", "method"])
+    const before = await trx.selectFrom("probes").select(["key", "method", "interval_seconds"])
       .where("project", "=", input.project).where("url", "=", input.url).executeTakeFirst();
     const row = await trx
       .insertInto("probes")
@@ -138,6 +210,8 @@ function createOnce(
           latency: (eb) => eb.ref("excluded.latency"),
           label: (eb) => eb.ref("excluded.label"),
           expect: (eb) => eb.ref("excluded.expect"),
+          interval_seconds: (eb) => eb.ref("excluded.interval_seconds"),
+          timeout_ms: (eb) => eb.ref("excluded.timeout_ms"),
           updated_at: sql`now()`,
         })
       )
@@ -147,6 +221,17 @@ function createOnce(
     // A rewrite with another method checks something else: its state starts again.
     if (!inserted && before && before.method !== columns.method) {
       await probeChanged(trx, String(before.key));
+    }
+    const interval = (seconds: number | null) => (seconds ?? defaults.intervalSeconds) * 1000;
+    if (
+      !inserted && before &&
+      interval(before.interval_seconds) !== interval(columns.interval_seconds)
+    ) {
+      await rescheduleProbe(trx, {
+        key: String(before.key),
+        intervalMs: interval(columns.interval_seconds),
+        now: now(),
+      });
     }
     return { probe, created: inserted };
   });
@@ -196,6 +281,8 @@ interface ProbeRow {
   latency: number | null;
   label: string | null;
   expect: unknown;
+  interval_seconds: number | null;
+  timeout_ms: number | null;
   state: ProbeState | null;
   state_since: Date | string | null;
 }
@@ -212,6 +299,8 @@ function probeOf(row: ProbeRow): Probe {
     latency: row.latency,
     label: row.label,
     expect: row.expect as Probe["expect"],
+    interval_seconds: row.interval_seconds,
+    timeout_ms: row.timeout_ms,
     state: row.state ?? "unknown",
     state_since: row.state_since === null ? null : new Date(row.state_since).toISOString(),
   };
@@ -233,7 +322,13 @@ const urlTaken = () =>
  * keeps its internal key, so whatever hangs off the probe follows it to the new id.
  */
 export function updateProbe(
-  { db, input }: { db: Db; input: ProbePatchInput },
+  { db, input, defaults = DEFAULT_PROBE_SETTINGS, now = Date.now }: {
+    db: Db;
+    input: ProbePatchInput;
+    /** The service-wide interval, for moving the probe's schedule (`rescheduleProbe`). */
+    defaults?: ProbeDefaults;
+    now?: () => number;
+  },
 ): Promise<ProbeWritten> {
   const { project, probeId, ...fields } = input;
   if (Object.keys(fields).length === 0) throw noFieldsProvided();
@@ -250,6 +345,10 @@ export function updateProbe(
       latency: fields.latency !== undefined ? fields.latency : current.latency,
       label: fields.label !== undefined ? fields.label : current.label,
       expect: fields.expect !== undefined ? fields.expect : current.expect as Probe["expect"],
+      interval_seconds: fields.interval_seconds !== undefined
+        ? fields.interval_seconds
+        : current.interval_seconds,
+      timeout_ms: fields.timeout_ms !== undefined ? fields.timeout_ms : current.timeout_ms,
     };
     if (next.url !== current.url) {
       await lockUrl(trx, project, next.url);
@@ -265,6 +364,14 @@ export function updateProbe(
         .executeTakeFirstOrThrow();
       if (next.url !== current.url || next.method !== current.method) {
         await probeChanged(trx, String(current.key));
+      }
+      const interval = (seconds: number | null) => (seconds ?? defaults.intervalSeconds) * 1000;
+      if (interval(next.interval_seconds) !== interval(current.interval_seconds)) {
+        await rescheduleProbe(trx, {
+          key: String(current.key),
+          intervalMs: interval(next.interval_seconds),
+          now: now(),
+        });
       }
       return row;
     } catch (error) {

@@ -137,6 +137,8 @@ apiSuite("probes", (test) => {
         latency: null,
         label: null,
         expect: null,
+        interval_seconds: null,
+        timeout_ms: null,
         state: "unknown",
         state_since: null,
       },
@@ -372,6 +374,8 @@ apiSuite("probes", (test) => {
       latency: null,
       label: null,
       expect: null,
+      interval_seconds: null,
+      timeout_ms: null,
       state: "unknown",
       state_since: null,
     });
@@ -412,6 +416,7 @@ apiSuite("probes", (test) => {
         "body",
         "expect",
         "headers",
+        "interval_seconds",
         "label",
         "latency",
         "method",
@@ -419,6 +424,7 @@ apiSuite("probes", (test) => {
         "project",
         "state",
         "state_since",
+        "timeout_ms",
         "url",
       ]);
     }
@@ -482,6 +488,8 @@ apiSuite("probes", (test) => {
       latency: 500,
       label: null,
       expect: null,
+      interval_seconds: null,
+      timeout_ms: null,
       state: "unknown",
       state_since: null,
     });
@@ -848,6 +856,8 @@ apiSuite("probes", (test) => {
       latency: 0,
       label: "second",
       expect: { status: [204] },
+      interval_seconds: null,
+      timeout_ms: null,
       state: "unknown",
       state_since: null,
     });

@@ -21,6 +21,8 @@ export interface ProbeTarget {
   latency: number | null;
   /** What the response must show (`shared/expect.ts`); null: a status below 400 passes. */
   expect: ProbeExpect | null;
+  /** How long the run may take (ms): the probe's own timeout; the executor's when absent. */
+  timeoutMs?: number;
 }
 
 /** One run as stored: no request headers, no URL, nothing secret. */
@@ -162,6 +164,7 @@ export async function executeProbe(
   const request = requestOf(probe);
   const outbound = {
     ...options,
+    timeoutMs: probe.timeoutMs ?? options.timeoutMs,
     keepBody: needsBody(probe.expect),
     readCertificate: probe.expect?.certificate_days !== undefined,
   };

@@ -208,8 +208,8 @@ export function createRunner(options: RunnerOptions): Runner {
       nextDue: nextDue({
         due: claimed.due,
         now,
-        offsetMs: offsetOf(claimed.key, intervalMs),
-        intervalMs,
+        offsetMs: offsetOf(claimed.key, claimed.intervalMs),
+        intervalMs: claimed.intervalMs,
       }),
     });
     active--;
@@ -339,6 +339,7 @@ export function createRunner(options: RunnerOptions): Runner {
       spread: restartSpreadMs > 0
         ? { since: bornAt, spreadMs: restartSpreadMs, intervalMs }
         : undefined,
+      defaults: { intervalMs, timeoutMs },
     });
     for (const c of claimed) dispatch(c);
     return claimed.length;

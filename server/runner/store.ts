@@ -14,7 +14,12 @@
 import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
 import { json } from "../db/json.ts";
-import type { Outcome, ProbeExpect } from "@probe/shared";
+import {
+  type Outcome,
+  PROBE_INTERVAL_SECONDS,
+  PROBE_TIMEOUT_MS,
+  type ProbeExpect,
+} from "@probe/shared";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import { applyStateChanges } from "../alerts/incidents.ts";
 import { settleSchedule } from "../alerts/states.ts";
@@ -36,6 +41,7 @@ export async function syncSchedules(
   database: Db,
   { now, intervalMs, first = "now", batch = 5000 }: {
     now: number;
+    /** The service-wide interval: for probes without their own (`interval_seconds`). */
     intervalMs: number;
     first?: "now" | "grid";
     batch?: number;
@@ -47,14 +53,16 @@ export async function syncSchedules(
     const missing = await db.selectFrom("probes")
       .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
       .where("probe_schedule.probe_key", "is", null)
-      .select("probes.key").orderBy("probes.key").limit(batch).execute();
+      .select(["probes.key", "probes.interval_seconds"]).orderBy("probes.key").limit(batch)
+      .execute();
     if (missing.length === 0) return added;
-    const rows = missing.map(({ key }) => ({
-      probe_key: keyText(key),
-      next_due_at: iso(
-        first === "now" ? now : gridAfter(now, offsetOf(key, intervalMs), intervalMs),
-      ),
-    }));
+    const rows = missing.map(({ key, interval_seconds }) => {
+      const ms = interval_seconds === null ? intervalMs : interval_seconds * 1000;
+      return {
+        probe_key: keyText(key),
+        next_due_at: iso(first === "now" ? now : gridAfter(now, offsetOf(key, ms), ms)),
+      };
+    });
     try {
       // Only probes that still exist: one deleted meanwhile is simply left out. Inserted in key
       // order, so that the foreign key checks lock the probes in the order a project delete
@@ -85,7 +93,12 @@ export interface Claimed {
   enabled: boolean;
   /** Whether the run falls in a maintenance window of its project (decided at the claim). */
   inMaintenance: boolean;
-  target: ProbeTarget;
+  /** The probe's interval (ms): its own `interval_seconds`, or the service-wide one. */
+  intervalMs: number;
+  /** The probe's timeout (ms): its own `timeout_ms`, or the service-wide one. */
+  timeoutMs: number;
+  /** What to run; its `timeoutMs` is this run's. */
+  target: ProbeTarget & { timeoutMs: number };
 }
 
 /**
@@ -95,7 +108,18 @@ export interface Claimed {
  */
 export async function claimDue(
   database: Db,
-  { now, horizon, leaseUntil, runner, limit, spread }: {
+  {
+    now,
+    horizon,
+    leaseUntil,
+    runner,
+    limit,
+    spread,
+    defaults = {
+      intervalMs: PROBE_INTERVAL_SECONDS.default * 1000,
+      timeoutMs: PROBE_TIMEOUT_MS.default,
+    },
+  }: {
     now: number;
     horizon: number;
     leaseUntil: number;
@@ -108,6 +132,11 @@ export async function claimDue(
      * than all at once.
      */
     spread?: { since: number; spreadMs: number; intervalMs: number };
+    /**
+     * The service-wide interval and timeout (ms), for probes without their own; the defaults of
+     * `PROBE_INTERVAL_SECONDS` and `PROBE_TIMEOUT_MS` unless given.
+     */
+    defaults?: { intervalMs: number; timeoutMs: number };
   },
 ): Promise<Claimed[]> {
   if (limit <= 0) return [];
@@ -131,6 +160,8 @@ export async function claimDue(
     body: unknown;
     latency: number | null;
     expect: ProbeExpect | null;
+    interval_seconds: number | null;
+    timeout_ms: number | null;
     in_maintenance: boolean;
   }>`
     with due as (
@@ -148,7 +179,7 @@ export async function claimDue(
       returning s.probe_key, s.next_due_at
     )
     select c.probe_key, c.next_due_at, pr.status, p.url, p.method, p.headers, p.body, p.latency,
-      p.expect,
+      p.expect, p.interval_seconds, p.timeout_ms,
       exists (
         select 1 from maintenance_windows w
         where w.project = p.project
@@ -158,20 +189,26 @@ export async function claimDue(
     from claimed c
     join probes p on p.key = c.probe_key
     join projects pr on pr.name = p.project`.execute(db);
-  return rows.map((r) => ({
-    key: keyText(r.probe_key),
-    due: new Date(r.next_due_at).getTime(),
-    enabled: r.status === "enabled",
-    inMaintenance: r.in_maintenance,
-    target: {
-      url: r.url,
-      method: r.method,
-      headers: r.headers,
-      body: r.body,
-      latency: r.latency,
-      expect: r.expect,
-    },
-  }));
+  return rows.map((r) => {
+    const timeoutMs = r.timeout_ms ?? defaults.timeoutMs;
+    return {
+      key: keyText(r.probe_key),
+      due: new Date(r.next_due_at).getTime(),
+      enabled: r.status === "enabled",
+      inMaintenance: r.in_maintenance,
+      intervalMs: r.interval_seconds === null ? defaults.intervalMs : r.interval_seconds * 1000,
+      timeoutMs,
+      target: {
+        url: r.url,
+        method: r.method,
+        headers: r.headers,
+        body: r.body,
+        latency: r.latency,
+        expect: r.expect,
+        timeoutMs,
+      },
+    };
+  });
 }
 
 /** A claimed run that is over: made (with its result) or skipped (project disabled). */

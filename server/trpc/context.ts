@@ -5,6 +5,7 @@ import type { AnswerBudget } from "../http/answer_size.ts";
 import type { IamAliveControl } from "../iam_alive/reporter.ts";
 import type { Notifier } from "../notify/targets.ts";
 import type { RunNow } from "../runner/run_now.ts";
+import type { ProbeDefaults } from "../domain/probes.ts";
 
 /** What a procedure may change about its HTTP answer. */
 export interface ResponseControl {
@@ -21,6 +22,12 @@ export interface Services {
   runNow?: RunNow;
   /** Header names (lower case) whose values read-only keys never see: `PROBE_SECRET_HEADERS`. */
   secretHeaders?: readonly string[];
+  /**
+   * The interval and timeout of probes without their own (`PROBE_INTERVAL_SECONDS`,
+   * `PROBE_TIMEOUT_MS`): writes move a probe's schedule by them. The configuration's defaults
+   * when absent.
+   */
+  probeDefaults?: ProbeDefaults;
 }
 
 /** Everything a procedure needs; built without a request in tests. */

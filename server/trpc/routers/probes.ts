@@ -37,7 +37,11 @@ const createOutput = dataWithMeta(probeWritten, z.object({ created: z.boolean() 
 const listOutput = dataWithMeta(z.array(probe), pageMeta);
 
 async function create(ctx: Context, input: z.infer<typeof probeCreateInput>) {
-  const { probe, created } = await createProbe({ db: ctx.db, input });
+  const { probe, created } = await createProbe({
+    db: ctx.db,
+    input,
+    defaults: ctx.probeDefaults,
+  });
   ctx.res.status = created ? 201 : 200;
   return { data: probe, meta: { created } };
 }
@@ -144,7 +148,9 @@ export const probesRouter = router({
     })
     .input(probePatchInput)
     .output(dataOf(probeWritten))
-    .mutation(async ({ ctx, input }) => ({ data: await updateProbe({ db: ctx.db, input }) })),
+    .mutation(async ({ ctx, input }) => ({
+      data: await updateProbe({ db: ctx.db, input, defaults: ctx.probeDefaults }),
+    })),
 
   delete: apiProcedure
     .meta({
