@@ -56,6 +56,7 @@ export function createRunNow(
         "probes.body",
         "probes.latency",
         "probes.expect",
+        "probes.timeout_ms",
         "projects.status",
       ])
       .where("probes.project", "=", ref.project).where("probes.probe_id", "=", ref.probeId)
@@ -95,6 +96,8 @@ export function createRunNow(
       body: probe.body,
       latency: probe.latency,
       expect: probe.expect as ProbeExpect | null,
+      // The probe's own timeout; the executor's (`PROBE_TIMEOUT_MS`) when it has none.
+      ...(probe.timeout_ms !== null && { timeoutMs: probe.timeout_ms }),
     };
     return { key, at, target, inMaintenance: window.in_maintenance };
   }
