@@ -1484,6 +1484,10 @@ export interface operations {
                 /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
                 certificate_days?: number;
               } | null;
+              /** @description The probe's own interval in seconds; null: the service-wide PROBE_INTERVAL_SECONDS. */
+              interval_seconds: number | null;
+              /** @description The probe's own run timeout in ms; null: the service-wide PROBE_TIMEOUT_MS. */
+              timeout_ms: number | null;
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -1642,6 +1646,10 @@ export interface operations {
             /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
             certificate_days?: number;
           } | null;
+          /** @description How often the probe runs, in seconds (10-86400); null or absent: the service-wide PROBE_INTERVAL_SECONDS. Never changes probe_id. */
+          interval_seconds?: number | null;
+          /** @description How long a run may take, in ms (100-120000); null or absent: the service-wide PROBE_TIMEOUT_MS. Never changes probe_id. */
+          timeout_ms?: number | null;
         };
       };
     };
@@ -1904,6 +1912,10 @@ export interface operations {
                 /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
                 certificate_days?: number;
               } | null;
+              /** @description The probe's own interval in seconds; null: the service-wide PROBE_INTERVAL_SECONDS. */
+              interval_seconds: number | null;
+              /** @description The probe's own run timeout in ms; null: the service-wide PROBE_TIMEOUT_MS. */
+              timeout_ms: number | null;
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -2061,6 +2073,10 @@ export interface operations {
             /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
             certificate_days?: number;
           } | null;
+          /** @description How often the probe runs, in seconds (10-86400); null or absent: the service-wide PROBE_INTERVAL_SECONDS. Never changes probe_id. */
+          interval_seconds?: number | null;
+          /** @description How long a run may take, in ms (100-120000); null or absent: the service-wide PROBE_TIMEOUT_MS. Never changes probe_id. */
+          timeout_ms?: number | null;
         };
       };
     };
@@ -2322,6 +2338,10 @@ export interface operations {
                 /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
                 certificate_days?: number;
               } | null;
+              /** @description The probe's own interval in seconds; null: the service-wide PROBE_INTERVAL_SECONDS. */
+              interval_seconds: number | null;
+              /** @description The probe's own run timeout in ms; null: the service-wide PROBE_TIMEOUT_MS. */
+              timeout_ms: number | null;
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -2626,6 +2646,10 @@ export interface operations {
             /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
             certificate_days?: number;
           } | null;
+          /** @description How often the probe runs, in seconds (10-86400); null or absent: the service-wide PROBE_INTERVAL_SECONDS. Never changes probe_id. */
+          interval_seconds?: number | null;
+          /** @description How long a run may take, in ms (100-120000); null or absent: the service-wide PROBE_TIMEOUT_MS. Never changes probe_id. */
+          timeout_ms?: number | null;
         };
       };
     };
