@@ -140,6 +140,9 @@ function exportProbe(
     ...(Object.keys(headersEnv).length > 0 && { headers_env: headersEnv }),
     ...(probe.body !== null && probe.body !== undefined && { body: probe.body }),
     ...(probe.latency !== null && { latency: probe.latency }),
+    // Absent: the probe runs at the service-wide setting, wherever it is loaded.
+    ...(probe.interval_seconds !== null && { interval_seconds: probe.interval_seconds }),
+    ...(probe.timeout_ms !== null && { timeout_ms: probe.timeout_ms }),
     ...(probe.expect !== null && { expect: probe.expect }),
   };
 }

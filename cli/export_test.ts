@@ -75,6 +75,8 @@ async function configure(client: ProbeClient, loopback: string): Promise<string>
     url: "https://shop.example.com/health",
     label: "Shop health",
     latency: 800,
+    interval_seconds: 300,
+    timeout_ms: 5_000,
     expect: { status: ["2xx", 301], json: [{ path: "/status", op: "eq", value: "UP" }] },
   });
   await client.probes.create({
@@ -216,6 +218,12 @@ for (const backend of backends()) {
         // By URL: the loopback probe (http:) first, then the cart and the health check.
         assert.deepEqual(shop.probes[1].url, "https://shop.example.com/api/cart");
         assert.deepEqual(shop.probes[1].headers, { "content-type": "application/json" });
+        // A probe's own schedule travels; the service-wide default is left out.
+        assert.deepEqual(
+          [shop.probes[2].url, shop.probes[2].interval_seconds, shop.probes[2].timeout_ms],
+          ["https://shop.example.com/health", 300, 5_000],
+        );
+        assert.ok(!("interval_seconds" in shop.probes[1]) && !("timeout_ms" in shop.probes[1]));
         assert.deepEqual(shop.probes[1].headers_env, {
           Authorization: cartVar("AUTHORIZATION"),
           "X-Api-Key": cartVar("X_API_KEY"),

@@ -19,9 +19,11 @@ import {
   MASKED_WEBHOOK_SECRET,
   probeExpect,
   probeHeaders,
+  probeIntervalSeconds,
   probeLabel,
   probeLatency,
   probeMethod,
+  probeTimeoutMs,
   probeUrl,
   projectAlertsPatchInput,
   projectName,
@@ -52,6 +54,9 @@ const seedProbe = z.strictObject({
   latency: probeLatency.nullable().optional(),
   label: probeLabel.nullable().optional(),
   expect: probeExpect.nullable().optional(),
+  /** Absent or null: the service-wide `PROBE_INTERVAL_SECONDS` / `PROBE_TIMEOUT_MS`. */
+  interval_seconds: probeIntervalSeconds.nullable().optional(),
+  timeout_ms: probeTimeoutMs.nullable().optional(),
 }).superRefine((probe, ctx) => {
   if (certificateOnHttp(probe.url, probe.expect)) {
     ctx.addIssue({
@@ -326,6 +331,8 @@ function stored(probe: SeedProbe) {
     latency: probe.latency ?? null,
     label: probe.label ?? null,
     expect: probe.expect ?? null,
+    interval_seconds: probe.interval_seconds ?? null,
+    timeout_ms: probe.timeout_ms ?? null,
   };
 }
 
@@ -337,6 +344,8 @@ const sameProbe = (want: SeedProbe, have: Probe) =>
     latency: have.latency,
     label: have.label,
     expect: have.expect,
+    interval_seconds: have.interval_seconds,
+    timeout_ms: have.timeout_ms,
   });
 
 /** Whether any field the file gives differs from what the service holds. */

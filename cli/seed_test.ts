@@ -52,6 +52,36 @@ for (const backend of backends()) {
         assert.equal((await client.probes.listByProject({ project })).data[0].latency, 200);
       });
 
+      await t.step("a probe's interval and timeout: seeded, compared, and checked", async () => {
+        const project = uniqueName("seed");
+        const seed = (probe: Record<string, unknown>) =>
+          parseSeedFile(JSON.stringify({ projects: [{ project, probes: [probe] }] }), "s.json");
+        const url = "http://127.0.0.1:9/timed";
+        await applySeed(client, seed({ url, interval_seconds: 20, timeout_ms: 700 }));
+        const [probe] = (await client.probes.listByProject({ project })).data;
+        assert.deepEqual([probe.interval_seconds, probe.timeout_ms], [20, 700]);
+        assert.deepEqual(
+          actions(await applySeed(client, seed({ url, interval_seconds: 20, timeout_ms: 700 }))),
+          [`project ${project} unchanged`, `probe ${url} unchanged`],
+        );
+        // Left out: back to the service-wide settings, so the probe is rewritten.
+        assert.deepEqual(actions(await applySeed(client, seed({ url }))), [
+          `project ${project} unchanged`,
+          `probe ${url} rewritten`,
+        ]);
+        const [after] = (await client.probes.listByProject({ project })).data;
+        assert.deepEqual([after.interval_seconds, after.timeout_ms], [null, null]);
+        assert.throws(
+          () => seed({ url, interval_seconds: 5, timeout_ms: 200_000 }),
+          (error: Error) => {
+            assert.ok(error instanceof SeedFileError);
+            assert.match(error.message, /projects\.0\.probes\.0\.interval_seconds/);
+            assert.match(error.message, /projects\.0\.probes\.0\.timeout_ms/);
+            return true;
+          },
+        );
+      });
+
       await t.step("--prune deletes unlisted probes; --dry-run changes nothing", async () => {
         const project = uniqueName("seed");
         await client.projects.create({ project });

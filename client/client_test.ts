@@ -128,6 +128,29 @@ for (const backend of backends()) {
         assert.equal(gone.code, "not_found");
       });
 
+      await t.step(
+        "probes: interval and timeout round-trip; bad ones reject with 422",
+        async () => {
+          const project = uniqueName();
+          await client.projects.create({ project });
+          const { data } = await client.probes.create({
+            project,
+            url: "http://127.0.0.1:9/scheduled",
+            interval_seconds: 30,
+            timeout_ms: 2_500,
+          });
+          const ref = { project, probeId: data.probe_id };
+          let probe = (await client.probes.get(ref)).data;
+          assert.deepEqual([probe.interval_seconds, probe.timeout_ms], [30, 2_500]);
+          await client.probes.update({ ...ref, interval_seconds: null, timeout_ms: 120_000 });
+          probe = (await client.probes.get(ref)).data;
+          assert.deepEqual([probe.interval_seconds, probe.timeout_ms], [null, 120_000]);
+          const error = await failure(() => client.probes.update({ ...ref, interval_seconds: 5 }));
+          assert.equal(error.status, 422);
+          assert.ok(error.details.some((d) => d.path === "interval_seconds"));
+        },
+      );
+
       await t.step("a probe for a missing project rejects with 404", async () => {
         const error = await failure(() =>
           client.probes.create({ project: uniqueName("missing"), url: "http://127.0.0.1:9/" })

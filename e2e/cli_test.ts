@@ -134,7 +134,10 @@ for (const backend of backends()) {
         assert.notEqual(probeId, created.data.probe_id);
 
         const table = expect(await run(["probes", "list", "--project", project]), 0);
-        assert.match(table.stdout, /^PROJECT\s+PROBE_ID\s+METHOD\s+URL\s+LATENCY_MS\n/);
+        assert.match(
+          table.stdout,
+          /^PROJECT\s+PROBE_ID\s+METHOD\s+URL\s+LATENCY_MS\s+INTERVAL_S\s+TIMEOUT_MS\n/,
+        );
         assert.match(table.stdout, /GET\s+http:\/\/127\.0\.0\.1:9\/health/);
 
         const got = expect(await run(["--json", "probes", "get", project, probeId]), 0).json();

@@ -10,8 +10,17 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 
 const probeRows = (probes: Probe[]) =>
   table(
-    ["PROJECT", "PROBE_ID", "METHOD", "URL", "LATENCY_MS"],
-    probes.map((p) => [p.project, p.probe_id, p.method, p.url, p.latency]),
+    ["PROJECT", "PROBE_ID", "METHOD", "URL", "LATENCY_MS", "INTERVAL_S", "TIMEOUT_MS"],
+    // A probe without its own interval or timeout runs at the service-wide setting: "default".
+    probes.map((p) => [
+      p.project,
+      p.probe_id,
+      p.method,
+      p.url,
+      p.latency,
+      p.interval_seconds ?? "default",
+      p.timeout_ms ?? "default",
+    ]),
   );
 
 const methodOption = () =>
@@ -30,6 +39,8 @@ interface DefinitionOptions {
   body?: unknown;
   latency?: number | false;
   label?: string | false;
+  interval?: number | false;
+  timeout?: number | false;
   expect?: unknown;
   expectFile?: string;
 }
@@ -116,6 +127,12 @@ export function probesCommand(context: () => CliContext): Command {
     .option("--body <json>", "request body, as JSON", jsonValue)
     .option("--latency <ms>", "maximum expected latency in milliseconds", integer)
     .option("--label <text>", "a name for the probe in lists and alerts")
+    .option("--interval <seconds>", "how often it runs, 10-86400 (default: the service's)", integer)
+    .option(
+      "--timeout <ms>",
+      "how long a run may take, 100-120000 (default: the service's)",
+      integer,
+    )
     .addOption(expectOption())
     .addOption(expectFileOption())
     .action(async (project: string, url: string, options: DefinitionOptions) => {
@@ -129,6 +146,8 @@ export function probesCommand(context: () => CliContext): Command {
         body: options.body,
         latency: options.latency === false ? null : options.latency,
         label: options.label === false ? null : options.label,
+        interval_seconds: options.interval === false ? null : options.interval,
+        timeout_ms: options.timeout === false ? null : options.timeout,
         expect: await expectOf(ctx, options),
       });
       out.result(
@@ -152,6 +171,10 @@ export function probesCommand(context: () => CliContext): Command {
     .option("--no-latency", "no latency limit")
     .option("--label <text>", "a name for the probe in lists and alerts")
     .option("--no-label", "clear the label")
+    .option("--interval <seconds>", "how often it runs, 10-86400", integer)
+    .option("--no-interval", "run at the service-wide interval (PROBE_INTERVAL_SECONDS)")
+    .option("--timeout <ms>", "how long a run may take, 100-120000", integer)
+    .option("--no-timeout", "use the service-wide timeout (PROBE_TIMEOUT_MS)")
     .addOption(expectOption())
     .addOption(expectFileOption())
     .option("--no-expect", "clear the assertions: a status below 400 passes")
@@ -171,6 +194,8 @@ export function probesCommand(context: () => CliContext): Command {
         body: options.body === false ? null : options.body,
         latency: options.latency === false ? null : options.latency,
         label: options.label === false ? null : options.label,
+        interval_seconds: options.interval === false ? null : options.interval,
+        timeout_ms: options.timeout === false ? null : options.timeout,
         expect: await expectOf(ctx, options),
       });
       out.result(() => {
