@@ -104,7 +104,12 @@ for (const backend of backends()) {
         });
         assert.equal(made.status, 201, made.text);
       }
-      await api.post(`/api/v1/projects/${other}/probes`, { url: `${target.origin}/ok` });
+      // A probe's own schedule is dumped and restored with it (the view reads it back).
+      await api.post(`/api/v1/projects/${other}/probes`, {
+        url: `${target.origin}/ok`,
+        interval_seconds: 15,
+        timeout_ms: 1_500,
+      });
       const slack = await api.post("/api/v1/notification-targets", {
         name: uniqueName("slack"),
         kind: "slack",

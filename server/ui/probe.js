@@ -246,6 +246,16 @@ export function ProbePage({ project, probeId }) {
           <dd>${probe.latency ? millis(probe.latency) : "none"}</dd>
         </div>
         <div>
+          <dt>Interval</dt>
+          <dd>${
+      probe.interval_seconds ? `every ${probe.interval_seconds} s` : "the service's default"
+    }</dd>
+        </div>
+        <div>
+          <dt>Timeout</dt>
+          <dd>${probe.timeout_ms ? millis(probe.timeout_ms) : "the service's default"}</dd>
+        </div>
+        <div>
           <dt>Assertions</dt>
           <dd>${
       probe.expect ? view`<code>${JSON.stringify(probe.expect)}</code>` : "status below 400"

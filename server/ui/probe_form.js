@@ -9,7 +9,17 @@ import { Field, FieldError, FormError, parseJsonField, useForm } from "./forms.j
 import { useNotice } from "./notice.js";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
-const FIELDS = ["url", "method", "label", "latency", "headers", "body", "expect"];
+const FIELDS = [
+  "url",
+  "method",
+  "label",
+  "latency",
+  "interval_seconds",
+  "timeout_ms",
+  "headers",
+  "body",
+  "expect",
+];
 
 /** `Name: value` lines to an object; lines without a colon are an error on the field. */
 function parseHeaders(text) {
@@ -40,6 +50,9 @@ function latencyValue(text) {
   return Number.isFinite(number) ? number : trimmed;
 }
 
+/** A number field's text; empty for null (the service-wide setting). */
+const numberText = (value) => value === null || value === undefined ? "" : String(value);
+
 function ProbeForm({ project, probe, onSaved }) {
   const form = useForm(FIELDS);
   const [values, setValues] = useState({
@@ -47,6 +60,8 @@ function ProbeForm({ project, probe, onSaved }) {
     method: probe?.method ?? "GET",
     label: probe?.label ?? "",
     latency: probe?.latency === null || probe?.latency === undefined ? "" : String(probe.latency),
+    interval_seconds: numberText(probe?.interval_seconds),
+    timeout_ms: numberText(probe?.timeout_ms),
     headers: headerLines(probe?.headers),
     body: jsonText(probe?.body),
     expect: jsonText(probe?.expect),
@@ -79,6 +94,9 @@ function ProbeForm({ project, probe, onSaved }) {
         method: values.method,
         headers: parsed.headers,
         latency: latencyValue(values.latency),
+        // Empty: null, the service-wide setting (PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_MS).
+        interval_seconds: latencyValue(values.interval_seconds),
+        timeout_ms: latencyValue(values.timeout_ms),
         label: values.label.trim() === "" ? null : values.label,
         expect: parsed.expect ?? null,
       };
@@ -92,7 +110,7 @@ function ProbeForm({ project, probe, onSaved }) {
       } else {
         const body = { ...definition };
         if (parsed.body !== undefined) body.body = parsed.body;
-        for (const name of ["latency", "label", "expect"]) {
+        for (const name of ["latency", "interval_seconds", "timeout_ms", "label", "expect"]) {
           if (body[name] === null) delete body[name];
         }
         const answer = await post(`/projects/${seg(project)}/probes`, body);
@@ -115,6 +133,13 @@ function ProbeForm({ project, probe, onSaved }) {
       <${Field} name="latency" label="Expected latency in ms (optional)" inputmode="numeric"
         value=${values.latency} onInput=${set("latency")} error=${form.errors.latency}
         hint="Slower answers count as degraded." />
+      <${Field} name="interval_seconds" label="Interval in seconds (optional)" inputmode="numeric"
+        value=${values.interval_seconds} onInput=${set("interval_seconds")}
+        error=${form.errors.interval_seconds}
+        hint="How often it runs, 10 to 86400. Empty: the service's interval." />
+      <${Field} name="timeout_ms" label="Timeout in ms (optional)" inputmode="numeric"
+        value=${values.timeout_ms} onInput=${set("timeout_ms")} error=${form.errors.timeout_ms}
+        hint="How long a run may take, 100 to 120000. Empty: the service's timeout." />
       <${Field} name="headers" label="Headers (optional)" as="textarea" rows="3"
         value=${values.headers} onInput=${set("headers")} error=${form.errors.headers}
         hint="One per line, as Name: value." spellcheck="false" />
