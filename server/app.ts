@@ -201,7 +201,7 @@ export async function createApp(
     // Served without a key, in this order (issue 12): each part adds its one line here.
     pages: [
       createStatusPages({ db: handle.db }),
-      createBadges({ db: handle.db }),
+      createBadges({ db: handle.db, defaultIntervalSeconds: probeDefaults?.intervalSeconds }),
       createDashboard(),
     ],
     // Endpoints of their own that need a key (issue 13): each part adds its one line here.

@@ -14,6 +14,7 @@ import {
   type BadgeWindow,
   type BadgeWithToken,
   MAX_BADGES_PER_PROJECT,
+  PROBE_INTERVAL_SECONDS,
   STATS_WINDOW_MS,
 } from "@probe/shared";
 import { createHash } from "node:crypto";
@@ -218,27 +219,37 @@ export async function badgeState(
  * Uptime (0 to 1; null without counted runs) over the window ending at `now`, of all the
  * token's probes together: hourly rollups for whole hours, raw results for the part of the first
  * hour inside the window. Runs in maintenance windows are left out, as everywhere.
+ *
+ * Each run weighs as much as the time it stands for, its probe's interval (`interval_seconds`,
+ * or `defaultIntervalSeconds` for probes without their own): so a probe run every 10 s counts as
+ * much as one run every hour, not 360 times more. Probes of one interval weigh by their runs.
  */
 export async function badgeUptime(
-  { db, scope, window, now = Date.now() }: {
-    db: Db;
-    scope: BadgeScope;
-    window: BadgeWindow;
-    now?: number;
-  },
+  { db, scope, window, now = Date.now(), defaultIntervalSeconds = PROBE_INTERVAL_SECONDS.default }:
+    {
+      db: Db;
+      scope: BadgeScope;
+      window: BadgeWindow;
+      now?: number;
+      /** `PROBE_INTERVAL_SECONDS`: the interval of probes without their own. */
+      defaultIntervalSeconds?: number;
+    },
 ): Promise<number | null> {
   const since = now - STATS_WINDOW_MS[window];
   const edge = new Date(ceilHour(since));
   const keys = keysOf(scope);
+  const weight = sql`coalesce(p.interval_seconds, ${defaultIntervalSeconds}::int)::float8`;
   const { rows: [row] } = await sql<{ passed: number | null; runs: number | null }>`
-    select sum(passed)::int as passed, sum(runs)::int as runs from (
-      select up + degraded as passed, up + degraded + down + blocked as runs
-      from probe_rollups where probe_key in ${keys} and hour >= ${edge}
+    select sum(passed * w) as passed, sum(runs * w) as runs from (
+      select r.up + r.degraded as passed, r.up + r.degraded + r.down + r.blocked as runs,
+        ${weight} as w
+      from probe_rollups r join probes p on p.key = r.probe_key
+      where r.probe_key in ${keys} and r.hour >= ${edge}
       union all
-      select (outcome in ('up', 'degraded'))::int, 1
-      from probe_results
-      where probe_key in ${keys} and not in_maintenance
-        and started_at >= ${new Date(since)} and started_at < ${edge}
+      select (r.outcome in ('up', 'degraded'))::int, 1, ${weight}
+      from probe_results r join probes p on p.key = r.probe_key
+      where r.probe_key in ${keys} and not r.in_maintenance
+        and r.started_at >= ${new Date(since)} and r.started_at < ${edge}
     ) c`.execute(db);
   const runs = Number(row?.runs ?? 0);
   return runs === 0 ? null : Number(row.passed) / runs;

@@ -118,10 +118,12 @@ const JSON_HEADERS = {
 
 /** Serves `GET` (and `HEAD`) of badges for current tokens; null for everything else. */
 export function createBadges(
-  { db, now = Date.now, ttlMs = PUBLIC_CACHE_MS }: {
+  { db, now = Date.now, ttlMs = PUBLIC_CACHE_MS, defaultIntervalSeconds }: {
     db: Db;
     now?: () => number;
     ttlMs?: number;
+    /** `PROBE_INTERVAL_SECONDS`: weighs the runs of probes without their own interval. */
+    defaultIntervalSeconds?: number;
   },
 ): PublicPage {
   const tokens = new TtlCache<BadgeScope | null>({ ttlMs, now, maxEntries: 10_000 });
@@ -132,7 +134,10 @@ export function createBadges(
     return faces.get(`${of} ${kind} ${window}`, 0, async () => {
       if (kind === "status") return statusFace(await badgeState({ db, scope }));
       if (kind === "uptime") {
-        return uptimeFace(await badgeUptime({ db, scope, window, now: now() }), window);
+        return uptimeFace(
+          await badgeUptime({ db, scope, window, now: now(), defaultIntervalSeconds }),
+          window,
+        );
       }
       return latencyFace(await badgeLatency({ db, scope, window, now: now() }), window);
     });

@@ -272,6 +272,24 @@ apiSuite("badges", (test) => {
       // 3 of 4 runs of the first probe passed, none of the 3 of the second.
       const uptime = await endpointJson(api, `${other.urls.json}?kind=uptime`);
       assert.equal(uptime.message, "42.85%");
+
+      // Mixed intervals: each run weighs its probe's interval. Six passing runs of a 10 s probe
+      // and one failing run of a 60 s probe each stand for a minute: 50%, not 6 in 7.
+      const mixed = await newProject(api);
+      const often = await newProbe(t, mixed, `${target.origin}/often`);
+      const seldom = await newProbe(t, mixed, `${target.origin}/seldom`);
+      await api.patch(often.path, { interval_seconds: 10 });
+      await api.patch(seldom.path, { interval_seconds: 60 });
+      const at = Date.now() - 2 * 3_600_000;
+      await insertRuns(t.app.database.db, "test", [
+        ...Array.from({ length: 6 }, (_, i) => run(often.key, at + i * 10_000, "up", 10)),
+        run(seldom.key, at, "down", 10),
+      ]);
+      const weighted = await endpointJson(
+        api,
+        `${(await newBadge(api, mixed)).urls.json}?kind=uptime`,
+      );
+      assert.equal(weighted.message, "50.00%");
       assert.deepEqual((await svgTexts(api, other.urls.status_svg))[0], "status: down");
     } finally {
       await target.close();
