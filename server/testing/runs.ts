@@ -34,7 +34,8 @@ export async function runDueProbesOnce(
     log: createLogger("silent"),
     // A probe's next run is its next slot on its grid, anywhere up to an interval after the
     // first: with a minute, one probe in 60 ran twice when this took a second (on a loaded
-    // machine); with a day, one in 86,400.
+    // machine); with a day, one in 86,400. (A probe with its own `interval_seconds` keeps it:
+    // give such probes a long one in tests that count runs.)
     intervalMs: 24 * 3_600_000,
     timeoutMs: 5_000,
     concurrency: 20,
