@@ -28,6 +28,12 @@ function refusedCalls(client: ProbeClient, project: string, probeId: string) {
     "latency of the wrong type": () =>
       // @ts-expect-error latency is a number of milliseconds
       client.probes.create({ project, url: "http://127.0.0.1:9/", latency: "fast" }),
+    "probe interval of the wrong type": () =>
+      // @ts-expect-error interval_seconds is a number of seconds
+      client.probes.update({ project, probeId, interval_seconds: "60" }),
+    "probe timeout of the wrong type": () =>
+      // @ts-expect-error timeout_ms is a number of milliseconds
+      client.probes.create({ project, url: "http://127.0.0.1:9/", timeout_ms: "10s" }),
     "missing url on create": () =>
       // @ts-expect-error url is required
       client.probes.create({ project }),
@@ -73,12 +79,15 @@ export function typedResults(
   // @ts-expect-error method is one of the HTTP methods
   const method: "TRACE" = probe.method;
   const latency: number | null = probe.latency;
+  // @ts-expect-error interval_seconds is null for the service-wide interval
+  const interval: number = probe.interval_seconds;
+  const timeout: number | null = probe.timeout_ms;
   // @ts-expect-error uptime is null when there were no runs
   const uptime: number = stats.uptime;
   // @ts-expect-error the outcome is up, degraded, down or blocked
   const outcome: "timeout" = result.outcome;
   const status: number | null = result.http_status;
-  void [enabled, method, latency, uptime, outcome, status];
+  void [enabled, method, latency, interval, timeout, uptime, outcome, status];
 }
 
 Deno.test("calls the types refuse are refused by the server too", async (t) => {
