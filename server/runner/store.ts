@@ -84,6 +84,12 @@ export async function syncSchedules(
   }
 }
 
+/** The defaults of `PROBE_INTERVAL_SECONDS` and `PROBE_TIMEOUT_MS`, in ms. */
+const SERVICE_DEFAULTS = {
+  intervalMs: PROBE_INTERVAL_SECONDS.default * 1000,
+  timeoutMs: PROBE_TIMEOUT_MS.default,
+};
+
 /** A due probe claimed by a runner, with what it needs to run it. */
 export interface Claimed {
   key: string;
@@ -108,18 +114,7 @@ export interface Claimed {
  */
 export async function claimDue(
   database: Db,
-  {
-    now,
-    horizon,
-    leaseUntil,
-    runner,
-    limit,
-    spread,
-    defaults = {
-      intervalMs: PROBE_INTERVAL_SECONDS.default * 1000,
-      timeoutMs: PROBE_TIMEOUT_MS.default,
-    },
-  }: {
+  { now, horizon, leaseUntil, runner, limit, spread, defaults = SERVICE_DEFAULTS }: {
     now: number;
     horizon: number;
     leaseUntil: number;
@@ -189,26 +184,23 @@ export async function claimDue(
     from claimed c
     join probes p on p.key = c.probe_key
     join projects pr on pr.name = p.project`.execute(db);
-  return rows.map((r) => {
-    const timeoutMs = r.timeout_ms ?? defaults.timeoutMs;
-    return {
-      key: keyText(r.probe_key),
-      due: new Date(r.next_due_at).getTime(),
-      enabled: r.status === "enabled",
-      inMaintenance: r.in_maintenance,
-      intervalMs: r.interval_seconds === null ? defaults.intervalMs : r.interval_seconds * 1000,
-      timeoutMs,
-      target: {
-        url: r.url,
-        method: r.method,
-        headers: r.headers,
-        body: r.body,
-        latency: r.latency,
-        expect: r.expect,
-        timeoutMs,
-      },
-    };
-  });
+  return rows.map((r) => ({
+    key: keyText(r.probe_key),
+    due: new Date(r.next_due_at).getTime(),
+    enabled: r.status === "enabled",
+    inMaintenance: r.in_maintenance,
+    intervalMs: r.interval_seconds === null ? defaults.intervalMs : r.interval_seconds * 1000,
+    timeoutMs: r.timeout_ms ?? defaults.timeoutMs,
+    target: {
+      url: r.url,
+      method: r.method,
+      headers: r.headers,
+      body: r.body,
+      latency: r.latency,
+      expect: r.expect,
+      timeoutMs: r.timeout_ms ?? defaults.timeoutMs,
+    },
+  }));
 }
 
 /** A claimed run that is over: made (with its result) or skipped (project disabled). */
