@@ -286,6 +286,14 @@ export const probe = z.object({
   timeout_ms: z.int().nullable().describe(
     "The probe's own run timeout in ms; null: the service-wide PROBE_TIMEOUT_MS.",
   ),
+  /** What it runs at: `interval_seconds`, or the service-wide setting when that is null. */
+  effective_interval_seconds: z.int().describe(
+    "Read-only: the interval the probe runs at, its own or the service-wide one.",
+  ),
+  /** What its runs are allowed: `timeout_ms`, or the service-wide setting when that is null. */
+  effective_timeout_ms: z.int().describe(
+    "Read-only: the timeout its runs have, its own or the service-wide one.",
+  ),
   /** From its consecutive runs: `unknown`, `up`, `degraded` or `down` (docs/alerts.md). */
   state: probeState,
   /** When it entered that state; null before its first counted run. */

@@ -239,7 +239,13 @@ function createOnce(
 
 /** Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. */
 export async function listProbes(
-  { db, project, page = {} }: { db: Db; project?: string; page?: PageRequest },
+  { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS }: {
+    db: Db;
+    project?: string;
+    page?: PageRequest;
+    /** The service-wide interval and timeout, shown as the effective ones of probes without. */
+    defaults?: ProbeDefaults;
+  },
 ): Promise<Page<Probe>> {
   let query = db.selectFrom("probes")
     .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
@@ -258,7 +264,12 @@ export async function listProbes(
   }
   const rows = await query.orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
     .limit(rowsToRead(page)).execute();
-  return pageOf(rows.map(probeOf), page, (row) => [row.project, row.url], "probes");
+  return pageOf(
+    rows.map((row) => probeOf(row, defaults)),
+    page,
+    (row) => [row.project, row.url],
+    "probes",
+  );
 }
 
 const probeAt = prepared((db, project: string, probeId: string) =>
@@ -287,8 +298,11 @@ interface ProbeRow {
   state_since: Date | string | null;
 }
 
-/** A stored probe as the API shows it (method and `expect` are only ever stored validated). */
-function probeOf(row: ProbeRow): Probe {
+/**
+ * A stored probe as the API shows it (method and `expect` are only ever stored validated), with
+ * the interval and timeout it runs at: its own, or the service-wide `defaults`.
+ */
+function probeOf(row: ProbeRow, defaults: ProbeDefaults): Probe {
   return {
     project: row.project,
     probe_id: row.probe_id,
@@ -301,15 +315,24 @@ function probeOf(row: ProbeRow): Probe {
     expect: row.expect as Probe["expect"],
     interval_seconds: row.interval_seconds,
     timeout_ms: row.timeout_ms,
+    effective_interval_seconds: row.interval_seconds ?? defaults.intervalSeconds,
+    effective_timeout_ms: row.timeout_ms ?? defaults.timeoutMs,
     state: row.state ?? "unknown",
     state_since: row.state_since === null ? null : new Date(row.state_since).toISOString(),
   };
 }
 
-export async function getProbe({ db, ref }: { db: Db; ref: ProbeRef }): Promise<Probe> {
+export async function getProbe(
+  { db, ref, defaults = DEFAULT_PROBE_SETTINGS }: {
+    db: Db;
+    ref: ProbeRef;
+    /** The service-wide interval and timeout, shown as the effective ones of a probe without. */
+    defaults?: ProbeDefaults;
+  },
+): Promise<Probe> {
   const [row] = await probeAt(db, ref.project, ref.probeId);
   if (!row) throw notFound("Probe");
-  return probeOf(row);
+  return probeOf(row, defaults);
 }
 
 const urlTaken = () =>

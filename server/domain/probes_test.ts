@@ -139,6 +139,8 @@ apiSuite("probes", (test) => {
         expect: null,
         interval_seconds: null,
         timeout_ms: null,
+        effective_interval_seconds: 60,
+        effective_timeout_ms: 10_000,
         state: "unknown",
         state_since: null,
       },
@@ -376,6 +378,8 @@ apiSuite("probes", (test) => {
       expect: null,
       interval_seconds: null,
       timeout_ms: null,
+      effective_interval_seconds: 60,
+      effective_timeout_ms: 10_000,
       state: "unknown",
       state_since: null,
     });
@@ -414,6 +418,8 @@ apiSuite("probes", (test) => {
     for (const probe of all.data) {
       assert.deepEqual(Object.keys(probe).sort(), [
         "body",
+        "effective_interval_seconds",
+        "effective_timeout_ms",
         "expect",
         "headers",
         "interval_seconds",
@@ -490,6 +496,8 @@ apiSuite("probes", (test) => {
       expect: null,
       interval_seconds: null,
       timeout_ms: null,
+      effective_interval_seconds: 60,
+      effective_timeout_ms: 10_000,
       state: "unknown",
       state_since: null,
     });
@@ -858,6 +866,8 @@ apiSuite("probes", (test) => {
       expect: { status: [204] },
       interval_seconds: null,
       timeout_ms: null,
+      effective_interval_seconds: 60,
+      effective_timeout_ms: 10_000,
       state: "unknown",
       state_since: null,
     });

@@ -139,6 +139,7 @@ export function deleteProject(
             'project', b.project, 'probe_id', b.probe_id, 'url', b.url, 'method', b.method,
             'headers', b.headers, 'body', b.body, 'latency', b.latency,
             'label', b.label, 'expect', b.expect,
+            'interval_seconds', b.interval_seconds, 'timeout_ms', b.timeout_ms,
             'created_at', ${isoText("b.created_at")}, 'updated_at', ${isoText("b.updated_at")}
           ) order by b.url collate "C")
           from probes b where b.project = p.name), '[]'::json),

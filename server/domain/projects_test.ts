@@ -298,14 +298,23 @@ apiSuite("projects", (test) => {
     );
     assert.match(String(archived.project.created_at), iso);
     // The probes as the API answered them, in the same order, with their times as Date.toJSON;
-    // their definitions only: the state comes from runs, and starts again with a new project.
+    // their definitions only: the state comes from runs, and starts again with a new project;
+    // the effective interval and timeout are the service's settings of the day, not the probe's.
     assert.deepEqual(
       probes.map((p: Record<string, unknown>) => [p.state, p.state_since]),
       [["unknown", null], ["unknown", null]],
     );
     assert.deepEqual(
       archived.probes.map(({ created_at: _c, updated_at: _u, ...probe }) => probe),
-      probes.map(({ state: _s, state_since: _since, ...probe }: Record<string, unknown>) => probe),
+      probes.map((
+        {
+          state: _s,
+          state_since: _since,
+          effective_interval_seconds: _ei,
+          effective_timeout_ms: _et,
+          ...probe
+        }: Record<string, unknown>,
+      ) => probe),
     );
     for (const probe of archived.probes) {
       const row = rows.find((r) => r.url === probe.url)!;

@@ -142,7 +142,15 @@ for (const backend of backends()) {
         const hook = await api.get(`/api/v1/notification-targets/${webhook}`);
         assert.equal(hook.body.data.url, `http://127.0.0.1:9/hook/${SECRET}?token=${SECRET}`);
         // A rewrite by the write key from what it read keeps every credential.
-        const { project: _p, probe_id: _id, state: _s, state_since: _ss, ...definition } = probe;
+        const {
+          project: _p,
+          probe_id: _id,
+          state: _s,
+          state_since: _ss,
+          effective_interval_seconds: _ei,
+          effective_timeout_ms: _et,
+          ...definition
+        } = probe;
         const again = await api.post(`/api/v1/projects/${project}/probes`, definition);
         assert.equal(again.status, 200, again.text);
         assert.deepEqual((await api.get(probePath)).body.data.headers, HEADERS);

@@ -142,8 +142,17 @@ for (const backend of backends()) {
           assert.equal(other.status, 201);
           const listed = (await api.get(`/api/v1/projects/${p}/probes`)).body.data;
           assert.deepEqual(
-            listed.map((x: Record<string, unknown>) => [x.url, x.interval_seconds, x.timeout_ms]),
-            [[`${target.origin}/ok`, null, 100], [`${target.origin}/other`, 120, null]],
+            listed.map((x: Record<string, unknown>) => [
+              x.url,
+              x.interval_seconds,
+              x.timeout_ms,
+              x.effective_interval_seconds,
+              x.effective_timeout_ms,
+            ]),
+            [
+              [`${target.origin}/ok`, null, 100, 60, 100],
+              [`${target.origin}/other`, 120, null, 120, 10_000],
+            ],
           );
           await done(p);
         },

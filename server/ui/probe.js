@@ -247,13 +247,15 @@ export function ProbePage({ project, probeId }) {
         </div>
         <div>
           <dt>Interval</dt>
-          <dd>${
-      probe.interval_seconds ? `every ${probe.interval_seconds} s` : "the service's default"
+          <dd>every ${probe.effective_interval_seconds} s${
+      probe.interval_seconds === null ? " (the service's default)" : ""
     }</dd>
         </div>
         <div>
           <dt>Timeout</dt>
-          <dd>${probe.timeout_ms ? millis(probe.timeout_ms) : "the service's default"}</dd>
+          <dd>${millis(probe.effective_timeout_ms)}${
+      probe.timeout_ms === null ? " (the service's default)" : ""
+    }</dd>
         </div>
         <div>
           <dt>Assertions</dt>

@@ -1488,6 +1488,10 @@ export interface operations {
               interval_seconds: number | null;
               /** @description The probe's own run timeout in ms; null: the service-wide PROBE_TIMEOUT_MS. */
               timeout_ms: number | null;
+              /** @description Read-only: the interval the probe runs at, its own or the service-wide one. */
+              effective_interval_seconds: number;
+              /** @description Read-only: the timeout its runs have, its own or the service-wide one. */
+              effective_timeout_ms: number;
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -1916,6 +1920,10 @@ export interface operations {
               interval_seconds: number | null;
               /** @description The probe's own run timeout in ms; null: the service-wide PROBE_TIMEOUT_MS. */
               timeout_ms: number | null;
+              /** @description Read-only: the interval the probe runs at, its own or the service-wide one. */
+              effective_interval_seconds: number;
+              /** @description Read-only: the timeout its runs have, its own or the service-wide one. */
+              effective_timeout_ms: number;
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -2342,6 +2350,10 @@ export interface operations {
               interval_seconds: number | null;
               /** @description The probe's own run timeout in ms; null: the service-wide PROBE_TIMEOUT_MS. */
               timeout_ms: number | null;
+              /** @description Read-only: the interval the probe runs at, its own or the service-wide one. */
+              effective_interval_seconds: number;
+              /** @description Read-only: the timeout its runs have, its own or the service-wide one. */
+              effective_timeout_ms: number;
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;

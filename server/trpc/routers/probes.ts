@@ -47,7 +47,12 @@ async function create(ctx: Context, input: z.infer<typeof probeCreateInput>) {
 }
 
 async function list(ctx: Context, { project, ...page }: z.infer<typeof probeListInput>) {
-  const { rows, next } = await listProbes({ db: ctx.db, project, page });
+  const { rows, next } = await listProbes({
+    db: ctx.db,
+    project,
+    page,
+    defaults: ctx.probeDefaults,
+  });
   const show = shown(ctx);
   return pageAnswer({ rows: rows.map((p) => show.probe(p)), next });
 }
@@ -131,7 +136,9 @@ export const probesRouter = router({
     .input(probeRef)
     .output(dataOf(probe))
     .query(async ({ ctx, input }) => ({
-      data: shown(ctx).probe(await getProbe({ db: ctx.db, ref: input })),
+      data: shown(ctx).probe(
+        await getProbe({ db: ctx.db, ref: input, defaults: ctx.probeDefaults }),
+      ),
     })),
 
   update: apiProcedure
