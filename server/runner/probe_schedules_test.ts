@@ -390,6 +390,14 @@ for (const backend of backends()) {
           assert.match(timedOut.error ?? "", /timeout after 300 ms/);
           assert.equal((await outcome(long.key)).outcome, "up", "the runner's 5 s timeout");
 
+          // Run-now too (its executor's timeout is 5 s in test apps).
+          const runNow = async (probeId: string) =>
+            (await api.post(`/api/v1/projects/${p}/probes/${probeId}/run`)).body.data;
+          const cutNow = await runNow(short.probeId);
+          assert.equal(cutNow.outcome, "down");
+          assert.match(cutNow.error ?? "", /timeout after 300 ms/);
+          assert.equal((await runNow(long.probeId)).outcome, "up");
+
           const worker = createWorkerExecutor({ allowNetworks: ["127.0.0.0/8"], timeoutMs: 5_000 });
           try {
             const base = { method: "GET", headers: {}, body: null, latency: null, expect: null };
