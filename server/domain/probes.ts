@@ -70,22 +70,46 @@ export const DEFAULT_PROBE_SETTINGS: ProbeDefaults = {
 };
 
 /**
- * Moves a probe's next due time after its interval changed to `intervalMs` (ms, resolved): to
- * the first point of its new grid after `now` if that comes before the time it was due, else it
- * stays. So a shorter interval takes effect within one new interval (one run, no burst) and a
- * longer one after the run already due (then the run is recorded onto the new grid). A run of the
- * probe leased by a runner keeps its due time (it is recorded against it): the first point of
- * the new grid after that run is left in `due_by`, and recording the run applies it.
- * A probe without a schedule row yet gets one from the runner, on its own interval.
+ * Moves a probe's next due time after its interval changed, to the probe's interval as stored
+ * now (its own, or `defaults`): to the first point of its new grid after `now` if that comes
+ * before the time it was due, else it stays. So a shorter interval takes effect within one new
+ * interval (one run, no burst) and a longer one after the run already due (then the run is
+ * recorded onto the new grid). A run of the probe leased by a runner keeps its due time (it is
+ * recorded against it): the first point of the new grid after that run is left in `due_by`, and
+ * recording the run applies it. A probe without a schedule row yet gets one from the runner, on
+ * its own interval.
+ *
+ * Called after the probe's write has committed, in a transaction of its own that locks the
+ * schedule row alone: a transaction holding the probe row and waiting for the schedule row could
+ * deadlock with a runner recording a run (schedule row, then the probe's key for the result).
  */
-export async function rescheduleProbe(
-  trx: Db,
-  { key, intervalMs, now }: { key: string; intervalMs: number; now: number },
+export function rescheduleProbe(
+  db: Db,
+  { key, defaults, now }: { key: string; defaults: ProbeDefaults; now: number },
 ): Promise<void> {
-  const row = await trx.selectFrom("probe_schedule")
-    .select(["next_due_at", "lease_until", "leased_by"])
-    .where("probe_key", "=", key).forUpdate().executeTakeFirst();
-  if (!row) return;
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom("probe_schedule")
+      .select(["next_due_at", "lease_until", "leased_by"])
+      .where("probe_key", "=", key).forUpdate().executeTakeFirst();
+    if (!row) return;
+    const probe = await trx.selectFrom("probes").select("interval_seconds")
+      .where("key", "=", key).executeTakeFirst();
+    if (!probe) return;
+    await moveSchedule(trx, key, row, intervalMsOf(probe.interval_seconds, defaults), now);
+  });
+}
+
+/** A probe's interval in ms: its own, or the service-wide one. */
+const intervalMsOf = (seconds: number | null, defaults: ProbeDefaults) =>
+  (seconds ?? defaults.intervalSeconds) * 1000;
+
+async function moveSchedule(
+  trx: Db,
+  key: string,
+  row: { next_due_at: Date | string; lease_until: Date | string | null; leased_by: string | null },
+  intervalMs: number,
+  now: number,
+): Promise<void> {
   const due = new Date(row.next_due_at).getTime();
   const offset = offsetOf(key, intervalMs);
   const leased = row.leased_by !== null && row.lease_until !== null &&
@@ -164,22 +188,23 @@ export async function createProbe(
   },
 ): Promise<{ probe: ProbeWritten; created: boolean }> {
   for (let attempt = 1;; attempt++) {
+    let done;
     try {
-      return await createOnce({ db, input, defaults, now });
+      done = await createOnce({ db, input, defaults });
     } catch (error) {
       if (attempt >= CREATE_ATTEMPTS || !isRetryable(error)) throw error;
+      continue;
     }
+    const { moved, ...written } = done;
+    if (moved !== null) await rescheduleProbe(db, { key: moved, defaults, now: now() });
+    return written;
   }
 }
 
+/** One try of `createProbe`; `moved` names a rewritten probe whose interval changed. */
 function createOnce(
-  { db, input, defaults, now }: {
-    db: Db;
-    input: ProbeCreateInput;
-    defaults: ProbeDefaults;
-    now: () => number;
-  },
-): Promise<{ probe: ProbeWritten; created: boolean }> {
+  { db, input, defaults }: { db: Db; input: ProbeCreateInput; defaults: ProbeDefaults },
+): Promise<{ probe: ProbeWritten; created: boolean; moved: string | null }> {
   const columns = definitionColumns({
     url: input.url,
     method: input.method ?? "GET",
@@ -222,18 +247,10 @@ function createOnce(
     if (!inserted && before && before.method !== columns.method) {
       await probeChanged(trx, String(before.key));
     }
-    const interval = (seconds: number | null) => (seconds ?? defaults.intervalSeconds) * 1000;
-    if (
-      !inserted && before &&
-      interval(before.interval_seconds) !== interval(columns.interval_seconds)
-    ) {
-      await rescheduleProbe(trx, {
-        key: String(before.key),
-        intervalMs: interval(columns.interval_seconds),
-        now: now(),
-      });
-    }
-    return { probe, created: inserted };
+    const moved = !inserted && before &&
+      intervalMsOf(before.interval_seconds, defaults) !==
+        intervalMsOf(columns.interval_seconds, defaults);
+    return { probe, created: inserted, moved: moved ? String(before.key) : null };
   });
 }
 
@@ -344,7 +361,7 @@ const urlTaken = () =>
  * Rewrites a probe with the fields supplied; its probe_id follows its method and URL. The row
  * keeps its internal key, so whatever hangs off the probe follows it to the new id.
  */
-export function updateProbe(
+export async function updateProbe(
   { db, input, defaults = DEFAULT_PROBE_SETTINGS, now = Date.now }: {
     db: Db;
     input: ProbePatchInput;
@@ -355,7 +372,7 @@ export function updateProbe(
 ): Promise<ProbeWritten> {
   const { project, probeId, ...fields } = input;
   if (Object.keys(fields).length === 0) throw noFieldsProvided();
-  return db.transaction().execute(async (trx) => {
+  const { row, moved } = await db.transaction().execute(async (trx) => {
     const current = await trx.selectFrom("probes").select(["key", ...probeColumns])
       .where("project", "=", project).where("probe_id", "=", probeId)
       .forUpdate().executeTakeFirst();
@@ -388,20 +405,16 @@ export function updateProbe(
       if (next.url !== current.url || next.method !== current.method) {
         await probeChanged(trx, String(current.key));
       }
-      const interval = (seconds: number | null) => (seconds ?? defaults.intervalSeconds) * 1000;
-      if (interval(next.interval_seconds) !== interval(current.interval_seconds)) {
-        await rescheduleProbe(trx, {
-          key: String(current.key),
-          intervalMs: interval(next.interval_seconds),
-          now: now(),
-        });
-      }
-      return row;
+      const moved = intervalMsOf(next.interval_seconds, defaults) !==
+        intervalMsOf(current.interval_seconds, defaults);
+      return { row, moved: moved ? String(current.key) : null };
     } catch (error) {
       if (isUniqueViolation(error)) throw urlTaken();
       throw error;
     }
   });
+  if (moved !== null) await rescheduleProbe(db, { key: moved, defaults, now: now() });
+  return row;
 }
 
 export function deleteProbe({ db, ref }: { db: Db; ref: ProbeRef }): Promise<void> {

@@ -13,7 +13,7 @@ import { gridAfter, offsetOf } from "./schedule.ts";
 import { claimDue } from "./store.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import { startTarget } from "../testing/target_server.ts";
-import { updateProbe } from "../domain/probes.ts";
+import { createProbe, updateProbe } from "../domain/probes.ts";
 import { createWorkerExecutor } from "./worker_executor.ts";
 
 const loopback = createNetworkPolicy(parseNetworks("127.0.0.0/8"));
@@ -277,6 +277,22 @@ for (const backend of backends()) {
           assert.equal(
             (await schedule(probe.key)).next,
             gridAfter(backAt, offsetOf(probe.key, DEFAULT_INTERVAL), DEFAULT_INTERVAL),
+          );
+          // A rewrite (create on the same URL) with another interval moves it the same way.
+          const rewriteAt = fake.now;
+          // Due far ahead (as on a long interval), so that the move shows.
+          await db.updateTable("probe_schedule")
+            .set({ next_due_at: new Date(rewriteAt + 3_600_000).toISOString() })
+            .where("probe_key", "=", probe.key).execute();
+          const rewritten = await createProbe({
+            db,
+            input: { project: p, url: `${target.origin}/change`, interval_seconds: 10 },
+            now: () => fake.now,
+          });
+          assert.equal(rewritten.created, false);
+          assert.equal(
+            (await schedule(probe.key)).next,
+            gridAfter(rewriteAt, offsetOf(probe.key, 10_000), 10_000),
           );
           // The timeout alone leaves the schedule as it is.
           const before = await schedule(probe.key);
