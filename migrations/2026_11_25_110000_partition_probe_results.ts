@@ -69,7 +69,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   if (span.first !== null && span.last !== null) {
     // Every day between the first and the last row: at most the retention (400 days) apart,
     // unless clocks were wrong; days past a year either side of today go to the default.
-    const from = Math.max(Math.floor(new Date(span.first).getTime() / DAY_MS) * DAY_MS, today - 400 * DAY_MS);
+    const from = Math.max(
+      Math.floor(new Date(span.first).getTime() / DAY_MS) * DAY_MS,
+      today - 400 * DAY_MS,
+    );
     const to = Math.min(new Date(span.last).getTime(), today + 366 * DAY_MS);
     for (let d = from; d <= to; d += DAY_MS) days.add(d);
   }
