@@ -326,6 +326,11 @@ apiSuite("a project delete with its history left to the purge", (test) => {
     const board = (await api.get(`/api/v1/projects/${project}/status`)).body.data;
     assert.equal(board.length, 1);
     assert.equal(board[0].runs_24h, 0);
+    const overview = (await api.get(`/api/v1/overview?project=${project}`)).body.data;
+    const shown = overview.projects.find((p: { project: string }) => p.project === project);
+    assert.equal(shown.probes.length, 1);
+    assert.equal(shown.probes[0].uptime_24h, null);
+    assert.equal(shown.probes[0].p95_24h, null);
     const direct = await probeStats({
       db,
       input: { project, probeId, window: "24h" },
