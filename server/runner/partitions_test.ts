@@ -189,6 +189,18 @@ for (const backend of backends()) {
       const { rows: [newest] } = await sql<{ id: string }>`
         select id::text as id from probe_results where runner = 'test'`.execute(db);
       assert.ok(BigInt(newest.id) > BigInt(before.at(-1)!.id));
+
+      // And back: one plain table again, with every row.
+      const migrator = new Migrator({
+        db,
+        provider: { getMigrations: () => Promise.resolve(migrations) },
+      });
+      const back = await migrator.migrateTo(previousMigration());
+      if (back.error) throw back.error;
+      const { rows: [plain] } = await sql<{ relkind: string; n: number }>`
+        select relkind::text, (select count(*)::int from probe_results) as n
+        from pg_class where oid = 'probe_results'::regclass`.execute(db);
+      assert.deepEqual(plain, { relkind: "r", n: 201 });
     } finally {
       await handle.close();
     }
@@ -255,18 +267,22 @@ async function reopenable(backend: Backend) {
   return { handle, url: created.url };
 }
 
+/** The migration before the partitions. */
+function previousMigration(): string {
+  const names = Object.keys(migrations).sort();
+  return names[names.indexOf("2026_11_25_110000_partition_probe_results") - 1];
+}
+
 /** A database migrated up to the migration before the partitions. */
 async function beforePartitions(backend: Backend) {
   const handle = backend === "pglite"
     ? await openDatabase({ kind: "pglite" })
     : await openDropping(await createPostgresDatabase());
-  const names = Object.keys(migrations).sort();
-  const last = names[names.indexOf("2026_11_25_110000_partition_probe_results") - 1];
   const migrator = new Migrator({
     db: handle.db,
     provider: { getMigrations: () => Promise.resolve(migrations) },
   });
-  const result = await migrator.migrateTo(last);
+  const result = await migrator.migrateTo(previousMigration());
   if (result.error) throw result.error;
   return handle;
 }
