@@ -50,8 +50,6 @@ const affected = (r: { numAffectedRows?: bigint }) => Number(r.numAffectedRows ?
 
 /** `{1,2,3}`: keys (digits only, read from the database) as one bigint[] parameter. */
 const keyArray = (keys: readonly string[]) => `{${keys.join(",")}}`;
-/** Deleted probes whose rollups one statement deletes. */
-const ROLLUP_KEYS = 20;
 
 export interface PurgeReport {
   /** Deleted probes whose history is now gone. */
@@ -91,25 +89,30 @@ export async function purgeDeleted(database: Db, options: PurgeOptions = {}): Pr
       .orderBy("probe_key").limit(options.keys ?? 1000).execute();
     if (tombstones.length === 0) break;
     const keys = keyArray(tombstones.map((t) => String(t.probe_key)));
-    // `id = any(array(…))`: the rows to delete found first, then each by its index in each
-    // partition. (`(id, started_at) in (select …)` was planned as a join reading every partition
-    // whole, once per batch.)
+    // The rows to delete picked first, then each found by its index: `id = any(…)` in the
+    // partitions between the first and last picked `started_at` (pruned at run time). A join on
+    // `(id, started_at) in (select …)` was planned reading every partition whole, per batch.
     report.results += await inBatches(async () =>
       affected(
         await sql`
+        with picked as materialized (
+          select id, started_at from probe_results where probe_key = any(${keys}::bigint[])
+          limit ${batch} for update skip locked)
         delete from probe_results
-        where probe_key = any(${keys}::bigint[]) and id = any(array(
-          select id from probe_results where probe_key = any(${keys}::bigint[])
+        where probe_key = any(${keys}::bigint[])
+          and id = any(array(select id from picked))
+          and started_at >= (select min(started_at) from picked)
+          and started_at <= (select max(started_at) from picked)`.execute(db),
+      ), loop);
+    // Rollups (one table, not partitioned) by their row address, picked and locked first.
+    report.rollups += await inBatches(async () =>
+      affected(
+        await sql`
+        delete from probe_rollups
+        where probe_key = any(${keys}::bigint[]) and ctid = any(array(
+          select ctid from probe_rollups where probe_key = any(${keys}::bigint[])
           limit ${batch} for update skip locked))`.execute(db),
       ), loop);
-    // Rollups a few probes at a time: at most 24 rows a day of the 400 days kept for each.
-    for (let i = 0; i < tombstones.length; i += ROLLUP_KEYS) {
-      const some = keyArray(tombstones.slice(i, i + ROLLUP_KEYS).map((t) => String(t.probe_key)));
-      report.rollups += affected(
-        await sql`delete from probe_rollups where probe_key = any(${some}::bigint[])`.execute(db),
-      );
-      if (loop.stopped()) break;
-    }
     if (loop.stopped()) break;
     const done = await sql`delete from probe_tombstones where probe_key = any(${keys}::bigint[])`
       .execute(db);
