@@ -84,6 +84,7 @@ export async function purgeDeleted(database: Db, options: PurgeOptions = {}): Pr
     stopped: options.stopped ?? (() => false),
   };
   const report: PurgeReport = { probes: 0, results: 0, rollups: 0 };
+  let retries = 0;
   while (!loop.stopped()) {
     const tombstones = await db.selectFrom("probe_tombstones").select("probe_key")
       .orderBy("probe_key").limit(options.keys ?? 1000).execute();
@@ -114,6 +115,20 @@ export async function purgeDeleted(database: Db, options: PurgeOptions = {}): Pr
           limit ${batch} for update skip locked))`.execute(db),
       ), loop);
     if (loop.stopped()) break;
+    // A batch short of `batch` may have skipped rows another transaction held: another runner
+    // deleting them, or the partition maintenance moving them out of the default partition
+    // (they come back in their day's partition). The tombstones go only once nothing is left;
+    // else this set is worked again, a few times, then left to the next pass.
+    const { rows: [left] } = await sql<{ any: boolean }>`
+      select exists (select 1 from probe_results where probe_key = any(${keys}::bigint[]))
+          or exists (select 1 from probe_rollups where probe_key = any(${keys}::bigint[]))
+        as any`.execute(db);
+    if (left.any) {
+      if (++retries > 5) break;
+      await loop.pause();
+      continue;
+    }
+    retries = 0;
     const done = await sql`delete from probe_tombstones where probe_key = any(${keys}::bigint[])`
       .execute(db);
     report.probes += affected(done);
