@@ -1,8 +1,9 @@
 /**
  * Background pruning: daily partitions of raw results dropped whole past the retention (and
  * created ahead, `partitions.ts`); in small batches, rollups past 400 days, raw results left in
- * the default partition past the retention, and the history of deleted probes. Each batch is its own short statement, and rows another
- * runner is pruning are skipped, so several runners may prune at once without waiting.
+ * the default partition past the retention, and the history of deleted probes. Each batch is its
+ * own short statement, and rows another runner is pruning are skipped, so several runners may
+ * prune at once without waiting.
  *
  * @module
  */
