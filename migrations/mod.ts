@@ -7,6 +7,7 @@ import * as addAlerting from "./2026_11_22_100000_add_alerting.ts";
 import * as addStatusPagesAndBadges from "./2026_11_22_110000_add_status_pages_and_badges.ts";
 import * as addIncidentsProbeIndex from "./2026_11_22_120000_add_incidents_probe_index.ts";
 import * as addProbeSchedules from "./2026_11_25_100000_add_probe_schedules.ts";
+import * as partitionProbeResults from "./2026_11_25_110000_partition_probe_results.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_22_110000_add_status_pages_and_badges": addStatusPagesAndBadges,
   "2026_11_22_120000_add_incidents_probe_index": addIncidentsProbeIndex,
   "2026_11_25_100000_add_probe_schedules": addProbeSchedules,
+  "2026_11_25_110000_partition_probe_results": partitionProbeResults,
 };

@@ -42,7 +42,7 @@ export async function readCatalog(db: AnyDb): Promise<CatalogTable[]> {
     from pg_class c
     join pg_namespace n on n.oid = c.relnamespace
     join pg_attribute a on a.attrelid = c.oid
-    where n.nspname = current_schema() and c.relkind in ('r', 'p')
+    where n.nspname = current_schema() and c.relkind in ('r', 'p') and not c.relispartition
       and a.attnum > 0 and not a.attisdropped and a.attgenerated = ''
     order by c.relname, a.attnum`.execute(db);
   const keys = await sql<{ table: string; name: string }>`

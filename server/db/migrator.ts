@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { type Migration, type MigrationResultSet, Migrator } from "kysely/migration";
 import { migrations } from "../../migrations/mod.ts";
 import { type Db, withBudget } from "./database.ts";
+import { maintainPartitions } from "../runner/partitions.ts";
 
 /**
  * Each migration, run without the statement timeout that bounds the service's own queries.
@@ -37,5 +38,8 @@ export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
     const failed = result.results?.find((r) => r.status === "Error")?.migrationName;
     throw new Error(`Migration ${failed ?? "(unknown)"} failed`, { cause: result.error });
   }
+  // The partitions of raw results for today and the days ahead. Left to the runner's prune
+  // loop when this cannot get its locks now: until then rows go to the default partition.
+  await maintainPartitions(db, { now: Date.now() }).catch(() => {});
   return result;
 }

@@ -18,7 +18,7 @@ import {
   type RunResult,
 } from "./execute.ts";
 import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
-import { pruneOnce, type PruneReport } from "./prune.ts";
+import { pruneOnce, type PruneReport, purgeDeleted } from "./prune.ts";
 import { nextDue, offsetOf } from "./schedule.ts";
 import {
   claimDue,
@@ -70,6 +70,8 @@ export interface RunnerOptions {
   flushEveryMs?: number;
   flushBatch?: number;
   pruneEveryMs?: number;
+  /** How often to look for deleted probes whose history is to be removed (`purgeDeleted`). */
+  purgeEveryMs?: number;
   retryPauseMs?: number;
   /** Told of each run as it ends (`/metrics`: server/metrics/runner.ts). */
   observer?: RunnerObserver;
@@ -150,6 +152,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const flushEveryMs = options.flushEveryMs ?? 200;
   const flushBatch = options.flushBatch ?? 500;
   const pruneEveryMs = options.pruneEveryMs ?? 10 * 60_000;
+  const purgeEveryMs = options.purgeEveryMs ?? 5_000;
   const execute = options.execute ?? ((target: ProbeTarget) =>
     executeProbe(target, {
       policy: options.policy,
@@ -429,8 +432,15 @@ export function createRunner(options: RunnerOptions): Runner {
       every("flush", flushEveryMs, flush);
       every("prune", pruneEveryMs, async () => {
         const r = await prune();
-        if (r.results + r.rollups + r.probes > 0) log.info("pruned", { ...r });
+        if (r.results + r.rollups + r.probes + r.partitionsCreated + r.partitionsDropped > 0) {
+          log.info("pruned", { ...r });
+        }
       }, Math.min(pruneEveryMs, 30_000));
+      // A deleted project's history goes within seconds rather than at the next prune.
+      every("purge", purgeEveryMs, async () => {
+        const r = await purgeDeleted(db, { stopped: () => stopped });
+        if (r.probes > 0) log.info("purged deleted probes' history", { ...r });
+      }, purgeEveryMs);
     },
     async stop() {
       if (stopped) return;
