@@ -1,7 +1,7 @@
 /**
  * The probe runner's metrics: runs by outcome and how late they started (told by the runner as
- * runs end: `RunnerObserver`), runs in flight and runs lost (its counters), and the schedule's
- * figures shared with the I'm alive report (`scheduleFigures`).
+ * runs end: `RunnerObserver`), runs in flight, runs lost, its lag and overload flag (its
+ * counters), and the schedule's figures shared with the I'm alive report (`scheduleFigures`).
  *
  * @module
  */
@@ -50,6 +50,31 @@ export function runnerMetrics(
     registers: [registry],
     collect() {
       this.set(runners.reduce((n, r) => n + r.counters().inFlight, 0));
+    },
+  });
+  new Gauge({
+    name: "runner_lag_seconds",
+    help: "How late this process's runner starts probe runs now: how far behind the schedule it is",
+    registers: [registry],
+    collect() {
+      this.set(runners.reduce((n, r) => Math.max(n, r.counters().lagMs), 0) / 1000);
+    },
+  });
+  new Gauge({
+    name: "runner_overloaded",
+    help: "1 when this process's runner cannot keep up with the runs due (behind by 5 s or more)",
+    registers: [registry],
+    collect() {
+      this.set(runners.some((r) => r.counters().overloaded) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "runner_claim_window",
+    help:
+      "Most probe runs this process's runner holds claimed at once, sized from what it observes",
+    registers: [registry],
+    collect() {
+      this.set(runners.reduce((n, r) => n + r.counters().window, 0));
     },
   });
   counterOf(registry, {
