@@ -8,7 +8,7 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { Db } from "../db/database.ts";
 import { OUTCOMES } from "../runner/execute.ts";
-import { scheduleFigures } from "../runner/figures.ts";
+import { OVERLOAD_LAG_MS, scheduleFigures, scheduleLag } from "../runner/figures.ts";
 import type { Runner, RunnerObserver } from "../runner/runner.ts";
 import { counterOf, type scrapeReads } from "./registry.ts";
 
@@ -62,7 +62,9 @@ export function runnerMetrics(
   });
   new Gauge({
     name: "runner_overloaded",
-    help: "1 when this process's runner cannot keep up with the runs due (behind by 5 s or more)",
+    help: `1 when this process's runner cannot keep up with the runs due (behind by ${
+      OVERLOAD_LAG_MS / 1000
+    } s or more)`,
     registers: [registry],
     collect() {
       this.set(runners.some((r) => r.counters().overloaded) ? 1 : 0);
@@ -106,6 +108,18 @@ export function runnerMetrics(
       async collect() {
         const f = await figures();
         if (f) this.set(f.overdue);
+      },
+    });
+  }
+  if (db && reads) {
+    const lag = reads("schedule_lag", () => scheduleLag({ db }));
+    new Gauge({
+      name: "runner_schedule_lag_seconds",
+      help: "Age of the oldest probe run due and claimed by no runner, for all runners (0: none)",
+      registers: [registry],
+      async collect() {
+        const seconds = await lag();
+        if (seconds !== null) this.set(seconds);
       },
     });
   }

@@ -12,6 +12,8 @@ import { createLogger } from "../log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
 import { createNetworkPolicy } from "../outbound/network_policy.ts";
 import { runnerMetrics } from "../metrics/runner.ts";
+import { scrapeReads } from "../metrics/registry.ts";
+import { claimDue, syncSchedules } from "./store.ts";
 import { claimWindow, createRunner, leaseFor, type Runner, type RunnerClock } from "./runner.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 
@@ -56,9 +58,10 @@ function slowExecutor(clock: RunnerClock, runMs: () => number) {
 }
 
 Deno.test("claimWindow: twice the slots at first, grows with the rate, bounded by what can start", () => {
-  const base = { concurrency: 10, startWithinMs: 10_000, maxClaimed: 100_000 };
+  const base = { concurrency: 10, coverMs: 10_000, startWithinMs: 10_000, maxClaimed: 100_000 };
   assert.equal(claimWindow({ ...base, rate: 0, runMs: null, recordMs: null }), 20);
   assert.equal(claimWindow({ ...base, rate: 1000, runMs: 5, recordMs: 0.1 }), 10_000);
+  assert.equal(claimWindow({ ...base, coverMs: 2000, rate: 1000, runMs: 5, recordMs: 0.1 }), 2000);
   // Runs of 5 s: ten slots start 20 runs in 10 s, whatever the rate asks for.
   assert.equal(claimWindow({ ...base, rate: 1000, runMs: 5000, recordMs: 0.1 }), 20);
   // Recording at 10 ms a run: 1,000 runs recorded in 10 s.
@@ -115,6 +118,40 @@ for (const backend of backends()) {
     };
 
     try {
+      await t.step(
+        "the overview and /metrics say how far behind the schedule is, for every runner",
+        async () => {
+          const project = await projectOf(1);
+          const registry = new Registry();
+          runnerMetrics(registry, { db, reads: scrapeReads(registry, createLogger("silent")) });
+          const lag = async () => {
+            const res = await api.get("/api/v1/overview");
+            assert.equal(res.status, 200);
+            const gauge = await registry.getSingleMetric("runner_schedule_lag_seconds")!.get();
+            return { ...res.body.data.schedule, gauge: gauge.values[0].value };
+          };
+          assert.deepEqual(await lag(), { lag_seconds: 0, overloaded: false, gauge: 0 });
+          // Due 30 s ago, claimed by no runner: the schedule is 30 s behind.
+          await syncSchedules(db, { now: Date.now() - 30_000, intervalMs: INTERVAL });
+          const behind = await lag();
+          assert.ok(behind.lag_seconds >= 30 && behind.lag_seconds < 60, JSON.stringify(behind));
+          assert.equal(behind.overloaded, true);
+          assert.ok(behind.gauge >= 30);
+          // Claimed: a runner has it, no longer counted.
+          const now = Date.now();
+          const claimed = await claimDue(db, {
+            now,
+            horizon: now,
+            leaseUntil: now + LEASE,
+            runner: "r",
+            limit: 10,
+          });
+          assert.equal(claimed.length, 1);
+          assert.deepEqual(await lag(), { lag_seconds: 0, overloaded: false, gauge: 0 });
+          await api.delete(`/api/v1/projects/${project}`);
+        },
+      );
+
       await t.step(
         "two runners, runs longer than their lease: leases renewed, no slot made twice, none dropped",
         async () => {

@@ -19,6 +19,7 @@ import {
 } from "./execute.ts";
 import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
 import { pruneOnce, type PruneReport } from "./prune.ts";
+import { OVERLOAD_LAG_MS } from "./figures.ts";
 import { nextDue, offsetOf } from "./schedule.ts";
 import {
   claimDue,
@@ -171,17 +172,19 @@ export function leaseFor(timeoutMs: number): number {
 
 /**
  * The claim window: the most runs a runner holds claimed and not over at once. It covers the
- * runs made per second lately (`rate`) for half a lease (`startWithinMs`), at least twice the
- * slots, but never more than the runner can start in that half lease: its slots over the mean
- * run time, and its recording over the mean recording time per run. So every run claimed
- * starts before its lease would run out, and when more is due than the runner can make, it
- * claims no more than it makes (the rest stays on the schedule for other runners).
+ * runs made per second lately (`rate`) for `coverMs` (what is claimed ahead, a poll or two, and
+ * slack), at least twice the slots, but never more than the runner can start in half a lease
+ * (`startWithinMs`): its slots over the mean run time, and its recording over the mean
+ * recording time per run. So every run claimed starts before its lease would run out, and when
+ * more is due than the runner can make, it holds about `coverMs` of what it makes, oldest due
+ * first; the rest stays on the schedule for other runners.
  */
 export function claimWindow(
-  { rate, concurrency, startWithinMs, runMs, recordMs, maxClaimed }: {
+  { rate, concurrency, coverMs, startWithinMs, runMs, recordMs, maxClaimed }: {
     /** Runs made per second lately. */
     rate: number;
     concurrency: number;
+    coverMs: number;
     startWithinMs: number;
     /** Mean run time (ms); unknown (no run yet) as null. */
     runMs: number | null;
@@ -190,8 +193,7 @@ export function claimWindow(
     maxClaimed: number;
   },
 ): number {
-  const span = startWithinMs / 1000;
-  const wanted = Math.max(2 * concurrency, rate * span);
+  const wanted = Math.max(2 * concurrency, rate * coverMs / 1000);
   const canRun = runMs === null ? Infinity : concurrency * startWithinMs / Math.max(runMs, 1);
   const canRecord = recordMs === null ? Infinity : startWithinMs / Math.max(recordMs, 0.001);
   return Math.max(1, Math.floor(Math.min(wanted, canRun, canRecord, maxClaimed)));
@@ -215,7 +217,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const id = options.id ?? `${hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const leaseMs = options.leaseMs ?? leaseFor(timeoutMs);
   const tickMs = options.tickMs ?? 1000;
-  const overloadLagMs = options.overloadLagMs ?? 5000;
+  const overloadLagMs = options.overloadLagMs ?? OVERLOAD_LAG_MS;
   const warnEveryMs = options.warnEveryMs ?? 60_000;
   const claimBatch = options.claimBatch ?? 5000;
   const maxClaimedCeiling = options.maxClaimed ?? 100_000;
@@ -513,6 +515,7 @@ export function createRunner(options: RunnerOptions): Runner {
     maxClaimed = claimWindow({
       rate: seen.rate,
       concurrency,
+      coverMs: Math.max(2000, 2 * (lookaheadMs + 2 * pollMs)),
       startWithinMs: leaseMs / 2,
       runMs: seen.runMs,
       recordMs: seen.recordMs,

@@ -6963,6 +6963,10 @@ export interface operations {
                   sparkline: (number | null)[];
                 }[];
               }[];
+              schedule: {
+                lag_seconds: number;
+                overloaded: boolean;
+              };
             };
             meta: {
               projects: number;
