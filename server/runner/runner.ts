@@ -216,7 +216,8 @@ export function createRunner(options: RunnerOptions): Runner {
   const clock = options.clock ?? systemClock;
   const id = options.id ?? `${hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const leaseMs = options.leaseMs ?? leaseFor(timeoutMs);
-  const tickMs = options.tickMs ?? 1000;
+  // Often enough that a lease is renewed well before it runs out (at half of it).
+  const tickMs = options.tickMs ?? Math.min(1000, leaseMs / 4);
   const overloadLagMs = options.overloadLagMs ?? OVERLOAD_LAG_MS;
   const warnEveryMs = options.warnEveryMs ?? 60_000;
   const claimBatch = options.claimBatch ?? 5000;
@@ -292,8 +293,8 @@ export function createRunner(options: RunnerOptions): Runner {
   const hostRunning = new Map<string, number>();
   const hostQueued = new Map<string, number>();
   const running = new Set<Promise<void>>();
-  /** Lease changes, sent in one statement per kind and tick (`changeLease`). */
-  const leaseChanges = { defer: [] as string[], extend: [] as string[] };
+  /** Runs given back (`defer`), sent in one statement per tick (`changeLease`). */
+  const leaseChanges = { defer: [] as string[] };
   let buffer: Completed[] = [];
   let flushing: Promise<void> | null = null;
   let stopped = true;
@@ -341,8 +342,9 @@ export function createRunner(options: RunnerOptions): Runner {
    * its runs are given back, unstarted, for `deferMs`. So a slow host holds at most `hostCap`
    * slots and about as many claims, whatever it answers, and never the claims (`maxClaimed`)
    * of the others; a fast one queues what its slots get through in time.
-   * A run that waited in the queue has its lease extended as it starts (`startQueued`), so
-   * that no runner, this one included, claims it again while it runs.
+   * A run that waits in the queue, runs, or waits to be recorded keeps its lease: the runner
+   * renews what it holds at each tick (`renewLeases`), so that no runner, this one included,
+   * claims it again meanwhile.
    */
   function run(claimed: Claimed) {
     const host = hostOf(claimed.target.url);
@@ -402,9 +404,6 @@ export function createRunner(options: RunnerOptions): Runner {
       if (i < 0) return;
       const [{ claimed, host }] = queued.splice(i, 1);
       bump(hostQueued, host, -1);
-      changeLease("extend", claimed.key);
-      const lease = leases.get(slotOf(claimed));
-      if (lease) lease.until = Math.max(lease.until, clock.now() + leaseMs);
       start(claimed, host);
     }
   }
@@ -418,9 +417,9 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   /**
-   * Gives a lease back until `deferMs` from now (`defer`), or extends it to `leaseMs` from now
-   * (`extend`: a run that waited starts). Batched: one statement per kind and tick. A failure
-   * leaves the lease as it was: a run given back is claimable when it runs out.
+   * Gives a lease back until `deferMs` from now (`defer`). Batched: one statement per kind and
+   * tick. A failure leaves the lease as it was: a run given back is claimable when it runs out.
+   * (Leases of runs held are extended by `renewLeases`, at each tick.)
    */
   function changeLease(kind: keyof typeof leaseChanges, key: string) {
     leaseChanges[kind].push(key);
@@ -430,10 +429,9 @@ export function createRunner(options: RunnerOptions): Runner {
       leaseChanges[kind] = [];
       const now = clock.now();
       try {
-        if (kind === "defer") await releaseLeases(db, id, keys, now + deferMs);
-        else await extendLeases(db, id, keys, now + leaseMs);
+        await releaseLeases(db, id, keys, now + deferMs);
       } catch (error) {
-        log.warn(`${kind === "defer" ? "giving back" : "extending"} leases failed`, {
+        log.warn("giving back leases failed", {
           count: keys.length,
           ...errorFields(error),
         });
@@ -521,18 +519,18 @@ export function createRunner(options: RunnerOptions): Runner {
       recordMs: seen.recordMs,
       maxClaimed: maxClaimedCeiling,
     });
-    // How late runs start now: the least slip of the runs started since the last tick (claimed
-    // oldest due first, they are the front of the schedule); when none started, the wait of the
-    // oldest run queued for a slot, or, while the window is full (more may be due than this
-    // runner holds), the last figure plus the time since; else nothing is late.
+    // How late runs start now: the wait of the oldest due run queued for a slot (claimed oldest
+    // due first, the queue's front is the front of the schedule); with none queued, the least
+    // slip of the runs started since the last tick; with none started either, while the window
+    // is full (more may be due than this runner holds), the last figure plus the time since;
+    // else nothing is late.
+    // (With slots free, what is queued waits for its host's cap: a slow target, not overload.)
+    const front = queued.length > 0 && running.size >= concurrency
+      ? now - queued[0].claimed.due
+      : null;
     seen.lagMs = Math.max(
       0,
-      seen.startSlipMs ??
-        (queued.length > 0
-          ? now - queued[0].claimed.due
-          : seen.full && seen.lagMs > 0
-          ? seen.lagMs + elapsed
-          : 0),
+      front ?? seen.startSlipMs ?? (seen.full && seen.lagMs > 0 ? seen.lagMs + elapsed : 0),
     );
     seen.startSlipMs = null;
     log.debug("runner tick", {
