@@ -486,11 +486,11 @@ export function createRunner(options: RunnerOptions): Runner {
     return claimed.length;
   }
 
-  /** Renews the leases past half their length, in one statement. */
-  async function renewLeases(now: number) {
+  /** Renews the leases past half their length (or all of them), in one statement. */
+  async function renewLeases(now: number, all = false) {
     const due: { key: string; until: number }[] = [];
     for (const lease of leases.values()) {
-      if (lease.until - now <= leaseMs / 2) due.push(lease);
+      if (all || lease.until - now <= leaseMs / 2) due.push(lease);
     }
     if (due.length === 0) return;
     try {
@@ -684,6 +684,8 @@ export function createRunner(options: RunnerOptions): Runner {
       hostQueued.clear();
       active -= unstarted.length;
       for (const c of unstarted) leases.delete(slotOf(c));
+      // The ticks are over: a whole lease for the runs in flight to end and be recorded in.
+      await renewLeases(clock.now(), true);
       try {
         await releaseLeases(db, id, unstarted.map((c) => c.key));
       } catch (error) {
