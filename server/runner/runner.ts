@@ -293,8 +293,8 @@ export function createRunner(options: RunnerOptions): Runner {
   const hostRunning = new Map<string, number>();
   const hostQueued = new Map<string, number>();
   const running = new Set<Promise<void>>();
-  /** Runs given back (`defer`), sent in one statement per tick (`changeLease`). */
-  const leaseChanges = { defer: [] as string[] };
+  /** Lease changes, sent in one statement per kind and tick (`changeLease`). */
+  const leaseChanges = { defer: [] as string[], extend: [] as string[] };
   let buffer: Completed[] = [];
   let flushing: Promise<void> | null = null;
   let stopped = true;
@@ -404,6 +404,14 @@ export function createRunner(options: RunnerOptions): Runner {
       if (i < 0) return;
       const [{ claimed, host }] = queued.splice(i, 1);
       bump(hostQueued, host, -1);
+      // A run that waited so long that its lease could lapse before the next tick renews it
+      // has it extended as it starts (most runs wait less: no statement for them).
+      const lease = leases.get(slotOf(claimed));
+      const now = clock.now();
+      if (lease && lease.until - now <= leaseMs / 2 + tickMs) {
+        lease.until = now + leaseMs;
+        changeLease("extend", claimed.key);
+      }
       start(claimed, host);
     }
   }
@@ -417,9 +425,10 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   /**
-   * Gives a lease back until `deferMs` from now (`defer`). Batched: one statement per kind and
-   * tick. A failure leaves the lease as it was: a run given back is claimable when it runs out.
-   * (Leases of runs held are extended by `renewLeases`, at each tick.)
+   * Gives a lease back until `deferMs` from now (`defer`), or extends it to `leaseMs` from now
+   * (`extend`: a run that waited long starts; other leases held are renewed at each tick by
+   * `renewLeases`). Batched: one statement per kind and tick. A failure leaves the lease as it
+   * was: a run given back is claimable when it runs out.
    */
   function changeLease(kind: keyof typeof leaseChanges, key: string) {
     leaseChanges[kind].push(key);
@@ -429,9 +438,10 @@ export function createRunner(options: RunnerOptions): Runner {
       leaseChanges[kind] = [];
       const now = clock.now();
       try {
-        await releaseLeases(db, id, keys, now + deferMs);
+        if (kind === "defer") await releaseLeases(db, id, keys, now + deferMs);
+        else await extendLeases(db, id, keys, now + leaseMs);
       } catch (error) {
-        log.warn("giving back leases failed", {
+        log.warn(`${kind === "defer" ? "giving back" : "extending"} leases failed`, {
           count: keys.length,
           ...errorFields(error),
         });
