@@ -5,7 +5,7 @@
  * and CPU seconds per 1,000 checks of the runner processes, and double runs.
  *
  *   deno task bench:runner [--probes 10000] [--interval 60] [--duration 180] [--runners 1]
- *                          [--concurrency 200] [--delay 0] [--slow-drip 0] [--drip-ms 15000]
+ *                          [--concurrency N] [--delay 0] [--slow-drip 0] [--drip-ms 15000]
  *                          [--host-concurrency N]
  *
  * With `--slow-drip S`, S more probes point at a second target (another host) that sends its
@@ -33,7 +33,7 @@ const { values: args } = parseArgs({
     interval: { type: "string", default: "60" },
     duration: { type: "string", default: "180" },
     runners: { type: "string", default: "1" },
-    concurrency: { type: "string", default: "200" },
+    concurrency: { type: "string" },
     delay: { type: "string", default: "0" },
     "slow-drip": { type: "string", default: "0" },
     "drip-ms": { type: "string", default: "15000" },
@@ -43,12 +43,12 @@ const { values: args } = parseArgs({
 });
 if (args.help) {
   console.log(`deno task bench:runner [--probes 10000] [--interval 60] [--duration 180]
-                       [--runners 1] [--concurrency 200] [--delay 0]
+                       [--runners 1] [--concurrency N] [--delay 0]
                        [--slow-drip 0] [--drip-ms 15000] [--host-concurrency N]
 
 N probes (--probes) against a local target, run by --runners runner processes on PostgreSQL
 for --duration seconds, each probe every --interval seconds; the target answers after --delay
-ms. BENCH_DATABASE_URL names the PostgreSQL server (default ${DEFAULT_ADMIN_URL}).
+ms. --concurrency sets PROBE_CONCURRENCY (unset: the runner's default). BENCH_DATABASE_URL names the PostgreSQL server (default ${DEFAULT_ADMIN_URL}).
 --slow-drip S adds S probes at a second target that sends its body a byte at a time over
 --drip-ms ms, and prints the other probes' slip apart; --host-concurrency sets
 PROBE_HOST_CONCURRENCY (unset: the runner's default).
@@ -87,7 +87,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 console.log(
   `bench:runner  probes=${N} interval=${INTERVAL_S}s duration=${DURATION_S}s runners=${RUNNERS} ` +
-    `concurrency=${args.concurrency} target delay=${args.delay}ms  cores=${navigator.hardwareConcurrency}` +
+    `concurrency=${
+      args.concurrency ?? "default"
+    } target delay=${args.delay}ms  cores=${navigator.hardwareConcurrency}` +
     (SLOW ? `  slow-drip=${SLOW} over ${args["drip-ms"]}ms` : "") +
     (args["host-concurrency"] ? `  host-concurrency=${args["host-concurrency"]}` : ""),
 );
@@ -123,10 +125,10 @@ try {
         env: {
           DATABASE_URL: url.href,
           PROBE_INTERVAL_SECONDS: String(INTERVAL_S),
-          PROBE_CONCURRENCY: args.concurrency!,
+          ...(args.concurrency && { PROBE_CONCURRENCY: args.concurrency }),
           PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
           ...(args["host-concurrency"] && { PROBE_HOST_CONCURRENCY: args["host-concurrency"] }),
-          LOG_LEVEL: "info",
+          LOG_LEVEL: Deno.env.get("BENCH_RUNNER_LOG") ? "debug" : "info",
         },
         // The runner serves no HTTP: nothing to wait for but its "runner started" line below.
         waitReady: false,
@@ -195,6 +197,13 @@ try {
     return a + (line ? Number(JSON.parse(line).lost ?? 0) : 0);
   }, 0);
 
+  const logTo = Deno.env.get("BENCH_RUNNER_LOG");
+  if (logTo) await Deno.writeTextFile(logTo, outputs().join("\n"));
+  const warnings = outputs().flatMap((o) =>
+    o.split("\n").filter((l) => l.includes('"runner overloaded: probe runs start late"'))
+  );
+  const behind = warnings.map((l) => Number(JSON.parse(l).behind_seconds ?? 0));
+
   const expected = Math.round((N + SLOW) * DURATION_S / INTERVAL_S);
   const fmt = (ms: number) => `${Math.round(ms)} ms`;
   console.log(`checks due in the window: ${m.checks} of ${expected} expected (${m.up} up)`);
@@ -220,6 +229,10 @@ try {
   console.log(
     `double runs:              ${dup.doubles} recorded twice; target requests ${hits} for ${dup.total} ` +
       `recorded runs; ${lost} runs dropped for a lost lease`,
+  );
+  console.log(
+    `overload warnings:        ${warnings.length}` +
+      (warnings.length ? ` (behind ${behind.map((b) => `${b} s`).join(", ")})` : ""),
   );
   const failed = statuses.filter((s) => s.code !== 0).length;
   if (failed) console.log(`warning: ${failed} runner(s) did not exit cleanly`);

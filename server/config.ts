@@ -86,7 +86,7 @@ const configSchema = z.object({
       }
     }).default([]),
   ),
-  PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(200)),
+  PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(1000)),
   // Unset: a quarter of PROBE_CONCURRENCY (docs/runner.md, "Run slots").
   PROBE_HOST_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).optional()),
   RESULTS_RETENTION_DAYS: optional(z.coerce.number().int().min(1).max(400).default(7)),

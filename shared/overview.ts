@@ -36,10 +36,22 @@ export const overviewProject = z.object({
 });
 export type OverviewProject = z.infer<typeof overviewProject>;
 
+/**
+ * How far behind the probe runners are, all of them (whatever `project` the overview is for):
+ * the age of the oldest run due and not yet claimed by any runner (seconds, 0 when none), and
+ * whether that is 5 s or more (the runners cannot keep up: start another runner, or set longer
+ * intervals; docs/runner.md, "Overload").
+ */
+export const overviewSchedule = z.object({
+  lag_seconds: z.number(),
+  overloaded: z.boolean(),
+});
+
 export const overview = z.object({
   /** Open incidents, newest first (at most 100). */
   incidents: z.array(incident),
   projects: z.array(overviewProject),
+  schedule: overviewSchedule,
 });
 export type Overview = z.infer<typeof overview>;
 

@@ -23,6 +23,7 @@ import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { BUCKET_BOUNDS, emptyHistogram, percentileOf } from "../runner/histogram.ts";
+import { OVERLOAD_LAG_MS, scheduleLag } from "../runner/figures.ts";
 import { notFound } from "./errors.ts";
 import { listIncidents } from "./incidents.ts";
 import { ceilHour } from "./results.ts";
@@ -239,6 +240,7 @@ export function getOverview(
     const counts = await uptimeCounts(trx, project, now);
     const lines = await sparklines(trx, project, firstHour);
     const p95 = await latency24h(trx, project, now);
+    const lag = await scheduleLag({ db: trx, at: new Date(now) });
     const incidents: Incident[] = (await listIncidents({
       db: trx,
       input: { project, state: "open", limit: OVERVIEW_INCIDENTS },
@@ -271,7 +273,14 @@ export function getOverview(
       probes: byProject.get(p.name)!.sort(byStateThenName),
     }));
     return {
-      data: { incidents, projects: data },
+      data: {
+        incidents,
+        projects: data,
+        schedule: {
+          lag_seconds: Math.round(lag * 10) / 10,
+          overloaded: lag * 1000 >= OVERLOAD_LAG_MS,
+        },
+      },
       meta: {
         projects: data.length,
         probes: probes.length,

@@ -1,14 +1,14 @@
 /**
  * The probe runner's metrics: runs by outcome and how late they started (told by the runner as
- * runs end: `RunnerObserver`), runs in flight and runs lost (its counters), and the schedule's
- * figures shared with the I'm alive report (`scheduleFigures`).
+ * runs end: `RunnerObserver`), runs in flight, runs lost, its lag and overload flag (its
+ * counters), and the schedule's figures shared with the I'm alive report (`scheduleFigures`).
  *
  * @module
  */
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { Db } from "../db/database.ts";
 import { OUTCOMES } from "../runner/execute.ts";
-import { scheduleFigures } from "../runner/figures.ts";
+import { OVERLOAD_LAG_MS, scheduleFigures, scheduleLag } from "../runner/figures.ts";
 import type { Runner, RunnerObserver } from "../runner/runner.ts";
 import { counterOf, type scrapeReads } from "./registry.ts";
 
@@ -52,6 +52,33 @@ export function runnerMetrics(
       this.set(runners.reduce((n, r) => n + r.counters().inFlight, 0));
     },
   });
+  new Gauge({
+    name: "runner_lag_seconds",
+    help: "How late this process's runner starts probe runs now: how far behind the schedule it is",
+    registers: [registry],
+    collect() {
+      this.set(runners.reduce((n, r) => Math.max(n, r.counters().lagMs), 0) / 1000);
+    },
+  });
+  new Gauge({
+    name: "runner_overloaded",
+    help: `1 when this process's runner cannot keep up with the runs due (behind by ${
+      OVERLOAD_LAG_MS / 1000
+    } s or more)`,
+    registers: [registry],
+    collect() {
+      this.set(runners.some((r) => r.counters().overloaded) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "runner_claim_window",
+    help:
+      "Most probe runs this process's runner holds claimed at once, sized from what it observes",
+    registers: [registry],
+    collect() {
+      this.set(runners.reduce((n, r) => n + r.counters().window, 0));
+    },
+  });
   counterOf(registry, {
     name: "runner_runs_lost_total",
     help: "Runs not recorded: the lease had passed to another runner, or the probe was deleted",
@@ -81,6 +108,18 @@ export function runnerMetrics(
       async collect() {
         const f = await figures();
         if (f) this.set(f.overdue);
+      },
+    });
+  }
+  if (db && reads) {
+    const lag = reads("schedule_lag", () => scheduleLag({ db }));
+    new Gauge({
+      name: "runner_schedule_lag_seconds",
+      help: "Age of the oldest probe run due and claimed by no runner, for all runners (0: none)",
+      registers: [registry],
+      async collect() {
+        const seconds = await lag();
+        if (seconds !== null) this.set(seconds);
       },
     });
   }

@@ -19,6 +19,7 @@ import {
 } from "./execute.ts";
 import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
 import { pruneOnce, type PruneReport, purgeDeleted } from "./prune.ts";
+import { OVERLOAD_LAG_MS } from "./figures.ts";
 import { nextDue, offsetOf } from "./schedule.ts";
 import {
   claimDue,
@@ -59,12 +60,28 @@ export interface RunnerOptions {
   execute?: (target: ProbeTarget) => Promise<RunResult>;
   /** Certificate authorities to trust instead of the system's (tests). */
   ca?: string;
-  /** How long a claim holds; default 2 × timeout + 10 s (a run, its retry, and slack). */
+  /** How long a claim holds; `leaseFor(timeoutMs)` unless given. Renewed while the run lasts. */
   leaseMs?: number;
   /** How often to look for due probes. */
   pollMs?: number;
   /** How far ahead to claim, so that runs start on time rather than at the next poll. */
   lookaheadMs?: number;
+  /**
+   * Most runs claimed and not over at once, whatever the window sizing asks for
+   * (`claimWindow`); 100,000 unless given.
+   */
+  maxClaimed?: number;
+  /** Most runs one claim statement takes; more are claimed by the next statement at once. */
+  claimBatch?: number;
+  /**
+   * How often the runner renews the leases of what it holds, resizes its claim window, and
+   * measures how far behind it is (`RunnerCounters.lagMs`); every second unless given.
+   */
+  tickMs?: number;
+  /** Behind by this much or more, the runner counts as overloaded; 5 s unless given. */
+  overloadLagMs?: number;
+  /** At most one overload warning in the log per this long; a minute unless given. */
+  warnEveryMs?: number;
   /** How often to give new probes a schedule row. */
   syncEveryMs?: number;
   flushEveryMs?: number;
@@ -111,6 +128,16 @@ export interface RunnerCounters {
   inFlight: number;
   /** Due runs given back unstarted because their host had its cap in flight and queued. */
   deferred: number;
+  /** Most runs claimed and not over at once now: the claim window (`claimWindow`). */
+  window: number;
+  /** How late runs start now (ms): how far behind the schedule this runner is. */
+  lagMs: number;
+  /** Behind by `overloadLagMs` or more: the runner cannot keep up with what is due. */
+  overloaded: boolean;
+  /** Overload warnings written to the log (at most one per `warnEveryMs`). */
+  overloadWarnings: number;
+  /** Lease renewals of runs held past half their lease (claimed, running or being recorded). */
+  renewed: number;
 }
 
 export interface Runner {
@@ -121,12 +148,57 @@ export interface Runner {
   stop(): Promise<void>;
   /** One round of claiming; returns how many runs were claimed. */
   poll(): Promise<number>;
+  /**
+   * One tick of the runner's upkeep (each `tickMs` once started): renews the leases it holds
+   * that are past half their length, resizes the claim window, measures the lag, and warns
+   * when overloaded.
+   */
+  tick(): Promise<void>;
   /** Gives new probes their schedule rows; returns how many. */
   sync(): Promise<number>;
+  /** Records the runs that have finished (and waits for a recording under way). */
+  flush(): Promise<void>;
   /** Resolves when every run started has finished and been recorded. */
   idle(): Promise<void>;
   prune(): Promise<PruneReport>;
   counters(): RunnerCounters;
+}
+
+/**
+ * How long a claim holds for a run whose timeout is `timeoutMs`: the run, its retry, and slack.
+ * A runner renews the leases of what it still holds at half their length (`Runner.tick`).
+ */
+export function leaseFor(timeoutMs: number): number {
+  return 2 * timeoutMs + 10_000;
+}
+
+/**
+ * The claim window: the most runs a runner holds claimed and not over at once. It covers the
+ * runs made per second lately (`rate`) for `coverMs` (what is claimed ahead, a poll or two, and
+ * slack), at least twice the slots, but never more than the runner can start in half a lease
+ * (`startWithinMs`): its slots over the mean run time, and its recording over the mean
+ * recording time per run. So every run claimed starts before its lease would run out, and when
+ * more is due than the runner can make, it holds about `coverMs` of what it makes, oldest due
+ * first; the rest stays on the schedule for other runners.
+ */
+export function claimWindow(
+  { rate, concurrency, coverMs, startWithinMs, runMs, recordMs, maxClaimed }: {
+    /** Runs made per second lately. */
+    rate: number;
+    concurrency: number;
+    coverMs: number;
+    startWithinMs: number;
+    /** Mean run time (ms); unknown (no run yet) as null. */
+    runMs: number | null;
+    /** Mean recording time per run (ms); unknown as null. */
+    recordMs: number | null;
+    maxClaimed: number;
+  },
+): number {
+  const wanted = Math.max(2 * concurrency, rate * coverMs / 1000);
+  const canRun = runMs === null ? Infinity : concurrency * startWithinMs / Math.max(runMs, 1);
+  const canRecord = recordMs === null ? Infinity : startWithinMs / Math.max(recordMs, 0.001);
+  return Math.max(1, Math.floor(Math.min(wanted, canRun, canRecord, maxClaimed)));
 }
 
 /** The host a run counts against for `hostConcurrency`: the URL's host (name and port). */
@@ -145,7 +217,13 @@ export function createRunner(options: RunnerOptions): Runner {
   } = options;
   const clock = options.clock ?? systemClock;
   const id = options.id ?? `${hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
-  const leaseMs = options.leaseMs ?? 2 * timeoutMs + 10_000;
+  const leaseMs = options.leaseMs ?? leaseFor(timeoutMs);
+  // Often enough that a lease is renewed well before it runs out (at half of it).
+  const tickMs = options.tickMs ?? Math.min(1000, leaseMs / 4);
+  const overloadLagMs = options.overloadLagMs ?? OVERLOAD_LAG_MS;
+  const warnEveryMs = options.warnEveryMs ?? 60_000;
+  const claimBatch = options.claimBatch ?? 5000;
+  const maxClaimedCeiling = options.maxClaimed ?? 100_000;
   const pollMs = options.pollMs ?? 250;
   const lookaheadMs = options.lookaheadMs ?? 1000;
   const syncEveryMs = options.syncEveryMs ?? 2000;
@@ -169,18 +247,48 @@ export function createRunner(options: RunnerOptions): Runner {
   const bornAt = clock.now();
   const restartSpreadMs = options.restartSpreadMs ?? Math.min(intervalMs / 2, 300_000);
 
-  const counters: Omit<RunnerCounters, "inFlight"> = {
+  const counters: Omit<RunnerCounters, "inFlight" | "window" | "lagMs" | "overloaded"> = {
     runs: 0,
     recorded: 0,
     skipped: 0,
     lost: 0,
     deferred: 0,
+    overloadWarnings: 0,
+    renewed: 0,
   };
   const observer = options.observer;
   /** Claimed and not yet over: waiting for the due time, queued, or running. */
   let active = 0;
-  /** At most this many claimed at once: runs in flight plus the next ones, claimed ahead. */
-  const maxClaimed = 2 * concurrency;
+  /**
+   * At most this many claimed at once: runs in flight plus the next ones, claimed ahead. Sized
+   * at each tick from what the runner observes (`claimWindow`); twice the slots to begin with.
+   */
+  let maxClaimed = Math.min(2 * concurrency, maxClaimedCeiling);
+  /** What the window is sized from: runs ended lately, mean run and recording times. */
+  const seen = {
+    ended: 0,
+    rate: 0,
+    runMs: null as number | null,
+    recordMs: null as number | null,
+    /** Least slip of the runs started since the last tick (ms), or null. */
+    startSlipMs: null as number | null,
+    lagMs: 0,
+    lastTick: clock.now(),
+    /**
+     * The last claim took all the window let it (or none was let): more may be due than this
+     * runner holds, so a tick that starts nothing is not a sign that it has caught up.
+     */
+    full: false,
+    /** When the last overload warning was written. */
+    warnedAt: null as number | null,
+  };
+  /**
+   * The leases this runner holds, by slot (`key@due`): claimed, running, or waiting to be
+   * recorded. Each tick renews those past half their length, so no lease runs out while the
+   * runner lives and holds the run: a slot is made at most once, and no run is dropped.
+   */
+  const leases = new Map<string, { key: string; until: number }>();
+  const slotOf = (c: { key: string; due: number }) => `${c.key}@${c.due}`;
   const waiting = new Map<string, { timer: unknown; claimed: Claimed }>();
   /** Due, waiting for one of the `concurrency` slots or for a slot of their host. */
   let queued: { claimed: Claimed; host: string }[] = [];
@@ -198,8 +306,13 @@ export function createRunner(options: RunnerOptions): Runner {
   /** Lease changes being written; `idle` and `stop` wait for them. */
   const leaseWrites = new Set<Promise<void>>();
 
-  function complete(claimed: Claimed, result: RunResult | null) {
+  function complete(claimed: Claimed, result: RunResult | null, startedAt?: number) {
     const now = clock.now();
+    if (startedAt !== undefined) {
+      const ms = now - startedAt;
+      seen.runMs = seen.runMs === null ? ms : seen.runMs + (ms - seen.runMs) * 0.05;
+    }
+    seen.ended++;
     if (result) {
       observer?.ran(result.outcome, Math.max(0, result.startedAt.getTime() - claimed.due));
     }
@@ -227,16 +340,19 @@ export function createRunner(options: RunnerOptions): Runner {
 
   /**
    * A due run starts when a slot is free and its host has fewer than `hostCap` runs in flight.
-   * Otherwise it queues, but a host may keep at most `hostCap` runs queued: past that its runs
-   * are given back, unstarted, for `deferMs`. So a slow host holds at most `hostCap` slots and
-   * as many claims, whatever it answers, and never the claims (`maxClaimed`) of the others.
-   * A run that waited in the queue has its lease extended as it starts (`startQueued`), so
-   * that no runner, this one included, claims it again while it runs.
+   * Otherwise it queues, but a host may keep at most as many runs queued as its `hostCap` slots
+   * start in half a lease (`hostQueueCap`; `hostCap` while its run time is unknown): past that
+   * its runs are given back, unstarted, for `deferMs`. So a slow host holds at most `hostCap`
+   * slots and about as many claims, whatever it answers, and never the claims (`maxClaimed`)
+   * of the others; a fast one queues what its slots get through in time.
+   * A run that waits in the queue, runs, or waits to be recorded keeps its lease: the runner
+   * renews what it holds at each tick (`renewLeases`), so that no runner, this one included,
+   * claims it again meanwhile.
    */
   function run(claimed: Claimed) {
     const host = hostOf(claimed.target.url);
     if ((hostRunning.get(host) ?? 0) >= hostCap) {
-      if ((hostQueued.get(host) ?? 0) >= hostCap) return defer(claimed);
+      if ((hostQueued.get(host) ?? 0) >= hostQueueCap(host)) return defer(claimed);
       bump(hostQueued, host, 1);
       queued.push({ claimed, host });
       return;
@@ -249,19 +365,36 @@ export function createRunner(options: RunnerOptions): Runner {
     start(claimed, host);
   }
 
+  /** Mean run time per host (ms), for `hostQueueCap`; forgotten past 10,000 hosts. */
+  const hostRunMs = new Map<string, number>();
+  function hostQueueCap(host: string) {
+    const ms = hostRunMs.get(host);
+    if (ms === undefined) return hostCap;
+    return Math.max(hostCap, Math.floor(hostCap * (leaseMs / 2) / Math.max(ms, 1)));
+  }
+  function ranOn(host: string, ms: number) {
+    const mean = hostRunMs.get(host);
+    if (mean === undefined && hostRunMs.size >= 10_000) hostRunMs.clear();
+    hostRunMs.set(host, mean === undefined ? ms : mean + (ms - mean) * 0.1);
+  }
+
   function start(claimed: Claimed, host: string) {
     counters.runs++;
     bump(hostRunning, host, 1);
+    const startedAt = clock.now();
+    const slip = Math.max(0, startedAt - claimed.due);
+    seen.startSlipMs = seen.startSlipMs === null ? slip : Math.min(seen.startSlipMs, slip);
     const p: Promise<void> = execute(claimed.target)
-      .then((result) => complete(claimed, result))
+      .then((result) => complete(claimed, result, startedAt))
       .catch((error) => {
         // executeProbe returns failures as values; reaching here is a defect, not an outage.
         log.error("probe run failed", { probe_key: claimed.key, ...errorFields(error) });
-        complete(claimed, null);
+        complete(claimed, null, startedAt);
       })
       .finally(() => {
         running.delete(p);
         bump(hostRunning, host, -1);
+        ranOn(host, clock.now() - startedAt);
         startQueued();
       });
     running.add(p);
@@ -274,7 +407,14 @@ export function createRunner(options: RunnerOptions): Runner {
       if (i < 0) return;
       const [{ claimed, host }] = queued.splice(i, 1);
       bump(hostQueued, host, -1);
-      changeLease("extend", claimed.key);
+      // A run that waited so long that its lease could lapse before the next tick renews it
+      // has it extended as it starts (most runs wait less: no statement for them).
+      const lease = leases.get(slotOf(claimed));
+      const now = clock.now();
+      if (lease && lease.until - now <= leaseMs / 2 + tickMs) {
+        lease.until = now + leaseMs;
+        changeLease("extend", claimed.key);
+      }
       start(claimed, host);
     }
   }
@@ -282,14 +422,16 @@ export function createRunner(options: RunnerOptions): Runner {
   /** Gives a due run back unstarted, claimable again in `deferMs`. */
   function defer(claimed: Claimed) {
     active--;
+    leases.delete(slotOf(claimed));
     counters.deferred++;
     changeLease("defer", claimed.key);
   }
 
   /**
    * Gives a lease back until `deferMs` from now (`defer`), or extends it to `leaseMs` from now
-   * (`extend`: a run that waited starts). Batched: one statement per kind and tick. A failure
-   * leaves the lease as it was: a run given back is claimable when it runs out.
+   * (`extend`: a run that waited long starts; other leases held are renewed at each tick by
+   * `renewLeases`). Batched: one statement per kind and tick. A failure leaves the lease as it
+   * was: a run given back is claimable when it runs out.
    */
   function changeLease(kind: keyof typeof leaseChanges, key: string) {
     leaseChanges[kind].push(key);
@@ -331,7 +473,13 @@ export function createRunner(options: RunnerOptions): Runner {
 
   async function poll(): Promise<number> {
     const now = clock.now();
-    const limit = maxClaimed - active;
+    // Finished runs waiting to be recorded count against the window past one batch: when
+    // recording falls behind, claiming slows down with it.
+    const limit = Math.min(
+      claimBatch,
+      maxClaimed - active - Math.max(0, buffer.length - flushBatch),
+    );
+    seen.full = limit <= 0;
     if (limit <= 0) return 0;
     const claimed = await claimDue(db, {
       now,
@@ -344,8 +492,89 @@ export function createRunner(options: RunnerOptions): Runner {
         : undefined,
       defaults: { intervalMs, timeoutMs },
     });
-    for (const c of claimed) dispatch(c);
+    seen.full = claimed.length >= limit && limit < claimBatch;
+    for (const c of claimed) {
+      leases.set(slotOf(c), { key: c.key, until: now + leaseMs });
+      dispatch(c);
+    }
     return claimed.length;
+  }
+
+  /** Renews the leases past half their length (or all of them), in one statement. */
+  async function renewLeases(now: number, all = false) {
+    const due: { key: string; until: number }[] = [];
+    for (const lease of leases.values()) {
+      if (all || lease.until - now <= leaseMs / 2) due.push(lease);
+    }
+    if (due.length === 0) return;
+    try {
+      await extendLeases(db, id, [...new Set(due.map((l) => l.key))], now + leaseMs);
+      for (const lease of due) lease.until = Math.max(lease.until, now + leaseMs);
+      counters.renewed += due.length;
+    } catch (error) {
+      log.warn("renewing leases failed", { count: due.length, ...errorFields(error) });
+    }
+  }
+
+  async function tick(): Promise<void> {
+    const now = clock.now();
+    await renewLeases(now);
+    const elapsed = Math.max(1, now - seen.lastTick);
+    seen.lastTick = now;
+    const rate = seen.ended * 1000 / elapsed;
+    seen.ended = 0;
+    seen.rate = seen.rate === 0 ? rate : seen.rate + (rate - seen.rate) * 0.3;
+    maxClaimed = claimWindow({
+      rate: seen.rate,
+      concurrency,
+      coverMs: Math.max(2000, 2 * (lookaheadMs + 2 * pollMs)),
+      startWithinMs: leaseMs / 2,
+      runMs: seen.runMs,
+      recordMs: seen.recordMs,
+      maxClaimed: maxClaimedCeiling,
+    });
+    // How late runs start now: the wait of the oldest due run queued for a slot (claimed oldest
+    // due first, the queue's front is the front of the schedule); with none queued, the least
+    // slip of the runs started since the last tick; with none started either, while the window
+    // is full (more may be due than this runner holds), the last figure plus the time since;
+    // else nothing is late.
+    // (With slots free, what is queued waits for its host's cap: a slow target, not overload.)
+    const front = queued.length > 0 && running.size >= concurrency
+      ? now - queued[0].claimed.due
+      : null;
+    seen.lagMs = Math.max(
+      0,
+      front ?? seen.startSlipMs ?? (seen.full && seen.lagMs > 0 ? seen.lagMs + elapsed : 0),
+    );
+    seen.startSlipMs = null;
+    log.debug("runner tick", {
+      window: maxClaimed,
+      active,
+      waiting: waiting.size,
+      queued: queued.length,
+      running: running.size,
+      buffered: buffer.length,
+      rate: Math.round(seen.rate),
+      run_ms: seen.runMs === null ? null : Math.round(seen.runMs),
+      record_ms: seen.recordMs === null ? null : Math.round(seen.recordMs * 1000) / 1000,
+      lag_ms: seen.lagMs,
+      leases: leases.size,
+    });
+    if (seen.lagMs >= overloadLagMs) warnOverloaded(now);
+  }
+
+  /** Says, at most once per `warnEveryMs`, that the runner cannot keep up, and what to do. */
+  function warnOverloaded(now: number) {
+    if (seen.warnedAt !== null && now - seen.warnedAt < warnEveryMs) return;
+    seen.warnedAt = now;
+    counters.overloadWarnings++;
+    log.warn("runner overloaded: probe runs start late", {
+      runner: id,
+      behind_seconds: Math.round(seen.lagMs / 100) / 10,
+      runs_per_second: Math.round(seen.rate),
+      hint: "start another runner on the same database (deno task runner), or set a longer " +
+        "PROBE_INTERVAL_SECONDS",
+    });
   }
 
   function flush(): Promise<void> {
@@ -354,8 +583,14 @@ export function createRunner(options: RunnerOptions): Runner {
       while (buffer.length > 0) {
         const batch = buffer.slice(0, flushBatch);
         try {
+          const began = clock.now();
           const r = await recordRuns(db, id, batch);
+          const perRun = (clock.now() - began) / batch.length;
+          seen.recordMs = seen.recordMs === null
+            ? perRun
+            : seen.recordMs + (perRun - seen.recordMs) * 0.2;
           buffer = buffer.slice(batch.length);
+          for (const c of batch) leases.delete(slotOf(c));
           counters.recorded += r.recorded;
           counters.skipped += r.skipped;
           counters.lost += r.lost;
@@ -369,6 +604,9 @@ export function createRunner(options: RunnerOptions): Runner {
           log.error("recording runs failed", errorFields(error));
           // Keep them for the next flush, within bounds; leases run out and others retry.
           if (buffer.length > 20 * flushBatch) {
+            for (const c of buffer.slice(0, buffer.length - 20 * flushBatch)) {
+              leases.delete(slotOf(c));
+            }
             buffer = buffer.slice(buffer.length - 20 * flushBatch);
           }
           return;
@@ -418,10 +656,18 @@ export function createRunner(options: RunnerOptions): Runner {
   return {
     id,
     poll,
+    tick,
+    flush,
     sync,
     idle,
     prune,
-    counters: () => ({ ...counters, inFlight: running.size }),
+    counters: () => ({
+      ...counters,
+      inFlight: running.size,
+      window: maxClaimed,
+      lagMs: seen.lagMs,
+      overloaded: seen.lagMs >= overloadLagMs,
+    }),
     start() {
       if (!stopped) return;
       stopped = false;
@@ -430,6 +676,7 @@ export function createRunner(options: RunnerOptions): Runner {
       // A full claim means more may be due: claim again at once.
       every("poll", pollMs, async () => (await poll()) > 0 && active < maxClaimed);
       every("flush", flushEveryMs, flush);
+      every("tick", tickMs, tick, tickMs);
       every("prune", pruneEveryMs, async () => {
         const r = await prune();
         if (r.results + r.rollups + r.probes + r.partitionsCreated + r.partitionsDropped > 0) {
@@ -457,6 +704,9 @@ export function createRunner(options: RunnerOptions): Runner {
       queued = [];
       hostQueued.clear();
       active -= unstarted.length;
+      for (const c of unstarted) leases.delete(slotOf(c));
+      // The ticks are over: a whole lease for the runs in flight to end and be recorded in.
+      await renewLeases(clock.now(), true);
       try {
         await releaseLeases(db, id, unstarted.map((c) => c.key));
       } catch (error) {

@@ -6999,6 +6999,10 @@ export interface operations {
                   sparkline: (number | null)[];
                 }[];
               }[];
+              schedule: {
+                lag_seconds: number;
+                overloaded: boolean;
+              };
             };
             meta: {
               projects: number;

@@ -1,0 +1,308 @@
+/**
+ * The runner's adaptive claim window and its behaviour when overloaded (issue 19), on a fake
+ * clock with an executor whose runs take fake time: no lease runs out while its runner holds
+ * the run, no slot is made twice, the window grows with fast runs and shrinks with slow ones,
+ * and the overload warning comes at most once a minute, with its metric.
+ */
+import assert from "node:assert/strict";
+import FakeTimers from "@sinonjs/fake-timers";
+import { Registry } from "prom-client";
+import { sql } from "kysely";
+import { createLogger } from "../log.ts";
+import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
+import { createNetworkPolicy } from "../outbound/network_policy.ts";
+import { runnerMetrics } from "../metrics/runner.ts";
+import { scrapeReads } from "../metrics/registry.ts";
+import { claimDue, syncSchedules } from "./store.ts";
+import { claimWindow, createRunner, leaseFor, type Runner, type RunnerClock } from "./runner.ts";
+import type { ProbeTarget, RunResult } from "./execute.ts";
+
+const INTERVAL = 60_000;
+const TIMEOUT = 1_000;
+const LEASE = leaseFor(TIMEOUT);
+
+function fakeClock(start: number) {
+  const fake = FakeTimers.createClock(start);
+  const clock: RunnerClock = {
+    now: () => fake.now,
+    setTimeout: (fn, ms) => fake.setTimeout(fn, ms),
+    clearTimeout: (id) => fake.clearTimeout(id as FakeTimers.TimerId),
+  };
+  return { fake, clock };
+}
+
+/**
+ * An executor whose runs take `runMs()` of fake time; counts the runs made (ended) per target
+ * URL.
+ */
+function slowExecutor(clock: RunnerClock, runMs: () => number) {
+  const made = new Map<string, number>();
+  const execute = (target: ProbeTarget) => {
+    const startedAt = new Date(clock.now());
+    const ms = runMs();
+    return new Promise<RunResult>((resolve) =>
+      clock.setTimeout(() => {
+        made.set(target.url, (made.get(target.url) ?? 0) + 1);
+        resolve({
+          startedAt,
+          durationMs: ms,
+          outcome: "up",
+          httpStatus: 200,
+          error: null,
+          address: null,
+        });
+      }, ms)
+    );
+  };
+  return { made, execute };
+}
+
+Deno.test("claimWindow: twice the slots at first, grows with the rate, bounded by what can start", () => {
+  const base = { concurrency: 10, coverMs: 10_000, startWithinMs: 10_000, maxClaimed: 100_000 };
+  assert.equal(claimWindow({ ...base, rate: 0, runMs: null, recordMs: null }), 20);
+  assert.equal(claimWindow({ ...base, rate: 1000, runMs: 5, recordMs: 0.1 }), 10_000);
+  assert.equal(claimWindow({ ...base, coverMs: 2000, rate: 1000, runMs: 5, recordMs: 0.1 }), 2000);
+  // Runs of 5 s: ten slots start 20 runs in 10 s, whatever the rate asks for.
+  assert.equal(claimWindow({ ...base, rate: 1000, runMs: 5000, recordMs: 0.1 }), 20);
+  // Recording at 10 ms a run: 1,000 runs recorded in 10 s.
+  assert.equal(claimWindow({ ...base, rate: 1000, runMs: 5, recordMs: 10 }), 1000);
+  assert.equal(claimWindow({ ...base, rate: 1e9, runMs: 1, recordMs: 0.001 }), 100_000);
+  assert.equal(claimWindow({ ...base, rate: 0, runMs: 1e9, recordMs: null }), 1);
+});
+
+for (const backend of backends()) {
+  Deno.test(`adaptive runner [${backend}]`, async (t) => {
+    const app = await startTestApp(backend);
+    const api = new TestClient(app.handler);
+    const db = app.database.db;
+    const start = Math.ceil(Date.now() / INTERVAL) * INTERVAL + 30 * 86_400_000;
+
+    /** A project of `n` probes; returns it. */
+    const projectOf = async (n: number) => {
+      const project = uniqueName();
+      await api.post("/api/v1/projects", { project });
+      for (let i = 0; i < n; i++) {
+        const res = await api.post(`/api/v1/projects/${project}/probes`, {
+          url: `http://127.0.0.1:9/${project}/${i}`,
+        });
+        assert.equal(res.status, 201, JSON.stringify(res.body));
+      }
+      return project;
+    };
+    /** Results recorded per probe URL. */
+    const recordedPerUrl = async (project: string) => {
+      const rows = await db.selectFrom("probe_results")
+        .innerJoin("probes", "probes.key", "probe_results.probe_key")
+        .where("probes.project", "=", project)
+        .select(["probes.url", (eb) => eb.fn.countAll<number>().as("n")])
+        .groupBy("probes.url").execute();
+      return new Map(rows.map((r) => [r.url, Number(r.n)]));
+    };
+    /** Schedule rows still leased to a runner whose lease has run out at `now`. */
+    const expiredLeases = async (now: number) => {
+      const { rows: [r] } = await sql<{ n: number }>`
+        select count(*)::int as n from probe_schedule
+        where leased_by is not null and lease_until <= ${new Date(now).toISOString()}`
+        .execute(db);
+      return r.n;
+    };
+    /** One second of fake time: each runner claims, runs go on, each records and ticks. */
+    const second = async (fake: ReturnType<typeof fakeClock>["fake"], rs: Runner[]) => {
+      for (const r of rs) await r.poll();
+      await fake.tickAsync(1000);
+      await new Promise((r) => setTimeout(r, 0));
+      for (const r of rs) {
+        await r.flush();
+        await r.tick();
+      }
+    };
+
+    try {
+      await t.step(
+        "the overview and /metrics say how far behind the schedule is, for every runner",
+        async () => {
+          const project = await projectOf(1);
+          const registry = new Registry();
+          runnerMetrics(registry, { db, reads: scrapeReads(registry, createLogger("silent")) });
+          const lag = async () => {
+            const res = await api.get("/api/v1/overview");
+            assert.equal(res.status, 200);
+            const gauge = await registry.getSingleMetric("runner_schedule_lag_seconds")!.get();
+            return { ...res.body.data.schedule, gauge: gauge.values[0].value };
+          };
+          assert.deepEqual(await lag(), { lag_seconds: 0, overloaded: false, gauge: 0 });
+          // Due 30 s ago, claimed by no runner: the schedule is 30 s behind.
+          await syncSchedules(db, { now: Date.now() - 30_000, intervalMs: INTERVAL });
+          const behind = await lag();
+          assert.ok(behind.lag_seconds >= 30 && behind.lag_seconds < 60, JSON.stringify(behind));
+          assert.equal(behind.overloaded, true);
+          assert.ok(behind.gauge >= 30);
+          // Claimed: a runner has it, no longer counted.
+          const now = Date.now();
+          const claimed = await claimDue(db, {
+            now,
+            horizon: now,
+            leaseUntil: now + LEASE,
+            runner: "r",
+            limit: 10,
+          });
+          assert.equal(claimed.length, 1);
+          assert.deepEqual(await lag(), { lag_seconds: 0, overloaded: false, gauge: 0 });
+          await api.delete(`/api/v1/projects/${project}`);
+        },
+      );
+
+      await t.step(
+        "two runners, runs longer than their lease: leases renewed, no slot made twice, none dropped",
+        async () => {
+          const { fake, clock } = fakeClock(start);
+          const project = await projectOf(12);
+          // Every run takes longer than a whole lease: only renewals keep it.
+          const { made, execute } = slowExecutor(clock, () => LEASE + 5_000);
+          const lines: string[] = [];
+          const runnerOf = (id: string) =>
+            createRunner({
+              db,
+              log: createLogger("warn", (line) => lines.push(line)),
+              id,
+              clock,
+              intervalMs: INTERVAL,
+              timeoutMs: TIMEOUT,
+              concurrency: 2,
+              retentionDays: 7,
+              policy: createNetworkPolicy(),
+              lookaheadMs: 0,
+              restartSpreadMs: 0,
+              execute,
+            });
+          const runners = [runnerOf("a"), runnerOf("b")];
+          await runners[0].sync();
+          for (let s = 0; s < 150; s++) {
+            await second(fake, runners);
+            assert.equal(await expiredLeases(clock.now()), 0, `a lease ran out at ${s} s`);
+          }
+          const recorded = await recordedPerUrl(project);
+          assert.ok(made.size > 0);
+          for (const [url, n] of made) {
+            assert.equal(recorded.get(url) ?? 0, n, `${url}: made ${n}, recorded`);
+          }
+          for (const r of runners) {
+            assert.equal(r.counters().lost, 0);
+            assert.ok(r.counters().renewed > 0);
+            // Runs of 15 s, 2 slots, 6 s to start a claim in: at most 2 + 2 × 6 / 15 claimed.
+            assert.ok(r.counters().window <= 2, `window ${r.counters().window}`);
+          }
+          // 12 probes due at once, 4 slots, 15 s a run: the last start 30 s late or more.
+          assert.ok(runners.some((r) => r.counters().overloaded));
+          assert.ok(lines.some((l) => l.includes("runner overloaded")));
+          await api.delete(`/api/v1/projects/${project}`);
+        },
+      );
+
+      await t.step(
+        "the window grows while runs are fast and shrinks when they turn slow",
+        async () => {
+          const { fake, clock } = fakeClock(start + 3 * 86_400_000);
+          const project = await projectOf(400);
+          let runMs = 10;
+          const { made, execute } = slowExecutor(clock, () => runMs);
+          const runner = createRunner({
+            db,
+            log: createLogger("silent"),
+            clock,
+            intervalMs: INTERVAL,
+            timeoutMs: TIMEOUT,
+            concurrency: 5,
+            retentionDays: 7,
+            policy: createNetworkPolicy(),
+            lookaheadMs: 0,
+            restartSpreadMs: 0,
+            execute,
+          });
+          await runner.sync();
+          assert.equal(runner.counters().window, 10, "twice the slots to begin with");
+          const windows: number[] = [];
+          for (let s = 0; s < 4; s++) {
+            await second(fake, [runner]);
+            windows.push(runner.counters().window);
+          }
+          // 10 runs in the first second, then 60, then more: the window follows.
+          assert.ok(windows[0] > 10, `windows ${windows}`);
+          assert.ok(windows[2] > windows[0], `windows ${windows}`);
+          runMs = 5_000;
+          for (let s = 0; s < 60; s++) {
+            await second(fake, [runner]);
+            assert.equal(await expiredLeases(clock.now()), 0, `a lease ran out at ${s} s`);
+          }
+          // Five slots, 5 s a run, 6 s to start a claim in: 6 runs can start, no more.
+          assert.ok(runner.counters().window <= 6, `window ${runner.counters().window}`);
+          const recorded = await recordedPerUrl(project);
+          for (const [url, n] of made) assert.equal(recorded.get(url) ?? 0, n, url);
+          assert.equal(runner.counters().lost, 0);
+          await api.delete(`/api/v1/projects/${project}`);
+        },
+      );
+
+      await t.step(
+        "overloaded: one warning a minute naming the lag and what to do; lag and flag in /metrics",
+        async () => {
+          const { fake, clock } = fakeClock(start + 6 * 86_400_000);
+          const project = await projectOf(40);
+          const { execute } = slowExecutor(clock, () => 2_000);
+          const lines: string[] = [];
+          const registry = new Registry();
+          const metrics = runnerMetrics(registry);
+          const runner = createRunner({
+            db,
+            log: createLogger("warn", (line) => lines.push(line)),
+            clock,
+            intervalMs: INTERVAL,
+            timeoutMs: TIMEOUT,
+            concurrency: 1,
+            retentionDays: 7,
+            policy: createNetworkPolicy(),
+            lookaheadMs: 0,
+            restartSpreadMs: 0,
+            execute,
+            observer: metrics.observer,
+          });
+          metrics.watch(runner);
+          const gauge = async (name: string) =>
+            (await registry.getSingleMetric(name)!.get()).values[0].value;
+          await runner.sync();
+          assert.equal(await gauge("runner_overloaded"), 0);
+          const warnedAt: number[] = [];
+          // 40 probes every minute, one slot, 2 s a run: 80 s of runs a minute.
+          for (let s = 0; s < 150; s++) {
+            const before = lines.length;
+            await second(fake, [runner]);
+            if (lines.length > before) warnedAt.push(s);
+          }
+          const warnings = lines.map((l) => JSON.parse(l)).filter((l) =>
+            l.msg === "runner overloaded: probe runs start late"
+          );
+          assert.ok(warnings.length >= 2, lines.join("\n"));
+          assert.equal(warnings.length, warnedAt.length, lines.join("\n"));
+          assert.equal(runner.counters().overloadWarnings, warnings.length);
+          for (let i = 1; i < warnedAt.length; i++) {
+            assert.ok(warnedAt[i] - warnedAt[i - 1] >= 60, `warned at ${warnedAt}`);
+          }
+          assert.ok(warnings[0].behind_seconds >= 5, JSON.stringify(warnings[0]));
+          assert.match(warnings[0].hint, /another runner/);
+          assert.match(warnings[0].hint, /PROBE_INTERVAL_SECONDS/);
+          assert.equal(runner.counters().overloaded, true);
+          assert.equal(await gauge("runner_overloaded"), 1);
+          assert.ok(await gauge("runner_lag_seconds") >= 5);
+          // With nothing left to run, no longer behind.
+          await api.delete(`/api/v1/projects/${project}`);
+          for (let s = 0; s < 20; s++) await second(fake, [runner]);
+          assert.equal(runner.counters().overloaded, false, JSON.stringify(runner.counters()));
+          assert.equal(await gauge("runner_overloaded"), 0);
+          assert.equal(await gauge("runner_lag_seconds"), 0);
+        },
+      );
+    } finally {
+      await app.close();
+    }
+  });
+}
