@@ -12,6 +12,8 @@
  * body a byte at a time over `--drip-ms`: the schedule slip of the other probes is printed apart
  * (issue 18: run slots shared fairly). `--host-concurrency` sets `PROBE_HOST_CONCURRENCY`.
  *
+ * BENCH_RUNNER_LOG=file runs the runners with LOG_LEVEL=debug and writes their output there (their
+ * `runner tick` lines show how the claim window was sized: docs/runner.md, "Claim window").
  * BENCH_DATABASE_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres).
  * Not a test: figures vary with the machine and its load.
  */

@@ -585,10 +585,14 @@ export function createRunner(options: RunnerOptions): Runner {
         try {
           const began = clock.now();
           const r = await recordRuns(db, id, batch);
-          const perRun = (clock.now() - began) / batch.length;
-          seen.recordMs = seen.recordMs === null
-            ? perRun
-            : seen.recordMs + (perRun - seen.recordMs) * 0.2;
+          // Per run, from batches big enough that a transaction's fixed cost does not swamp it
+          // (a batch of one when little is due would say recording is slow).
+          if (batch.length >= Math.min(flushBatch, 50)) {
+            const perRun = (clock.now() - began) / batch.length;
+            seen.recordMs = seen.recordMs === null
+              ? perRun
+              : seen.recordMs + (perRun - seen.recordMs) * 0.2;
+          }
           buffer = buffer.slice(batch.length);
           for (const c of batch) leases.delete(slotOf(c));
           counters.recorded += r.recorded;
