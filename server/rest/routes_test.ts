@@ -30,11 +30,19 @@ const fill = (template: string, values: Record<string, string>) =>
 apiSuite("REST routing", (test) => {
   test("every operation of the document reaches its procedure", async ({ api }) => {
     assert.equal(ROUTES.length, 45);
+    const reached = new Set<number>();
     for (const route of ROUTES) {
       const path = `/api/v1${fill(route.template, {})}`;
       const res = await api.call(route.method, path, route.body === "none" ? {} : { body: {} });
-      assert.notEqual(res.body?.error?.message, "No such route", `${route.method} ${path}`);
+      const what = `${route.method} ${path}: ${res.status} ${JSON.stringify(res.body)}`;
+      // Reached: the procedure answered (a success, or its own refusal of the input or of the
+      // project "x"), not the router's 404 and not a failure of the dispatch itself (500).
+      assert.notEqual(res.body?.error?.message, "No such route", what);
+      assert.ok(res.status < 500, what);
+      reached.add(res.status);
     }
+    // Both procedures' own answers happen: validation (422) and the unknown project "x" (404).
+    assert.ok(reached.has(422) && reached.has(404), [...reached].join(","));
   });
 
   test("no body value is coerced: strings for numbers and booleans answer 422 on every operation", async ({ api }) => {
