@@ -28,7 +28,7 @@ import {
   resolveBadgeToken,
 } from "../domain/badges.ts";
 import { validationFailed } from "../errors.ts";
-import type { PublicPage } from "./handler.ts";
+import type { PublicPage } from "./edge_types.ts";
 import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure, TtlCache } from "./status_page.ts";
 
 export const BADGE_PREFIX = "/badge/";

@@ -22,7 +22,7 @@ import type { ProbeState } from "../db/schema.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { publicStatusPage, statusPagesVersion } from "../domain/status_pages.ts";
 import { toApiError } from "../errors.ts";
-import type { PublicPage } from "./handler.ts";
+import type { PublicPage } from "./edge_types.ts";
 
 export const STATUS_PREFIX = "/status/";
 const JSON_SUFFIX = "/status.json";
