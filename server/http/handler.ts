@@ -22,7 +22,8 @@ import type { HttpMetrics } from "../metrics/http.ts";
 import { createRestHandler } from "../rest/handler.ts";
 import { matchRoute, routesOf } from "../rest/routes.ts";
 import { createContext, type Services } from "../trpc/context.ts";
-import { createTrpcFastPath, procedureTypes } from "../trpc/fast_path.ts";
+import { createTrpcFastPath } from "../trpc/fast_path.ts";
+import { type Operation, operationsOf } from "../trpc/operations.ts";
 import type { AppRouter } from "../trpc/router.ts";
 import { json, ours, restError, SECURITY_HEADERS, trpcError } from "./answers.ts";
 import type { Cors } from "./cors.ts";
@@ -137,9 +138,11 @@ export function createHttpHandler(
   const { router, document, db, log, services, rateLimiter, cors, onFastPath, keyed = [] } = deps;
   const maxAnswerBytes = deps.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
   const logFailure = failureLog(log);
+  // The procedures' REST operations, from their meta: routes, the fast path, the route labels.
+  const operations = operationsOf(router);
   const rest = createRestHandler({
     router,
-    document,
+    operations,
     onError: (error) => logFailure(error),
     maxAnswerBytes,
   });
@@ -148,7 +151,7 @@ export function createHttpHandler(
     endpoint: TRPC_PREFIX,
     fastPath: createTrpcFastPath({
       router,
-      document,
+      operations,
       onError: (error) => logFailure(error),
       headers: SECURITY_HEADERS,
       maxAnswerBytes,
@@ -161,7 +164,7 @@ export function createHttpHandler(
     openApiJson: JSON.stringify(document),
     openApiPath: `${REST_PREFIX}/openapi.json`,
   });
-  const labels = routeLabels(document);
+  const labels = routeLabels(operations);
   const health = healthChecks(db);
   /** The procedures' context for a request the key check let in. */
   const contextOf = (c: EdgeContext) => {
@@ -235,12 +238,12 @@ export function createHttpHandler(
 type RouteLabels = ReturnType<typeof routeLabels>;
 
 /**
- * Route labels for metrics, bounded whatever callers send: REST templates from the document,
- * `/trpc/<procedure>` for the document's procedures, and a label per public page.
+ * Route labels for metrics, bounded whatever callers send: REST templates of the operations,
+ * `/trpc/<procedure>` for the router's procedures, and a label per public page.
  */
-function routeLabels(document: OpenAPIObject) {
-  const routes = routesOf(document);
-  const procedures = new Set(procedureTypes(document).keys());
+function routeLabels(operations: readonly Operation[]) {
+  const routes = routesOf(operations);
+  const procedures = new Set(operations.map((o) => o.procedure.join(".")));
   return {
     rest(method: string, path: string): string {
       const match = matchRoute(routes, method, path.slice(REST_PREFIX.length) || "/");

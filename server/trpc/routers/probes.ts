@@ -94,6 +94,7 @@ export const probesRouter = router({
         summary: "List probes of all projects",
         protect: true,
       },
+      paged: true,
     })
     .input(probeListInput)
     .output(listOutput)
@@ -108,6 +109,7 @@ export const probesRouter = router({
         summary: "List the probes of one project",
         protect: true,
       },
+      paged: true,
     })
     .input(probeListByProjectInput)
     .output(listOutput)
