@@ -44,7 +44,10 @@ const call = (path: string, general: boolean) => async () => {
 };
 
 /** µs per call of `a` and of `b`, alternating. */
-async function pair(a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {
+async function pair(
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+): Promise<[number, number]> {
   let ta = 0;
   let tb = 0;
   for (let i = 0; i < CALLS; i++) {
@@ -67,7 +70,9 @@ const cases: [string, string][] = [
 try {
   console.log(`${CALLS} pairs × ${ROUNDS} rounds, one call at a time; median µs per call`);
   console.log(
-    `${"call".padEnd(26)} ${"fast path".padStart(10)} ${"tRPC".padStart(10)} ${"saved".padStart(8)}`,
+    `${"call".padEnd(26)} ${"fast path".padStart(10)} ${"tRPC".padStart(10)} ${
+      "saved".padStart(8)
+    }`,
   );
   for (const [name, path] of cases) {
     await pair(call(path, false), call(path, true)); // warm-up
