@@ -19,7 +19,7 @@
  */
 import { openDatabase } from "../server/db/database.ts";
 import { getProject } from "../server/domain/projects.ts";
-import { createKeyCheck } from "../server/http/api_key.ts";
+import { createKeyCheck } from "../server/keys/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "../server/http/handler.ts";
 import { buildOpenApiDocument } from "../server/http/openapi.ts";
 import { createRateLimiter } from "../server/http/rate_limit.ts";

@@ -1,4 +1,4 @@
-import { createKeyCheck } from "./http/api_key.ts";
+import { createKeyCheck } from "./keys/api_key.ts";
 import type { Config, IamAliveConfig } from "./config.ts";
 import { createCors } from "./http/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Scope } from "./api_key.ts";
+import type { Scope } from "../keys/api_key.ts";
 
 /** A part of the service that answers some requests without a key; null for the others. */
 export type PublicPage = (request: Request, url: URL) => Promise<Response | null>;

@@ -27,7 +27,7 @@ import { type Operation, operationsOf } from "../trpc/operations.ts";
 import type { AppRouter } from "../trpc/router.ts";
 import { json, ours, restError, SECURITY_HEADERS, trpcError } from "./answers.ts";
 import type { Cors } from "./cors.ts";
-import type { Scope } from "./api_key.ts";
+import type { Scope } from "../keys/api_key.ts";
 import { createDocsHandler } from "./docs.ts";
 import type { KeyedEndpoint, PublicPage } from "./edge_types.ts";
 import { type Client, type EdgeContext, OTHER_ROUTE } from "./middleware.ts";

@@ -15,9 +15,9 @@ import type { Logger } from "../log.ts";
 import type { HttpMetrics } from "../metrics/http.ts";
 import type { RequestSummary } from "./access_log.ts";
 import { SECURITY_HEADERS } from "./answers.ts";
-import type { Scope } from "./api_key.ts";
+import type { Scope } from "../keys/api_key.ts";
 import type { Cors } from "./cors.ts";
-import { presentedKey } from "./presented_key.ts";
+import { presentedKey } from "../keys/presented_key.ts";
 import type { RateLimiter } from "./rate_limit.ts";
 
 /** The peer of a request, as the server layer knows it. */

@@ -34,6 +34,9 @@ import type { Buffer } from "node:buffer";
 import type { AddressInfo, Socket } from "node:net";
 import { apiError } from "../errors.ts";
 import { errorFields, type Logger } from "../log.ts";
+import { PortInUseError } from "../net/port_in_use.ts";
+
+export { PortInUseError };
 
 /** The peer of a request. */
 export interface ServeClient {
@@ -109,14 +112,6 @@ export class RequestBodyError extends Error {
   override name = "RequestBodyError";
   constructor(readonly reason: "timeout" | "aborted", message: string) {
     super(message);
-  }
-}
-
-/** The port is taken by another process (EADDRINUSE). */
-export class PortInUseError extends Error {
-  override name = "PortInUseError";
-  constructor(readonly hostname: string, readonly port: number) {
-    super(`port ${port} is already in use`);
   }
 }
 
