@@ -21,7 +21,7 @@ import type { Db } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
 import { remindDue } from "./incidents.ts";
-import { type Claimed, claimNotifications, deferTarget, finishAttempt } from "./outbox.ts";
+import { type Claimed, claimNotifications, deferTarget, finishAttempt } from "../outbox/outbox.ts";
 
 /** Sends one message to one target; never throws. */
 export type Send = (
