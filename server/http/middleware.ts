@@ -122,9 +122,8 @@ export const securityHeaders: MiddlewareHandler<EdgeEnv> = async (c, next) => {
 };
 
 /** CORS for the listed origins: preflights answered here, every answer decorated. */
-export function cors(policy: Cors | null | undefined): MiddlewareHandler<EdgeEnv> {
+export function cors(policy: Cors): MiddlewareHandler<EdgeEnv> {
   return async (c, next) => {
-    if (!policy) return await next();
     const preflight = policy.preflight(c.req.raw);
     if (preflight) c.res = preflight;
     else await next();

@@ -96,7 +96,7 @@ export function createEdge(
   app.use(headLength); // a HEAD keeps its GET answer's length
   app.use(observe(parts.observe)); // timing, metrics by route label, the log line or count
   app.use(securityHeaders); // nosniff, no-store
-  app.use(cors(parts.cors)); // preflights; Vary and the allowed origin on every answer
+  if (parts.cors) app.use(cors(parts.cors)); // preflights; Vary and the origin on every answer
 
   // Without a key.
   app.get("/healthz", route(parts.healthz));
