@@ -11,7 +11,6 @@
  *
  * @module
  */
-import type { OpenAPIObject } from "trpc-to-openapi";
 import { toApiError, trpcErrorShape } from "../errors.ts";
 import {
   AnswerTooLargeError,
@@ -19,7 +18,7 @@ import {
   DEFAULT_MAX_ANSWER_BYTES,
 } from "../http/answer_size.ts";
 import type { Context } from "./context.ts";
-import { createProcedureCaller, procedurePathOf } from "./caller.ts";
+import { createProcedureCaller } from "./caller.ts";
 import { type Operation, operationsOf } from "./operations.ts";
 import { STREAMED, streamList } from "./pages.ts";
 import type { AppRouter } from "./router.ts";
@@ -44,21 +43,6 @@ export type FastPath = (call: FastCall) => Promise<Response | null>;
 function isJson(request: Request): boolean {
   const type = request.headers.get("content-type")?.toLowerCase();
   return type?.split(";", 1)[0].trim() === "application/json";
-}
-
-/**
- * The procedures an OpenAPI document names, by path, with whether each is a query (a GET): for
- * the tests that walk the document. The server learns this from the procedures (`operationsOf`).
- */
-export function procedureTypes(document: OpenAPIObject): Map<string, "query" | "mutation"> {
-  const types = new Map<string, "query" | "mutation">();
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const [method, operation] of Object.entries(item as Record<string, unknown>)) {
-      const id = (operation as { operationId?: string }).operationId;
-      if (id) types.set(procedurePathOf(id).join("."), method === "get" ? "query" : "mutation");
-    }
-  }
-  return types;
 }
 
 export function createTrpcFastPath(

@@ -7,7 +7,7 @@ import { freshDatabase, startTestApp, TEST_API_KEY } from "../testing/app.ts";
 import type { Db } from "../db/database.ts";
 import { createRunNow } from "../runner/run_now.ts";
 import { createContext } from "./context.ts";
-import { procedureTypes } from "./fast_path.ts";
+import { procedureTypes } from "../testing/document.ts";
 import { appRouter } from "./router.ts";
 
 const BASE = "http://service.test/trpc";
