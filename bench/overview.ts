@@ -21,7 +21,7 @@
 import { sql } from "kysely";
 import { type Db, openDatabase } from "../server/db/database.ts";
 import { migrateToLatest } from "../server/db/migrator.ts";
-import { BUCKETS } from "../server/runner/histogram.ts";
+import { BUCKETS } from "../server/domain/histogram.ts";
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import type { ServerProcess } from "../server/testing/process.ts";
 import { BENCH_KEY, benchSettings, envNumber, loadNote, startService } from "./setup.ts";

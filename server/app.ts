@@ -1,11 +1,11 @@
-import { createKeyCheck } from "./http/api_key.ts";
+import { createKeyCheck } from "./keys/api_key.ts";
 import type { Config, IamAliveConfig } from "./config.ts";
 import { createCors } from "./http/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
 import { keepStatistics } from "./db/statistics.ts";
 import { type Client, createHttpHandler, REST_PREFIX } from "./http/handler.ts";
-import { createRequestSummary } from "./http/access_log.ts";
+import { createRequestSummary, type RequestSummary } from "./http/access_log.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { type ChannelDeps, createChannels } from "./iam_alive/channels.ts";
 import { type Clock, systemClock } from "./iam_alive/clock.ts";
@@ -22,7 +22,7 @@ import { createNetworkPolicy } from "./outbound/network_policy.ts";
 import { createDeliverer, type Deliverer } from "./alerts/deliverer.ts";
 import { createDispatch } from "./alerts/dispatch.ts";
 import { executeProbe } from "./runner/execute.ts";
-import { createRunNow, type Executor } from "./runner/run_now.ts";
+import { createRunNow, type Executor, type RunNow } from "./runner/run_now.ts";
 import type { ProbeDefaults } from "./domain/probes.ts";
 import { metricsEndpoint } from "./metrics/endpoint.ts";
 import {
@@ -66,75 +66,56 @@ export interface IamAliveOptions
  */
 export type NotifyOptions = Partial<Omit<NotifierDeps, "db" | "log">>;
 
+/** What `createApp` is given. */
+export interface AppOptions {
+  database: DatabaseTarget | DatabaseHandle;
+  apiKeys: string[];
+  /** Keys that may only read (`SERVICE_API_KEYS_READONLY`); none by default. */
+  readOnlyApiKeys?: string[];
+  /** Probe header names masked for read-only keys besides the built-in ones (lower case). */
+  secretHeaders?: string[];
+  /** `PROBE_INTERVAL_SECONDS` and `PROBE_TIMEOUT_MS`: what probes without their own run at. */
+  probeDefaults?: ProbeDefaults;
+  log: Logger;
+  iamAlive?: IamAliveOptions;
+  notify?: NotifyOptions;
+  /**
+   * How long the deliverer's claim on a notification holds (`NOTIFICATION_LEASE_MS`); the
+   * outbox's 60 s by default.
+   */
+  notificationLeaseMs?: number;
+  /**
+   * The deliverer's slots, a target's share of them and its breaker (`NOTIFY_CONCURRENCY`,
+   * `NOTIFY_TARGET_CONCURRENCY`, `NOTIFY_BREAKER_FAILURES`); the deliverer's defaults otherwise.
+   */
+  delivery?: { concurrency?: number; perTarget?: number; breakerFailures?: number };
+  /**
+   * How run-now (`probes.run`) runs a probe: the runner's executor for the configuration
+   * (`executorFromConfig`); by default one whose network policy opens nothing.
+   */
+  runProbe?: Executor;
+  /** Requests per second per key; 0 (the default here) for no limit. */
+  rateLimitPerSecond?: number;
+  /** Failed key checks per second per client address; 0 (the default here) for no limit. */
+  authFailuresPerSecond?: number;
+  /** Proxies whose X-Forwarded-For names the client (addresses or CIDRs). */
+  trustedProxies?: string[];
+  corsOrigins?: string[];
+  /** The rate limiter's clock, in milliseconds. */
+  now?: () => number;
+  /** Told of each `/trpc` call the fast path answers (for tests). */
+  onFastPath?: (procedure: string) => void;
+  /** `/metrics`: per-probe series (on by default), process metrics, the connection layer. */
+  metrics?: Omit<ServiceMetricsOptions, "db" | "log" | "poolStats">;
+  /** The most characters of JSON an answer or a tRPC batch may build (`MAX_ANSWER_BYTES`). */
+  maxAnswerBytes?: number;
+  /** The window of the log's summary of requests outside the keyed API (`LOG_SUMMARY_SECONDS`). */
+  logSummarySeconds?: number;
+}
+
 /** Opens and migrates the database and builds the request handler and the reporter over it. */
-export async function createApp(
-  {
-    database,
-    apiKeys,
-    readOnlyApiKeys = [],
-    secretHeaders = [],
-    probeDefaults,
-    log,
-    iamAlive = {},
-    notify = {},
-    notificationLeaseMs,
-    delivery = {},
-    runProbe,
-    rateLimitPerSecond = 0,
-    authFailuresPerSecond = 0,
-    trustedProxies = [],
-    corsOrigins = [],
-    now,
-    onFastPath,
-    metrics: metricsOptions = {},
-    maxAnswerBytes,
-    logSummarySeconds,
-  }: {
-    database: DatabaseTarget | DatabaseHandle;
-    apiKeys: string[];
-    /** Keys that may only read (`SERVICE_API_KEYS_READONLY`); none by default. */
-    readOnlyApiKeys?: string[];
-    /** Probe header names masked for read-only keys besides the built-in ones (lower case). */
-    secretHeaders?: string[];
-    /** `PROBE_INTERVAL_SECONDS` and `PROBE_TIMEOUT_MS`: what probes without their own run at. */
-    probeDefaults?: ProbeDefaults;
-    log: Logger;
-    iamAlive?: IamAliveOptions;
-    notify?: NotifyOptions;
-    /**
-     * How long the deliverer's claim on a notification holds (`NOTIFICATION_LEASE_MS`); the
-     * outbox's 60 s by default.
-     */
-    notificationLeaseMs?: number;
-    /**
-     * The deliverer's slots, a target's share of them and its breaker (`NOTIFY_CONCURRENCY`,
-     * `NOTIFY_TARGET_CONCURRENCY`, `NOTIFY_BREAKER_FAILURES`); the deliverer's defaults otherwise.
-     */
-    delivery?: { concurrency?: number; perTarget?: number; breakerFailures?: number };
-    /**
-     * How run-now (`probes.run`) runs a probe: the runner's executor for the configuration
-     * (`executorFromConfig`); by default one whose network policy opens nothing.
-     */
-    runProbe?: Executor;
-    /** Requests per second per key; 0 (the default here) for no limit. */
-    rateLimitPerSecond?: number;
-    /** Failed key checks per second per client address; 0 (the default here) for no limit. */
-    authFailuresPerSecond?: number;
-    /** Proxies whose X-Forwarded-For names the client (addresses or CIDRs). */
-    trustedProxies?: string[];
-    corsOrigins?: string[];
-    /** The rate limiter's clock, in milliseconds. */
-    now?: () => number;
-    /** Told of each `/trpc` call the fast path answers (for tests). */
-    onFastPath?: (procedure: string) => void;
-    /** `/metrics`: per-probe series (on by default), process metrics, the connection layer. */
-    metrics?: Omit<ServiceMetricsOptions, "db" | "log" | "poolStats">;
-    /** The most characters of JSON an answer or a tRPC batch may build (`MAX_ANSWER_BYTES`). */
-    maxAnswerBytes?: number;
-    /** The window of the log's summary of requests outside the keyed API (`LOG_SUMMARY_SECONDS`). */
-    logSummarySeconds?: number;
-  },
-): Promise<App> {
+export async function createApp(options: AppOptions): Promise<App> {
+  const { database, log, iamAlive = {}, notify = {}, notificationLeaseMs, delivery = {} } = options;
   const handle = "db" in database ? database : await openDatabase(database);
   try {
     await migrateToLatest(handle.db);
@@ -147,7 +128,7 @@ export async function createApp(
   const { config = {}, clock = systemClock, instanceId, pollMs, runnerFigures, ...channelDeps } =
     iamAlive;
   const metrics = createServiceMetrics({
-    ...metricsOptions,
+    ...options.metrics,
     db: handle.db,
     log,
     poolStats: handle.poolStats,
@@ -174,41 +155,18 @@ export async function createApp(
   });
   const runNow = createRunNow({
     db: handle.db,
-    execute: runProbe ??
+    execute: options.runProbe ??
       ((target, hooks) =>
         executeProbe(target, { ...hooks, policy: createNetworkPolicy(), timeoutMs: 10_000 })),
   });
-  const summary = createRequestSummary({ log, windowSeconds: logSummarySeconds });
-  const handler = createHttpHandler({
-    router: appRouter,
-    document: buildOpenApiDocument(appRouter, REST_PREFIX),
-    db: handle.db,
-    checkKey: createKeyCheck(apiKeys, readOnlyApiKeys),
-    log,
-    services: { iamAlive: reporter, notifier, runNow, secretHeaders, probeDefaults },
-    rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),
-    authFailureLimiter: createRateLimiter({
-      perSecond: authFailuresPerSecond,
-      now,
-      maxKeys: MAX_TRACKED_ADDRESSES,
-    }),
-    clientAddress: createClientAddress(parseTrustedProxies(trustedProxies.join(","))),
-    cors: createCors(corsOrigins),
-    onFastPath,
-    metrics: metrics.http,
-    maxAnswerBytes,
+  const summary = createRequestSummary({ log, windowSeconds: options.logSummarySeconds });
+  const handler = createEdgeHandler(options, {
+    handle,
+    reporter,
+    notifier,
+    runNow,
+    metrics,
     summary,
-    // Served without a key, in this order (issue 12): each part adds its one line here.
-    pages: [
-      createStatusPages({ db: handle.db }),
-      createBadges({ db: handle.db, defaultIntervalSeconds: probeDefaults?.intervalSeconds }),
-      createDashboard(),
-    ],
-    // Endpoints of their own that need a key (issue 13): each part adds its one line here.
-    keyed: [
-      metricsEndpoint(metrics.registry),
-      createBackupEndpoint({ db: handle.db, kind: handle.kind, log }),
-    ],
   });
   return {
     handler,
@@ -250,4 +208,62 @@ export function databaseTarget(
       queryDeadlineMs: config.databaseQueryDeadlineMs,
     }
     : { kind: "pglite", dataDir: `${config.dataDir}/pgdata` };
+}
+
+/** The HTTP edge over the app's parts (`server/http/handler.ts`, mounted by `router.ts`). */
+function createEdgeHandler(
+  {
+    apiKeys,
+    readOnlyApiKeys = [],
+    secretHeaders = [],
+    probeDefaults,
+    log,
+    rateLimitPerSecond = 0,
+    authFailuresPerSecond = 0,
+    trustedProxies = [],
+    corsOrigins = [],
+    now,
+    onFastPath,
+    maxAnswerBytes,
+  }: AppOptions,
+  { handle, reporter, notifier, runNow, metrics, summary }: {
+    handle: DatabaseHandle;
+    reporter: Reporter;
+    notifier: Notifier;
+    runNow: RunNow;
+    metrics: ServiceMetrics;
+    summary: RequestSummary;
+  },
+): (request: Request, client?: Client) => Promise<Response> {
+  return createHttpHandler({
+    router: appRouter,
+    document: buildOpenApiDocument(appRouter, REST_PREFIX),
+    db: handle.db,
+    checkKey: createKeyCheck(apiKeys, readOnlyApiKeys),
+    log,
+    services: { iamAlive: reporter, notifier, runNow, secretHeaders, probeDefaults },
+    rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),
+    authFailureLimiter: createRateLimiter({
+      perSecond: authFailuresPerSecond,
+      now,
+      maxKeys: MAX_TRACKED_ADDRESSES,
+    }),
+    clientAddress: createClientAddress(parseTrustedProxies(trustedProxies.join(","))),
+    cors: createCors(corsOrigins),
+    onFastPath,
+    metrics: metrics.http,
+    maxAnswerBytes,
+    summary,
+    // Served without a key, in this order (issue 12): each part adds its one line here.
+    pages: [
+      createStatusPages({ db: handle.db }),
+      createBadges({ db: handle.db, defaultIntervalSeconds: probeDefaults?.intervalSeconds }),
+      createDashboard(),
+    ],
+    // Endpoints of their own that need a key (issue 13): each part adds its one line here.
+    keyed: [
+      metricsEndpoint(metrics.registry),
+      createBackupEndpoint({ db: handle.db, kind: handle.kind, log }),
+    ],
+  });
 }

@@ -94,7 +94,7 @@ const configSchema = z.object({
   // /metrics (docs/metrics.md): the per-probe series, and the standalone runner's own port.
   METRICS_PER_PROBE: optional(z.enum(["true", "false"]).default("true")),
   METRICS_PORT: optional(z.coerce.number().int().min(0).max(65535).optional()),
-  // How long a deliverer's claim on a notification holds (server/alerts/outbox.ts). Under the
+  // How long a deliverer's claim on a notification holds (server/outbox/outbox.ts). Under the
   // time a send may take (10 s for HTTP targets), another instance can take over a notification
   // still being sent and send it twice (with the same webhook-id): short leases are for tests.
   NOTIFICATION_LEASE_MS: optional(z.coerce.number().int().min(1000).max(3_600_000).default(60_000)),

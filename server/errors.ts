@@ -38,7 +38,8 @@ export const ERRORS = {
   },
   forbidden: { status: 403, trpc: "FORBIDDEN", message: "This key may only read" },
   not_found: { status: 404, trpc: "NOT_FOUND", message: "No such route" },
-  // Only on /trpc (a query sent by POST, a mutation by GET); REST answers 404 for those.
+  // On /trpc (a query sent by POST, a mutation by GET; REST answers 404 for those) and on the
+  // keyed endpoints of their own (`/metrics`, `/backup`) for a method they do not take.
   method_not_allowed: {
     status: 405,
     trpc: "METHOD_NOT_SUPPORTED",

@@ -4,7 +4,7 @@ import { json as jsonColumn } from "./db/json.ts";
 import { migrateToLatest } from "./db/migrator.ts";
 import { probeIdOf } from "./domain/probe_id.ts";
 import { ERRORS } from "./errors.ts";
-import { createKeyCheck } from "./http/api_key.ts";
+import { createKeyCheck } from "./keys/api_key.ts";
 
 import { createHttpHandler, REST_PREFIX } from "./http/handler.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";

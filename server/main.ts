@@ -5,7 +5,7 @@
  * SIGTERM stop new connections and the runner's claims, let requests and probe runs in flight
  * finish, stop the reporter, close the database.
  */
-import { resolveApiKeys } from "./http/api_key.ts";
+import { resolveApiKeys } from "./keys/api_key.ts";
 import { createApp, databaseTarget } from "./app.ts";
 import { ConfigError, parseConfig } from "./config.ts";
 import { surviveDatabaseClientFaults } from "./db/client_faults.ts";

@@ -14,7 +14,12 @@ import { acknowledgeIncident, getIncident, listIncidents } from "../domain/incid
 import { createDeliverer, type Send } from "./deliverer.ts";
 import { remindDue } from "./incidents.ts";
 import { settleSchedule } from "./states.ts";
-import { CLAIM_LEASE_MS, claimNotifications, finishAttempt, outboxCounts } from "./outbox.ts";
+import {
+  CLAIM_LEASE_MS,
+  claimNotifications,
+  finishAttempt,
+  outboxCounts,
+} from "../outbox/outbox.ts";
 
 const RUNNER = "test-runner";
 const T0 = Date.parse("2026-11-22T10:00:00Z");

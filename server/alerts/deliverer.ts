@@ -21,7 +21,7 @@ import type { Db } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
 import { remindDue } from "./incidents.ts";
-import { type Claimed, claimNotifications, deferTarget, finishAttempt } from "./outbox.ts";
+import { type Claimed, claimNotifications, deferTarget, finishAttempt } from "../outbox/outbox.ts";
 
 /** Sends one message to one target; never throws. */
 export type Send = (
@@ -95,91 +95,9 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   let claimAgain = false;
   /** Sends in flight, all targets, and per target. */
   const sending = new Set<Promise<void>>();
-  const inFlight = new Map<string, number>();
-  const health = new Map<string, TargetHealth>();
-
-  /** How many more sends `target` may have in flight at `at`. */
-  function room(target: string, at: number): number {
-    const h = health.get(target);
-    const share = !h ? perTarget : h.failures < breakerFailures ? 1 : at < h.pausedUntil ? 0 : 1;
-    return Math.max(0, share - (inFlight.get(target) ?? 0));
-  }
-
-  /** Each target whose room is not the default: the claim's `rooms`. */
-  function rooms(at: number): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const target of new Set([...inFlight.keys(), ...health.keys()])) {
-      out[target] = room(target, at);
-    }
-    return out;
-  }
-
-  /** Learns from an attempt; returns when a pause starts, the time it ends. */
-  function learn(target: string, ok: boolean): number | null {
-    const h = health.get(target);
-    if (ok) {
-      if (h?.pauses) log.info("notification target answers again", { target });
-      health.delete(target);
-      return null;
-    }
-    const at = now().getTime();
-    const next = h ?? { failures: 0, pauses: 0, pausedUntil: 0 };
-    health.set(target, next);
-    next.failures++;
-    // Sends that were in flight together fail together: one pause for them, not one each.
-    if (next.failures < breakerFailures || at < next.pausedUntil) return null;
-    next.pauses++;
-    const pause = Math.min(
-      BREAKER_PAUSE_MS * 2 ** Math.min(next.pauses - 1, 20),
-      BREAKER_MAX_PAUSE_MS,
-    );
-    next.pausedUntil = at + pause;
-    if (next.pauses === 1) {
-      log.warn("notification target paused after failures in a row", {
-        target,
-        failures: next.failures,
-        pause_ms: pause,
-      });
-    }
-    return next.pausedUntil;
-  }
-
-  async function attempt(claimed: Claimed) {
-    const startedAt = now();
-    const started = performance.now();
-    let result: DeliveryResult;
-    try {
-      result = await send(claimed.target, {
-        id: claimed.id,
-        type: claimed.type,
-        payload: claimed.payload,
-      });
-    } catch (error) {
-      log.error("sending a notification failed", { id: claimed.id, ...errorFields(error) });
-      result = { outcome: "failed", attempts: 1, error: "internal error" };
-    }
-    const ok = result.outcome === "delivered";
-    const pausedUntil = learn(claimed.target, ok);
-    await finishAttempt(db, {
-      deliverer: id,
-      claimed,
-      ok,
-      error: result.error ?? (ok ? undefined : result.outcome),
-      startedAt,
-      durationMs: performance.now() - started,
-      now: now(),
-    });
-    if (pausedUntil !== null) {
-      await deferTarget(db, { target: claimed.target, until: new Date(pausedUntil), now: now() });
-    }
-    const fields = { id: claimed.id, target: claimed.target, type: claimed.type };
-    if (ok) log.info("notification delivered", { ...fields, attempt: claimed.attempt });
-    else {log.warn("notification not delivered", {
-        ...fields,
-        attempt: claimed.attempt,
-        error: result.error,
-      });}
-  }
+  const { inFlight, rooms, learn } = targetBreaker({ perTarget, breakerFailures, now, log });
+  const attempt = (claimed: Claimed) =>
+    attemptDelivery(claimed, { db, send, log, deliverer: id, now, learn });
 
   /** Starts the send of a claimed notification in a slot; the slot frees when it is recorded. */
   function begin(claimed: Claimed): Promise<void> {
@@ -273,4 +191,117 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       claim();
     },
   };
+}
+
+/**
+ * Each target's share of the slots and its breaker: a target failing `breakerFailures` times in
+ * a row gets one slot, then is paused (twice as long each time, up to `BREAKER_MAX_PAUSE_MS`); a
+ * delivery forgets it all. `inFlight` counts each target's sends under way.
+ */
+function targetBreaker(
+  { perTarget, breakerFailures, now, log }: {
+    perTarget: number;
+    breakerFailures: number;
+    now: () => Date;
+    log: Logger;
+  },
+) {
+  const inFlight = new Map<string, number>();
+  const health = new Map<string, TargetHealth>();
+
+  /** How many more sends `target` may have in flight at `at`. */
+  function room(target: string, at: number): number {
+    const h = health.get(target);
+    const share = !h ? perTarget : h.failures < breakerFailures ? 1 : at < h.pausedUntil ? 0 : 1;
+    return Math.max(0, share - (inFlight.get(target) ?? 0));
+  }
+
+  /** Each target whose room is not the default: the claim's `rooms`. */
+  function rooms(at: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const target of new Set([...inFlight.keys(), ...health.keys()])) {
+      out[target] = room(target, at);
+    }
+    return out;
+  }
+
+  /** Learns from an attempt; returns when a pause starts, the time it ends. */
+  function learn(target: string, ok: boolean): number | null {
+    const h = health.get(target);
+    if (ok) {
+      if (h?.pauses) log.info("notification target answers again", { target });
+      health.delete(target);
+      return null;
+    }
+    const at = now().getTime();
+    const next = h ?? { failures: 0, pauses: 0, pausedUntil: 0 };
+    health.set(target, next);
+    next.failures++;
+    // Sends that were in flight together fail together: one pause for them, not one each.
+    if (next.failures < breakerFailures || at < next.pausedUntil) return null;
+    next.pauses++;
+    const pause = Math.min(
+      BREAKER_PAUSE_MS * 2 ** Math.min(next.pauses - 1, 20),
+      BREAKER_MAX_PAUSE_MS,
+    );
+    next.pausedUntil = at + pause;
+    if (next.pauses === 1) {
+      log.warn("notification target paused after failures in a row", {
+        target,
+        failures: next.failures,
+        pause_ms: pause,
+      });
+    }
+    return next.pausedUntil;
+  }
+
+  return { inFlight, room, rooms, learn };
+}
+
+/** One attempt at a claimed notification: sent, recorded, the target paused when it must be. */
+async function attemptDelivery(
+  claimed: Claimed,
+  { db, send, log, deliverer: id, now, learn }: {
+    db: DelivererOptions["db"];
+    send: DelivererOptions["send"];
+    log: Logger;
+    deliverer: string;
+    now: () => Date;
+    learn: (target: string, ok: boolean) => number | null;
+  },
+): Promise<void> {
+  const startedAt = now();
+  const started = performance.now();
+  let result: DeliveryResult;
+  try {
+    result = await send(claimed.target, {
+      id: claimed.id,
+      type: claimed.type,
+      payload: claimed.payload,
+    });
+  } catch (error) {
+    log.error("sending a notification failed", { id: claimed.id, ...errorFields(error) });
+    result = { outcome: "failed", attempts: 1, error: "internal error" };
+  }
+  const ok = result.outcome === "delivered";
+  const pausedUntil = learn(claimed.target, ok);
+  await finishAttempt(db, {
+    deliverer: id,
+    claimed,
+    ok,
+    error: result.error ?? (ok ? undefined : result.outcome),
+    startedAt,
+    durationMs: performance.now() - started,
+    now: now(),
+  });
+  if (pausedUntil !== null) {
+    await deferTarget(db, { target: claimed.target, until: new Date(pausedUntil), now: now() });
+  }
+  const fields = { id: claimed.id, target: claimed.target, type: claimed.type };
+  if (ok) log.info("notification delivered", { ...fields, attempt: claimed.attempt });
+  else {log.warn("notification not delivered", {
+      ...fields,
+      attempt: claimed.attempt,
+      error: result.error,
+    });}
 }

@@ -16,7 +16,7 @@ import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import { effectivePolicy } from "./policy_sql.ts";
 import type { ProbeState } from "../db/schema.ts";
-import { enqueue, type Outgoing } from "./outbox.ts";
+import { enqueue, type Outgoing } from "../outbox/outbox.ts";
 import type { StateChange } from "./states.ts";
 
 export type Resolution = "recovered" | "changed" | "deleted" | "disabled";

@@ -19,7 +19,7 @@ import {
 } from "../testing/app.ts";
 import { type ReceivedCall, webhookReceiver } from "../testing/receivers.ts";
 import { startTarget } from "../testing/target_server.ts";
-import { CLAIM_LEASE_MS, claimNotifications, deferTarget } from "./outbox.ts";
+import { CLAIM_LEASE_MS, claimNotifications, deferTarget } from "../outbox/outbox.ts";
 
 const PROBES = 30;
 /** Generous: the working target's notifications took 20 s and more when one receiver hung. */

@@ -6,7 +6,8 @@
  */
 import type { Db } from "../db/database.ts";
 import { apiError, isUnexpected, toApiError } from "../errors.ts";
-import { errorAnswer, type KeyedEndpoint } from "../http/handler.ts";
+import { errorAnswer } from "../http/answers.ts";
+import type { KeyedEndpoint } from "../http/edge_types.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { dumpBackup } from "./dump.ts";
 

@@ -21,7 +21,7 @@ import { createHash } from "node:crypto";
 import { type RawBuilder, sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
-import { percentileOf } from "../runner/histogram.ts";
+import { percentileOf } from "./histogram.ts";
 import { DomainError, notFound } from "./errors.ts";
 import { ceilHour, latencyHistogramSince } from "./results.ts";
 import { worstState } from "./status_pages.ts";

@@ -7,7 +7,7 @@
  * Counts follow `countsSince` (`results.ts`): hourly rollups for the whole hours of a window, raw
  * results for the part of its first hour inside it; runs in maintenance windows are left out.
  * Latency comes from the hourly histograms (plus the raw results of that first part hour), so
- * `p95_24h` is an estimate within a histogram bucket's width (see `runner/histogram.ts`): exact
+ * `p95_24h` is an estimate within a histogram bucket's width (see `domain/histogram.ts`): exact
  * percentiles over every raw result of 1,000 probes would sort over a million rows a call.
  *
  * @module
@@ -22,7 +22,7 @@ import {
 import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
-import { BUCKET_BOUNDS, emptyHistogram, percentileOf } from "../runner/histogram.ts";
+import { BUCKET_BOUNDS, emptyHistogram, percentileOf } from "./histogram.ts";
 import { OVERLOAD_LAG_MS, scheduleLag } from "../runner/figures.ts";
 import { notFound } from "./errors.ts";
 import { listIncidents } from "./incidents.ts";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { Outcome } from "@probe/shared";
 import type { Db } from "../db/database.ts";
 import { sql } from "kysely";
-import { BUCKET_BOUNDS, bucketOf, emptyHistogram } from "../runner/histogram.ts";
+import { BUCKET_BOUNDS, bucketOf, emptyHistogram } from "./histogram.ts";
 import { claimDue, recordRuns, releaseLeases, syncSchedules } from "../runner/store.ts";
 import { apiSuite, type TestContext, uniqueName } from "../testing/app.ts";
 import { BUCKET_THRESHOLDS, getOverview, SPARKLINE_HOURS } from "./overview.ts";

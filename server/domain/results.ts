@@ -18,7 +18,7 @@ import {
 import { type RawBuilder, sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { notFound } from "./errors.ts";
-import { addInto, bucketOf, emptyHistogram, percentileOf } from "../runner/histogram.ts";
+import { addInto, bucketOf, emptyHistogram, percentileOf } from "./histogram.ts";
 
 const HOUR_MS = 3_600_000;
 type Reader = Db;

@@ -17,7 +17,7 @@
 import type { Outcome, Series, SeriesBucket, SeriesInput } from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
-import { addInto, emptyHistogram, percentileOf } from "../runner/histogram.ts";
+import { addInto, emptyHistogram, percentileOf } from "./histogram.ts";
 import { notFound } from "./errors.ts";
 
 const MINUTE_MS = 60_000;

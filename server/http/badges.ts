@@ -28,8 +28,8 @@ import {
   resolveBadgeToken,
 } from "../domain/badges.ts";
 import { validationFailed } from "../errors.ts";
-import type { PublicPage } from "./handler.ts";
-import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure, TtlCache } from "./status_page.ts";
+import type { PublicPage } from "./edge_types.ts";
+import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure, TtlCache } from "./public_pages.ts";
 
 export const BADGE_PREFIX = "/badge/";
 const SVG_PATH = /^([A-Za-z0-9_-]+)\/(status|uptime|latency)\.svg$/;

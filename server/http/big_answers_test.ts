@@ -12,7 +12,7 @@ import { createLogger } from "../log.ts";
 import { openHungDatabase } from "../testing/hung_database.ts";
 import { backends, startTestApp, TEST_API_KEY, TestClient, uniqueName } from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
-import { createKeyCheck } from "./api_key.ts";
+import { createKeyCheck } from "../keys/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "./handler.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 

@@ -12,7 +12,7 @@ import "preact";
 import "preact/hooks";
 import "htm";
 import "uplot";
-import type { PublicPage } from "./handler.ts";
+import type { PublicPage } from "./edge_types.ts";
 
 export const DASHBOARD_PATH = "/";
 export const UI_PREFIX = "/ui/";

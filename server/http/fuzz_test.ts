@@ -14,7 +14,7 @@ import type { Db } from "../db/database.ts";
 import { REST_PREFIX, TRPC_PREFIX } from "./handler.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 import { type Answer, backends, startTestApp, TestClient } from "../testing/app.ts";
-import { procedureTypes } from "../trpc/fast_path.ts";
+import { procedureTypes } from "../testing/document.ts";
 import { appRouter } from "../trpc/router.ts";
 
 const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 15);

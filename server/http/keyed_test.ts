@@ -11,9 +11,9 @@ import {
   uniqueName,
 } from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
-import { createKeyCheck } from "./api_key.ts";
+import { createKeyCheck } from "../keys/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "./handler.ts";
-import { presentedKey } from "./presented_key.ts";
+import { presentedKey } from "../keys/presented_key.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 
 Deno.test("a key is presented as X-Service-Api-Key or as an Authorization bearer token", () => {

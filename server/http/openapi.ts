@@ -1,10 +1,10 @@
 /**
  * The OpenAPI 3.1 document of `/api/v1`, generated from the router's procedures by
  * trpc-to-openapi, then completed from two sources: each procedure's meta (its success answers
- * and the failures it declares, read through the generator's public `filter` hook) and the
+ * and the failures it declares, from `operationsOf` in `server/trpc/operations.ts`) and the
  * error contract in `server/errors.ts` (the failures every operation of its shape can answer,
- * with the server's own messages). The REST router (`server/rest/routes.ts`) is built from this
- * document too, so what is documented is what is routed.
+ * with the server's own messages). The document is an output: the REST routes
+ * (`server/rest/routes.ts`) are built from the same meta, not from it.
  *
  * @module
  */
@@ -22,6 +22,7 @@ import {
   openApiErrorResponse,
 } from "../errors.ts";
 import type { Meta, ServiceMeta } from "../trpc/init.ts";
+import { operationsOf } from "../trpc/operations.ts";
 
 export const API_KEY_SCHEME = "ApiKey";
 
@@ -208,7 +209,13 @@ function completeResponses(method: string, operation: Operation, meta: Meta | un
 
 /** Builds the document for the router's REST operations, served under `baseUrl`. */
 export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): OpenAPIObject {
-  const metas = new Map<string, Meta>();
+  // Each operation's meta, from the procedures themselves (the routes are built from it too).
+  const metas = new Map<string, Meta>(
+    operationsOf(router).map((operation) => [
+      operationKey(operation.method, operation.template),
+      operation.meta,
+    ]),
+  );
   const doc = generateOpenApiDocument<ServiceMeta>(router, {
     title: "Probe service API",
     version: "1.0.0",
@@ -226,11 +233,6 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): OpenAP
       },
     },
     defs: { Error: errorBody },
-    // The generator's public view of each procedure's meta: collected here, nothing filtered.
-    filter: ({ metadata }) => {
-      metas.set(operationKey(metadata.openapi.method, metadata.openapi.path), metadata);
-      return true;
-    },
   });
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {

@@ -19,64 +19,14 @@ import {
 import { createHash } from "node:crypto";
 import type { Db } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
-import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { publicStatusPage, statusPagesVersion } from "../domain/status_pages.ts";
-import { toApiError } from "../errors.ts";
-import type { PublicPage } from "./handler.ts";
+import type { PublicPage } from "./edge_types.ts";
+import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure, TtlCache } from "./public_pages.ts";
+
+export { PUBLIC_CACHE_MS };
 
 export const STATUS_PREFIX = "/status/";
 const JSON_SUFFIX = "/status.json";
-/** How long browsers and proxies may keep a status page or a badge. */
-export const PUBLIC_CACHE_CONTROL = "public, max-age=30";
-/** How long this process keeps a page (or a badge's figure) before reading it again. */
-export const PUBLIC_CACHE_MS = 15_000;
-
-/**
- * Values kept for `ttlMs` each, at most `maxEntries` (the oldest go first), and only while the
- * `version` they were loaded under is current. Loads of one key at once are shared; a failed
- * load is not kept.
- */
-export class TtlCache<V> {
-  readonly #entries = new Map<string, { expires: number; version: number; value: Promise<V> }>();
-  readonly #ttlMs: number;
-  readonly #maxEntries: number;
-  readonly #now: () => number;
-
-  constructor(
-    { ttlMs = PUBLIC_CACHE_MS, maxEntries = 1000, now = Date.now }: {
-      ttlMs?: number;
-      maxEntries?: number;
-      now?: () => number;
-    } = {},
-  ) {
-    this.#ttlMs = ttlMs;
-    this.#maxEntries = maxEntries;
-    this.#now = now;
-  }
-
-  get(key: string, version: number, load: () => Promise<V>): Promise<V> {
-    const now = this.#now();
-    const kept = this.#entries.get(key);
-    if (kept && kept.expires > now && kept.version === version) return kept.value;
-    this.#entries.delete(key);
-    if (this.#entries.size >= this.#maxEntries) {
-      this.#entries.delete(this.#entries.keys().next().value!);
-    }
-    const entry = { expires: now + this.#ttlMs, version, value: load() };
-    this.#entries.set(key, entry);
-    entry.value.catch(() => {
-      if (this.#entries.get(key) === entry) this.#entries.delete(key);
-    });
-    return entry.value;
-  }
-}
-
-/** A share (0 to 1) as a percentage, cut (not rounded) to two decimals: 99.999% is not 100%. */
-export function percent(share: number): string {
-  if (share >= 1) return "100%";
-  return `${(Math.floor(share * 10_000) / 100).toFixed(2)}%`;
-}
-
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** `2026-11-20 14:03 UTC`. */
@@ -273,38 +223,6 @@ const JSON_HEADERS = {
   // Public data, read without credentials: any site may read it from a browser.
   "access-control-allow-origin": "*",
 };
-
-/** An answer of a public page: its own cache headers, so the handler leaves them as they are. */
-export function publicAnswer(
-  request: Request,
-  body: string,
-  headers: Record<string, string>,
-): Response {
-  return new Response(request.method === "HEAD" ? null : body, {
-    headers: {
-      ...headers,
-      "x-content-type-options": "nosniff",
-      "cache-control": PUBLIC_CACHE_CONTROL,
-    },
-  });
-}
-
-/**
- * An error of a public page (the database is down): the error contract's answer, never kept by
- * a cache. Anything else goes on to the handler, which logs it and answers 500.
- */
-export function publicFailure(error: unknown): Response {
-  if (!isDatabaseUnavailable(error)) throw error;
-  const { status, body } = toApiError(error);
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: {
-      "content-type": "application/json",
-      "x-content-type-options": "nosniff",
-      "cache-control": "no-store",
-    },
-  });
-}
 
 /**
  * Serves `GET` (and `HEAD`) `/status/{project}` and `/status/{project}/status.json` for public

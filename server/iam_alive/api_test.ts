@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { generateOpenApiDocument } from "trpc-to-openapi";
 import { createDeliverer } from "../alerts/deliverer.ts";
 import { createDispatch } from "../alerts/dispatch.ts";
-import { backoffMs } from "../alerts/outbox.ts";
+import { backoffMs } from "../outbox/outbox.ts";
 import { type App, createApp, type IamAliveOptions } from "../app.ts";
 import { createLogger } from "../log.ts";
 import { smtpServer, TRUST_TEST_CERT, webhookReceiver } from "../testing/receivers.ts";

@@ -115,66 +115,15 @@ export function createReporter(options: ReporterOptions): Reporter {
     return work;
   };
 
-  async function runnerFigures(since: Date): Promise<IamAliveRunnerFigures | undefined> {
-    if (!options.runnerFigures) return undefined;
-    try {
-      return await options.runnerFigures(since);
-    } catch (error) {
-      log.warn("I'm alive report goes without runner figures", errorFields(error));
-      return undefined;
-    }
-  }
+  const runnerFigures = figuresOrNone(options.runnerFigures, log);
+  const deliverOne = channelDelivery({
+    channels,
+    log,
+    signal: stopping.signal,
+    onDelivery: options.onDelivery,
+  });
 
-  async function deliverOne(
-    channel: IamAliveChannel,
-    report: IamAliveReport,
-    how?: DeliverOptions,
-  ): Promise<DeliveryResult> {
-    const result = await attempt(channel, report, how);
-    options.onDelivery?.(channel, result.outcome);
-    return result;
-  }
-
-  async function attempt(
-    channel: IamAliveChannel,
-    report: IamAliveReport,
-    how?: DeliverOptions,
-  ): Promise<DeliveryResult> {
-    const impl = channels[channel];
-    if (impl.missing.length > 0) {
-      return {
-        outcome: "not_configured",
-        attempts: 0,
-        error: `not configured: set ${impl.missing.join(", ")}`,
-      };
-    }
-    try {
-      return await impl.deliver(report, stopping.signal, how);
-    } catch (error) {
-      // Channels return failures as values; an exception here is a bug, logged with its stack.
-      log.error("I'm alive channel threw", { channel, ...errorFields(error) });
-      return { outcome: "failed", attempts: 1, error: "unexpected error in the channel" };
-    }
-  }
-
-  const compose = (
-    claim: ClaimedReport,
-    now: Date,
-    counts: { projects: number; probes: number },
-    runner: IamAliveRunnerFigures | undefined,
-  ) =>
-    buildReport({
-      sequence: claim.sequence,
-      trigger: claim.trigger,
-      now,
-      previousReportAt: claim.previousReportAt,
-      version,
-      instanceId,
-      startedAt,
-      intervalHours: claim.intervalHours,
-      counts,
-      runner,
-    });
+  const compose = reportComposer({ version, instanceId, startedAt });
 
   /** Sends a test report over every selected channel at once, each with its own retries. */
   async function send(claim: ClaimedReport): Promise<IamAliveTestResult> {
@@ -201,22 +150,7 @@ export function createReporter(options: ReporterOptions): Reporter {
       };
     }));
     await recordDeliveries({ db, deliveries: records });
-    for (const r of records) {
-      if (r.outcome !== "delivered") {
-        log.warn("I'm alive delivery failed", {
-          sequence: r.sequence,
-          channel: r.channel,
-          outcome: r.outcome,
-          attempts: r.attempts,
-          error: r.error,
-        });
-      }
-    }
-    log.info("I'm alive report sent", {
-      sequence: report.sequence,
-      trigger: report.trigger,
-      outcomes: Object.fromEntries(records.map((r) => [r.channel, r.outcome])),
-    });
+    logReportSent(log, report, records);
     return { report, deliveries: records.map(toDelivery) };
   }
 
@@ -242,40 +176,8 @@ export function createReporter(options: ReporterOptions): Reporter {
     return queued;
   }
 
-  async function deliverMessage({ id, channel, report }: ReportMessage): Promise<DeliveryResult> {
-    const startedAt = clock.now();
-    const started = performance.now();
-    const result = await deliverOne(channel, report, { once: true });
-    const record: DeliveryRecord = {
-      sequence: report.sequence,
-      trigger: report.trigger,
-      channel,
-      outcome: result.outcome,
-      attempts: 1,
-      error: result.error ?? null,
-      instanceId,
-      startedAt,
-      durationMs: performance.now() - started,
-    };
-    try {
-      // The row counts outbox attempts: the first try is 1, each retry one more.
-      record.attempts = await messageAttempt({ db, id });
-      await recordDeliveries({ db, deliveries: [record] });
-    } catch (error) {
-      // The outcome stands (a delivered report is not sent again for want of its record).
-      log.error("I'm alive delivery not recorded", { id, channel, ...errorFields(error) });
-    }
-    if (result.outcome !== "delivered") {
-      log.warn("I'm alive delivery failed", {
-        sequence: report.sequence,
-        channel,
-        outcome: result.outcome,
-        attempt: record.attempts,
-        error: record.error,
-      });
-    }
-    return result;
-  }
+  const deliverMessage = (message: ReportMessage) =>
+    deliverQueued(message, { db, log, clock, instanceId, deliverOne });
 
   async function run(): Promise<void> {
     while (!stopping.signal.aborted) {
@@ -293,22 +195,7 @@ export function createReporter(options: ReporterOptions): Reporter {
     }
   }
 
-  async function warnUnconfigured(): Promise<void> {
-    const { enabled, channels: selected } = await selectedChannels({ db });
-    for (const channel of selected) {
-      const { missing, caveats = [] } = channels[channel];
-      if (missing.length > 0) {
-        log.warn("I'm alive channel is selected but not configured", {
-          channel,
-          missing,
-          enabled,
-        });
-      }
-      for (const caveat of caveats) {
-        log.warn(`I'm alive ${channel} channel: ${caveat}`, { channel });
-      }
-    }
-  }
+  const warnUnconfigured = () => warnUnconfiguredChannels({ db, log, channels });
 
   return {
     async start() {
@@ -344,4 +231,170 @@ function toDelivery(r: DeliveryRecord): IamAliveDelivery {
     duration_ms: Math.round(r.durationMs),
     instance_id: r.instanceId,
   };
+}
+
+/** Delivers a report over one channel (not configured, or its own failure), told to `onDelivery`. */
+function channelDelivery(
+  { channels, log, signal, onDelivery }: {
+    channels: Channels;
+    log: Logger;
+    signal: AbortSignal;
+    onDelivery: ReporterOptions["onDelivery"];
+  },
+): (
+  channel: IamAliveChannel,
+  report: IamAliveReport,
+  how?: DeliverOptions,
+) => Promise<DeliveryResult> {
+  const attempt = async (
+    channel: IamAliveChannel,
+    report: IamAliveReport,
+    how?: DeliverOptions,
+  ): Promise<DeliveryResult> => {
+    const impl = channels[channel];
+    if (impl.missing.length > 0) {
+      return {
+        outcome: "not_configured",
+        attempts: 0,
+        error: `not configured: set ${impl.missing.join(", ")}`,
+      };
+    }
+    try {
+      return await impl.deliver(report, signal, how);
+    } catch (error) {
+      // Channels return failures as values; an exception here is a bug, logged with its stack.
+      log.error("I'm alive channel threw", { channel, ...errorFields(error) });
+      return { outcome: "failed", attempts: 1, error: "unexpected error in the channel" };
+    }
+  };
+  return async (channel, report, how) => {
+    const result = await attempt(channel, report, how);
+    onDelivery?.(channel, result.outcome);
+    return result;
+  };
+}
+
+/** Warns of each selected channel that is not configured, and of each channel's caveats. */
+async function warnUnconfiguredChannels(
+  { db, log, channels }: { db: Db; log: Logger; channels: Channels },
+): Promise<void> {
+  const { enabled, channels: selected } = await selectedChannels({ db });
+  for (const channel of selected) {
+    const { missing, caveats = [] } = channels[channel];
+    if (missing.length > 0) {
+      log.warn("I'm alive channel is selected but not configured", {
+        channel,
+        missing,
+        enabled,
+      });
+    }
+    for (const caveat of caveats) {
+      log.warn(`I'm alive ${channel} channel: ${caveat}`, { channel });
+    }
+  }
+}
+
+/** The log of a test report: a warning per failed delivery, then one line of the outcomes. */
+function logReportSent(log: Logger, report: IamAliveReport, records: DeliveryRecord[]): void {
+  for (const r of records) {
+    if (r.outcome !== "delivered") {
+      log.warn("I'm alive delivery failed", {
+        sequence: r.sequence,
+        channel: r.channel,
+        outcome: r.outcome,
+        attempts: r.attempts,
+        error: r.error,
+      });
+    }
+  }
+  log.info("I'm alive report sent", {
+    sequence: report.sequence,
+    trigger: report.trigger,
+    outcomes: Object.fromEntries(records.map((r) => [r.channel, r.outcome])),
+  });
+}
+
+/** Delivers a report the outbox holds, over its one channel, once; records the attempt. */
+async function deliverQueued(
+  { id, channel, report }: ReportMessage,
+  { db, log, clock, instanceId, deliverOne }: {
+    db: Db;
+    log: Logger;
+    clock: Clock;
+    instanceId: string;
+    deliverOne: ReturnType<typeof channelDelivery>;
+  },
+): Promise<DeliveryResult> {
+  const startedAt = clock.now();
+  const started = performance.now();
+  const result = await deliverOne(channel, report, { once: true });
+  const record: DeliveryRecord = {
+    sequence: report.sequence,
+    trigger: report.trigger,
+    channel,
+    outcome: result.outcome,
+    attempts: 1,
+    error: result.error ?? null,
+    instanceId,
+    startedAt,
+    durationMs: performance.now() - started,
+  };
+  try {
+    // The row counts outbox attempts: the first try is 1, each retry one more.
+    record.attempts = await messageAttempt({ db, id });
+    await recordDeliveries({ db, deliveries: [record] });
+  } catch (error) {
+    // The outcome stands (a delivered report is not sent again for want of its record).
+    log.error("I'm alive delivery not recorded", { id, channel, ...errorFields(error) });
+  }
+  if (result.outcome !== "delivered") {
+    log.warn("I'm alive delivery failed", {
+      sequence: report.sequence,
+      channel,
+      outcome: result.outcome,
+      attempt: record.attempts,
+      error: record.error,
+    });
+  }
+  return result;
+}
+
+/** The runner's figures since a time, or none (with a warning) when they cannot be read. */
+function figuresOrNone(
+  read: ReporterOptions["runnerFigures"],
+  log: Logger,
+): (since: Date) => Promise<IamAliveRunnerFigures | undefined> {
+  return async (since) => {
+    if (!read) return undefined;
+    try {
+      return await read(since);
+    } catch (error) {
+      log.warn("I'm alive report goes without runner figures", errorFields(error));
+      return undefined;
+    }
+  };
+}
+
+/** Builds a claimed report's text from what this instance knows of itself. */
+function reportComposer(
+  { version, instanceId, startedAt }: { version: string; instanceId: string; startedAt: Date },
+) {
+  return (
+    claim: ClaimedReport,
+    now: Date,
+    counts: { projects: number; probes: number },
+    runner: IamAliveRunnerFigures | undefined,
+  ) =>
+    buildReport({
+      sequence: claim.sequence,
+      trigger: claim.trigger,
+      now,
+      previousReportAt: claim.previousReportAt,
+      version,
+      instanceId,
+      startedAt,
+      intervalHours: claim.intervalHours,
+      counts,
+      runner,
+    });
 }

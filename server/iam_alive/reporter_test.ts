@@ -9,7 +9,7 @@ import {
   claimNotifications,
   enqueueMessages,
   MAX_ATTEMPTS,
-} from "../alerts/outbox.ts";
+} from "../outbox/outbox.ts";
 import { type DatabaseHandle, type Db, openDatabase } from "../db/database.ts";
 import { json as sqlJson } from "../db/json.ts";
 import { migrateToLatest } from "../db/migrator.ts";

@@ -7,7 +7,7 @@ import {
   type IamAliveTrigger,
 } from "@probe/shared";
 import { sql } from "kysely";
-import { enqueueMessages } from "../alerts/outbox.ts";
+import { enqueueMessages } from "../outbox/outbox.ts";
 import type { Db } from "../db/database.ts";
 
 const HOUR_MS = 3_600_000;

@@ -7,7 +7,8 @@
  */
 import type { Registry } from "prom-client";
 import { apiError } from "../errors.ts";
-import { errorAnswer, type KeyedEndpoint } from "../http/handler.ts";
+import { errorAnswer } from "../http/answers.ts";
+import type { KeyedEndpoint } from "../http/edge_types.ts";
 
 export const METRICS_PATH = "/metrics";
 

@@ -1,5 +1,5 @@
 /**
- * Serves the router's procedures as REST, at the paths of the OpenAPI document. A request is
+ * Serves the router's procedures as REST, at the paths their meta declares. A request is
  * routed once (`routes.ts`), its input gathered (path parameters over the documented query
  * parameters, or over the JSON body), and the procedure called through tRPC's public caller, so
  * input and output validation always run. Values are passed as they were sent: nothing is
@@ -8,12 +8,12 @@
  *
  * @module
  */
-import type { OpenAPIObject } from "trpc-to-openapi";
 import { type ApiError, apiError, toApiError } from "../errors.ts";
 import { boundedStringify, DEFAULT_MAX_ANSWER_BYTES } from "../http/answer_size.ts";
 import { readJsonObject } from "../http/body.ts";
 import type { Context } from "../trpc/context.ts";
 import { createProcedureCaller } from "../trpc/caller.ts";
+import { type Operation, operationsOf } from "../trpc/operations.ts";
 import { streamList } from "../trpc/pages.ts";
 import type { AppRouter } from "../trpc/router.ts";
 import { type Match, matchRoute, type Route, routesOf } from "./routes.ts";
@@ -36,18 +36,20 @@ export interface RestResult {
   route?: string;
 }
 
-/** Builds the REST handler for the operations of `document`, served by `router`. */
+/** Builds the REST handler for the REST operations of `router`'s procedures. */
 export function createRestHandler(
-  { router, document, onError, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES }: {
-    router: AppRouter;
-    document: OpenAPIObject;
-    /** Told of a failure after a streamed answer began (its status was sent). */
-    onError: (error: unknown) => void;
-    /** The most characters of JSON a read's answer may build; past it 413 (`answer_size.ts`). */
-    maxAnswerBytes?: number;
-  },
+  { router, operations = operationsOf(router), onError, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES }:
+    {
+      router: AppRouter;
+      /** The router's REST operations (`operationsOf`), when they are already at hand. */
+      operations?: readonly Operation[];
+      /** Told of a failure after a streamed answer began (its status was sent). */
+      onError: (error: unknown) => void;
+      /** The most characters of JSON a read's answer may build; past it 413 (`answer_size.ts`). */
+      maxAnswerBytes?: number;
+    },
 ): (call: RestCall) => Promise<RestResult> {
-  const routes = routesOf(document);
+  const routes = routesOf(operations);
   const call = createProcedureCaller(router);
 
   return async ({ request, url, path, ctx }) => {

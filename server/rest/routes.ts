@@ -1,14 +1,12 @@
 /**
- * The REST routing table, built once at start from the generated OpenAPI document: for each
- * operation its method, path template, path and query parameters, whether it reads a body, its
- * success statuses, and the procedure it calls (the `operationId`, which trpc-to-openapi derives
- * from the procedure's path with `-` for `.`). What the document says is what is routed.
+ * The REST routing table, built once at start from the procedures' meta (`operationsOf` in
+ * `server/trpc/operations.ts`): for each operation its method, path template, path and query
+ * parameters, whether it reads a body, its success statuses, and the procedure it calls. The
+ * OpenAPI document is generated from the same meta (`routes_test.ts` checks the two agree).
  *
  * @module
  */
-import type { OpenAPIObject } from "trpc-to-openapi";
-import { procedurePathOf } from "../trpc/caller.ts";
-import { isPagedList } from "../trpc/pages.ts";
+import type { Operation } from "../trpc/operations.ts";
 
 export interface Route {
   method: string;
@@ -33,51 +31,32 @@ export interface Match {
   params: Record<string, string>;
 }
 
-interface DocumentOperation {
-  operationId?: string;
-  parameters?: { name: string; in: string }[];
-  requestBody?: { required?: boolean };
-  responses?: Record<string, unknown>;
-}
-
-const METHODS = ["get", "post", "put", "patch", "delete"] as const;
-
 /** trpc-to-openapi's matcher: `{name}` is one segment, and the path is matched without case. */
 function patternOf(template: string): RegExp {
   const source = template.replace(/\{(.+?)\}/g, (_, key) => `(?<${key}>[^/]+)`);
   return new RegExp(`^${source}$`, "i");
 }
 
-/** The routes of a document, by method. */
-export function routesOf(document: OpenAPIObject): Map<string, Route[]> {
+/** The routes of a router's REST operations (`operationsOf`), by method. */
+export function routesOf(operations: readonly Operation[]): Map<string, Route[]> {
   const byMethod = new Map<string, Route[]>();
-  for (const [template, item] of Object.entries(document.paths ?? {})) {
-    for (const method of METHODS) {
-      const operation = (item as Record<string, DocumentOperation | undefined>)[method];
-      if (!operation?.operationId) continue;
-      const parameters = operation.parameters ?? [];
-      const queryParams = parameters.filter((p) => p.in === "query").map((p) => p.name);
-      const success = Object.keys(operation.responses ?? {}).map(Number)
-        .filter((status) => status >= 200 && status < 300).sort((a, b) => a - b);
-      const route: Route = {
-        method: method.toUpperCase(),
-        template,
-        procedure: procedurePathOf(operation.operationId),
-        pathParams: parameters.filter((p) => p.in === "path").map((p) => p.name),
-        queryParams,
-        body: !operation.requestBody
-          ? "none"
-          : operation.requestBody.required
-          ? "required"
-          : "optional",
-        paged: isPagedList(method, queryParams),
-        success,
-        pattern: patternOf(template),
-      };
-      const list = byMethod.get(route.method) ?? [];
-      list.push(route);
-      byMethod.set(route.method, list);
-    }
+  for (const operation of operations) {
+    const { method, template, procedure, pathParams, queryParams, body, paged, success } =
+      operation;
+    const route: Route = {
+      method,
+      template,
+      procedure,
+      pathParams,
+      queryParams,
+      body,
+      paged,
+      success,
+      pattern: patternOf(template),
+    };
+    const list = byMethod.get(method) ?? [];
+    list.push(route);
+    byMethod.set(method, list);
   }
   return byMethod;
 }

@@ -3,10 +3,11 @@ import { REST_PREFIX } from "../http/handler.ts";
 import { buildOpenApiDocument } from "../http/openapi.ts";
 import { apiSuite, uniqueName } from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
+import { operationsOf } from "../trpc/operations.ts";
 import { routesOf } from "./routes.ts";
 
 const DOCUMENT = buildOpenApiDocument(appRouter, REST_PREFIX);
-const ROUTES = [...routesOf(DOCUMENT).values()].flat();
+const ROUTES = [...routesOf(operationsOf(appRouter)).values()].flat();
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -27,14 +28,75 @@ function scalarFields(template: string, method: string): [string, string][] {
 const fill = (template: string, values: Record<string, string>) =>
   template.replace(/\{(.+?)\}/g, (_, name) => values[name] ?? "x");
 
+interface DocumentOperation {
+  operationId?: string;
+  parameters?: { name: string; in: string }[];
+  requestBody?: { required?: boolean };
+  responses?: Record<string, unknown>;
+}
+
+/** What the document says of each operation, in the routes' terms. */
+function documentedRoutes() {
+  return Object.entries(DOCUMENT.paths ?? {}).flatMap(([template, item]) =>
+    Object.entries(item as Record<string, DocumentOperation>).map(([method, operation]) => {
+      const parameters = operation.parameters ?? [];
+      return {
+        method: method.toUpperCase(),
+        template,
+        procedure: operation.operationId?.split("-"),
+        pathParams: parameters.filter((p) => p.in === "path").map((p) => p.name),
+        queryParams: parameters.filter((p) => p.in === "query").map((p) => p.name),
+        body: !operation.requestBody
+          ? "none"
+          : operation.requestBody.required
+          ? "required"
+          : "optional",
+        success: Object.keys(operation.responses ?? {}).map(Number)
+          .filter((status) => status >= 200 && status < 300).sort((a, b) => a - b),
+      };
+    })
+  );
+}
+
+Deno.test("the routes, built from the procedures' meta, are the operations of the document", () => {
+  const routes = ROUTES.map(({ pattern: _, paged: __, ...route }) => route);
+  const key = (r: { method: string; template: string }) => `${r.method} ${r.template}`;
+  const sorted = <T extends { method: string; template: string }>(list: T[]) =>
+    [...list].sort((a, b) => key(a).localeCompare(key(b)));
+  assert.deepEqual(sorted(routes), sorted(documentedRoutes()));
+  // Paged lists say so in their meta, and take the paging parameters.
+  const paged = ROUTES.filter((r) => r.paged).map(key).sort();
+  assert.deepEqual(paged, [
+    "GET /probes",
+    "GET /projects",
+    "GET /projects/{project}/probes",
+  ]);
+  for (const route of ROUTES.filter((r) => r.method === "GET")) {
+    const pages = route.queryParams.includes("limit") && route.queryParams.includes("after");
+    assert.equal(
+      route.paged,
+      pages,
+      `${key(route)}: paged in its meta iff it takes limit and after`,
+    );
+  }
+});
+
 apiSuite("REST routing", (test) => {
   test("every operation of the document reaches its procedure", async ({ api }) => {
     assert.equal(ROUTES.length, 45);
+    const reached = new Set<number>();
     for (const route of ROUTES) {
       const path = `/api/v1${fill(route.template, {})}`;
       const res = await api.call(route.method, path, route.body === "none" ? {} : { body: {} });
-      assert.notEqual(res.body?.error?.message, "No such route", `${route.method} ${path}`);
+      const what = `${route.method} ${path}: ${res.status} ${JSON.stringify(res.body)}`;
+      // Reached: the procedure answered (a success, or its own refusal of the input or of the
+      // project "x"), not the router's 404 and not a failure of the dispatch itself (500).
+      assert.notEqual(res.body?.error?.message, "No such route", what);
+      assert.ok(res.status < 500, what);
+      reached.add(res.status);
     }
+    // Both procedures' own answers happen: validation (422) and the unknown project "x" (404).
+    assert.ok(reached.has(422) && reached.has(404), [...reached].join(","));
   });
 
   test("no body value is coerced: strings for numbers and booleans answer 422 on every operation", async ({ api }) => {

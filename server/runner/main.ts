@@ -8,8 +8,8 @@ import { ConfigError, parseConfig } from "../config.ts";
 import { surviveDatabaseClientFaults } from "../db/client_faults.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrator.ts";
-import { createKeyCheck } from "../http/api_key.ts";
-import { PortInUseError } from "../http/serve.ts";
+import { createKeyCheck } from "../keys/api_key.ts";
+import { PortInUseError } from "../net/port_in_use.ts";
 import { createLogger, errorFields } from "../log.ts";
 import {
   createRunnerProcessMetrics,

@@ -1,6 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import type { Db } from "../db/database.ts";
-import type { Scope } from "../http/api_key.ts";
+import type { Scope } from "../keys/api_key.ts";
 import type { AnswerBudget } from "../http/answer_size.ts";
 import type { IamAliveControl } from "../iam_alive/reporter.ts";
 import type { Notifier } from "../notify/targets.ts";

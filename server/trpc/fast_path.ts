@@ -6,13 +6,11 @@
  * the shape of the router's error formatter with its HTTP status (`fast_path_test.ts` compares
  * the two for every procedure). Anything else returns null and goes to `fetchRequestHandler`.
  *
- * Which procedures are queries comes from the OpenAPI document: a GET operation is a query and
- * every other one a mutation (the routers keep to that; the comparison test would catch a
- * procedure that did not).
+ * Which procedures are queries, and which lists are paged, comes from the procedures themselves
+ * (`operationsOf` in `operations.ts`), not from the OpenAPI document.
  *
  * @module
  */
-import type { OpenAPIObject } from "trpc-to-openapi";
 import { toApiError, trpcErrorShape } from "../errors.ts";
 import {
   AnswerTooLargeError,
@@ -20,8 +18,9 @@ import {
   DEFAULT_MAX_ANSWER_BYTES,
 } from "../http/answer_size.ts";
 import type { Context } from "./context.ts";
-import { createProcedureCaller, procedurePathOf } from "./caller.ts";
-import { pagedLists, STREAMED, streamList } from "./pages.ts";
+import { createProcedureCaller } from "./caller.ts";
+import { type Operation, operationsOf } from "./operations.ts";
+import { STREAMED, streamList } from "./pages.ts";
 import type { AppRouter } from "./router.ts";
 
 const HEADERS = { "content-type": "application/json", vary: "trpc-accept" };
@@ -46,22 +45,17 @@ function isJson(request: Request): boolean {
   return type?.split(";", 1)[0].trim() === "application/json";
 }
 
-/** The procedures of the document, by path, with whether each is a query. */
-export function procedureTypes(document: OpenAPIObject): Map<string, "query" | "mutation"> {
-  const types = new Map<string, "query" | "mutation">();
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const [method, operation] of Object.entries(item as Record<string, unknown>)) {
-      const id = (operation as { operationId?: string }).operationId;
-      if (id) types.set(procedurePathOf(id).join("."), method === "get" ? "query" : "mutation");
-    }
-  }
-  return types;
-}
-
 export function createTrpcFastPath(
-  { router, document, onError, headers: extra = {}, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES }: {
+  {
+    router,
+    operations = operationsOf(router),
+    onError,
+    headers: extra = {},
+    maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES,
+  }: {
     router: AppRouter;
-    document: OpenAPIObject;
+    /** The router's REST operations (`operationsOf`), when they are already at hand. */
+    operations?: readonly Operation[];
     onError: (error: unknown) => void;
     /** Headers to add to every answer (the HTTP layer's own). */
     headers?: Record<string, string>;
@@ -71,8 +65,8 @@ export function createTrpcFastPath(
 ): FastPath {
   const headers = { ...HEADERS, ...extra };
   const streamHeaders = { ...headers, ...STREAMED };
-  const types = procedureTypes(document);
-  const paged = pagedLists(document);
+  const types = new Map(operations.map((o) => [o.procedure.join("."), o.type]));
+  const paged = new Set(operations.filter((o) => o.paged).map((o) => o.procedure.join(".")));
   const call = createProcedureCaller(router);
   return async ({ request, url, path, input, ctx }) => {
     const type = types.get(path);

@@ -7,7 +7,7 @@ import { freshDatabase, startTestApp, TEST_API_KEY } from "../testing/app.ts";
 import type { Db } from "../db/database.ts";
 import { createRunNow } from "../runner/run_now.ts";
 import { createContext } from "./context.ts";
-import { procedureTypes } from "./fast_path.ts";
+import { procedureTypes } from "../testing/document.ts";
 import { appRouter } from "./router.ts";
 
 const BASE = "http://service.test/trpc";
@@ -33,6 +33,15 @@ function requestOf(s: Sent, withKey: boolean): Request {
     method: query ? "GET" : "POST",
     headers,
     body: query ? undefined : text,
+  });
+}
+
+/** A query sent as a batch of one call (`?batch=1&input={"0":…}`). */
+function batchOf(s: Sent): Request {
+  const text = s.raw ?? (s.input === undefined ? undefined : JSON.stringify(s.input));
+  const input = text === undefined ? "{}" : `{"0":${text}}`;
+  return new Request(`${BASE}/${s.path}?batch=1&input=${encodeURIComponent(input)}`, {
+    headers: { "x-service-api-key": TEST_API_KEY },
   });
 }
 
@@ -147,11 +156,25 @@ Deno.test("every query and mutation takes the fast path and answers as tRPC's ha
             services: { runNow: unrun(other.db) },
           }),
       });
-      assert.deepEqual(
-        await answer(fast),
-        { ...await answer(general), vary: "trpc-accept" },
-        `${s.path} ${JSON.stringify(s.input ?? s.raw)}`,
-      );
+      const what = `${s.path} ${JSON.stringify(s.input ?? s.raw)}`;
+      const fastAnswer = await answer(fast);
+      assert.deepEqual(fastAnswer, { ...await answer(general), vary: "trpc-accept" }, what);
+      // A query changes nothing: the same call is sent again through the service's other
+      // path, tRPC's handler (taken with `trpc-accept`, or as a batch of one), in the same
+      // database, and must answer the same bytes.
+      if (PROCEDURES.get(s.path) === "query") {
+        const before = taken.length;
+        const accept = requestOf(s, true);
+        accept.headers.set("trpc-accept", "application/json");
+        const viaAccept = await answer(await app.handler(accept));
+        // One known difference, in a header: tRPC's handler varies on `accept` too.
+        assert.equal(viaAccept.vary, "trpc-accept, accept", `${what} trpc-accept`);
+        assert.deepEqual({ ...viaAccept, vary: "trpc-accept" }, fastAnswer, `${what} trpc-accept`);
+        const batch = await answer(await app.handler(batchOf(s)));
+        assert.equal(batch.status, fastAnswer.status, `${what} batch`);
+        assert.equal(batch.body, `[${fastAnswer.body}]`, `${what} batch`);
+        assert.equal(taken.length, before, `${what}: neither took the fast path`);
+      }
     }
     assert.deepEqual(new Set(taken), new Set(PROCEDURES.keys()), "every procedure was called");
   } finally {
@@ -191,6 +214,36 @@ Deno.test("batches, wrong methods and other media types go to tRPC's handler", a
       await response.body?.cancel();
       assert.equal(taken, 0, path);
     }
+  } finally {
+    await app.close();
+  }
+});
+
+// A list past the most one page holds (1,000), asked for without `limit`: the fast path (and
+// REST) walk its pages and stream it whole; tRPC's handler calls the procedure once, which
+// refuses an unpaged list that long. The one difference in answers left between the two paths
+// (issue 20): pinned here so that closing it is a decision.
+Deno.test("a list past 1,000 items: streamed whole by the fast path, refused by tRPC's handler", async () => {
+  const app = await startTestApp("pglite");
+  try {
+    const names = Array.from(
+      { length: 1001 },
+      (_, i) => ({ name: `p-${String(i).padStart(4, "0")}` }),
+    );
+    await app.database.db.insertInto("projects").values(names).execute();
+    const request = (headers: Record<string, string> = {}) =>
+      new Request(`${BASE}/projects.list?input=${encodeURIComponent("{}")}`, {
+        headers: { "x-service-api-key": TEST_API_KEY, ...headers },
+      });
+    const fast = await app.handler(request());
+    assert.equal(fast.status, 200);
+    const body = await fast.json();
+    assert.equal(body.result.data.data.length, 1001);
+    assert.deepEqual(body.result.data.meta, { count: 1001, next_after: null });
+    const general = await app.handler(request({ "trpc-accept": "application/json" }));
+    const refused = await general.json();
+    assert.equal(general.status, 422, JSON.stringify(refused));
+    assert.equal(refused.error.data.error.code, "validation_failed");
   } finally {
     await app.close();
   }

@@ -13,6 +13,12 @@ export interface ServiceMeta extends Record<string, unknown> {
    * without a body.
    */
   success?: Record<number, string>;
+  /**
+   * A list paged by `limit` and `after` (`meta.next_after`): answered whole, by streaming its
+   * pages, when no `limit` is asked for (`server/trpc/pages.ts`), on REST and a single `/trpc`
+   * call alike.
+   */
+  paged?: true;
 }
 
 export type Meta = OpenApiMeta<ServiceMeta>;

@@ -5,14 +5,11 @@
  * it comes, never holding more than a page or two. The text is the same as the whole list's
  * `JSON.stringify` would be: `{"data":[…],"meta":{"count":n,"next_after":null}}`.
  *
- * A paged list is recognised in the OpenAPI document: a GET operation with `limit` and `after`
- * in its query.
+ * A paged list says so in its procedure's meta (`paged: true`, `server/trpc/init.ts`).
  *
  * @module
  */
-import type { OpenAPIObject } from "trpc-to-openapi";
 import type { Page } from "../domain/pages.ts";
-import { procedurePathOf } from "./caller.ts";
 
 /** Tells the server layer (`server/http/serve.ts`) to send a body as it comes. */
 export const STREAMED = { "transfer-encoding": "chunked" };
@@ -26,30 +23,6 @@ const STREAM_CHUNK = 64 * 1024;
 /** The answer of a procedure for a page: its rows, their count and the next page's cursor. */
 export function pageAnswer<T>(page: Page<T>) {
   return { data: page.rows, meta: { count: page.rows.length, next_after: page.next } };
-}
-
-/** Whether an operation with this method and these query parameters is a paged list. */
-export function isPagedList(method: string, queryParams: readonly string[]): boolean {
-  return method.toUpperCase() === "GET" && queryParams.includes("limit") &&
-    queryParams.includes("after");
-}
-
-/** The procedure paths (such as `probes.list`) of the document's paged lists. */
-export function pagedLists(document: OpenAPIObject): Set<string> {
-  const paths = new Set<string>();
-  for (const item of Object.values(document.paths ?? {})) {
-    const operation = (item as { get?: { operationId?: string; parameters?: Parameter[] } }).get;
-    const query = (operation?.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
-    if (operation?.operationId && isPagedList("GET", query)) {
-      paths.add(procedurePathOf(operation.operationId).join("."));
-    }
-  }
-  return paths;
-}
-
-interface Parameter {
-  name: string;
-  in: string;
 }
 
 interface ListPage {

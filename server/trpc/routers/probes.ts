@@ -103,6 +103,7 @@ export const probesRouter = router({
         summary: "List probes of all projects",
         protect: true,
       },
+      paged: true,
     })
     .input(probeListInput)
     .output(listOutput)
@@ -117,6 +118,7 @@ export const probesRouter = router({
         summary: "List the probes of one project",
         protect: true,
       },
+      paged: true,
     })
     .input(probeListByProjectInput)
     .output(listOutput)

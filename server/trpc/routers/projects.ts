@@ -49,6 +49,7 @@ export const projectsRouter = router({
         summary: "List projects",
         protect: true,
       },
+      paged: true,
     })
     .input(projectListInput)
     .output(dataWithMeta(z.array(project), pageMeta))

@@ -1,0 +1,17 @@
+/**
+ * The kinds of part the edge (`router.ts`) mounts, for the modules that provide them.
+ *
+ * @module
+ */
+import type { Scope } from "../keys/api_key.ts";
+
+/** A part of the service that answers some requests without a key; null for the others. */
+export type PublicPage = (request: Request, url: URL) => Promise<Response | null>;
+
+/** An endpoint of its own path that needs a key, such as `/metrics` and `/backup`. */
+export interface KeyedEndpoint {
+  /** The exact path it answers, such as `/metrics`. */
+  path: string;
+  /** Answers a request that passed the key check; refuses what `scope` may not do itself. */
+  handle(request: Request, url: URL, scope: Scope): Promise<Response>;
+}
