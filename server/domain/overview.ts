@@ -23,7 +23,7 @@ import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { BUCKET_BOUNDS, emptyHistogram, percentileOf } from "./histogram.ts";
-import { OVERLOAD_LAG_MS, scheduleLag } from "../runner/figures.ts";
+import { OVERLOAD_LAG_MS, scheduleLag } from "./schedule_lag.ts";
 import { notFound } from "./errors.ts";
 import { listIncidents } from "./incidents.ts";
 import { ceilHour } from "./results.ts";

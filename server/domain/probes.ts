@@ -23,7 +23,7 @@ import {
   rowsToRead,
 } from "./pages.ts";
 import { probeIdOf } from "./probe_id.ts";
-import { gridAfter, offsetOf } from "../runner/schedule.ts";
+import { gridAfter, offsetOf } from "./schedule.ts";
 import { probeChanged, probesDeleted } from "../alerts/changes.ts";
 import type { ProbeState } from "../db/schema.ts";
 

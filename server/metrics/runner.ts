@@ -8,7 +8,8 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { Db } from "../db/database.ts";
 import { OUTCOMES } from "../runner/execute.ts";
-import { OVERLOAD_LAG_MS, scheduleFigures, scheduleLag } from "../runner/figures.ts";
+import { scheduleFigures } from "../runner/figures.ts";
+import { OVERLOAD_LAG_MS, scheduleLag } from "../domain/schedule_lag.ts";
 import type { Runner, RunnerObserver } from "../runner/runner.ts";
 import { counterOf, type scrapeReads } from "./registry.ts";
 

@@ -9,7 +9,7 @@ import { createLogger } from "../log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
 import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
 import { createRunner, type RunnerClock, type RunnerOptions } from "./runner.ts";
-import { gridAfter, offsetOf } from "./schedule.ts";
+import { gridAfter, offsetOf } from "../domain/schedule.ts";
 import { claimDue } from "./store.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import { startTarget } from "../testing/target_server.ts";

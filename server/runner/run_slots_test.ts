@@ -10,7 +10,7 @@ import { createLogger } from "../log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
 import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
 import { createRunner, type RunnerClock, type RunnerOptions } from "./runner.ts";
-import { restartDelay } from "./schedule.ts";
+import { restartDelay } from "../domain/schedule.ts";
 import { syncSchedules } from "./store.ts";
 import { startTarget } from "../testing/target_server.ts";
 

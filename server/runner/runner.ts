@@ -19,8 +19,8 @@ import {
 } from "./execute.ts";
 import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
 import { pruneOnce, type PruneReport, purgeDeleted } from "./prune.ts";
-import { OVERLOAD_LAG_MS } from "./figures.ts";
-import { nextDue, offsetOf } from "./schedule.ts";
+import { OVERLOAD_LAG_MS } from "../domain/schedule_lag.ts";
+import { nextDue, offsetOf } from "../domain/schedule.ts";
 import {
   claimDue,
   type Claimed,

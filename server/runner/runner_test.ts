@@ -8,7 +8,7 @@ import {
   parseNetworks,
 } from "../outbound/network_policy.ts";
 import { createRunner, type RunnerClock, type RunnerOptions } from "./runner.ts";
-import { offsetOf } from "./schedule.ts";
+import { offsetOf } from "../domain/schedule.ts";
 import { startTarget } from "../testing/target_server.ts";
 
 const INTERVAL = 60_000;

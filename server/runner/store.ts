@@ -24,7 +24,7 @@ import type { ProbeTarget, RunResult } from "./execute.ts";
 import { applyStateChanges } from "../alerts/incidents.ts";
 import { settleSchedule } from "../alerts/states.ts";
 import { bucketOf, emptyHistogram } from "../domain/histogram.ts";
-import { gridAfter, multiplierFor, offsetOf } from "./schedule.ts";
+import { gridAfter, multiplierFor, offsetOf } from "../domain/schedule.ts";
 
 const HOUR_MS = 3_600_000;
 
