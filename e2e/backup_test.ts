@@ -195,10 +195,13 @@ Deno.test("a running embedded instance is backed up, restored into a new DATA_DI
         assert.equal(again.code, 1);
         assert.match(again.stderr, /is not empty \(it holds pgdata\)/);
 
+        // The service-wide interval is a setting, not data: the copy runs with the same one, so
+        // that the probes' effective interval reads the same.
         const copy = await startServer({
           DATA_DIR: restoredDir,
           SERVICE_API_KEY: key,
           RUNNER: "off",
+          PROBE_INTERVAL_SECONDS: "10",
         });
         servers.push(copy);
         const copied = await view(client(copy, key));
