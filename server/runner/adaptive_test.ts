@@ -5,7 +5,7 @@
  * and the overload warning comes at most once a minute, with its metric.
  */
 import assert from "node:assert/strict";
-import FakeTimers from "@sinonjs/fake-timers";
+import { fakeClock } from "../testing/runner_clock.ts";
 import { Registry } from "prom-client";
 import { sql } from "kysely";
 import { createLogger } from "../log.ts";
@@ -20,16 +20,6 @@ import type { ProbeTarget, RunResult } from "./execute.ts";
 const INTERVAL = 60_000;
 const TIMEOUT = 1_000;
 const LEASE = leaseFor(TIMEOUT);
-
-function fakeClock(start: number) {
-  const fake = FakeTimers.createClock(start);
-  const clock: RunnerClock = {
-    now: () => fake.now,
-    setTimeout: (fn, ms) => fake.setTimeout(fn, ms),
-    clearTimeout: (id) => fake.clearTimeout(id as FakeTimers.TimerId),
-  };
-  return { fake, clock };
-}
 
 /**
  * An executor whose runs take `runMs()` of fake time; counts the runs made (ended) per target

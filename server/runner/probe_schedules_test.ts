@@ -4,7 +4,7 @@
  * interval. On both databases.
  */
 import assert from "node:assert/strict";
-import FakeTimers from "@sinonjs/fake-timers";
+import { fakeClock } from "../testing/runner_clock.ts";
 import { createLogger } from "../log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
 import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
@@ -19,16 +19,6 @@ import { createWorkerExecutor } from "./worker_executor.ts";
 const loopback = createNetworkPolicy(parseNetworks("127.0.0.0/8"));
 /** The runner's (service-wide) interval in these tests: the probes' default. */
 const DEFAULT_INTERVAL = 60_000;
-
-function fakeClock(start: number) {
-  const fake = FakeTimers.createClock(start);
-  const clock: RunnerClock = {
-    now: () => fake.now,
-    setTimeout: (fn, ms) => fake.setTimeout(fn, ms),
-    clearTimeout: (id) => fake.clearTimeout(id as FakeTimers.TimerId),
-  };
-  return { fake, clock };
-}
 
 for (const backend of backends()) {
   Deno.test(`probe schedules [${backend}]`, async (t) => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import FakeTimers from "@sinonjs/fake-timers";
+import { fakeClock } from "../testing/runner_clock.ts";
 import { createLogger } from "../log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
 import {
@@ -7,23 +7,12 @@ import {
   type NetworkPolicy,
   parseNetworks,
 } from "../outbound/network_policy.ts";
-import { createRunner, type RunnerClock, type RunnerOptions } from "./runner.ts";
+import { createRunner, type RunnerOptions } from "./runner.ts";
 import { offsetOf } from "../domain/schedule.ts";
 import { startTarget } from "../testing/target_server.ts";
 
 const INTERVAL = 60_000;
 const loopback = createNetworkPolicy(parseNetworks("127.0.0.0/8"));
-
-/** A clock made of `@sinonjs/fake-timers`: time moves only when the test says so. */
-function fakeClock(start: number) {
-  const fake = FakeTimers.createClock(start);
-  const clock: RunnerClock = {
-    now: () => fake.now,
-    setTimeout: (fn, ms) => fake.setTimeout(fn, ms),
-    clearTimeout: (id) => fake.clearTimeout(id as FakeTimers.TimerId),
-  };
-  return { fake, clock };
-}
 
 for (const backend of backends()) {
   Deno.test(`probe runner [${backend}]`, async (t) => {
