@@ -20,12 +20,12 @@
  * Not a test: figures vary with the machine and its load.
  */
 import { parseArgs } from "node:util";
-import postgres from "postgres";
 import { sql } from "kysely";
 import { openDatabase } from "../server/db/database.ts";
 import { migrateToLatest } from "../server/db/migrator.ts";
 import { SERVER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
+import { createPostgresDatabase } from "../server/testing/app.ts";
 
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const KEY = "bench-key-0123456789";
@@ -53,19 +53,6 @@ const OTHERS = Number(args.others);
 const ADMIN_URL = Deno.env.get("BENCH_DATABASE_URL") ?? DEFAULT_ADMIN_URL;
 const PER_DAY = 200_000 * 60 * 24;
 
-const name = `probe_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-const url = new URL(ADMIN_URL);
-url.pathname = `/${name}`;
-
-async function admin(statement: string) {
-  const s = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  try {
-    await s.unsafe(statement);
-  } finally {
-    await s.end();
-  }
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
@@ -74,9 +61,9 @@ console.log(
   `bench:project-delete  probes=${PROBES} results=${RESULTS} others=${OTHERS} ` +
     `interval=${args.interval}s  cores=${navigator.hardwareConcurrency}`,
 );
-await admin(`create database ${name}`);
+const database = await createPostgresDatabase(ADMIN_URL, "probe_bench");
 const target = await startTarget({ countOnly: true });
-const handle = await openDatabase({ kind: "postgres", url: url.href, poolSize: 2 });
+const handle = await openDatabase({ kind: "postgres", url: database.url, poolSize: 2 });
 let service: ServerProcess | undefined;
 try {
   const db = handle.db;
@@ -141,7 +128,7 @@ try {
   service = await startServerProcess({
     entry: SERVER_ENTRY,
     env: {
-      DATABASE_URL: url.href,
+      DATABASE_URL: database.url,
       SERVICE_API_KEY: KEY,
       PROBE_INTERVAL_SECONDS: args.interval!,
       PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
@@ -201,5 +188,5 @@ try {
   await service?.stop(10_000);
   await handle.close();
   await target.close();
-  await admin(`drop database if exists ${name} with (force)`);
+  await database.drop();
 }
