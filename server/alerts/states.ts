@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { compareKeys } from "../db/keys.ts";
 import { sql } from "kysely";
 import { ALERT_POLICY_FIELDS, type Outcome } from "@probe/shared";
 import type { Db } from "../db/database.ts";
@@ -83,7 +84,7 @@ export async function settleSchedule(
   if (settling.length === 0) return { settled: new Set(), changes: [] };
   const manual = "manual" in holder;
   const rows = [...settling]
-    .sort((a, b) => (BigInt(a.key) < BigInt(b.key) ? -1 : 1))
+    .sort((a, b) => compareKeys(a.key, b.key))
     .map((s) => ({
       probe_key: s.key,
       due_at: s.dueAt?.toISOString() ?? null,

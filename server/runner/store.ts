@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { compareKeys } from "../db/keys.ts";
 import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
 import { json } from "../db/json.ts";
@@ -250,13 +251,7 @@ function rollupRows(runs: readonly Run[]) {
   }
   // A fixed order, so that two runners touching the same rows cannot deadlock.
   return [...rows.values()]
-    .sort((a, b) =>
-      a.probe_key === b.probe_key
-        ? a.hour.localeCompare(b.hour)
-        : BigInt(a.probe_key) < BigInt(b.probe_key)
-        ? -1
-        : 1
-    )
+    .sort((a, b) => compareKeys(a.probe_key, b.probe_key) || a.hour.localeCompare(b.hour))
     .map(({ counts, ...r }) => ({ ...r, ...counts }));
 }
 
@@ -276,7 +271,7 @@ export function recordRuns(
   completed: readonly Completed[],
 ): Promise<{ recorded: number; skipped: number; lost: number }> {
   if (completed.length === 0) return Promise.resolve({ recorded: 0, skipped: 0, lost: 0 });
-  const sorted = [...completed].sort((a, b) => (BigInt(a.key) < BigInt(b.key) ? -1 : 1));
+  const sorted = [...completed].sort((a, b) => compareKeys(a.key, b.key));
   return withBudget(db, "runner").transaction().execute(async (trx) => {
     const { settled, changes } = await settleSchedule(
       trx,
