@@ -5,6 +5,10 @@
  * Time comes from an injectable clock (timers included), so tests drive it with fake timers;
  * `poll`, `idle` and `sync` let a test step the runner by hand instead of starting its loops.
  *
+ * `createRunner` wires named pieces, each readable and testable alone: the lease keeper
+ * (leases.ts), the run slots and per-host queue (slots.ts), the recording buffer (recorder.ts),
+ * the claim window (window.ts), the lag and overload warning (lag.ts), and the loops (loops.ts).
+ *
  * @module
  */
 import { hostname } from "node:os";
@@ -21,15 +25,16 @@ import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
 import { pruneOnce, type PruneReport, purgeDeleted } from "./prune.ts";
 import { OVERLOAD_LAG_MS } from "../domain/schedule_lag.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
-import {
-  claimDue,
-  type Claimed,
-  type Completed,
-  extendLeases,
-  recordRuns,
-  releaseLeases,
-  syncSchedules,
-} from "./store.ts";
+import { claimDue, type Claimed, type Completed, releaseLeases, syncSchedules } from "./store.ts";
+import { createLeaseKeeper, type LeaseKeeper } from "./leases.ts";
+import { createRunSlots, type RunSlots } from "./slots.ts";
+import { createRecorder, type Recorder } from "./recorder.ts";
+import { createLagMeter, type LagMeter } from "./lag.ts";
+import { type ClaimWindow, createWindow } from "./window.ts";
+import { createLoops, type Loops } from "./loops.ts";
+
+export { claimWindow } from "./window.ts";
+export { hostOf } from "./slots.ts";
 
 /** The clock a runner reads and sets its timers on; `@sinonjs/fake-timers` clocks fit. */
 export interface RunnerClock {
@@ -172,82 +177,51 @@ export function leaseFor(timeoutMs: number): number {
   return 2 * timeoutMs + 10_000;
 }
 
-/**
- * The claim window: the most runs a runner holds claimed and not over at once. It covers the
- * runs made per second lately (`rate`) for `coverMs` (what is claimed ahead, a poll or two, and
- * slack), at least twice the slots, but never more than the runner can start in half a lease
- * (`startWithinMs`): its slots over the mean run time, and its recording over the mean
- * recording time per run. So every run claimed starts before its lease would run out, and when
- * more is due than the runner can make, it holds about `coverMs` of what it makes, oldest due
- * first; the rest stays on the schedule for other runners.
- */
-export function claimWindow(
-  { rate, concurrency, coverMs, startWithinMs, runMs, recordMs, maxClaimed }: {
-    /** Runs made per second lately. */
-    rate: number;
-    concurrency: number;
-    coverMs: number;
-    startWithinMs: number;
-    /** Mean run time (ms); unknown (no run yet) as null. */
-    runMs: number | null;
-    /** Mean recording time per run (ms); unknown as null. */
-    recordMs: number | null;
-    maxClaimed: number;
-  },
-): number {
-  const wanted = Math.max(2 * concurrency, rate * coverMs / 1000);
-  const canRun = runMs === null ? Infinity : concurrency * startWithinMs / Math.max(runMs, 1);
-  const canRecord = recordMs === null ? Infinity : startWithinMs / Math.max(recordMs, 0.001);
-  return Math.max(1, Math.floor(Math.min(wanted, canRun, canRecord, maxClaimed)));
-}
-
-/** The host a run counts against for `hostConcurrency`: the URL's host (name and port). */
-export function hostOf(url: string): string {
-  return URL.canParse(url) ? new URL(url).host : url;
+/** A runner's options with their defaults filled in. */
+function settingsOf(options: RunnerOptions) {
+  const { intervalMs, timeoutMs, concurrency } = options;
+  const clock = options.clock ?? systemClock;
+  const leaseMs = options.leaseMs ?? leaseFor(timeoutMs);
+  return {
+    clock,
+    id: options.id ?? `${hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`,
+    leaseMs,
+    // Often enough that a lease is renewed well before it runs out (at half of it).
+    tickMs: options.tickMs ?? Math.min(1000, leaseMs / 4),
+    overloadLagMs: options.overloadLagMs ?? OVERLOAD_LAG_MS,
+    warnEveryMs: options.warnEveryMs ?? 60_000,
+    claimBatch: options.claimBatch ?? 5000,
+    maxClaimed: options.maxClaimed ?? 100_000,
+    pollMs: options.pollMs ?? 250,
+    lookaheadMs: options.lookaheadMs ?? 1000,
+    syncEveryMs: options.syncEveryMs ?? 2000,
+    flushEveryMs: options.flushEveryMs ?? 200,
+    flushBatch: options.flushBatch ?? 500,
+    pruneEveryMs: options.pruneEveryMs ?? 10 * 60_000,
+    purgeEveryMs: options.purgeEveryMs ?? 5_000,
+    execute: options.execute ?? ((target: ProbeTarget) =>
+      executeProbe(target, {
+        policy: options.policy,
+        resolve: options.resolve,
+        timeoutMs,
+        ca: options.ca,
+        now: () => clock.now(),
+        retryPauseMs: options.retryPauseMs ?? RETRY_PAUSE_MS,
+      })),
+    hostCap: Math.max(1, options.hostConcurrency ?? concurrency),
+    deferMs: options.deferMs ?? timeoutMs,
+    /** Probes overdue before this are spread over `restartSpreadMs` (see `claimDue`). */
+    bornAt: clock.now(),
+    restartSpreadMs: options.restartSpreadMs ?? Math.min(intervalMs / 2, 300_000),
+  };
 }
 
 export function createRunner(options: RunnerOptions): Runner {
-  const {
-    db,
-    log,
-    intervalMs,
-    timeoutMs,
-    concurrency,
-    retentionDays,
-  } = options;
-  const clock = options.clock ?? systemClock;
-  const id = options.id ?? `${hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
-  const leaseMs = options.leaseMs ?? leaseFor(timeoutMs);
-  // Often enough that a lease is renewed well before it runs out (at half of it).
-  const tickMs = options.tickMs ?? Math.min(1000, leaseMs / 4);
-  const overloadLagMs = options.overloadLagMs ?? OVERLOAD_LAG_MS;
-  const warnEveryMs = options.warnEveryMs ?? 60_000;
-  const claimBatch = options.claimBatch ?? 5000;
-  const maxClaimedCeiling = options.maxClaimed ?? 100_000;
-  const pollMs = options.pollMs ?? 250;
-  const lookaheadMs = options.lookaheadMs ?? 1000;
-  const syncEveryMs = options.syncEveryMs ?? 2000;
-  const flushEveryMs = options.flushEveryMs ?? 200;
-  const flushBatch = options.flushBatch ?? 500;
-  const pruneEveryMs = options.pruneEveryMs ?? 10 * 60_000;
-  const purgeEveryMs = options.purgeEveryMs ?? 5_000;
-  const execute = options.execute ?? ((target: ProbeTarget) =>
-    executeProbe(target, {
-      policy: options.policy,
-      resolve: options.resolve,
-      timeoutMs,
-      ca: options.ca,
-      now: () => clock.now(),
-      retryPauseMs: options.retryPauseMs ?? RETRY_PAUSE_MS,
-    }));
-
-  const hostCap = Math.max(1, options.hostConcurrency ?? concurrency);
-  const deferMs = options.deferMs ?? timeoutMs;
-  /** Probes overdue before this are spread over `restartSpreadMs` (see `claimDue`). */
-  const bornAt = clock.now();
-  const restartSpreadMs = options.restartSpreadMs ?? Math.min(intervalMs / 2, 300_000);
-
-  const counters: Omit<RunnerCounters, "inFlight" | "window" | "lagMs" | "overloaded"> = {
+  const { db, log, intervalMs, concurrency, retentionDays } = options;
+  const s = settingsOf(options);
+  const { clock, id, leaseMs, flushBatch, deferMs, tickMs, overloadLagMs, warnEveryMs } = s;
+  const now = () => clock.now();
+  const counters: Counted = {
     runs: 0,
     recorded: 0,
     skipped: 0,
@@ -256,468 +230,235 @@ export function createRunner(options: RunnerOptions): Runner {
     overloadWarnings: 0,
     renewed: 0,
   };
-  const observer = options.observer;
-  /** Claimed and not yet over: waiting for the due time, queued, or running. */
-  let active = 0;
-  /**
-   * At most this many claimed at once: runs in flight plus the next ones, claimed ahead. Sized
-   * at each tick from what the runner observes (`claimWindow`); twice the slots to begin with.
-   */
-  let maxClaimed = Math.min(2 * concurrency, maxClaimedCeiling);
-  /** What the window is sized from: runs ended lately, mean run and recording times. */
-  const seen = {
-    ended: 0,
-    rate: 0,
-    runMs: null as number | null,
-    recordMs: null as number | null,
-    /** Least slip of the runs started since the last tick (ms), or null. */
-    startSlipMs: null as number | null,
-    lagMs: 0,
-    lastTick: clock.now(),
-    /**
-     * The last claim took all the window let it (or none was let): more may be due than this
-     * runner holds, so a tick that starts nothing is not a sign that it has caught up.
-     */
-    full: false,
-    /** When the last overload warning was written. */
-    warnedAt: null as number | null,
-  };
-  /**
-   * The leases this runner holds, by slot (`key@due`): claimed, running, or waiting to be
-   * recorded. Each tick renews those past half their length, so no lease runs out while the
-   * runner lives and holds the run: a slot is made at most once, and no run is dropped.
-   */
-  const leases = new Map<string, { key: string; until: number }>();
-  const slotOf = (c: { key: string; due: number }) => `${c.key}@${c.due}`;
-  const waiting = new Map<string, { timer: unknown; claimed: Claimed }>();
-  /** Due, waiting for one of the `concurrency` slots or for a slot of their host. */
-  let queued: { claimed: Claimed; host: string }[] = [];
-  /** Per target host: runs in flight, and runs queued. */
-  const hostRunning = new Map<string, number>();
-  const hostQueued = new Map<string, number>();
-  const running = new Set<Promise<void>>();
-  /** Lease changes, sent in one statement per kind and tick (`changeLease`). */
-  const leaseChanges = { defer: [] as string[], extend: [] as string[] };
-  let buffer: Completed[] = [];
-  let flushing: Promise<void> | null = null;
-  let stopped = true;
-  const timers = new Set<unknown>();
-  const busy = new Set<Promise<unknown>>();
-  /** Lease changes being written; `idle` and `stop` wait for them. */
-  const leaseWrites = new Set<Promise<void>>();
+  const state = { active: 0, lastTick: clock.now() };
+  const leases = createLeaseKeeper({ db, log, runner: id, now, leaseMs, deferMs, tickMs });
+  const released = (c: Completed) => leases.drop(c);
+  const recorder = createRecorder({ db, log, runner: id, now, flushBatch, counters, released });
+  const sizer = createWindow({
+    concurrency,
+    maxClaimed: s.maxClaimed,
+    coverMs: Math.max(2000, 2 * (s.lookaheadMs + 2 * s.pollMs)),
+    startWithinMs: leaseMs / 2,
+  });
+  const lag = createLagMeter({ log, runner: id, overloadLagMs, warnEveryMs, counters });
+  const loops = createLoops(clock, log);
+  const slots = createRunSlots({
+    log,
+    clock,
+    concurrency,
+    hostCap: s.hostCap,
+    leaseMs,
+    execute: s.execute,
+    started(_claimed, slipMs) {
+      counters.runs++;
+      lag.started(slipMs);
+    },
+    // A run that waited so long that its lease could lapse before the next tick renews it has
+    // it extended as it starts. A run queued, running, or waiting to be recorded keeps its lease.
+    unqueued: (c) => leases.starting(c),
+    ended: (claimed, result, startedAt) => complete(parts, claimed, result, startedAt),
+    defer(c) {
+      state.active--;
+      leases.drop(c);
+      counters.deferred++;
+      leases.change("defer", c.key);
+    },
+  });
+  const parts: Parts = { options, s, counters, state, leases, recorder, sizer, lag, slots };
 
-  function complete(claimed: Claimed, result: RunResult | null, startedAt?: number) {
-    const now = clock.now();
-    if (startedAt !== undefined) {
-      const ms = now - startedAt;
-      seen.runMs = seen.runMs === null ? ms : seen.runMs + (ms - seen.runMs) * 0.05;
-    }
-    seen.ended++;
-    if (result) {
-      observer?.ran(result.outcome, Math.max(0, result.startedAt.getTime() - claimed.due));
-    }
-    buffer.push({
-      key: claimed.key,
-      due: claimed.due,
-      result,
-      inMaintenance: claimed.inMaintenance,
-      nextDue: nextDue({
-        due: claimed.due,
-        now,
-        offsetMs: offsetOf(claimed.key, claimed.intervalMs),
-        intervalMs: claimed.intervalMs,
-      }),
-    });
-    active--;
-    if (buffer.length >= flushBatch) void flush();
-  }
-
-  const bump = (counts: Map<string, number>, host: string, by: number) => {
-    const n = (counts.get(host) ?? 0) + by;
-    if (n === 0) counts.delete(host);
-    else counts.set(host, n);
-  };
-
-  /**
-   * A due run starts when a slot is free and its host has fewer than `hostCap` runs in flight.
-   * Otherwise it queues, but a host may keep at most as many runs queued as its `hostCap` slots
-   * start in half a lease (`hostQueueCap`; `hostCap` while its run time is unknown): past that
-   * its runs are given back, unstarted, for `deferMs`. So a slow host holds at most `hostCap`
-   * slots and about as many claims, whatever it answers, and never the claims (`maxClaimed`)
-   * of the others; a fast one queues what its slots get through in time.
-   * A run that waits in the queue, runs, or waits to be recorded keeps its lease: the runner
-   * renews what it holds at each tick (`renewLeases`), so that no runner, this one included,
-   * claims it again meanwhile.
-   */
-  function run(claimed: Claimed) {
-    const host = hostOf(claimed.target.url);
-    if ((hostRunning.get(host) ?? 0) >= hostCap) {
-      if ((hostQueued.get(host) ?? 0) >= hostQueueCap(host)) return defer(claimed);
-      bump(hostQueued, host, 1);
-      queued.push({ claimed, host });
-      return;
-    }
-    if (running.size >= concurrency) {
-      bump(hostQueued, host, 1);
-      queued.push({ claimed, host });
-      return;
-    }
-    start(claimed, host);
-  }
-
-  /** Mean run time per host (ms), for `hostQueueCap`; forgotten past 10,000 hosts. */
-  const hostRunMs = new Map<string, number>();
-  function hostQueueCap(host: string) {
-    const ms = hostRunMs.get(host);
-    if (ms === undefined) return hostCap;
-    return Math.max(hostCap, Math.floor(hostCap * (leaseMs / 2) / Math.max(ms, 1)));
-  }
-  function ranOn(host: string, ms: number) {
-    const mean = hostRunMs.get(host);
-    if (mean === undefined && hostRunMs.size >= 10_000) hostRunMs.clear();
-    hostRunMs.set(host, mean === undefined ? ms : mean + (ms - mean) * 0.1);
-  }
-
-  function start(claimed: Claimed, host: string) {
-    counters.runs++;
-    bump(hostRunning, host, 1);
-    const startedAt = clock.now();
-    const slip = Math.max(0, startedAt - claimed.due);
-    seen.startSlipMs = seen.startSlipMs === null ? slip : Math.min(seen.startSlipMs, slip);
-    const p: Promise<void> = execute(claimed.target)
-      .then((result) => complete(claimed, result, startedAt))
-      .catch((error) => {
-        // executeProbe returns failures as values; reaching here is a defect, not an outage.
-        log.error("probe run failed", { probe_key: claimed.key, ...errorFields(error) });
-        complete(claimed, null, startedAt);
-      })
-      .finally(() => {
-        running.delete(p);
-        bump(hostRunning, host, -1);
-        ranOn(host, clock.now() - startedAt);
-        startQueued();
-      });
-    running.add(p);
-  }
-
-  /** Starts queued runs, oldest first, while slots are free, skipping hosts at their cap. */
-  function startQueued() {
-    while (running.size < concurrency && queued.length > 0) {
-      const i = queued.findIndex((q) => (hostRunning.get(q.host) ?? 0) < hostCap);
-      if (i < 0) return;
-      const [{ claimed, host }] = queued.splice(i, 1);
-      bump(hostQueued, host, -1);
-      // A run that waited so long that its lease could lapse before the next tick renews it
-      // has it extended as it starts (most runs wait less: no statement for them).
-      const lease = leases.get(slotOf(claimed));
-      const now = clock.now();
-      if (lease && lease.until - now <= leaseMs / 2 + tickMs) {
-        lease.until = now + leaseMs;
-        changeLease("extend", claimed.key);
-      }
-      start(claimed, host);
-    }
-  }
-
-  /** Gives a due run back unstarted, claimable again in `deferMs`. */
-  function defer(claimed: Claimed) {
-    active--;
-    leases.delete(slotOf(claimed));
-    counters.deferred++;
-    changeLease("defer", claimed.key);
-  }
-
-  /**
-   * Gives a lease back until `deferMs` from now (`defer`), or extends it to `leaseMs` from now
-   * (`extend`: a run that waited long starts; other leases held are renewed at each tick by
-   * `renewLeases`). Batched: one statement per kind and tick. A failure leaves the lease as it
-   * was: a run given back is claimable when it runs out.
-   */
-  function changeLease(kind: keyof typeof leaseChanges, key: string) {
-    leaseChanges[kind].push(key);
-    if (leaseChanges[kind].length > 1) return;
-    const p = Promise.resolve().then(async () => {
-      const keys = leaseChanges[kind];
-      leaseChanges[kind] = [];
-      const now = clock.now();
-      try {
-        if (kind === "defer") await releaseLeases(db, id, keys, now + deferMs);
-        else await extendLeases(db, id, keys, now + leaseMs);
-      } catch (error) {
-        log.warn(`${kind === "defer" ? "giving back" : "extending"} leases failed`, {
-          count: keys.length,
-          ...errorFields(error),
-        });
-      }
-    }).finally(() => leaseWrites.delete(p));
-    leaseWrites.add(p);
-  }
-
-  function dispatch(claimed: Claimed) {
-    active++;
-    if (!claimed.enabled) {
-      complete(claimed, null);
-      return;
-    }
-    const delay = claimed.due - clock.now();
-    if (delay <= 0) {
-      run(claimed);
-      return;
-    }
-    const timer = clock.setTimeout(() => {
-      waiting.delete(claimed.key);
-      run(claimed);
-    }, delay);
-    waiting.set(claimed.key, { timer, claimed });
-  }
-
-  async function poll(): Promise<number> {
-    const now = clock.now();
-    // Finished runs waiting to be recorded count against the window past one batch: when
-    // recording falls behind, claiming slows down with it.
-    const limit = Math.min(
-      claimBatch,
-      maxClaimed - active - Math.max(0, buffer.length - flushBatch),
-    );
-    seen.full = limit <= 0;
-    if (limit <= 0) return 0;
-    const claimed = await claimDue(db, {
-      now,
-      horizon: now + lookaheadMs,
-      leaseUntil: now + leaseMs,
-      runner: id,
-      limit,
-      spread: restartSpreadMs > 0
-        ? { since: bornAt, spreadMs: restartSpreadMs, intervalMs }
-        : undefined,
-      defaults: { intervalMs, timeoutMs },
-    });
-    seen.full = claimed.length >= limit && limit < claimBatch;
-    for (const c of claimed) {
-      leases.set(slotOf(c), { key: c.key, until: now + leaseMs });
-      dispatch(c);
-    }
-    return claimed.length;
-  }
-
-  /** Renews the leases past half their length (or all of them), in one statement. */
-  async function renewLeases(now: number, all = false) {
-    const due: { key: string; until: number }[] = [];
-    for (const lease of leases.values()) {
-      if (all || lease.until - now <= leaseMs / 2) due.push(lease);
-    }
-    if (due.length === 0) return;
-    try {
-      await extendLeases(db, id, [...new Set(due.map((l) => l.key))], now + leaseMs);
-      for (const lease of due) lease.until = Math.max(lease.until, now + leaseMs);
-      counters.renewed += due.length;
-    } catch (error) {
-      log.warn("renewing leases failed", { count: due.length, ...errorFields(error) });
-    }
-  }
-
-  async function tick(): Promise<void> {
-    const now = clock.now();
-    await renewLeases(now);
-    const elapsed = Math.max(1, now - seen.lastTick);
-    seen.lastTick = now;
-    const rate = seen.ended * 1000 / elapsed;
-    seen.ended = 0;
-    seen.rate = seen.rate === 0 ? rate : seen.rate + (rate - seen.rate) * 0.3;
-    maxClaimed = claimWindow({
-      rate: seen.rate,
-      concurrency,
-      coverMs: Math.max(2000, 2 * (lookaheadMs + 2 * pollMs)),
-      startWithinMs: leaseMs / 2,
-      runMs: seen.runMs,
-      recordMs: seen.recordMs,
-      maxClaimed: maxClaimedCeiling,
-    });
-    // How late runs start now: the wait of the oldest due run queued for a slot (claimed oldest
-    // due first, the queue's front is the front of the schedule); with none queued, the least
-    // slip of the runs started since the last tick; with none started either, while the window
-    // is full (more may be due than this runner holds), the last figure plus the time since;
-    // else nothing is late.
-    // (With slots free, what is queued waits for its host's cap: a slow target, not overload.)
-    const front = queued.length > 0 && running.size >= concurrency
-      ? now - queued[0].claimed.due
-      : null;
-    seen.lagMs = Math.max(
-      0,
-      front ?? seen.startSlipMs ?? (seen.full && seen.lagMs > 0 ? seen.lagMs + elapsed : 0),
-    );
-    seen.startSlipMs = null;
-    log.debug("runner tick", {
-      window: maxClaimed,
-      active,
-      waiting: waiting.size,
-      queued: queued.length,
-      running: running.size,
-      buffered: buffer.length,
-      rate: Math.round(seen.rate),
-      run_ms: seen.runMs === null ? null : Math.round(seen.runMs),
-      record_ms: seen.recordMs === null ? null : Math.round(seen.recordMs * 1000) / 1000,
-      lag_ms: seen.lagMs,
-      leases: leases.size,
-    });
-    if (seen.lagMs >= overloadLagMs) warnOverloaded(now);
-  }
-
-  /** Says, at most once per `warnEveryMs`, that the runner cannot keep up, and what to do. */
-  function warnOverloaded(now: number) {
-    if (seen.warnedAt !== null && now - seen.warnedAt < warnEveryMs) return;
-    seen.warnedAt = now;
-    counters.overloadWarnings++;
-    log.warn("runner overloaded: probe runs start late", {
-      runner: id,
-      behind_seconds: Math.round(seen.lagMs / 100) / 10,
-      runs_per_second: Math.round(seen.rate),
-      hint: "start another runner on the same database (deno task runner), or set a longer " +
-        "PROBE_INTERVAL_SECONDS",
-    });
-  }
-
-  function flush(): Promise<void> {
-    if (flushing) return flushing.then(() => (buffer.length ? flush() : undefined));
-    flushing = (async () => {
-      while (buffer.length > 0) {
-        const batch = buffer.slice(0, flushBatch);
-        try {
-          const began = clock.now();
-          const r = await recordRuns(db, id, batch);
-          // Per run, from batches big enough that a transaction's fixed cost does not swamp it
-          // (a batch of one when little is due would say recording is slow).
-          if (batch.length >= Math.min(flushBatch, 50)) {
-            const perRun = (clock.now() - began) / batch.length;
-            seen.recordMs = seen.recordMs === null
-              ? perRun
-              : seen.recordMs + (perRun - seen.recordMs) * 0.2;
-          }
-          buffer = buffer.slice(batch.length);
-          for (const c of batch) leases.delete(slotOf(c));
-          counters.recorded += r.recorded;
-          counters.skipped += r.skipped;
-          counters.lost += r.lost;
-          if (r.lost > 0) {
-            log.warn("runs not recorded: lease lost or probe deleted", {
-              runner: id,
-              count: r.lost,
-            });
-          }
-        } catch (error) {
-          log.error("recording runs failed", errorFields(error));
-          // Keep them for the next flush, within bounds; leases run out and others retry.
-          if (buffer.length > 20 * flushBatch) {
-            for (const c of buffer.slice(0, buffer.length - 20 * flushBatch)) {
-              leases.delete(slotOf(c));
-            }
-            buffer = buffer.slice(buffer.length - 20 * flushBatch);
-          }
-          return;
-        }
-      }
-    })().finally(() => flushing = null);
-    return flushing;
-  }
-
-  async function sync(): Promise<number> {
-    const added = await syncSchedules(db, { now: clock.now(), intervalMs });
-    if (added > 0) log.debug("probes scheduled", { count: added });
-    return added;
-  }
-
-  function prune(): Promise<PruneReport> {
-    return pruneOnce(db, { now: clock.now(), retentionDays, stopped: () => stopped });
-  }
-
-  async function idle(): Promise<void> {
-    while (running.size > 0 || leaseWrites.size > 0) {
-      await Promise.allSettled([...running, ...leaseWrites]);
-    }
-    await flush();
-  }
-
-  /** Runs `task` now and then every `everyMs` (or at once again when it asks to), until stop. */
-  function every(name: string, everyMs: number, task: () => Promise<unknown>, firstMs = 0) {
-    const tick = async () => {
-      timers.delete(timer);
-      if (stopped) return;
-      let again = false;
-      const p = task().then((r) => (again = r === true)).catch((error) =>
-        log.error(`runner ${name} failed`, errorFields(error))
-      );
-      busy.add(p);
-      await p;
-      busy.delete(p);
-      if (stopped) return;
-      timer = clock.setTimeout(tick, again ? 0 : everyMs);
-      timers.add(timer);
-    };
-    let timer = clock.setTimeout(tick, firstMs);
-    timers.add(timer);
-  }
-
-  return {
+  const runner: Runner = {
     id,
-    poll,
-    tick,
-    flush,
-    sync,
-    idle,
-    prune,
+    poll: () => pollOnce(parts),
+    tick: () => tickOnce(parts),
+    flush: recorder.flush,
+    sync: () => syncOnce(db, log, now(), intervalMs),
+    idle: () => idleOnce(parts),
+    prune: () => pruneOnce(db, { now: now(), retentionDays, stopped: () => loops.stopped }),
     counters: () => ({
       ...counters,
-      inFlight: running.size,
-      window: maxClaimed,
-      lagMs: seen.lagMs,
-      overloaded: seen.lagMs >= overloadLagMs,
+      inFlight: slots.running.size,
+      window: sizer.size,
+      lagMs: lag.lagMs,
+      overloaded: lag.overloaded,
     }),
     start() {
-      if (!stopped) return;
-      stopped = false;
+      if (!loops.start()) return;
       log.info("runner started", { runner: id, interval_ms: intervalMs, concurrency });
-      every("sync", syncEveryMs, sync);
-      // A full claim means more may be due: claim again at once.
-      every("poll", pollMs, async () => (await poll()) > 0 && active < maxClaimed);
-      every("flush", flushEveryMs, flush);
-      every("tick", tickMs, tick, tickMs);
-      every("prune", pruneEveryMs, async () => {
-        const r = await prune();
-        if (r.results + r.rollups + r.probes + r.partitionsCreated + r.partitionsDropped > 0) {
-          log.info("pruned", { ...r });
-        }
-      }, Math.min(pruneEveryMs, 30_000));
-      // A deleted project's history goes within seconds rather than at the next prune.
-      every("purge", purgeEveryMs, async () => {
-        const r = await purgeDeleted(db, { stopped: () => stopped });
-        if (r.probes > 0) log.info("purged deleted probes' history", { ...r });
-      }, purgeEveryMs);
+      startLoops(loops, runner, { ...s, db, log, more: () => state.active < sizer.size });
     },
     async stop() {
-      if (stopped) return;
-      stopped = true;
-      for (const timer of timers) clock.clearTimeout(timer);
-      timers.clear();
-      await Promise.allSettled([...busy]);
-      const unstarted = [
-        ...[...waiting.values()].map((w) => w.claimed),
-        ...queued.map((q) => q.claimed),
-      ];
-      for (const { timer } of waiting.values()) clock.clearTimeout(timer);
-      waiting.clear();
-      queued = [];
-      hostQueued.clear();
-      active -= unstarted.length;
-      for (const c of unstarted) leases.delete(slotOf(c));
-      // The ticks are over: a whole lease for the runs in flight to end and be recorded in.
-      await renewLeases(clock.now(), true);
-      try {
-        await releaseLeases(db, id, unstarted.map((c) => c.key));
-      } catch (error) {
-        log.warn("giving back claims failed; their leases will run out", errorFields(error));
-      }
-      await idle();
-      log.info("runner stopped", { runner: id, ...counters });
+      if (await loops.stop()) await stopOnce(parts);
     },
   };
+  return runner;
+}
+
+/** The counters a runner keeps (the others are read from its pieces). */
+type Counted = Omit<RunnerCounters, "inFlight" | "window" | "lagMs" | "overloaded">;
+
+/** A runner's pieces, wired by `createRunner`, for the steps below. */
+interface Parts {
+  options: RunnerOptions;
+  s: ReturnType<typeof settingsOf>;
+  counters: Counted;
+  /** `active`: claimed and not yet over (waiting for the due time, queued, or running). */
+  state: { active: number; lastTick: number };
+  leases: LeaseKeeper;
+  recorder: Recorder;
+  sizer: ClaimWindow;
+  lag: LagMeter;
+  slots: RunSlots;
+}
+
+/** A claimed run is over (`result` null: not run, or failed with a defect): buffer it. */
+function complete(
+  { s, state, sizer, recorder, options: { observer } }: Parts,
+  claimed: Claimed,
+  result: RunResult | null,
+  startedAt?: number,
+) {
+  const now = s.clock.now();
+  sizer.ended(startedAt === undefined ? undefined : now - startedAt);
+  if (result) {
+    observer?.ran(result.outcome, Math.max(0, result.startedAt.getTime() - claimed.due));
+  }
+  recorder.add({
+    key: claimed.key,
+    due: claimed.due,
+    result,
+    inMaintenance: claimed.inMaintenance,
+    nextDue: nextDue({
+      due: claimed.due,
+      now,
+      offsetMs: offsetOf(claimed.key, claimed.intervalMs),
+      intervalMs: claimed.intervalMs,
+    }),
+  });
+  state.active--;
+  if (recorder.length >= s.flushBatch) void recorder.flush();
+}
+
+/** One round of claiming (`Runner.poll`). */
+async function pollOnce(parts: Parts): Promise<number> {
+  const { options: { db, intervalMs, timeoutMs }, s, state, leases, recorder, sizer, lag } = parts;
+  const now = s.clock.now();
+  // Finished runs waiting to be recorded count against the window past one batch: when
+  // recording falls behind, claiming slows down with it.
+  const limit = Math.min(
+    s.claimBatch,
+    sizer.size - state.active - Math.max(0, recorder.length - s.flushBatch),
+  );
+  lag.full = limit <= 0;
+  if (limit <= 0) return 0;
+  const claimed = await claimDue(db, {
+    now,
+    horizon: now + s.lookaheadMs,
+    leaseUntil: now + s.leaseMs,
+    runner: s.id,
+    limit,
+    spread: s.restartSpreadMs > 0
+      ? { since: s.bornAt, spreadMs: s.restartSpreadMs, intervalMs }
+      : undefined,
+    defaults: { intervalMs, timeoutMs },
+  });
+  lag.full = claimed.length >= limit && limit < s.claimBatch;
+  for (const c of claimed) {
+    leases.hold(c, now);
+    state.active++;
+    if (c.enabled) parts.slots.runAtDue(c);
+    else complete(parts, c, null);
+  }
+  return claimed.length;
+}
+
+/** One tick of upkeep (`Runner.tick`). */
+async function tickOnce(
+  { options: { log, concurrency }, s, counters, state, leases, recorder, sizer, lag, slots }: Parts,
+): Promise<void> {
+  const now = s.clock.now();
+  const renewed = await leases.renew(now);
+  counters.renewed += renewed;
+  const elapsed = Math.max(1, now - state.lastTick);
+  state.lastTick = now;
+  sizer.resize(elapsed, recorder.recordMs);
+  // (With slots free, what is queued waits for its host's cap: a slow target, not overload.)
+  const oldest = slots.oldestQueuedDue();
+  lag.measure(elapsed, oldest !== null && slots.running.size >= concurrency ? now - oldest : null);
+  log.debug("runner tick", {
+    window: sizer.size,
+    active: state.active,
+    waiting: slots.waiting,
+    queued: slots.queued,
+    running: slots.running.size,
+    buffered: recorder.length,
+    rate: Math.round(sizer.rate),
+    run_ms: sizer.runMs === null ? null : Math.round(sizer.runMs),
+    record_ms: recorder.recordMs === null ? null : Math.round(recorder.recordMs * 1000) / 1000,
+    lag_ms: lag.lagMs,
+    leases: leases.size,
+  });
+  lag.warnIfOverloaded(now, sizer.rate);
+}
+
+/** Resolves when every run started has finished and been recorded (`Runner.idle`). */
+async function idleOnce({ slots, leases, recorder }: Parts): Promise<void> {
+  while (slots.running.size > 0 || leases.writes.size > 0) {
+    await Promise.allSettled([...slots.running, ...leases.writes]);
+  }
+  await recorder.flush();
+}
+
+/** After the loops stopped: gives back unstarted claims, lets runs in flight end and records them. */
+async function stopOnce(parts: Parts): Promise<void> {
+  const { options: { db, log }, s, counters, state, leases, slots } = parts;
+  const unstarted = slots.drain();
+  state.active -= unstarted.length;
+  for (const c of unstarted) leases.drop(c);
+  // The ticks are over: a whole lease for the runs in flight to end and be recorded in.
+  const renewed = await leases.renew(s.clock.now(), true);
+  counters.renewed += renewed;
+  try {
+    await releaseLeases(db, s.id, unstarted.map((c) => c.key));
+  } catch (error) {
+    log.warn("giving back claims failed; their leases will run out", errorFields(error));
+  }
+  await idleOnce(parts);
+  log.info("runner stopped", { runner: s.id, ...counters });
+}
+
+/** Gives new probes their schedule rows; returns how many. */
+async function syncOnce(db: Db, log: Logger, now: number, intervalMs: number): Promise<number> {
+  const added = await syncSchedules(db, { now, intervalMs });
+  if (added > 0) log.debug("probes scheduled", { count: added });
+  return added;
+}
+
+/** Starts a runner's loops: sync, poll, flush, tick, prune, purge. */
+function startLoops(
+  loops: Loops,
+  runner: Runner,
+  s: ReturnType<typeof settingsOf> & {
+    db: Db;
+    log: Logger;
+    /** The window has room for more claims. */
+    more: () => boolean;
+  },
+) {
+  const { every } = loops;
+  every("sync", s.syncEveryMs, runner.sync);
+  // A full claim means more may be due: claim again at once.
+  every("poll", s.pollMs, async () => (await runner.poll()) > 0 && s.more());
+  every("flush", s.flushEveryMs, runner.flush);
+  every("tick", s.tickMs, runner.tick, s.tickMs);
+  every("prune", s.pruneEveryMs, async () => {
+    const r = await runner.prune();
+    if (r.results + r.rollups + r.probes + r.partitionsCreated + r.partitionsDropped > 0) {
+      s.log.info("pruned", { ...r });
+    }
+  }, Math.min(s.pruneEveryMs, 30_000));
+  // A deleted project's history goes within seconds rather than at the next prune.
+  every("purge", s.purgeEveryMs, async () => {
+    const r = await purgeDeleted(s.db, { stopped: () => loops.stopped });
+    if (r.probes > 0) s.log.info("purged deleted probes' history", { ...r });
+  }, s.purgeEveryMs);
 }
