@@ -6,17 +6,18 @@
  * finish, stop the reporter, close the database.
  */
 import { resolveApiKeys } from "./keys/api_key.ts";
-import { createApp, databaseTarget } from "./app.ts";
-import { ConfigError, parseConfig } from "./config.ts";
+import { type App, createApp, databaseTarget } from "./app.ts";
+import { type Config, ConfigError, parseConfig } from "./config.ts";
 import { surviveDatabaseClientFaults } from "./db/client_faults.ts";
-import { openDatabase } from "./db/database.ts";
+import { type DatabaseHandle, openDatabase } from "./db/database.ts";
 import { DataDirInUseError, lockDataDir } from "./db/data_dir_lock.ts";
-import { createLogger, errorFields } from "./log.ts";
+import { createLogger, errorFields, type Logger } from "./log.ts";
 import { executorFromConfig, runnerFromConfig } from "./runner/configure.ts";
 import { createNetworkPolicy, outboundCheck } from "./outbound/network_policy.ts";
 import {
   ASSUMED_FREE_FILE_DESCRIPTORS,
   countFreeFileDescriptors,
+  type HttpServer,
   MAX_SIZED_CONNECTIONS,
   PortInUseError,
   RESERVED_FILE_DESCRIPTORS,
@@ -32,75 +33,95 @@ import { reportRunnerFigures } from "./iam_alive/runner_figures.ts";
  */
 const EMBEDDED_DATABASE_FILES = 512;
 
-async function main(): Promise<number> {
-  let config;
+/** The configuration, or null when it is wrong (the reason is printed). */
+function readConfig(): Config | null {
   try {
-    config = parseConfig(Deno.env.toObject());
+    return parseConfig(Deno.env.toObject());
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
-      return 1;
+      return null;
     }
     throw error;
   }
-  const log = createLogger(config.logLevel);
-  // A fault inside the PostgreSQL client is logged, and the process goes on (issue 18).
-  const clientFaults = surviveDatabaseClientFaults(log);
+}
 
-  // The port first. Requests that arrive while the database opens wait for it.
-  const shutdown = new AbortController();
+/** The connection cap: `MAX_CONNECTIONS`, or sized from the files the process may still open. */
+function maxConnectionsOf(config: Config): number {
   const reserved = RESERVED_FILE_DESCRIPTORS +
     (config.databaseUrl ? config.databasePoolSize : EMBEDDED_DATABASE_FILES) +
     (config.runner ? config.probeConcurrency : 0);
-  const maxConnections = config.connections.maxConnections ?? sizeMaxConnections(
+  return config.connections.maxConnections ?? sizeMaxConnections(
     countFreeFileDescriptors(MAX_SIZED_CONNECTIONS + reserved) ?? ASSUMED_FREE_FILE_DESCRIPTORS,
     reserved,
   );
+}
+
+/**
+ * Binds the port, before anything else: requests that arrive before `serveWith` is called wait
+ * for the handler it is given. Null when the port is in use (printed).
+ */
+async function bindPort(
+  config: Config,
+  { log, signal, maxConnections }: { log: Logger; signal: AbortSignal; maxConnections: number },
+): Promise<{ server: HttpServer; serveWith: (handler: ServeHandler) => void } | null> {
   const serving: { handler?: ServeHandler } = {};
   const ready = Promise.withResolvers<ServeHandler>();
-  let server;
   try {
-    server = await serve({
+    const server = await serve({
       hostname: config.host,
       port: config.port,
       handler: (request, client) =>
         serving.handler?.(request, client) ?? ready.promise.then((h) => h(request, client)),
       limits: { ...config.connections, maxConnections },
       log,
-      signal: shutdown.signal,
+      signal,
     });
+    const serveWith = (handler: ServeHandler) => {
+      serving.handler = handler;
+      ready.resolve(handler);
+    };
+    return { server, serveWith };
   } catch (error) {
     if (error instanceof PortInUseError) {
       console.error(`port ${config.port} is already in use (PORT)`);
-      return 1;
+      return null;
     }
     throw error;
   }
+}
 
-  await Deno.mkdir(config.dataDir, { recursive: true });
-  // The embedded database is one process's: a second server on this DATA_DIR stops here. Held
-  // until the database has closed (the system releases it if the process dies).
-  let dataDirLock;
+/**
+ * The embedded database is one process's: a second server on this DATA_DIR stops here (null,
+ * printed). Held until the database has closed (the system releases it if the process dies);
+ * none with PostgreSQL.
+ */
+async function lockEmbeddedDataDir(
+  config: Config,
+): Promise<{ lock?: Awaited<ReturnType<typeof lockDataDir>> } | null> {
   try {
-    dataDirLock = config.databaseUrl ? undefined : await lockDataDir(config.dataDir);
+    return { lock: config.databaseUrl ? undefined : await lockDataDir(config.dataDir) };
   } catch (error) {
     if (error instanceof DataDirInUseError) {
       console.error(error.message);
-      return 1;
+      return null;
     }
     throw error;
   }
-  const apiKeys = await resolveApiKeys({
-    configured: config.apiKeys,
-    dataDir: config.dataDir,
-    port: config.port,
-    log,
-  });
-  const target = databaseTarget(config);
-  // Each query of a request waits this long for the database at most (docs/operations.md).
-  const database = await openDatabase(target);
+}
+
+/** The service's app over `database`, from the configuration. */
+function appFromConfig(
+  config: Config,
+  { database, apiKeys, log, server }: {
+    database: DatabaseHandle;
+    apiKeys: string[];
+    log: Logger;
+    server: HttpServer;
+  },
+): Promise<App> {
   const policy = createNetworkPolicy(config.probeAllowNetworks);
-  const app = await createApp({
+  return createApp({
     database,
     apiKeys,
     readOnlyApiKeys: config.readOnlyApiKeys,
@@ -135,6 +156,35 @@ async function main(): Promise<number> {
       connections: server.stats,
     },
   });
+}
+
+async function main(): Promise<number> {
+  const config = readConfig();
+  if (!config) return 1;
+  const log = createLogger(config.logLevel);
+  // A fault inside the PostgreSQL client is logged, and the process goes on (issue 18).
+  const clientFaults = surviveDatabaseClientFaults(log);
+
+  // The port first. Requests that arrive while the database opens wait for it.
+  const shutdown = new AbortController();
+  const maxConnections = maxConnectionsOf(config);
+  const bound = await bindPort(config, { log, signal: shutdown.signal, maxConnections });
+  if (!bound) return 1;
+  const { server, serveWith } = bound;
+
+  await Deno.mkdir(config.dataDir, { recursive: true });
+  const dataDir = await lockEmbeddedDataDir(config);
+  if (!dataDir) return 1;
+  const apiKeys = await resolveApiKeys({
+    configured: config.apiKeys,
+    dataDir: config.dataDir,
+    port: config.port,
+    log,
+  });
+  const target = databaseTarget(config);
+  // Each query of a request waits this long for the database at most (docs/operations.md).
+  const database = await openDatabase(target);
+  const app = await appFromConfig(config, { database, apiKeys, log, server });
   await app.reporter.start();
   app.deliverer.start();
   const runner = config.runner
@@ -157,8 +207,7 @@ async function main(): Promise<number> {
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
-  serving.handler = app.handler;
-  ready.resolve(app.handler);
+  serveWith(app.handler);
   const { hostname, port } = server.addr;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   log.info("listening", {
@@ -172,7 +221,7 @@ async function main(): Promise<number> {
   Deno.removeSignalListener("SIGTERM", stop);
   await (runnerStopped ?? runner?.stop());
   await app.close(); // the reporter stops before the database closes
-  await dataDirLock?.release();
+  await dataDir.lock?.release();
   clientFaults.remove();
   log.info("stopped");
   return 0;

@@ -82,8 +82,15 @@ export async function settleSchedule(
   holder: { runner: string } | { manual: true },
 ): Promise<{ settled: Set<string>; changes: StateChange[] }> {
   if (settling.length === 0) return { settled: new Set(), changes: [] };
-  const manual = "manual" in holder;
-  const rows = [...settling]
+  const changed = await settleRows(trx, settlingRows(settling), holder);
+  const settled = new Set(changed.map((r) => String(r.probe_key)));
+  const changes = changed.filter((r) => r.counted && r.project !== null).map(stateChangeOf);
+  return { settled, changes };
+}
+
+/** The runs to settle as the statement's records, in key order (the order rows are locked in). */
+function settlingRows(settling: readonly Settling[]) {
+  return [...settling]
     .sort((a, b) => compareKeys(a.key, b.key))
     .map((s) => ({
       probe_key: s.key,
@@ -95,28 +102,43 @@ export async function settleSchedule(
       counted: s.run !== null && s.counted,
       passing: s.run !== null && isPassing(s.run.outcome),
     }));
+}
+
+/** A schedule row `settleRows` moved, with what its state change needs. */
+interface SettledRow {
+  probe_key: number | string;
+  counted: boolean;
+  old_state: ProbeState;
+  state: ProbeState;
+  fail_streak: number;
+  passing: boolean;
+  started_at: Date | string | null;
+  error: string | null;
+  project: string | null;
+  probe_id: string | null;
+  url: string | null;
+  label: string | null;
+  enabled: boolean | null;
+  targets: string[] | null;
+  reminder_minutes: number | null;
+  notify_degraded: boolean | null;
+  notify_recovered: boolean | null;
+}
+
+/**
+ * The one statement of `settleSchedule` (see there): moves the schedule rows `holder` holds,
+ * returning each row it moved.
+ */
+async function settleRows(
+  trx: Db,
+  rows: ReturnType<typeof settlingRows>,
+  holder: { runner: string } | { manual: true },
+): Promise<SettledRow[]> {
+  const manual = "manual" in holder;
   const held = manual
     ? sql`true`
     : sql`s.leased_by = ${"runner" in holder ? holder.runner : ""} and s.next_due_at = x.due_at`;
-  const { rows: changed } = await sql<{
-    probe_key: number | string;
-    counted: boolean;
-    old_state: ProbeState;
-    state: ProbeState;
-    fail_streak: number;
-    passing: boolean;
-    started_at: Date | string | null;
-    error: string | null;
-    project: string | null;
-    probe_id: string | null;
-    url: string | null;
-    label: string | null;
-    enabled: boolean | null;
-    targets: string[] | null;
-    reminder_minutes: number | null;
-    notify_degraded: boolean | null;
-    notify_recovered: boolean | null;
-  }>`
+  const { rows: changed } = await sql<SettledRow>`
     with x as (
       select * from json_to_recordset(${json(rows)})
         as x(probe_key bigint, due_at timestamptz, next_due_at timestamptz,
@@ -179,8 +201,12 @@ export async function settleSchedule(
       calc.started_at, calc.error, calc.project, calc.probe_id, calc.url, calc.label,
       calc.enabled, calc.targets, calc.reminder_minutes, calc.notify_degraded,
       calc.notify_recovered`.execute(trx);
-  const settled = new Set(changed.map((r) => String(r.probe_key)));
-  const changes = changed.filter((r) => r.counted && r.project !== null).map((r) => ({
+  return changed;
+}
+
+/** The state change of a counted run on a probe that still exists. */
+function stateChangeOf(r: SettledRow): StateChange {
+  return {
     key: String(r.probe_key),
     from: r.old_state,
     to: r.state,
@@ -199,8 +225,7 @@ export async function settleSchedule(
       notifyDegraded: r.notify_degraded!,
       notifyRecovered: r.notify_recovered!,
     },
-  }));
-  return { settled, changes };
+  };
 }
 
 /**

@@ -21,7 +21,7 @@ import { DEFAULT_MAX_ANSWER_BYTES } from "./answer_size.ts";
 import type { HttpMetrics } from "../metrics/http.ts";
 import { createRestHandler } from "../rest/handler.ts";
 import { matchRoute, routesOf } from "../rest/routes.ts";
-import { createContext, type Services } from "../trpc/context.ts";
+import { type Context, createContext, type Services } from "../trpc/context.ts";
 import { createTrpcFastPath } from "../trpc/fast_path.ts";
 import { type Operation, operationsOf } from "../trpc/operations.ts";
 import type { AppRouter } from "../trpc/router.ts";
@@ -85,14 +85,19 @@ export interface HttpDeps {
 /** The most calls one tRPC batch may carry; each takes a token of the rate limit. */
 export const MAX_TRPC_BATCH = 50;
 
-/** Logs a failure by what it answers: 503 one line without a stack, unexpected ones whole. */
+/**
+ * Logs a failure by what it answers: 503 one line without a stack, unexpected ones whole; both
+ * with the id of the request (`request_id`, as in its log line).
+ */
 function failureLog(log: Logger) {
-  return (error: unknown, answer: ApiError = toApiError(error)) => {
+  return (error: unknown, requestId: string | undefined, answer: ApiError = toApiError(error)) => {
     if (answer.status === 503) {
       // Expected while the database is down: one line without a stack.
       const what = isDatabaseUnavailable(error) ? "database unavailable" : "unavailable";
-      log.warn(what, { error: errorFields(error).error });
-    } else if (isUnexpected(answer)) log.error("request failed", errorFields(error));
+      log.warn(what, { request_id: requestId, error: errorFields(error).error });
+    } else if (isUnexpected(answer)) {
+      log.error("request failed", { request_id: requestId, ...errorFields(error) });
+    }
   };
 }
 
@@ -138,12 +143,15 @@ export function createHttpHandler(
   const { router, document, db, log, services, rateLimiter, cors, onFastPath, keyed = [] } = deps;
   const maxAnswerBytes = deps.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
   const logFailure = failureLog(log);
+  /** The id of the request each procedure context was made for (`contextOf`). */
+  const requestIds = new WeakMap<Context, string>();
+  const failed = (error: unknown, ctx: Context) => logFailure(error, requestIds.get(ctx));
   // The procedures' REST operations, from their meta: routes, the fast path, the route labels.
   const operations = operationsOf(router);
   const rest = createRestHandler({
     router,
     operations,
-    onError: (error) => logFailure(error),
+    onError: failed,
     maxAnswerBytes,
   });
   const trpc = createTrpcEndpoint({
@@ -152,12 +160,12 @@ export function createHttpHandler(
     fastPath: createTrpcFastPath({
       router,
       operations,
-      onError: (error) => logFailure(error),
+      onError: failed,
       headers: SECURITY_HEADERS,
       maxAnswerBytes,
     }),
     onFastPath,
-    onError: (error) => logFailure(error),
+    onError: failed,
     maxAnswerBytes,
   });
   const docs = createDocsHandler({
@@ -169,13 +177,15 @@ export function createHttpHandler(
   /** The procedures' context for a request the key check let in. */
   const contextOf = (c: EdgeContext) => {
     const key = c.get("key");
-    return createContext({
+    const ctx = createContext({
       db,
       authenticated: true,
       scope: c.get("scope"),
       services,
       chargeKey: rateLimiter ? (cost) => rateLimiter.charge(key, cost) : undefined,
     });
+    requestIds.set(ctx, c.get("requestId"));
+    return ctx;
   };
 
   return createEdge({
@@ -208,7 +218,9 @@ export function createHttpHandler(
       const path = url.pathname.slice(REST_PREFIX.length) || "/";
       const result = await rest({ request, url, path, ctx: contextOf(c) });
       c.get("seen").route = result.route ? REST_PREFIX + result.route : OTHER_ROUTE;
-      if (result.failure) logFailure(result.failure.error, result.failure.answer);
+      if (result.failure) {
+        logFailure(result.failure.error, c.get("requestId"), result.failure.answer);
+      }
       return ours(result.body, result.status);
     },
     trpcLabel: (c) => labels.trpc(c.get("url").pathname, c.get("url")),
@@ -227,8 +239,8 @@ export function createHttpHandler(
     },
     keyed,
     refuseKeyed: (_c, error) => restError(error),
-    onError: (error) => {
-      log.error("request failed", errorFields(error));
+    onError: (error, requestId) => {
+      log.error("request failed", { request_id: requestId, ...errorFields(error) });
       return restError(apiError("internal"));
     },
     notFound: () => restError(apiError("not_found")),

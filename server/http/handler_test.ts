@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { sql } from "kysely";
 import { createApp } from "../app.ts";
 import { MAX_BODY_BYTES } from "./body.ts";
 import { createLogger } from "../log.ts";
@@ -222,6 +223,56 @@ for (const backend of backends()) {
       );
     } finally {
       if (!closed) await app.close();
+    }
+  });
+
+  Deno.test(`a failure's log carries the id of its request's line [${backend}]`, async () => {
+    const lines: Record<string, unknown>[] = [];
+    const app = await createApp({
+      database: await freshDatabase(backend),
+      apiKeys: [TEST_API_KEY],
+      log: createLogger("info", (line) => lines.push(JSON.parse(line))),
+    });
+    try {
+      const api = new TestClient(app.handler);
+      const db = app.database.db;
+      // Archiving a `doomed-` project fails unexpectedly: a 500, logged with its stack.
+      await sql.raw(`
+        create function refuse_archive() returns trigger language plpgsql as $$
+        begin
+          if new.project like 'doomed-%' then raise exception 'archive refused'; end if;
+          return new;
+        end $$`).execute(db);
+      await sql.raw(`create trigger refuse_archive before insert on archived_projects
+          for each row execute function refuse_archive()`).execute(db);
+      const names = ["rest", "fast", "batch"].map((how) => uniqueName(`doomed-${how}`));
+      for (const project of names) await api.post("/api/v1/projects", { project });
+      lines.length = 0;
+      // REST, the tRPC fast path, tRPC's own handler (a batch).
+      const answers = [
+        await api.delete(`/api/v1/projects/${names[0]}`),
+        await api.post("/trpc/projects.delete", { project: names[1] }),
+        await api.post("/trpc/projects.delete?batch=1", { 0: { project: names[2] } }),
+      ];
+      assert.deepEqual(answers.map((a) => a.status), [500, 500, 500]);
+      const requests = lines.filter((l) => l.msg === "request");
+      const failures = lines.filter((l) => l.msg === "request failed");
+      assert.equal(requests.length, 3);
+      assert.equal(failures.length, 3);
+      const ids = requests.map((l) => l.request_id);
+      assert.ok(ids.every((id) => typeof id === "string" && id.length > 0), JSON.stringify(ids));
+      assert.equal(new Set(ids).size, 3, "every request has an id of its own");
+      for (const [i, failure] of failures.entries()) {
+        assert.match(String(failure.error), /archive refused/);
+        assert.equal(failure.request_id, ids[i], `failure ${i} names its request`);
+      }
+      // The id is the log's: no answer carries it.
+      for (const answer of answers) {
+        for (const [, value] of answer.headers) assert.ok(!ids.includes(value));
+        assert.ok(!ids.some((id) => answer.text.includes(String(id))));
+      }
+    } finally {
+      await app.close();
     }
   });
 }

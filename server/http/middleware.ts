@@ -42,6 +42,8 @@ export interface EdgeEnv {
   Variables: {
     url: URL;
     seen: Seen;
+    /** The request's id (`newRequestId`): in its log line and in the log of its failure. */
+    requestId: string;
     /** The presented key's scope, and the key, once `keyCheck` let the request in. */
     scope: Scope;
     key: string;
@@ -53,6 +55,22 @@ export type EdgeContext = HonoContext<EdgeEnv>;
 /** Paths are logged up to this many characters, and methods outside this set as OTHER. */
 const LOGGED_PATH_LENGTH = 256;
 const LOGGED_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/** This process's part of request ids: ids of two processes (or two runs) do not meet. */
+const REQUEST_ID_PREFIX = crypto.getRandomValues(new Uint32Array(1))[0].toString(36).padStart(
+  7,
+  "0",
+);
+let requestCount = 0;
+
+/**
+ * A new request id, unique in this process and unlikely to meet another process's: the process's
+ * random prefix and a count (`k3x9a2f-1b`). Not a secret and never sent to the client: it ties a
+ * request's log line to the log of its failure.
+ */
+export function newRequestId(): string {
+  return `${REQUEST_ID_PREFIX}-${(++requestCount).toString(36)}`;
+}
 
 /**
  * Hono answers HEAD with the GET route's answer less its body: the length that body had is kept
@@ -77,9 +95,10 @@ export const headLength: MiddlewareHandler<EdgeEnv> = async (c, next) => {
 };
 
 /**
- * The request's timing, its metrics (by route label), and its log line: one line per request
- * with a valid key to the API; every other request is counted in a summary line per window
- * (`access_log.ts`), since anyone can send those, as fast as they like.
+ * The request's id, timing, metrics (by route label), and its log line: one line per request
+ * with a valid key to the API, with its id (`request_id`, also in the log of its failure); every
+ * other request is counted in a summary line per window (`access_log.ts`), since anyone can send
+ * those, as fast as they like.
  */
 export function observe(
   { log, metrics, summary }: {
@@ -91,6 +110,7 @@ export function observe(
   return async (c, next) => {
     const started = performance.now();
     const seen: Seen = { route: OTHER_ROUTE, keyed: false };
+    c.set("requestId", newRequestId());
     c.set("url", new URL(c.req.url));
     c.set("seen", seen);
     await next();
@@ -105,6 +125,7 @@ export function observe(
     summary.tick();
     const path = c.get("url").pathname;
     log.info("request", {
+      request_id: c.get("requestId"),
       method,
       path: path.length > LOGGED_PATH_LENGTH ? `${path.slice(0, LOGGED_PATH_LENGTH)}…` : path,
       status: response.status,

@@ -60,8 +60,11 @@ export interface EdgeParts {
   /** Endpoints of their own path that need a key, and how they refuse. */
   keyed: KeyedEndpoint[];
   refuseKeyed: Refuse;
-  /** The one error responder: a failure nothing else answered (500), and no such route (404). */
-  onError: (error: unknown) => Response;
+  /**
+   * The one error responder: a failure nothing else answered (500), with the request's id when
+   * the request had one, and no such route (404).
+   */
+  onError: (error: unknown, requestId?: string) => Response;
   notFound: () => Response;
 }
 
@@ -123,7 +126,7 @@ export function createEdge(
 
   // The one error responder.
   app.notFound(() => parts.notFound());
-  app.onError((error) => parts.onError(error));
+  app.onError((error, c) => parts.onError(error, c.get("requestId")));
 
   return async (request, client) => {
     try {

@@ -32,7 +32,8 @@ export function createTrpcEndpoint(
     fastPath: FastPath;
     /** Told of each call the fast path answers (for tests). */
     onFastPath?: (procedure: string) => void;
-    onError: (error: unknown) => void;
+    /** Told of a failure, and its request's context. */
+    onError: (error: unknown, ctx: Context) => void;
     maxAnswerBytes: number;
   },
 ): (call: TrpcCall) => Promise<Response> {
@@ -71,7 +72,7 @@ export function createTrpcEndpoint(
       }),
       router,
       createContext: () => ({ ...ctx, answerBudget }),
-      onError: ({ error }) => onError(error),
+      onError: ({ error }) => onError(error, ctx),
     });
     // A streamed batch (`trpc-accept: application/jsonl`) has begun: its calls past the limit
     // are answered 413 one by one. Otherwise the text tRPC built holds only what fitted.

@@ -2,7 +2,8 @@
  * The standalone runner's `/metrics` (`deno task runner` with `METRICS_PORT`): its runner, its
  * database pools and its process, on a port of its own, behind the same keys as the server's
  * (`X-Service-Api-Key` or `Authorization: Bearer`, write or read-only). It serves nothing else
- * but `/healthz`.
+ * but `/healthz`. Its refusals are the edge's error answers (`server/http/answers.ts`), with the
+ * same headers.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import type { PoolStats } from "../db/pool_stats.ts";
 import { apiError, type ErrorCode } from "../errors.ts";
 import type { Scope } from "../keys/api_key.ts";
 import { presentedKey } from "../keys/presented_key.ts";
+import { errorAnswer } from "../http/answers.ts";
 import { createRateLimiter } from "../http/rate_limit.ts";
 import { type HttpServer, serve } from "../http/serve.ts";
 import type { Logger } from "../log.ts";
@@ -70,13 +72,9 @@ export function serveRunnerMetrics(
   },
 ): Promise<HttpServer> {
   const failures = createRateLimiter({ perSecond: authFailuresPerSecond, maxKeys: 10_000 });
-  const error = (code: ErrorCode, headers: Record<string, string> = {}) => {
-    const { status, body } = apiError(code);
-    return new Response(JSON.stringify(body), {
-      status,
-      headers: { "content-type": "application/json", ...headers },
-    });
-  };
+  // The edge's error answer (`answers.ts`): the contract's body, `nosniff` and `no-store`.
+  const error = (code: ErrorCode, headers: Record<string, string> = {}) =>
+    errorAnswer(apiError(code), headers);
   return serve({
     hostname,
     port,

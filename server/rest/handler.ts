@@ -43,8 +43,8 @@ export function createRestHandler(
       router: AppRouter;
       /** The router's REST operations (`operationsOf`), when they are already at hand. */
       operations?: readonly Operation[];
-      /** Told of a failure after a streamed answer began (its status was sent). */
-      onError: (error: unknown) => void;
+      /** Told of a failure after a streamed answer began (its status was sent), and its call's context. */
+      onError: (error: unknown, ctx: Context) => void;
       /** The most characters of JSON a read's answer may build; past it 413 (`answer_size.ts`). */
       maxAnswerBytes?: number;
     },
@@ -80,7 +80,13 @@ export function createRestHandler(
     }
     try {
       if (route.paged && input.limit === undefined) {
-        const body = await streamList({ call, ctx, path: route.procedure, input, onError });
+        const body = await streamList({
+          call,
+          ctx,
+          path: route.procedure,
+          input,
+          onError: (error) => onError(error, ctx),
+        });
         return { status: 200, body };
       }
       const data = await call(ctx, route.procedure, input);

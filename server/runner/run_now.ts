@@ -45,101 +45,9 @@ export function createRunNow(
     now?: () => Date;
   },
 ): RunNow {
-  async function claim(ref: ProbeRef) {
-    const probe = await db.selectFrom("probes")
-      .innerJoin("projects", "projects.name", "probes.project")
-      .select([
-        "probes.key",
-        "probes.url",
-        "probes.method",
-        "probes.headers",
-        "probes.body",
-        "probes.latency",
-        "probes.expect",
-        "probes.timeout_ms",
-        "projects.status",
-      ])
-      .where("probes.project", "=", ref.project).where("probes.probe_id", "=", ref.probeId)
-      .executeTakeFirst();
-    if (!probe) throw notFound("Probe");
-    if (probe.status !== "enabled") {
-      throw new DomainError("conflict", "The probe's project is disabled");
-    }
-    const at = now();
-    const key = String(probe.key);
-    // A probe the runner has not scheduled yet gets its row here (due at once, as new ones are).
-    await sql`
-      insert into probe_schedule (probe_key, next_due_at)
-      select key, ${at.toISOString()} from probes where key = ${key}
-      on conflict (probe_key) do nothing`.execute(db);
-    const taken = await sql`
-      update probe_schedule set manual_run_at = ${at.toISOString()}
-      where probe_key = ${key}
-        and (manual_run_at is null or manual_run_at < ${new Date(at.getTime() - leaseMs)})
-      returning probe_key`.execute(db);
-    if (taken.rows.length === 0) {
-      const still = await db.selectFrom("probes").select("key").where("key", "=", key)
-        .executeTakeFirst();
-      if (!still) throw notFound("Probe");
-      throw new DomainError("conflict", "A manual run of this probe is already in flight");
-    }
-    const { rows: [window] } = await sql<{ in_maintenance: boolean }>`
-      select exists (
-        select 1 from maintenance_windows
-        where project = ${ref.project} and starts_at <= ${at.toISOString()}
-          and ends_at > ${at.toISOString()}
-      ) as in_maintenance`.execute(db);
-    const target: ProbeTarget = {
-      url: probe.url,
-      method: probe.method,
-      headers: probe.headers,
-      body: probe.body,
-      latency: probe.latency,
-      expect: probe.expect as ProbeExpect | null,
-      // The probe's own timeout; the executor's (`PROBE_TIMEOUT_MS`) when it has none.
-      ...(probe.timeout_ms !== null && { timeoutMs: probe.timeout_ms }),
-    };
-    return { key, at, target, inMaintenance: window.in_maintenance };
-  }
-
-  /** Records the run and lets the claim go, in one transaction; false when the probe is gone. */
-  function record(key: string, result: RunResult, inMaintenance: boolean): Promise<boolean> {
-    return db.transaction().execute(async (trx) => {
-      const { settled, changes } = await settleSchedule(trx, [{
-        key,
-        dueAt: null,
-        nextDueAt: null,
-        run: result,
-        counted: !inMaintenance,
-      }], { manual: true });
-      if (!settled.has(key)) return false;
-      await insertRuns(trx, runner, [{
-        key,
-        due: result.startedAt.getTime(),
-        result,
-        trigger: "manual",
-        inMaintenance,
-      }]);
-      await applyStateChanges(trx, changes, new Date());
-      return true;
-    });
-  }
-
-  /** Lets this claim go (and no later one); a failure leaves it to run out after `leaseMs`. */
-  async function release(key: string, at: Date) {
-    try {
-      await sql`
-        update probe_schedule set manual_run_at = null
-        where probe_key = ${key} and manual_run_at = ${at.toISOString()}`.execute(db);
-    } catch {
-      // The database failed the run's recording too, most likely: the error that says so is
-      // the one the caller gets.
-    }
-  }
-
   return {
     async run(ref, { chargeRequests } = {}) {
-      const { key, at, target, inMaintenance } = await claim(ref);
+      const { key, at, target, inMaintenance } = await claim(db, ref, leaseMs, now);
       let sent = 0;
       const beforeRequest = chargeRequests && (() => {
         if (sent++ > 0) chargeRequests(1);
@@ -150,23 +58,152 @@ export function createRunNow(
         result = await execute(target, { beforeRequest });
         // Recording lets the claim go in its transaction; when it fails, so must the claim,
         // or the probe answers 409 until the claim runs out.
-        recorded = await record(key, result, inMaintenance);
+        recorded = await record(db, runner, key, result, inMaintenance);
       } catch (error) {
-        await release(key, at);
+        await release(db, key, at);
         throw error;
       }
       if (!recorded) throw notFound("Probe");
-      return {
-        started_at: result.startedAt.toISOString(),
-        duration_ms: Math.round(result.durationMs),
-        outcome: result.outcome,
-        http_status: result.httpStatus,
-        error: result.error,
-        address: result.address,
-        failed_checks: result.failedChecks ?? null,
-        trigger: "manual",
-        in_maintenance: inMaintenance,
-      };
+      return answerOf(result, inMaintenance);
     },
+  };
+}
+
+/** The probe to run, with its project's status. */
+function readProbe(db: Db, ref: ProbeRef) {
+  return db.selectFrom("probes")
+    .innerJoin("projects", "projects.name", "probes.project")
+    .select([
+      "probes.key",
+      "probes.url",
+      "probes.method",
+      "probes.headers",
+      "probes.body",
+      "probes.latency",
+      "probes.expect",
+      "probes.timeout_ms",
+      "projects.status",
+    ])
+    .where("probes.project", "=", ref.project).where("probes.probe_id", "=", ref.probeId)
+    .executeTakeFirst();
+}
+
+type ProbeRow = NonNullable<Awaited<ReturnType<typeof readProbe>>>;
+
+/** What the executor is given of a probe. */
+function targetOf(probe: ProbeRow): ProbeTarget {
+  return {
+    url: probe.url,
+    method: probe.method,
+    headers: probe.headers,
+    body: probe.body,
+    latency: probe.latency,
+    expect: probe.expect as ProbeExpect | null,
+    // The probe's own timeout; the executor's (`PROBE_TIMEOUT_MS`) when it has none.
+    ...(probe.timeout_ms !== null && { timeoutMs: probe.timeout_ms }),
+  };
+}
+
+/**
+ * Takes the probe's manual-run claim at `at` (its schedule row made if need be): 404 for a probe
+ * gone meanwhile, 409 while another claim younger than `leaseMs` holds.
+ */
+async function takeClaim(db: Db, key: string, at: Date, leaseMs: number): Promise<void> {
+  // A probe the runner has not scheduled yet gets its row here (due at once, as new ones are).
+  await sql`
+    insert into probe_schedule (probe_key, next_due_at)
+    select key, ${at.toISOString()} from probes where key = ${key}
+    on conflict (probe_key) do nothing`.execute(db);
+  const taken = await sql`
+    update probe_schedule set manual_run_at = ${at.toISOString()}
+    where probe_key = ${key}
+      and (manual_run_at is null or manual_run_at < ${new Date(at.getTime() - leaseMs)})
+    returning probe_key`.execute(db);
+  if (taken.rows.length === 0) {
+    const still = await db.selectFrom("probes").select("key").where("key", "=", key)
+      .executeTakeFirst();
+    if (!still) throw notFound("Probe");
+    throw new DomainError("conflict", "A manual run of this probe is already in flight");
+  }
+}
+
+/** Whether one of the project's maintenance windows is open at `at`. */
+async function inMaintenanceAt(db: Db, project: string, at: Date): Promise<boolean> {
+  const { rows: [window] } = await sql<{ in_maintenance: boolean }>`
+    select exists (
+      select 1 from maintenance_windows
+      where project = ${project} and starts_at <= ${at.toISOString()}
+        and ends_at > ${at.toISOString()}
+    ) as in_maintenance`.execute(db);
+  return window.in_maintenance;
+}
+
+/** The probe, its claim taken, and what its run needs to know. */
+async function claim(db: Db, ref: ProbeRef, leaseMs: number, now: () => Date) {
+  const probe = await readProbe(db, ref);
+  if (!probe) throw notFound("Probe");
+  if (probe.status !== "enabled") {
+    throw new DomainError("conflict", "The probe's project is disabled");
+  }
+  const at = now();
+  const key = String(probe.key);
+  await takeClaim(db, key, at, leaseMs);
+  const inMaintenance = await inMaintenanceAt(db, ref.project, at);
+  return { key, at, target: targetOf(probe), inMaintenance };
+}
+
+/** Records the run and lets the claim go, in one transaction; false when the probe is gone. */
+function record(
+  db: Db,
+  runner: string,
+  key: string,
+  result: RunResult,
+  inMaintenance: boolean,
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const { settled, changes } = await settleSchedule(trx, [{
+      key,
+      dueAt: null,
+      nextDueAt: null,
+      run: result,
+      counted: !inMaintenance,
+    }], { manual: true });
+    if (!settled.has(key)) return false;
+    await insertRuns(trx, runner, [{
+      key,
+      due: result.startedAt.getTime(),
+      result,
+      trigger: "manual",
+      inMaintenance,
+    }]);
+    await applyStateChanges(trx, changes, new Date());
+    return true;
+  });
+}
+
+/** Lets this claim go (and no later one); a failure leaves it to run out after `leaseMs`. */
+async function release(db: Db, key: string, at: Date) {
+  try {
+    await sql`
+      update probe_schedule set manual_run_at = null
+      where probe_key = ${key} and manual_run_at = ${at.toISOString()}`.execute(db);
+  } catch {
+    // The database failed the run's recording too, most likely: the error that says so is
+    // the one the caller gets.
+  }
+}
+
+/** The run's answer. */
+function answerOf(result: RunResult, inMaintenance: boolean): ProbeResult {
+  return {
+    started_at: result.startedAt.toISOString(),
+    duration_ms: Math.round(result.durationMs),
+    outcome: result.outcome,
+    http_status: result.httpStatus,
+    error: result.error,
+    address: result.address,
+    failed_checks: result.failedChecks ?? null,
+    trigger: "manual",
+    in_maintenance: inMaintenance,
   };
 }

@@ -41,16 +41,14 @@ export interface TargetOptions {
   delayMs?: number;
 }
 
-export function startTarget(options: TargetOptions = {}): Promise<Target> {
-  const hits: Hit[] = [];
-  const counts = new Map<string, number>();
-  const pending = new Set<Promise<unknown>>();
-  const hanging = new Set<() => void>();
-  let health = { status: 200, body: { status: "UP" } as unknown };
-  const drips = { now: 0, peak: 0 };
-  // Waits end early when the target closes (request.signal is left alone: touching it makes
-  // Deno.serve print a warning about its legacy abort behaviour).
-  const wait = (ms: number) =>
+type Wait = (ms: number) => Promise<void>;
+
+/**
+ * Waits that end early when the target closes (each is in `hanging` until it ends; request.signal
+ * is left alone: touching it makes Deno.serve print a warning about its legacy abort behaviour).
+ */
+function waits(hanging: Set<() => void>): Wait {
+  return (ms) =>
     new Promise<void>((resolve) => {
       const release = () => {
         clearTimeout(timer);
@@ -60,6 +58,96 @@ export function startTarget(options: TargetOptions = {}): Promise<Target> {
       const timer = setTimeout(release, ms);
       hanging.add(release);
     });
+}
+
+/** `/drip?ms=N&bytes=B`: B bytes sent one at a time over N ms, counted in `drips` meanwhile. */
+function drip(url: URL, wait: Wait, drips: Target["drips"]): Response {
+  const ms = Number(url.searchParams.get("ms") ?? 1_000);
+  const bytes = Number(url.searchParams.get("bytes") ?? 10);
+  let sent = 0;
+  let open = true;
+  const end = () => {
+    if (open) drips.now--;
+    open = false;
+  };
+  drips.now++;
+  drips.peak = Math.max(drips.peak, drips.now);
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      await wait(ms / bytes);
+      if (!open) return;
+      controller.enqueue(new Uint8Array([0x2e]));
+      if (++sent >= bytes) {
+        end();
+        controller.close();
+      }
+    },
+    cancel: end,
+  });
+  return new Response(stream);
+}
+
+/** What `/health` answers (`setHealth`). */
+interface Health {
+  status: number;
+  body: unknown;
+}
+
+/** The answer of each route (see the module's note), once the request is recorded. */
+async function answer(
+  request: Request,
+  url: URL,
+  body: string,
+  { wait, drips, health }: { wait: Wait; drips: Target["drips"]; health: Health },
+): Promise<Response> {
+  const path = url.pathname;
+  if (path === "/slow") {
+    await wait(Number(url.searchParams.get("ms") ?? 200));
+    return new Response("slow");
+  }
+  if (path.startsWith("/status/")) {
+    return new Response("status", { status: Number(path.slice(8)) });
+  }
+  if (path === "/drip") return drip(url, wait, drips);
+  if (path === "/hang") {
+    await wait(10 * 60_000);
+    return new Response("late");
+  }
+  if (path.startsWith("/redirect/")) {
+    const n = Number(path.slice(10));
+    const location = n <= 1 ? "/ok" : `/redirect/${n - 1}`;
+    return new Response(null, { status: 302, headers: { location } });
+  }
+  if (path === "/redirect-to") {
+    return new Response(null, {
+      status: Number(url.searchParams.get("status") ?? 302),
+      headers: { location: url.searchParams.get("url") ?? "/ok" },
+    });
+  }
+  if (path === "/echo") {
+    return Response.json({
+      method: request.method,
+      headers: Object.fromEntries(request.headers),
+      body,
+    });
+  }
+  if (path === "/big") return new Response(new Uint8Array(2 * 1024 * 1024));
+  if (path === "/health") return Response.json(health.body, { status: health.status });
+  if (path === "/flap") {
+    const period = Number(url.searchParams.get("ms") ?? 10_000);
+    return new Response("flap", { status: Math.floor(Date.now() / period) % 2 ? 500 : 200 });
+  }
+  return new Response("ok");
+}
+
+export function startTarget(options: TargetOptions = {}): Promise<Target> {
+  const hits: Hit[] = [];
+  const counts = new Map<string, number>();
+  const pending = new Set<Promise<unknown>>();
+  const hanging = new Set<() => void>();
+  const health: Health = { status: 200, body: { status: "UP" } };
+  const drips = { now: 0, peak: 0 };
+  const wait = waits(hanging);
 
   const handle = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
@@ -75,67 +163,7 @@ export function startTarget(options: TargetOptions = {}): Promise<Target> {
       });
     }
     if (options.delayMs) await wait(options.delayMs);
-    if (path === "/slow") {
-      await wait(Number(url.searchParams.get("ms") ?? 200));
-      return new Response("slow");
-    }
-    if (path.startsWith("/status/")) {
-      return new Response("status", { status: Number(path.slice(8)) });
-    }
-    if (path === "/drip") {
-      const ms = Number(url.searchParams.get("ms") ?? 1_000);
-      const bytes = Number(url.searchParams.get("bytes") ?? 10);
-      let sent = 0;
-      let open = true;
-      const end = () => {
-        if (open) drips.now--;
-        open = false;
-      };
-      drips.now++;
-      drips.peak = Math.max(drips.peak, drips.now);
-      const stream = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          await wait(ms / bytes);
-          if (!open) return;
-          controller.enqueue(new Uint8Array([0x2e]));
-          if (++sent >= bytes) {
-            end();
-            controller.close();
-          }
-        },
-        cancel: end,
-      });
-      return new Response(stream);
-    }
-    if (path === "/hang") {
-      await wait(10 * 60_000);
-      return new Response("late");
-    }
-    if (path.startsWith("/redirect/")) {
-      const n = Number(path.slice(10));
-      const location = n <= 1 ? "/ok" : `/redirect/${n - 1}`;
-      return new Response(null, { status: 302, headers: { location } });
-    }
-    if (path === "/redirect-to") {
-      return new Response(null, {
-        status: Number(url.searchParams.get("status") ?? 302),
-        headers: { location: url.searchParams.get("url") ?? "/ok" },
-      });
-    }
-    if (path === "/echo") {
-      return Response.json({
-        method: request.method,
-        headers: Object.fromEntries(request.headers),
-        body,
-      });
-    }
-    if (path === "/big") return new Response(new Uint8Array(2 * 1024 * 1024));
-    if (path === "/health") return Response.json(health.body, { status: health.status });
-    if (path === "/flap") {
-      const period = Number(url.searchParams.get("ms") ?? 10_000);
-      return new Response("flap", { status: Math.floor(Date.now() / period) % 2 ? 500 : 200 });
-    }
-    return new Response("ok");
+    return answer(request, url, body, { wait, drips, health });
   };
 
   return new Promise((resolve) => {
@@ -150,7 +178,7 @@ export function startTarget(options: TargetOptions = {}): Promise<Target> {
           port,
           hits,
           counts,
-          setHealth: (status, body) => health = { status, body },
+          setHealth: (status, body) => Object.assign(health, { status, body }),
           drips,
           close: async () => {
             for (const release of hanging) release();

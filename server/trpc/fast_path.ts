@@ -56,7 +56,8 @@ export function createTrpcFastPath(
     router: AppRouter;
     /** The router's REST operations (`operationsOf`), when they are already at hand. */
     operations?: readonly Operation[];
-    onError: (error: unknown) => void;
+    /** Told of a failure, and its call's context. */
+    onError: (error: unknown, ctx: Context) => void;
     /** Headers to add to every answer (the HTTP layer's own). */
     headers?: Record<string, string>;
     /** The most characters of JSON a query's answer may build; past it 413 (`answer_size.ts`). */
@@ -90,7 +91,7 @@ export function createTrpcFastPath(
           input,
           prefix: `{"result":{"data":`,
           suffix: "}}",
-          onError,
+          onError: (error) => onError(error, ctx),
         });
         return new Response(body, { status, headers: streamHeaders });
       }
@@ -103,7 +104,7 @@ export function createTrpcFastPath(
         return new Response(text, { status, headers });
       }
     } catch (error) {
-      onError(error);
+      onError(error, ctx);
       const answer = toApiError(error);
       json = { error: trpcErrorShape(answer) };
       status = answer.status;
