@@ -4,7 +4,7 @@
  * @module
  */
 import { errorFields, type Logger } from "../log.ts";
-import type { RunnerClock } from "./runner.ts";
+import type { RunnerClock } from "./clock.ts";
 
 export interface Loops {
   /** Stopped: before `start` and from `stop` on. */

@@ -31,23 +31,12 @@ import { createRunSlots, type RunSlots } from "./slots.ts";
 import { createRecorder, type Recorder } from "./recorder.ts";
 import { createLagMeter, type LagMeter } from "./lag.ts";
 import { type ClaimWindow, createWindow } from "./window.ts";
+import { type RunnerClock, systemClock } from "./clock.ts";
 import { createLoops, type Loops } from "./loops.ts";
 
 export { claimWindow } from "./window.ts";
 export { hostOf } from "./slots.ts";
-
-/** The clock a runner reads and sets its timers on; `@sinonjs/fake-timers` clocks fit. */
-export interface RunnerClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(id: unknown): void;
-}
-
-export const systemClock: RunnerClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (id) => clearTimeout(id as number),
-};
+export { type RunnerClock, systemClock } from "./clock.ts";
 
 export interface RunnerOptions {
   db: Db;

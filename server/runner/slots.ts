@@ -13,7 +13,7 @@
  */
 import { errorFields, type Logger } from "../log.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
-import type { RunnerClock } from "./runner.ts";
+import type { RunnerClock } from "./clock.ts";
 import type { Claimed } from "./store.ts";
 
 /** The host a run counts against for `hostConcurrency`: the URL's host (name and port). */
