@@ -16,7 +16,7 @@ import type { ProbeTarget, RunResult } from "./execute.ts";
 import type { OutboundOptions } from "../outbound/request.ts";
 import { applyStateChanges } from "../alerts/incidents.ts";
 import { settleSchedule } from "../alerts/states.ts";
-import { insertRuns } from "./store.ts";
+import { insertRuns, resultFields } from "./store.ts";
 
 /** Runs one probe, telling `beforeRequest` (if given) before each request it sends. */
 export type Executor = (
@@ -196,13 +196,7 @@ async function release(db: Db, key: string, at: Date) {
 /** The run's answer. */
 function answerOf(result: RunResult, inMaintenance: boolean): ProbeResult {
   return {
-    started_at: result.startedAt.toISOString(),
-    duration_ms: Math.round(result.durationMs),
-    outcome: result.outcome,
-    http_status: result.httpStatus,
-    error: result.error,
-    address: result.address,
-    failed_checks: result.failedChecks ?? null,
+    ...resultFields(result),
     trigger: "manual",
     in_maintenance: inMaintenance,
   };

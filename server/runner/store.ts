@@ -305,6 +305,19 @@ export interface Run {
   inMaintenance?: boolean;
 }
 
+/** A run's result as a stored row and an answer show it (`probe_results`, `ProbeResult`). */
+export function resultFields(result: RunResult) {
+  return {
+    started_at: result.startedAt.toISOString(),
+    duration_ms: Math.round(result.durationMs),
+    outcome: result.outcome,
+    http_status: result.httpStatus,
+    error: result.error,
+    address: result.address,
+    failed_checks: result.failedChecks ?? null,
+  };
+}
+
 /**
  * Stores runs: their raw results, and their counts and latencies added to the hourly rollups.
  * Call inside the transaction that moved their schedule rows on (`recordRuns` does).
@@ -314,13 +327,7 @@ export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): 
   const resultRows = runs.map(({ key, due, result, trigger, inMaintenance }) => ({
     probe_key: key,
     due_at: iso(due),
-    started_at: result.startedAt.toISOString(),
-    duration_ms: Math.round(result.durationMs),
-    outcome: result.outcome,
-    http_status: result.httpStatus,
-    error: result.error,
-    address: result.address,
-    failed_checks: result.failedChecks ?? null,
+    ...resultFields(result),
     trigger: trigger ?? "schedule",
     in_maintenance: inMaintenance ?? false,
   }));
