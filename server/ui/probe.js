@@ -231,7 +231,7 @@ export function ProbePage({ project, probeId }) {
   };
   useEvery(REFRESH_MS, refresh);
   const probe = data?.[0].data;
-  useTitle(probe ? probe.lable ?? probe.url : "Probe");
+  useTitle(probe ? probe.label ?? probe.url : "Probe");
   const results = data?.[1].data ?? [];
   const incidents = data?.[2].data ?? [];
   const remove = async () => {
