@@ -40,6 +40,8 @@ function SignIn({ onSignedIn, message }) {
   const [busy, setBusy] = useState(false);
   const input = useRef(/** @type {HTMLInputElement | null} */ (null));
   useEffect(() => input.current?.focus(), []);
+  /** @param {{ currentTarget: HTMLInputElement }} event */
+  const typed = (event) => setKey(event.currentTarget.value);
   /** @param {SubmitEvent} event */
   const submit = async (event) => {
     event.preventDefault();
@@ -70,9 +72,7 @@ function SignIn({ onSignedIn, message }) {
       <div class=${error ? "field invalid" : "field"}>
         <label for="api-key">API key</label>
         <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false"
-          ref=${input} value=${key} onInput=${(
-    /** @type {{ currentTarget: HTMLInputElement }} */ e,
-  ) => setKey(e.currentTarget.value)}
+          ref=${input} value=${key} onInput=${typed}
           aria-invalid=${error ? "true" : undefined}
           aria-describedby=${error ? "api-key-hint api-key-error" : "api-key-hint"} />
         <p class="hint" id="api-key-hint">

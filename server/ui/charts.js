@@ -39,10 +39,11 @@ function useScheme() {
 
 const seconds = (/** @type {string} */ iso) => Date.parse(iso) / 1000;
 
-/** Axis labels: `250 ms`, `1.5 s`. */
-const axisMillis = (
-  /** @type {number} */ v,
-) => (v >= 1000 ? `${+(v / 1000).toFixed(2)} s` : `${v} ms`);
+/**
+ * Axis labels: `250 ms`, `1.5 s`.
+ * @param {number} v
+ */
+const axisMillis = (v) => (v >= 1000 ? `${+(v / 1000).toFixed(2)} s` : `${v} ms`);
 
 /**
  * Latency per bucket: p50, p95 and max, in ms; gaps where a bucket had no response.

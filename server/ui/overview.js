@@ -280,6 +280,8 @@ export function Overview() {
     setter(value);
     setPage(0);
   };
+  /** @param {{ currentTarget: HTMLInputElement }} event */
+  const filterText = (event) => filterBy(setQuery)(event.currentTarget.value);
   const go = (/** @type {number} */ to) => {
     setPage(to);
     listTop.current?.scrollIntoView({ block: "start" });
@@ -317,8 +319,7 @@ export function Overview() {
                 <div class="field search">
                   <label for="overview-filter">Filter by project, label or URL</label>
                   <input id="overview-filter" type="search" value=${query}
-                    onInput=${(/** @type {{ currentTarget: HTMLInputElement }} */ e) =>
-          filterBy(setQuery)(e.currentTarget.value)} />
+                    onInput=${filterText} />
                 </div>
               </div>
               ${

@@ -133,15 +133,9 @@ function ProbeForm({ project, probe, onSaved }) {
       } else {
         const body = { ...definition };
         if (parsed.body !== undefined) body.body = parsed.body;
-        for (
-          const name of /** @type {const} */ ([
-            "latency",
-            "interval_seconds",
-            "timeout_ms",
-            "label",
-            "expect",
-          ])
-        ) {
+        /** @type {(keyof typeof body)[]} */
+        const optional = ["latency", "interval_seconds", "timeout_ms", "label", "expect"];
+        for (const name of optional) {
           if (body[name] === null) delete body[name];
         }
         const answer = await post(
