@@ -112,14 +112,14 @@ export const getPrefetched = (path, ...rest) => {
 
 /**
  * Calls the API: answers the parsed body (null for 204), throws an ApiError otherwise (status
- * 0 when the service could not be reached). Untyped: the typed calls are `get`, `post`, `patch`
- * and `del` below.
+ * 0 when the service could not be reached). Untyped, so not exported: every call goes through
+ * `get`, `post`, `patch` or `del` below, which are typed.
  * @param {"GET" | "POST" | "PATCH" | "DELETE"} method
  * @param {string} path
  * @param {{ body?: unknown, key?: string | null }} [options]
  * @returns {Promise<any>}
  */
-export async function request(method, path, { body, key = storedKey() } = {}) {
+async function request(method, path, { body, key = storedKey() } = {}) {
   /** @type {Record<string, string>} */
   const headers = { "x-service-api-key": key ?? "" };
   if (body !== undefined) headers["content-type"] = "application/json";
