@@ -155,6 +155,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const runNow = createRunNow({
     db: handle.db,
+    ...(options.probeDefaults?.localLocation && {
+      location: options.probeDefaults.localLocation,
+    }),
     execute: options.runProbe ??
       ((target, hooks) =>
         executeProbe(target, { ...hooks, policy: createNetworkPolicy(), timeoutMs: 10_000 })),

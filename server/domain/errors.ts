@@ -15,7 +15,7 @@ export class DomainError extends Error {
   }
 }
 
-export const notFound = (what: "Project" | "Probe") =>
+export const notFound = (what: "Project" | "Probe" | "Location") =>
   new DomainError("not_found", `${what} not found`);
 
 export const unavailable = (what: string) =>

@@ -72,6 +72,11 @@ const TAGS = [
       "listed without the token, rotated to stop an old one.",
   },
   {
+    name: "locations",
+    description: "Where probes run from: the built-in location (the runners on the database) " +
+      "and remote ones, whose runners reach the service with a location token.",
+  },
+  {
     name: "whoami",
     description: "What the caller's key may do: write, or only read (`SERVICE_API_KEYS_READONLY`).",
   },

@@ -78,6 +78,13 @@ const SPEC: Record<string, number[]> = withForbidden({
   "DELETE /notification-targets/{name}": [204, 404, 409, ...INPUT],
   "POST /notification-targets/{name}/test": [200, 404, ...BODY],
   "GET /whoami": [200, ...ANY],
+  // Beyond the interface document: locations (docs/locations.md).
+  "GET /locations": [200, ...ANY],
+  "POST /locations": [201, 409, ...BODY],
+  "GET /locations/{location}": [200, 404, ...INPUT],
+  "PATCH /locations/{location}": [200, 404, 409, ...BODY],
+  "DELETE /locations/{location}": [204, 404, 409, ...INPUT],
+  "POST /locations/{location}/token": [200, 404, 409, ...BODY],
 });
 
 /** The operations whose answers carry `meta` besides `data`. */
@@ -96,6 +103,7 @@ const WITH_META = new Set([
   "GET /projects/{project}/maintenance",
   "GET /overview",
   "GET /projects/{project}/badges",
+  "GET /locations",
 ]);
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];

@@ -2,6 +2,7 @@ import { router } from "./init.ts";
 import { alertsRouter } from "./routers/alerts.ts";
 import { badgesRouter } from "./routers/badges.ts";
 import { incidentsRouter } from "./routers/incidents.ts";
+import { locationsRouter } from "./routers/locations.ts";
 import { maintenanceRouter } from "./routers/maintenance.ts";
 import { overviewRouter } from "./routers/overview.ts";
 import { probesRouter } from "./routers/probes.ts";
@@ -24,6 +25,7 @@ export const appRouter = router({
   overview: overviewRouter,
   statusPages: statusPagesRouter,
   badges: badgesRouter,
+  locations: locationsRouter,
   whoami: whoamiRouter,
 });
 

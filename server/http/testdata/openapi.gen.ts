@@ -192,7 +192,7 @@ export interface paths {
     };
     /**
      * A probe's results, newest first
-     * @description Pages of `limit` (1 to 1000, default 100); pass `meta.next_before` as `before` for the next page.
+     * @description Pages of `limit` (1 to 1000, default 100); pass `meta.next_before` as `before` for the next page. `location` keeps one location's runs.
      */
     get: operations["results-list"];
     put?: never;
@@ -212,7 +212,7 @@ export interface paths {
     };
     /**
      * A probe's uptime and latency over a window
-     * @description `window` is one of 1h, 24h (default), 7d, 30d, 90d.
+     * @description `window` is one of 1h, 24h (default), 7d, 30d, 90d; `location` counts one location's runs only (every location's by default).
      */
     get: operations["results-stats"];
     put?: never;
@@ -574,6 +574,75 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/locations": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List locations
+     * @description The built-in location (`RUNNER_LOCATION`, `local`) first, then the remote ones by name. Tokens are never shown.
+     */
+    get: operations["locations-list"];
+    put?: never;
+    /**
+     * Create a remote location
+     * @description Answers the location's token (`data.token`) this once: its runners present it (LOCATION_TOKEN). Only its digest is stored.
+     */
+    post: operations["locations-create"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/locations/{location}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get a location */
+    get: operations["locations-get"];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a remote location
+     * @description Refused (409) while a probe or a project's default_locations names it. Its schedules go with it; its results stay until the retention.
+     */
+    delete: operations["locations-delete"];
+    options?: never;
+    head?: never;
+    /**
+     * Update a remote location
+     * @description Changes its `label`. The name cannot change.
+     */
+    patch: operations["locations-update"];
+    trace?: never;
+  };
+  "/locations/{location}/token": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace a remote location's token
+     * @description Answers the new token (`data.token`) this once; the old one stops working at once.
+     */
+    post: operations["locations-rotateToken"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/whoami": {
     parameters: {
       query?: never;
@@ -664,6 +733,7 @@ export interface operations {
               description: string | null;
               /** @enum {string} */
               status: "enabled" | "disabled";
+              default_locations: string[] | null;
             }[];
             meta: {
               count: number;
@@ -781,6 +851,8 @@ export interface operations {
           project: string;
           label?: string | null;
           description?: string | null;
+          /** @description Where the project's probes without their own locations run (1 to 16 location names); null or absent: the built-in location (RUNNER_LOCATION, `local`). Unknown names are refused. */
+          default_locations?: string[] | null;
         };
       };
     };
@@ -978,6 +1050,7 @@ export interface operations {
               description: string | null;
               /** @enum {string} */
               status: "enabled" | "disabled";
+              default_locations: string[] | null;
             };
           };
         };
@@ -1252,6 +1325,8 @@ export interface operations {
           label?: string | null;
           description?: string | null;
           status?: ("enabled" | "disabled") | null;
+          /** @description Where the project's probes without their own locations run (1 to 16 location names); null or absent: the built-in location (RUNNER_LOCATION, `local`). Unknown names are refused. */
+          default_locations?: string[] | null;
         };
       };
     };
@@ -1492,6 +1567,10 @@ export interface operations {
               effective_interval_seconds: number;
               /** @description Read-only: the timeout its runs have, its own or the service-wide one. */
               effective_timeout_ms: number;
+              /** @description The probe's own locations; null: its project's default_locations. */
+              locations: string[] | null;
+              /** @description Read-only: the locations the probe runs from, its own or its project's default. */
+              effective_locations: string[];
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -1654,6 +1733,8 @@ export interface operations {
           interval_seconds?: number | null;
           /** @description How long a run may take, in ms (100-120000); null or absent: the service-wide PROBE_TIMEOUT_MS. Never changes probe_id. */
           timeout_ms?: number | null;
+          /** @description Where the probe runs: 1 to 16 location names (GET /locations); null or absent: its project's default_locations. Unknown names are refused. Never changes probe_id. */
+          locations?: string[] | null;
         };
       };
     };
@@ -1924,6 +2005,10 @@ export interface operations {
               effective_interval_seconds: number;
               /** @description Read-only: the timeout its runs have, its own or the service-wide one. */
               effective_timeout_ms: number;
+              /** @description The probe's own locations; null: its project's default_locations. */
+              locations: string[] | null;
+              /** @description Read-only: the locations the probe runs from, its own or its project's default. */
+              effective_locations: string[];
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -2085,6 +2170,8 @@ export interface operations {
           interval_seconds?: number | null;
           /** @description How long a run may take, in ms (100-120000); null or absent: the service-wide PROBE_TIMEOUT_MS. Never changes probe_id. */
           timeout_ms?: number | null;
+          /** @description Where the probe runs: 1 to 16 location names (GET /locations); null or absent: its project's default_locations. Unknown names are refused. Never changes probe_id. */
+          locations?: string[] | null;
         };
       };
     };
@@ -2354,6 +2441,10 @@ export interface operations {
               effective_interval_seconds: number;
               /** @description Read-only: the timeout its runs have, its own or the service-wide one. */
               effective_timeout_ms: number;
+              /** @description The probe's own locations; null: its project's default_locations. */
+              locations: string[] | null;
+              /** @description Read-only: the locations the probe runs from, its own or its project's default. */
+              effective_locations: string[];
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -2662,6 +2753,8 @@ export interface operations {
           interval_seconds?: number | null;
           /** @description How long a run may take, in ms (100-120000); null or absent: the service-wide PROBE_TIMEOUT_MS. Never changes probe_id. */
           timeout_ms?: number | null;
+          /** @description Where the probe runs: 1 to 16 location names (GET /locations); null or absent: its project's default_locations. Unknown names are refused. Never changes probe_id. */
+          locations?: string[] | null;
         };
       };
     };
@@ -2869,6 +2962,7 @@ export interface operations {
                 /** @description What was seen instead: at most 200 characters, a body excerpt at most 80, credential-like header values never shown. */
                 seen?: string;
               }[] | null;
+              location: string;
               /** @enum {string} */
               trigger: "schedule" | "manual";
               in_maintenance: boolean;
@@ -3659,6 +3753,7 @@ export interface operations {
       query?: {
         limit?: number;
         before?: string;
+        location?: string;
       };
       header?: never;
       path: {
@@ -3692,6 +3787,7 @@ export interface operations {
                 /** @description What was seen instead: at most 200 characters, a body excerpt at most 80, credential-like header values never shown. */
                 seen?: string;
               }[] | null;
+              location: string;
               /** @enum {string} */
               trigger: "schedule" | "manual";
               in_maintenance: boolean;
@@ -3820,6 +3916,7 @@ export interface operations {
     parameters: {
       query?: {
         window?: "1h" | "24h" | "7d" | "30d" | "90d";
+        location?: string;
       };
       header?: never;
       path: {
@@ -4129,6 +4226,7 @@ export interface operations {
     parameters: {
       query?: {
         window?: "24h" | "7d" | "30d" | "90d";
+        location?: string;
       };
       header?: never;
       path: {
@@ -8083,6 +8181,1009 @@ export interface operations {
            *       "error": {
            *         "code": "not_found",
            *         "message": "Badge not found"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-list": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+              label: string | null;
+              /** @enum {string} */
+              kind: "local" | "remote";
+              created_at: string | null;
+              updated_at: string | null;
+              probes: number;
+            }[];
+            meta: {
+              count: number;
+            };
+          };
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "response_too_large",
+           *         "message": "The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-create": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          label?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Location created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+              label: string | null;
+              /** @enum {string} */
+              kind: "local" | "remote";
+              created_at: string | null;
+              updated_at: string | null;
+              probes: number;
+              token: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location already exists */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "conflict",
+           *         "message": "Location already exists"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The request body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body must be application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The request body must be application/json"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-get": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        location: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+              label: string | null;
+              /** @enum {string} */
+              kind: "local" | "remote";
+              created_at: string | null;
+              updated_at: string | null;
+              probes: number;
+            };
+          };
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "not_found",
+           *         "message": "Location not found"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "response_too_large",
+           *         "message": "The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-delete": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        location: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Location deleted; no body */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "not_found",
+           *         "message": "Location not found"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location is in use */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "conflict",
+           *         "message": "Location is in use"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-update": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        location: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          label?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+              label: string | null;
+              /** @enum {string} */
+              kind: "local" | "remote";
+              created_at: string | null;
+              updated_at: string | null;
+              probes: number;
+            };
+          };
+        };
+      };
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "not_found",
+           *         "message": "Location not found"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The built-in location cannot be changed or deleted */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "conflict",
+           *         "message": "The built-in location cannot be changed or deleted"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The request body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body must be application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The request body must be application/json"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed / No fields were provided */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-rotateToken": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        location: string;
+      };
+      cookie?: never;
+    };
+    /** @description None, or `{}`: the action takes no input. */
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+              label: string | null;
+              /** @enum {string} */
+              kind: "local" | "remote";
+              created_at: string | null;
+              updated_at: string | null;
+              probes: number;
+              token: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This key may only read"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "not_found",
+           *         "message": "Location not found"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The built-in location cannot be changed or deleted */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "conflict",
+           *         "message": "The built-in location cannot be changed or deleted"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The request body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body must be application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The request body must be application/json"
            *       }
            *     }
            */
