@@ -17,6 +17,16 @@ export const location = z.object({
   updated_at: z.string().nullable(),
   /** Probes that run there (their own `locations` or their project's default). */
   probes: z.int(),
+  /** Its runners seen in the last minute. */
+  runners: z.int(),
+  /** When one of its runners was last seen; null if never. */
+  last_seen_at: z.string().nullable(),
+  /** The version of the runner seen last; null if none was. */
+  version: z.string().nullable(),
+  /** Runs it recorded in the last minute. */
+  checks_per_minute: z.int(),
+  /** How far behind its schedule is (s): the oldest due run no runner has claimed; 0 if none. */
+  lag_seconds: z.number(),
 });
 export type Location = z.infer<typeof location>;
 

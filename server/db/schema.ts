@@ -256,8 +256,28 @@ export interface LocationsTable {
   updated_at: Timestamp;
 }
 
+/** A claim of a remote location's runner: its runs' ids name it. */
+export interface LocationClaimsTable {
+  id: string;
+  location: string;
+  /** The runner's own name. */
+  runner: string;
+  issued_at: Timestamp;
+}
+
+/** A runner seen at a location ('' for the built-in one). */
+export interface LocationRunnersTable {
+  location: string;
+  runner: string;
+  version: string;
+  first_seen_at: Timestamp;
+  last_seen_at: Timestamp;
+}
+
 export interface Database {
   locations: LocationsTable;
+  location_claims: LocationClaimsTable;
+  location_runners: LocationRunnersTable;
   projects: ProjectsTable;
   probes: ProbesTable;
   archived_projects: ArchivedProjectsTable;

@@ -14,6 +14,8 @@ import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./errors.ts";
+import { LOCATION_TOKEN_PREFIX } from "../keys/location_token.ts";
+import { scheduleLag } from "./schedule_lag.ts";
 
 /** How the built-in location is stored wherever a location is named. */
 export const LOCAL = "";
@@ -36,8 +38,21 @@ export const storedLocation = (name: string, local: string) => name === local ? 
 export const shownLocations = (stored: readonly string[] | null, local: string) =>
   stored === null ? null : stored.map((s) => shownLocation(s, local));
 
-/** A token as the runners of a remote location present it: `plt_` and 32 random bytes. */
-export const LOCATION_TOKEN_PREFIX = "plt_";
+/**
+ * Moves on with every token rotated and location deleted on `db`: the edge's cache of what a
+ * token names (`locationOfToken`) is keyed by it, so an old token stops at once in this process
+ * (and within the cache's few seconds in the others).
+ */
+const versions = new WeakMap<Db, number>();
+export const locationTokensVersion = (db: Db) => versions.get(db) ?? 0;
+const tokensChanged = (db: Db) => versions.set(db, locationTokensVersion(db) + 1);
+
+/** The remote location whose token this is, or null. */
+export async function locationOfToken(db: Db, token: string): Promise<string | null> {
+  const row = await db.selectFrom("locations").select("name")
+    .where("token_sha256", "=", tokenDigest(token)).executeTakeFirst();
+  return row?.name ?? null;
+}
 
 export const tokenDigest = (token: string) => createHash("sha256").update(token).digest("hex");
 
@@ -82,6 +97,75 @@ export const effectiveLocationsSql = (probe: string, project: string) =>
   sql`coalesce(${sql.ref(`${probe}.locations`)}, ${sql.ref(`${project}.default_locations`)},
     array['']::text[])`;
 
+/**
+ * Says a runner of `location` ('' for the built-in one) was seen now, with its version: the
+ * built-in runners every 15 s, a remote one with each claim and post.
+ */
+export async function runnerSeen(
+  db: Db,
+  location: string,
+  { runner, version }: { runner: string; version: string },
+): Promise<void> {
+  await sql`
+    insert into location_runners (location, runner, version)
+    values (${location}, ${runner}, ${version})
+    on conflict (location, runner) do update
+      set version = excluded.version, last_seen_at = now()`.execute(db);
+}
+
+/** What a location's runners are doing, from their last sightings and the last minute's runs. */
+interface Activity {
+  runners: number;
+  last_seen_at: string | null;
+  version: string | null;
+  checks_per_minute: number;
+  lag_seconds: number;
+}
+
+/** Each stored location's activity (`only`: one). */
+async function activityOf(db: Db, only?: string): Promise<Map<string, Activity>> {
+  const where = only === undefined ? sql`` : sql`where location = ${only}`;
+  const { rows: seenRows } = await sql<{
+    location: string;
+    runners: number | string;
+    last_seen_at: Date | string | null;
+    version: string | null;
+  }>`
+    select location,
+      count(*) filter (where last_seen_at > now() - interval '1 minute') as runners,
+      max(last_seen_at) as last_seen_at,
+      (array_agg(version order by last_seen_at desc))[1] as version
+    from location_runners ${where} group by location`.execute(db);
+  const { rows: runs } = await sql<{ location: string; checks: number | string }>`
+    select location, count(*) as checks from probe_results
+    where started_at > now() - interval '1 minute'
+      ${only === undefined ? sql`` : sql`and location = ${only}`}
+    group by location`.execute(db);
+  const checks = new Map(runs.map((r) => [r.location, Number(r.checks)]));
+  const activity = new Map<string, Activity>();
+  for (const r of seenRows) {
+    activity.set(r.location, {
+      runners: Number(r.runners),
+      last_seen_at: isoOrNull(r.last_seen_at),
+      version: r.version,
+      checks_per_minute: checks.get(r.location) ?? 0,
+      lag_seconds: 0,
+    });
+  }
+  for (const [location, n] of checks) {
+    if (!activity.has(location)) activity.set(location, { ...idle(), checks_per_minute: n });
+  }
+  return activity;
+}
+
+const idle = (): Activity => ({
+  runners: 0,
+  last_seen_at: null,
+  version: null,
+  checks_per_minute: 0,
+  lag_seconds: 0,
+});
+
 const isoOrNull = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** Probes per stored location: their own `locations`, or their project's default. */
@@ -103,27 +187,51 @@ interface LocationRow {
   updated_at: Date | string;
 }
 
-function remoteOf(row: LocationRow, counts: Map<string, number>): Location {
+interface Figures {
+  counts: Map<string, number>;
+  activity: Map<string, Activity>;
+  lags: Map<string, number>;
+}
+
+/** Probe counts, runner activity and schedule lag of every location (`only`: one). */
+async function figuresOf(db: Db, only?: string): Promise<Figures> {
+  const counts = await probeCounts(db, only);
+  const activity = await activityOf(db, only);
+  const names = only === undefined
+    ? [LOCAL, ...(await db.selectFrom("locations").select("name").execute()).map((r) => r.name)]
+    : [only];
+  const lags = new Map<string, number>();
+  for (const name of names) lags.set(name, await scheduleLag({ db, location: name }));
+  return { counts, activity, lags };
+}
+
+function remoteOf(row: LocationRow, f: Figures): Location {
   return {
     name: row.name,
     label: row.label,
     kind: "remote",
     created_at: isoOrNull(row.created_at),
     updated_at: isoOrNull(row.updated_at),
-    probes: counts.get(row.name) ?? 0,
+    probes: f.counts.get(row.name) ?? 0,
+    ...(f.activity.get(row.name) ?? idle()),
+    lag_seconds: f.lags.get(row.name) ?? 0,
   };
 }
 
-function localOf(local: string, counts: Map<string, number>): Location {
+function localOf(local: string, f: Figures): Location {
   return {
     name: local,
     label: null,
     kind: "local",
     created_at: null,
     updated_at: null,
-    probes: counts.get(LOCAL) ?? 0,
+    probes: f.counts.get(LOCAL) ?? 0,
+    ...(f.activity.get(LOCAL) ?? idle()),
+    lag_seconds: f.lags.get(LOCAL) ?? 0,
   };
 }
+
+const noFigures = (): Figures => ({ counts: new Map(), activity: new Map(), lags: new Map() });
 
 const rowColumns = ["name", "label", "created_at", "updated_at"] as const;
 
@@ -134,19 +242,19 @@ export async function listLocations(
   const local = localNameOf(names);
   const rows = await db.selectFrom("locations").select(rowColumns)
     .orderBy(sql`name collate "C"`).execute();
-  const counts = await probeCounts(db);
-  return [localOf(local, counts), ...rows.map((r) => remoteOf(r, counts))];
+  const figures = await figuresOf(db);
+  return [localOf(local, figures), ...rows.map((r) => remoteOf(r, figures))];
 }
 
 export async function getLocation(
   { db, location, names }: { db: Db; location: string; names?: LocationNames },
 ): Promise<Location> {
   const local = localNameOf(names);
-  if (location === local) return localOf(local, await probeCounts(db, LOCAL));
+  if (location === local) return localOf(local, await figuresOf(db, LOCAL));
   const row = await db.selectFrom("locations").select(rowColumns).where("name", "=", location)
     .executeTakeFirst();
   if (!row) throw notFound("Location");
-  return remoteOf(row, await probeCounts(db, location));
+  return remoteOf(row, await figuresOf(db, location));
 }
 
 const builtIn = (local: string) =>
@@ -167,7 +275,7 @@ export async function createLocation(
       .onConflict((oc) => oc.column("name").doNothing())
       .returning(rowColumns).executeTakeFirst();
     if (!row) throw new DomainError("conflict", "Location already exists");
-    return { ...remoteOf(row, new Map()), token };
+    return { ...remoteOf(row, noFigures()), token };
   } catch (error) {
     if (isUniqueViolation(error)) throw new DomainError("conflict", "Location already exists");
     throw error;
@@ -185,7 +293,7 @@ export async function updateLocation(
     .set({ ...(fields.label !== undefined && { label: fields.label }), updated_at: sql`now()` })
     .where("name", "=", location).returning(rowColumns).executeTakeFirst();
   if (!row) throw notFound("Location");
-  return remoteOf(row, await probeCounts(db, location));
+  return remoteOf(row, await figuresOf(db, location));
 }
 
 /** Replaces a remote location's token: the old one stops at once; the new one is answered. */
@@ -199,7 +307,8 @@ export async function rotateLocationToken(
     .set({ token_sha256: digest, updated_at: sql`now()` })
     .where("name", "=", location).returning(rowColumns).executeTakeFirst();
   if (!row) throw notFound("Location");
-  return { ...remoteOf(row, await probeCounts(db, location)), token };
+  tokensChanged(db);
+  return { ...remoteOf(row, await figuresOf(db, location)), token };
 }
 
 /**
@@ -235,6 +344,7 @@ export function deleteLocation(
       delete from probe_schedule s using locked
       where s.probe_key = locked.probe_key and s.location = ${location}`.execute(trx);
     await trx.deleteFrom("locations").where("name", "=", location).execute();
+    tokensChanged(db);
     return { name: location, deleted: true };
   });
 }

@@ -37,14 +37,19 @@ apiSuite("locations", (test) => {
   test("the built-in location is listed first, and cannot be changed", async ({ api }) => {
     const res = await api.get("/api/v1/locations");
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data[0], {
+    const { probes, runners, checks_per_minute, lag_seconds, ...local } = res.body.data[0];
+    assert.deepEqual(local, {
       name: "local",
       label: null,
       kind: "local",
       created_at: null,
       updated_at: null,
-      probes: res.body.data[0].probes,
+      last_seen_at: null,
+      version: null,
     });
+    for (const n of [probes, runners, checks_per_minute, lag_seconds]) {
+      assert.equal(typeof n, "number");
+    }
     assert.equal(res.body.meta.count, res.body.data.length);
     assert.equal((await api.get("/api/v1/locations/local")).body.data.kind, "local");
     for (

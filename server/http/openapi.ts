@@ -77,6 +77,11 @@ const TAGS = [
       "and remote ones, whose runners reach the service with a location token.",
   },
   {
+    name: "runner",
+    description: "The runner protocol: a remote location's runners claim its due runs and post " +
+      "their results, with the location's token (and nothing else may call these).",
+  },
+  {
     name: "whoami",
     description: "What the caller's key may do: write, or only read (`SERVICE_API_KEYS_READONLY`).",
   },

@@ -295,30 +295,48 @@ export function recordRuns(
   location = LOCAL,
 ): Promise<{ recorded: number; skipped: number; lost: number }> {
   if (completed.length === 0) return Promise.resolve({ recorded: 0, skipped: 0, lost: 0 });
-  const sorted = [...completed].sort((a, b) => compareKeys(a.key, b.key));
   return withBudget(db, "runner").transaction().execute(async (trx) => {
-    const { settled, changes } = await settleSchedule(
-      trx,
-      sorted.map((c) => ({
-        key: c.key,
-        dueAt: new Date(c.due),
-        nextDueAt: new Date(c.nextDue),
-        run: c.result,
-        counted: !c.inMaintenance,
-      })),
-      { runner },
-      location,
-    );
-    const runs = sorted.flatMap((c) =>
-      c.result && settled.has(c.key)
-        ? [{ key: c.key, due: c.due, result: c.result, inMaintenance: c.inMaintenance ?? false }]
-        : []
-    );
-    await insertRuns(trx, runner, runs, location);
-    await applyStateChanges(trx, changes, new Date());
-    const skipped = sorted.filter((c) => !c.result && settled.has(c.key)).length;
-    return { recorded: runs.length, skipped, lost: completed.length - settled.size };
+    const { recorded, skipped, lost } = await recordRunsIn(trx, runner, completed, location);
+    return { recorded: recorded.size, skipped, lost };
   });
+}
+
+/**
+ * `recordRuns` inside the caller's transaction: returns the keys of the runs recorded, and how
+ * many were skipped (project disabled) and lost (lease gone).
+ */
+export async function recordRunsIn(
+  trx: Db,
+  runner: string,
+  completed: readonly Completed[],
+  location = LOCAL,
+): Promise<{ recorded: Set<string>; skipped: number; lost: number }> {
+  const sorted = [...completed].sort((a, b) => compareKeys(a.key, b.key));
+  const { settled, changes } = await settleSchedule(
+    trx,
+    sorted.map((c) => ({
+      key: c.key,
+      dueAt: new Date(c.due),
+      nextDueAt: new Date(c.nextDue),
+      run: c.result,
+      counted: !c.inMaintenance,
+    })),
+    { runner },
+    location,
+  );
+  const runs = sorted.flatMap((c) =>
+    c.result && settled.has(c.key)
+      ? [{ key: c.key, due: c.due, result: c.result, inMaintenance: c.inMaintenance ?? false }]
+      : []
+  );
+  await insertRuns(trx, runner, runs, location);
+  await applyStateChanges(trx, changes, new Date());
+  const skipped = sorted.filter((c) => !c.result && settled.has(c.key)).length;
+  return {
+    recorded: new Set(runs.map((r) => r.key)),
+    skipped,
+    lost: completed.length - settled.size,
+  };
 }
 
 /** A finished run to store. */

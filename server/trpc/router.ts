@@ -3,6 +3,7 @@ import { alertsRouter } from "./routers/alerts.ts";
 import { badgesRouter } from "./routers/badges.ts";
 import { incidentsRouter } from "./routers/incidents.ts";
 import { locationsRouter } from "./routers/locations.ts";
+import { runnerRouter } from "./routers/runner.ts";
 import { maintenanceRouter } from "./routers/maintenance.ts";
 import { overviewRouter } from "./routers/overview.ts";
 import { probesRouter } from "./routers/probes.ts";
@@ -26,6 +27,7 @@ export const appRouter = router({
   statusPages: statusPagesRouter,
   badges: badgesRouter,
   locations: locationsRouter,
+  runner: runnerRouter,
   whoami: whoamiRouter,
 });
 

@@ -643,6 +643,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/runner/claim": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Claim due runs of the token's location
+     * @description For a location token only (docs/locations.md). Up to `max` runs due within the next second, each with a `run_id` and a lease; when none is due the answer waits up to `wait_seconds` (25 by default) for some. Says the runner was seen.
+     */
+    post: operations["runner-claim"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/runner/results": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Post results of claimed runs
+     * @description For a location token only. Each result names its `run_id`; each is answered `recorded`, `duplicate` (posted before: recorded once) or `expired` (its lease ran out and another runner took the run over). A run id not claimed for this location is a 409, and nothing of the post is recorded.
+     */
+    post: operations["runner-results"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/whoami": {
     parameters: {
       query?: never;
@@ -753,6 +793,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -896,20 +953,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1072,6 +1121,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Project not found */
       404: {
         headers: {
@@ -1214,20 +1280,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1370,20 +1428,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1599,6 +1649,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
       413: {
         headers: {
@@ -1801,20 +1868,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2037,6 +2096,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
       413: {
         headers: {
@@ -2238,20 +2314,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2469,6 +2537,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Probe not found */
       404: {
         headers: {
@@ -2601,20 +2686,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2800,20 +2877,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2996,20 +3065,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -3184,6 +3245,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
       413: {
         headers: {
@@ -3304,20 +3382,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -3500,20 +3570,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -3669,6 +3731,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
       413: {
         headers: {
@@ -3810,6 +3889,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -3974,6 +4070,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Probe not found */
       404: {
         headers: {
@@ -4120,6 +4233,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -4286,6 +4416,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Probe not found */
       404: {
         headers: {
@@ -4438,6 +4585,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -4599,6 +4763,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -4769,20 +4950,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -4961,6 +5134,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
       413: {
         headers: {
@@ -5090,20 +5280,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -5248,6 +5430,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -5430,20 +5629,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -5599,6 +5790,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -5768,20 +5976,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -5951,20 +6151,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -6090,6 +6282,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -6224,20 +6433,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -6402,6 +6603,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Notification target not found */
       404: {
         headers: {
@@ -6533,20 +6751,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -6712,20 +6922,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -6910,20 +7112,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -7127,6 +7321,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Project not found */
       404: {
         headers: {
@@ -7265,6 +7476,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -7433,20 +7661,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -7599,6 +7819,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -7771,20 +8008,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -7987,20 +8216,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -8153,20 +8374,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -8273,6 +8486,11 @@ export interface operations {
               created_at: string | null;
               updated_at: string | null;
               probes: number;
+              runners: number;
+              last_seen_at: string | null;
+              version: string | null;
+              checks_per_minute: number;
+              lag_seconds: number;
             }[];
             meta: {
               count: number;
@@ -8291,6 +8509,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -8390,6 +8625,11 @@ export interface operations {
               created_at: string | null;
               updated_at: string | null;
               probes: number;
+              runners: number;
+              last_seen_at: string | null;
+              version: string | null;
+              checks_per_minute: number;
+              lag_seconds: number;
               token: string;
             };
           };
@@ -8421,20 +8661,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -8577,6 +8809,11 @@ export interface operations {
               created_at: string | null;
               updated_at: string | null;
               probes: number;
+              runners: number;
+              last_seen_at: string | null;
+              version: string | null;
+              checks_per_minute: number;
+              lag_seconds: number;
             };
           };
         };
@@ -8592,6 +8829,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -8729,20 +8983,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -8874,6 +9120,11 @@ export interface operations {
               created_at: string | null;
               updated_at: string | null;
               probes: number;
+              runners: number;
+              last_seen_at: string | null;
+              version: string | null;
+              checks_per_minute: number;
+              lag_seconds: number;
             };
           };
         };
@@ -8904,20 +9155,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -9074,6 +9317,11 @@ export interface operations {
               created_at: string | null;
               updated_at: string | null;
               probes: number;
+              runners: number;
+              last_seen_at: string | null;
+              version: string | null;
+              checks_per_minute: number;
+              lag_seconds: number;
               token: string;
             };
           };
@@ -9105,20 +9353,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -9150,6 +9390,432 @@ export interface operations {
            *       "error": {
            *         "code": "conflict",
            *         "message": "The built-in location cannot be changed or deleted"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The request body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body must be application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The request body must be application/json"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "runner-claim": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The runner's own name, unique among its location's runners. */
+          runner: string;
+          /** @description The runner's version, shown in the location's read. */
+          version: string;
+          /**
+           * @description The most runs to claim (1 to 1000, default 100).
+           * @default 100
+           */
+          max?: number;
+          /**
+           * @description How long to wait for due runs when none is due (0 to 25, default 25): the answer comes as soon as some are, or empty after this long.
+           * @default 25
+           */
+          wait_seconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              location: string;
+              runs: {
+                /** @description Names the run in its result; valid for this location only. */
+                run_id: string;
+                due_at: string;
+                /** @description Until when no other runner takes the run over; a result posted later is recorded if none did, else reported as `expired`. */
+                lease_until: string;
+                url: string;
+                method: string;
+                headers: {
+                  [key: string]: string;
+                };
+                body: unknown;
+                latency: number | null;
+                expect: {
+                  /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. */
+                  status?: (number | ("1xx" | "2xx" | "3xx" | "4xx" | "5xx"))[];
+                  /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. */
+                  body?: {
+                    contains?: string[];
+                    not_contains?: string[];
+                  };
+                  /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). */
+                  json?: {
+                    path: string;
+                    /** @enum {string} */
+                    op:
+                      | "eq"
+                      | "ne"
+                      | "lt"
+                      | "le"
+                      | "gt"
+                      | "ge"
+                      | "contains"
+                      | "exists"
+                      | "not_exists";
+                    value?: string | number | boolean | null;
+                  }[];
+                  /** @description Checks on the final response's headers; names match ignoring case. */
+                  headers?: {
+                    name: string;
+                    /** @enum {string} */
+                    op: "eq" | "contains" | "exists" | "not_exists";
+                    value?: string | number | boolean | null;
+                  }[];
+                  /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
+                  certificate_days?: number;
+                } | null;
+                timeout_ms: number;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The request body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body must be application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The request body must be application/json"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "runner-results": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The runner's own name, unique among its location's runners. */
+          runner: string;
+          /** @description The runner's version, shown in the location's read. */
+          version: string;
+          results: {
+            run_id: string;
+            /** Format: date-time */
+            started_at: string;
+            duration_ms: number;
+            /** @enum {string} */
+            outcome: "up" | "degraded" | "down" | "blocked";
+            http_status: number | null;
+            error: string | null;
+            address: string | null;
+            failed_checks: {
+              /** @description Which assertion: status, body.contains.0, body.not_contains.1, json.0, headers.2, certificate_days. */
+              check: string;
+              /** @description What was expected, in a few words. */
+              expected: string;
+              /** @description What was seen instead: at most 200 characters, a body excerpt at most 80, credential-like header values never shown. */
+              seen?: string;
+            }[] | null;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              results: {
+                run_id: string;
+                /** @enum {string} */
+                status: "recorded" | "duplicate" | "expired";
+              }[];
+              recorded: number;
+              duplicate: number;
+              expired: number;
+            };
+          };
+        };
+      };
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Results for runs not claimed for this location */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "conflict",
+           *         "message": "Results for runs not claimed for this location"
            *       }
            *     }
            */
@@ -9289,6 +9955,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
