@@ -138,6 +138,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     db: handle.db,
     log,
     poolStats: handle.poolStats,
+    localLocation: options.probeDefaults?.localLocation,
   });
   const reporter = createReporter({
     db: handle.db,
