@@ -22,6 +22,7 @@ import { LatencyChart, latencySummary, OutcomeStrip } from "./charts.js";
 import { IncidentTable } from "./incidents.js";
 import { millis, percent, plural } from "./format.js";
 import { useNotice } from "./notice.js";
+import { ProbeLocations } from "./probe_locations.js";
 
 const WINDOWS = [["24h", "24 hours"], ["7d", "7 days"], ["30d", "30 days"], ["90d", "90 days"]];
 const BUCKET_NAMES = { 300: "5 minutes", 3600: "hour", 86400: "day" };
@@ -258,6 +259,12 @@ export function ProbePage({ project, probeId }) {
     }</dd>
         </div>
         <div>
+          <dt>Locations</dt>
+          <dd>${probe.effective_locations.join(", ")}${
+      probe.locations === null ? " (the project's default)" : ""
+    }</dd>
+        </div>
+        <div>
           <dt>Assertions</dt>
           <dd>${
       probe.expect ? view`<code>${JSON.stringify(probe.expect)}</code>` : "status below 400"
@@ -273,6 +280,10 @@ export function ProbePage({ project, probeId }) {
       </div>`
     }
       <${SeriesView} project=${project} probeId=${probeId} round=${round} />
+      ${
+      probe.effective_locations.length > 1 && view`<${ProbeLocations} project=${project}
+        probeId=${probeId} locations=${probe.effective_locations} round=${round} />`
+    }
       <section aria-labelledby="results-title">
         <h2 id="results-title">Recent results</h2>
         <${Results} results=${results} />
