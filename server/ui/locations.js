@@ -16,8 +16,8 @@ import { Ago, ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
 import { Field, FormError, useForm } from "./forms.js";
 import { count, plural } from "./format.js";
 
+/** @import { operations as Operations } from "../http/testdata/openapi.gen.ts" */
 /**
- * @typedef {import("../http/testdata/openapi.gen.ts").operations} Operations
  * @typedef {Operations["locations-list"]["responses"][200]["content"]["application/json"]}
  *   LocationList
  * @typedef {LocationList["data"][number]} Location

@@ -13,8 +13,8 @@ import { useLoad } from "./load.js";
 import { Ago, ErrorNote, Loading, OutcomeBadge } from "./parts.js";
 import { millis, percent, utc } from "./format.js";
 
+/** @import { operations as Operations } from "../http/testdata/openapi.gen.ts" */
 /**
- * @typedef {import("../http/testdata/openapi.gen.ts").operations} Operations
  * @typedef {Operations["results-list"]["responses"][200]["content"]["application/json"]}
  *   ResultList
  * @typedef {Operations["results-stats"]["responses"][200]["content"]["application/json"]}
