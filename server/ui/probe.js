@@ -157,6 +157,7 @@ function Results({ results }) {
         <thead>
           <tr>
             <th scope="col">Started</th>
+            <th scope="col">Location</th>
             <th scope="col">Outcome</th>
             <th scope="col" class="num">HTTP</th>
             <th scope="col" class="num">Duration</th>
@@ -168,10 +169,11 @@ function Results({ results }) {
           ${
     results.map((r) =>
       view`
-              <tr key=${r.started_at}>
+              <tr key=${`${r.location}/${r.started_at}`}>
                 <td data-label="Started">
                   <${At} iso=${r.started_at} />
                 </td>
+                <td data-label="Location">${r.location}</td>
                 <td data-label="Outcome"><${OutcomeBadge} outcome=${r.outcome} />${
         r.in_maintenance ? view` <span class="tag">maintenance</span>` : ""
       }</td>
