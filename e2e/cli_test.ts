@@ -73,7 +73,13 @@ for (const backend of backends()) {
 
         const listed = expect(await run(["--json", "projects", "list", "--project", project]), 0);
         assert.deepEqual(listed.json(), {
-          data: [{ project, label: "Shop", description: null, status: "enabled" }],
+          data: [{
+            project,
+            label: "Shop",
+            description: null,
+            status: "enabled",
+            default_locations: null,
+          }],
           meta: { count: 1, next_after: null },
         });
 
@@ -96,6 +102,7 @@ for (const backend of backends()) {
           label: null,
           description: "D",
           status: "disabled",
+          default_locations: null,
         });
 
         const deleted = expect(await run(["--json", "projects", "delete", project]), 0);
