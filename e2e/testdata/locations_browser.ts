@@ -33,6 +33,8 @@ export interface LocationsReport {
   added: { token: string; rowText: string; shownAfterReload: boolean };
   rotated: { token: string };
   deleted: { notice: string; rows: string[] };
+  /** The probe's form: a location that is none refused beside the field, then saved. */
+  form: { unknownError: string; focused: string | null; saved: string };
   /** After the test ran the probe from both locations. */
   health: { runners: string; checks: string; version: string };
   probe: {
@@ -73,6 +75,7 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
     added: { token: "", rowText: "", shownAfterReload: true },
     rotated: { token: "" },
     deleted: { notice: "", rows: [] },
+    form: { unknownError: "", focused: null, saved: "" },
     health: { runners: "", checks: "", version: "" },
     probe: { locationsFact: "", rows: {}, chartSeries: 0, legend: [], summary: "" },
     readOnly: { rows: [], buttons: [], forms: -1, tokenShown: true },
@@ -148,9 +151,26 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
     );
     report.deleted.rows = await rowNames(page);
 
+    log("the probe's form: where it runs");
+    await page.goto(`${args.baseUrl}/#/projects/${args.project}/probes/${args.probeId}/edit`);
+    const field = main.getByLabel("Locations (optional)");
+    await field.fill(`local, mars`);
+    await main.getByRole("button", { name: "Save probe" }).click();
+    await main.locator("#field-locations-error").waitFor();
+    report.form.unknownError = await main.locator("#field-locations-error").innerText();
+    report.form.focused = await page.evaluate(() =>
+      document.activeElement?.getAttribute("name") ?? null
+    );
+    await scan("probe form, unknown location");
+    await field.fill(`local, ${args.location}`);
+    await main.getByRole("button", { name: "Save probe" }).click();
+    const saved = main.locator("p.notice").filter({ hasText: "The probe was" });
+    await saved.waitFor();
+    report.form.saved = await saved.innerText();
+
     log("the test runs the probe from both locations");
     await ask({ token: report.rotated.token, old: report.added.token });
-    await page.reload();
+    await page.goto(`${args.baseUrl}/#/locations`);
     const row = main.locator(`tr[data-location="${args.location}"]`);
     await row.waitFor();
     report.health = {
