@@ -7,7 +7,8 @@
  *   token (the old one stops, the new one claims), adds and deletes another;
  * - the location's runs, posted through the runner protocol with the token the page showed, show
  *   as its health (runners, checks per minute, version);
- * - the probe's form sets where it runs (an unknown location refused beside the field);
+ * - the probe's form sets where it runs (an unknown location refused beside the field), the
+ *   project's form its default locations;
  * - the probe page shows the latest result per location and a latency line per location;
  * - a read-only key sees the locations without a control that writes, and no token;
  * - axe-core finds nothing serious or critical; no CSP violation, nothing from another origin.
@@ -142,7 +143,9 @@ Deno.test({
       }, async (question) => {
         const token = String(question.token);
         const old = String(question.old);
-        // The page's form put the probe at both locations.
+        // The page's forms put the probe at both locations, and its project's default at one.
+        const proj = await restCall(s, KEY, "GET", `/projects/${project}`);
+        assert.deepEqual(proj.body.data.default_locations, [location]);
         const read = await restCall(s, KEY, "GET", `/projects/${project}/probes/${probeId}`);
         assert.deepEqual(read.body.data.locations, ["local", location]);
         assert.equal(
@@ -170,6 +173,7 @@ Deno.test({
       assert.match(report.form.unknownError, /^1: no location is named "mars"/);
       assert.equal(report.form.focused, "locations");
       assert.equal(report.form.saved, "The probe was saved.");
+      assert.equal(report.form.projectSaved, "Saved.");
       assert.deepEqual(report.health, { runners: "1", checks: "1", version: "test-1" });
       assert.equal(report.probe.locationsFact, `local, ${location}`);
       assert.deepEqual(report.probe.rows, {
@@ -186,7 +190,7 @@ Deno.test({
       assert.equal(report.readOnly.forms, 0);
       assert.equal(report.readOnly.tokenShown, false);
 
-      assert.equal(report.axePages.length, 5, report.axePages.join(", "));
+      assert.equal(report.axePages.length, 6, report.axePages.join(", "));
       assert.deepEqual(report.axe, [], "axe-core: no serious or critical violations");
       assert.deepEqual(report.csp, []);
       assert.deepEqual(report.foreign, []);

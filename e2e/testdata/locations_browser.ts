@@ -34,7 +34,7 @@ export interface LocationsReport {
   rotated: { token: string };
   deleted: { notice: string; rows: string[] };
   /** The probe's form: a location that is none refused beside the field, then saved. */
-  form: { unknownError: string; focused: string | null; saved: string };
+  form: { unknownError: string; focused: string | null; saved: string; projectSaved: string };
   /** After the test ran the probe from both locations. */
   health: { runners: string; checks: string; version: string };
   probe: {
@@ -75,7 +75,7 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
     added: { token: "", rowText: "", shownAfterReload: true },
     rotated: { token: "" },
     deleted: { notice: "", rows: [] },
-    form: { unknownError: "", focused: null, saved: "" },
+    form: { unknownError: "", focused: null, saved: "", projectSaved: "" },
     health: { runners: "", checks: "", version: "" },
     probe: { locationsFact: "", rows: {}, chartSeries: 0, legend: [], summary: "" },
     readOnly: { rows: [], buttons: [], forms: -1, tokenShown: true },
@@ -167,6 +167,15 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
     const saved = main.locator("p.notice").filter({ hasText: "The probe was" });
     await saved.waitFor();
     report.form.saved = await saved.innerText();
+
+    log("the project's default locations");
+    await page.goto(`${args.baseUrl}/#/projects/${args.project}`);
+    await main.getByLabel("Default locations").fill(args.location);
+    await main.getByRole("button", { name: "Save changes" }).click();
+    const projectSaved = main.locator("form span[role=status]").filter({ hasText: "Saved." });
+    await projectSaved.waitFor();
+    report.form.projectSaved = await projectSaved.innerText();
+    await scan("project with default locations");
 
     log("the test runs the probe from both locations");
     await ask({ token: report.rotated.token, old: report.added.token });

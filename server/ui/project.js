@@ -11,6 +11,11 @@ import { ProbeTable, tally } from "./overview.js";
 import { useNotice } from "./notice.js";
 
 const orNull = (text) => (text.trim() === "" ? null : text);
+/** Comma-separated names to a list; empty text is null. */
+const namesOrNull = (text) => {
+  const names = text.split(",").map((n) => n.trim()).filter((n) => n !== "");
+  return names.length ? names : null;
+};
 
 export function NewProject() {
   useTitle("New project");
@@ -64,11 +69,12 @@ export function NewProject() {
 }
 
 function EditProject({ project, onSaved }) {
-  const fields = ["label", "description"];
+  const fields = ["label", "description", "default_locations"];
   const form = useForm(fields);
   const [values, setValues] = useState({
     label: project.label ?? "",
     description: project.description ?? "",
+    default_locations: (project.default_locations ?? []).join(", "),
   });
   const [saved, setSaved] = useState(false);
   const set = (name) => (value) => {
@@ -81,6 +87,7 @@ function EditProject({ project, onSaved }) {
       await patch(`/projects/${seg(project.project)}`, {
         label: orNull(values.label),
         description: orNull(values.description),
+        default_locations: namesOrNull(values.default_locations),
       });
       setSaved(true);
       onSaved();
@@ -97,6 +104,10 @@ function EditProject({ project, onSaved }) {
         value=${values.description} onInput=${
     set("description")
   } error=${form.errors.description} />
+      <${Field} name="default_locations" label="Default locations" autocomplete="off"
+        value=${values.default_locations} onInput=${set("default_locations")}
+        error=${form.errors.default_locations}
+        hint="Where its probes without their own locations run: names, comma-separated (see Locations). Empty: the built-in location." />
       <div class="actions">
         <button type="submit" class="primary" disabled=${form.busy}>Save changes</button>
         <span role="status">${saved ? "Saved." : ""}</span>
