@@ -1,7 +1,8 @@
 /**
  * The service's configuration as a seed file (cli/seed.ts): what `deno task seed --prune` loads
- * back into this instance or a fresh one. Results, incidents, badge tokens and deliveries are
- * not configuration and stay out. Secrets stay out too: a target's secret and a probe's secret
+ * back into this instance or a fresh one. Results, incidents, badge tokens, location tokens and
+ * deliveries are not configuration and stay out (a remote location is exported by name and
+ * label: loaded elsewhere, it gets a new token). Secrets stay out too: a target's secret and a probe's secret
  * header are replaced by the name of an environment variable that is to hold it (`url_env`,
  * `secret_env`, `headers_env`). The text depends only on the configuration: everything is in a
  * fixed order, and there is no time or address in it, so two instances configured alike export
@@ -34,7 +35,13 @@ export interface Exported {
   /** The seed file's content, keys in the order they are written. */
   seed: Record<string, unknown>;
   variables: ExportVariable[];
-  counts: { projects: number; probes: number; targets: number; windows: number };
+  counts: {
+    projects: number;
+    probes: number;
+    targets: number;
+    windows: number;
+    locations: number;
+  };
   /**
    * Probe URLs whose password or query tokens the service masked (`****`) because the key may
    * only read: written as shown, they cannot be loaded as they are.
@@ -144,13 +151,21 @@ function exportProbe(
     ...(probe.interval_seconds !== null && { interval_seconds: probe.interval_seconds }),
     ...(probe.timeout_ms !== null && { timeout_ms: probe.timeout_ms }),
     ...(probe.expect !== null && { expect: probe.expect }),
+    // Absent: it runs where its project's default_locations say.
+    ...(probe.locations !== null && { locations: probe.locations }),
   };
 }
 
 /** A project's entry: its fields, overrides, status page when not the default, probes, windows. */
 async function exportProject(
   client: ProbeClient,
-  project: { project: string; label: string | null; description: string | null; status: string },
+  project: {
+    project: string;
+    label: string | null;
+    description: string | null;
+    status: string;
+    default_locations: string[] | null;
+  },
   probes: Probe[],
   names: Names,
   options: ExportOptions,
@@ -183,6 +198,8 @@ async function exportProject(
       ...(project.label !== null && { label: project.label }),
       ...(project.description !== null && { description: project.description }),
       status: project.status,
+      ...(project.default_locations !== null &&
+        { default_locations: project.default_locations }),
       ...(Object.keys(overrides).length > 0 && { alerts: overrides }),
       ...(pageChanged && { status_page: { public: isPublic, title, description, show_urls } }),
       probes: probes.sort((a, b) => byText(a.url, b.url)).map((p) =>
@@ -202,7 +219,8 @@ export async function exportSeed(
   client: ProbeClient,
   options: ExportOptions = {},
 ): Promise<Exported> {
-  const [targets, policy, iamAlive, projects, probes] = await Promise.all([
+  const [locations, targets, policy, iamAlive, projects, probes] = await Promise.all([
+    client.locations.list(),
     client.targets.list(),
     client.alerts.get(),
     client.settings.getIamAlive(),
@@ -210,6 +228,9 @@ export async function exportSeed(
     client.probes.list(),
   ]);
   const names = variableNames();
+  const remote = locations.data.filter((l) => l.kind === "remote")
+    .sort((a, b) => byText(a.name, b.name))
+    .map((l) => ({ name: l.name, ...(l.label !== null && { label: l.label }) }));
   const stored = targets.data.filter((t) => t.kind !== "log").sort((a, b) =>
     byText(a.name, b.name)
   );
@@ -232,6 +253,8 @@ export async function exportSeed(
   const { enabled, interval_hours, channels } = iamAlive.data;
   return {
     seed: {
+      // Remote ones only, by name (bytewise): the built-in location is every instance's own.
+      ...(remote.length > 0 && { locations: remote }),
       targets: exportedTargets,
       alerts: Object.fromEntries(ALERT_POLICY_FIELDS.map((f) => [f, policy.data[f]])),
       projects: entries,
@@ -247,6 +270,7 @@ export async function exportSeed(
       probes: probes.data.length,
       targets: stored.length,
       windows,
+      locations: remote.length,
     },
   };
 }
@@ -259,6 +283,7 @@ function howToLoad(variables: ExportVariable[]): string[] {
     "  deno task seed --prune <this file>",
     "(--prune deletes the probes and maintenance windows of the projects listed here that this",
     "file does not list; nothing else is deleted.)",
+    "A remote location it creates is given new credentials for its runners, printed once.",
     ...(variables.length === 0 ? ["It names no secrets: no environment variable is needed."] : [
       "Secrets are not in this file: set these environment variables first (see docs/cli.md):",
       ...variables.map((v) => `  ${v.name}`),

@@ -38,8 +38,14 @@ function ok(run: { code: number; stdout: string; stderr: string }) {
   return run;
 }
 
-/** Builds a configuration with every part the export covers; answers the generated key. */
-async function configure(client: ProbeClient, loopback: string): Promise<string> {
+/**
+ * Builds a configuration with every part the export covers; answers the generated key and a
+ * location's token.
+ */
+async function configure(
+  client: ProbeClient,
+  loopback: string,
+): Promise<{ key: string; locationToken: string }> {
   const created = await client.targets.create({
     name: "ops-hook",
     kind: "webhook",
@@ -65,10 +71,18 @@ async function configure(client: ProbeClient, loopback: string): Promise<string>
     notify_degraded: true,
   });
 
+  // Remote locations: by name and label, never their tokens.
+  const office = await client.locations.create({ name: "office", label: "Office LAN" });
+  await client.locations.create({ name: "eu-1" });
+
   await client.projects.create({ project: "shop", label: "Web shop", description: "The shop" });
   await client.projects.create({ project: "blog" });
   await client.projects.update({ project: "blog", status: "disabled" });
-  await client.projects.create({ project: "api.v2", label: "API" });
+  await client.projects.create({
+    project: "api.v2",
+    label: "API",
+    default_locations: ["local", "office"],
+  });
 
   await client.probes.create({
     project: "shop",
@@ -78,7 +92,9 @@ async function configure(client: ProbeClient, loopback: string): Promise<string>
     interval_seconds: 300,
     timeout_ms: 5_000,
     expect: { status: ["2xx", 301], json: [{ path: "/status", op: "eq", value: "UP" }] },
+    locations: ["eu-1", "local"],
   });
+  await client.probes.create({ project: "api.v2", url: "https://api.example.com/v2/ping" });
   await client.probes.create({
     project: "shop",
     url: "https://shop.example.com/api/cart",
@@ -129,7 +145,7 @@ async function configure(client: ProbeClient, loopback: string): Promise<string>
   const [loopbackProbe] = (await client.probes.listByProject({ project: "shop" })).data
     .filter((p) => p.url.startsWith(loopback));
   await client.probes.run({ project: "shop", probeId: loopbackProbe.probe_id });
-  return created.data.secret!;
+  return { key: created.data.secret!, locationToken: office.data.token };
 }
 
 /** What the API shows of an instance's configuration, without ids and times of writing. */
@@ -150,6 +166,12 @@ async function configurationOf(client: ProbeClient) {
   }
   return {
     projects,
+    locations: (await client.locations.list()).data.map((l) => ({
+      name: l.name,
+      kind: l.kind,
+      label: l.label,
+      probes: l.probes,
+    })),
     probes: (await client.probes.list()).data.map((p) => ({
       ...p,
       state: undefined,
@@ -174,7 +196,7 @@ for (const backend of backends()) {
     try {
       const a = clientOf(source);
       const b = clientOf(copy);
-      const generatedKey = await configure(a, loopback.origin);
+      const { key: generatedKey, locationToken } = await configure(a, loopback.origin);
       const badgeTokens = JSON.stringify(await a.badges.list({ project: "shop" }));
 
       const first = ok(await cli(source, ["export"]));
@@ -238,6 +260,14 @@ for (const backend of backends()) {
           ends_at: "2024-03-01T10:00:00.000Z",
           reason: "Database upgrade",
         });
+        assert.deepEqual(seed.locations, [{ name: "eu-1" }, {
+          name: "office",
+          label: "Office LAN",
+        }]);
+        assert.deepEqual(seed.projects[0].default_locations, ["local", "office"]);
+        assert.ok(!("locations" in seed.projects[0].probes[0]), "follows its project");
+        assert.deepEqual(shop.probes[2].locations, ["eu-1", "local"]);
+        assert.ok(!("default_locations" in shop));
         assert.deepEqual(seed.settings, {
           iam_alive: { enabled: true, interval_hours: 6, channels: ["log"] },
         });
@@ -253,6 +283,8 @@ for (const backend of backends()) {
             BEARER,
             API_KEY_HEADER,
             COOKIE,
+            locationToken,
+            "plt_",
           ]
         ) {
           assert.ok(!text.includes(secret), `the export holds ${secret}`);
@@ -279,6 +311,12 @@ for (const backend of backends()) {
         const files = new Map([["config.yaml", text]]);
         const seeded = ok(await cli(copy, ["import", "config.yaml", "--prune"], { env, files }));
         assert.doesNotMatch(seeded.stdout, /Note:/, "enabled is in the file: no surprise");
+        // The locations it made got new tokens, printed once; the source's is not among them.
+        const tokens = [
+          ...seeded.stdout.matchAll(/^Token of location (\S+), shown this once.*\n(plt_\S+)$/gm),
+        ];
+        assert.deepEqual(tokens.map((m) => m[1]), ["eu-1", "office"], seeded.stdout);
+        assert.ok(!seeded.stdout.includes(locationToken));
         assert.deepEqual(await configurationOf(b), await configurationOf(a));
         const again = ok(await cli(copy, ["export"]));
         assert.equal(again.stdout, text);
@@ -289,6 +327,7 @@ for (const backend of backends()) {
         );
         const meta = JSON.parse(twice.stdout).meta;
         assert.equal(meta.unchanged, JSON.parse(twice.stdout).data.length, twice.stdout);
+        assert.ok(!twice.stdout.includes("plt_"), "no token for a location that was there");
       });
 
       await t.step("an unset variable stops the import before any change", async () => {
@@ -326,7 +365,10 @@ for (const backend of backends()) {
         const written = ok(await cli(source, ["export", "--output", "out.yaml"], { files }));
         assert.equal(written.stdout, "");
         assert.equal(files.get("out.yaml"), text);
-        assert.match(written.stderr, /^Wrote out\.yaml: 3 projects, 4 probes, 3 maintenance/m);
+        assert.match(
+          written.stderr,
+          /^Wrote out\.yaml: 3 projects, 5 probes, 3 maintenance.* 2 remote locations/m,
+        );
 
         const inline = ok(await cli(source, ["export", "--header-values"])).stdout;
         assert.ok(inline.includes(BEARER) && inline.includes(COOKIE));

@@ -11,6 +11,7 @@ const COMMANDS: Record<string, string[]> = {
   results: ["list", "stats", "series"],
   "status-page": ["get", "set"],
   badges: ["list", "create", "rotate", "delete"],
+  locations: ["list", "show", "add", "update", "rotate", "delete"],
   settings: ["get", "set", "test", "deliveries"],
 };
 
@@ -45,6 +46,7 @@ Deno.test("the root help lists the resources, the environment and the exit statu
       "results",
       "status-page",
       "badges",
+      "locations",
       "settings",
       "import",
       "whoami",

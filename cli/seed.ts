@@ -1,12 +1,15 @@
 /**
- * A monitoring setup kept in version control: projects, their probes, maintenance windows and
- * status page settings, alert policies, notification targets and the I'm alive settings in a
+ * A monitoring setup kept in version control: remote locations, projects, their probes,
+ * maintenance windows and status page settings, alert policies, notification targets and the
+ * I'm alive settings in a
  * JSON or YAML file, loaded idempotently. Loading twice changes nothing the second time. Secrets
  * are never in the file: a target names the environment variable that holds its secret
  * (`url_env`, `secret_env`), and a probe the variables that hold secret headers (`headers_env`).
+ * A location's token is never in the file either: a location the import creates gets a new
+ * token from the service, printed once.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { NotificationTarget, Probe, ProbeClient, Project } from "@probe/client";
+import type { Location, NotificationTarget, Probe, ProbeClient, Project } from "@probe/client";
 import { ProbeApiError } from "@probe/client";
 import {
   alertPolicyPatchInput,
@@ -15,6 +18,8 @@ import {
   findRepeatedKey,
   hasUrlCredentials,
   iamAlivePatchInput,
+  locationCreateInput,
+  locationList,
   maintenanceCreateInput,
   MASKED_WEBHOOK_SECRET,
   probeExpect,
@@ -57,6 +62,8 @@ const seedProbe = z.strictObject({
   /** Absent or null: the service-wide `PROBE_INTERVAL_SECONDS` / `PROBE_TIMEOUT_MS`. */
   interval_seconds: probeIntervalSeconds.nullable().optional(),
   timeout_ms: probeTimeoutMs.nullable().optional(),
+  /** Where it runs; absent or null: its project's `default_locations`. */
+  locations: locationList.nullable().optional(),
 }).superRefine((probe, ctx) => {
   if (certificateOnHttp(probe.url, probe.expect)) {
     ctx.addIssue({
@@ -139,6 +146,8 @@ const seedProject = z.strictObject({
   label: z.string().nullable().optional(),
   description: z.string().nullable().optional(),
   status: projectStatus.optional(),
+  /** Where its probes without their own `locations` run; absent or null: the built-in location. */
+  default_locations: locationList.nullable().optional(),
   alerts: projectOverrides.optional(),
   /** The public status page's settings: the fields given are set, the others stay. */
   status_page: statusPagePatchInput.omit({ project: true }).optional(),
@@ -220,9 +229,14 @@ const seedTarget = z.strictObject({
   }
 });
 
+/** A remote location: its name and label, never its token (the built-in one is not listed). */
+const seedLocation = locationCreateInput;
+
 export const seedFile = z.strictObject({
   /** Free text for people (a JSON file has no comments); ignored. */
   $comment: z.string().optional(),
+  /** Remote locations: created when missing (with a new token, printed once), else labelled. */
+  locations: z.array(seedLocation).default([]),
   targets: z.array(seedTarget).default([]),
   alerts: alertPolicyPatchInput.optional(),
   projects: z.array(seedProject).default([]),
@@ -230,11 +244,13 @@ export const seedFile = z.strictObject({
 }).superRefine((file, ctx) => {
   listedTwice(file.projects, (p) => p.project, (i) => ["projects", i, "project"], ctx);
   listedTwice(file.targets, (t) => t.name, (i) => ["targets", i, "name"], ctx);
+  listedTwice(file.locations, (l) => l.name, (i) => ["locations", i, "name"], ctx);
 });
 export type SeedFile = z.infer<typeof seedFile>;
 type SeedProject = SeedFile["projects"][number];
 type SeedProbe = SeedProject["probes"][number];
 type SeedTarget = SeedFile["targets"][number];
+type SeedLocation = SeedFile["locations"][number];
 
 /** A file that cannot be loaded, with what is wrong where. */
 export class SeedFileError extends Error {
@@ -275,12 +291,20 @@ export type Action =
   | "deleted";
 
 export interface Step {
-  kind: "target" | "alerts" | "project" | "probe" | "maintenance" | "status_page" | "settings";
+  kind:
+    | "location"
+    | "target"
+    | "alerts"
+    | "project"
+    | "probe"
+    | "maintenance"
+    | "status_page"
+    | "settings";
   project?: string;
   /**
    * What the step is about: the probe's URL, the target's name, `policy` for the global alert
    * policy and `overrides` for a project's, a window's `starts_at/ends_at`, `iam_alive` for the
-   * settings.
+   * settings, the location's name.
    */
   target?: string;
   action: Action;
@@ -289,6 +313,8 @@ export interface Step {
    * the one time it is shown.
    */
   secret?: string;
+  /** The token of a location the import created: the one time it is shown. */
+  token?: string;
   /** Something the step does that the file does not say in so many words. */
   note?: string;
 }
@@ -333,6 +359,7 @@ function stored(probe: SeedProbe) {
     expect: probe.expect ?? null,
     interval_seconds: probe.interval_seconds ?? null,
     timeout_ms: probe.timeout_ms ?? null,
+    locations: probe.locations ?? null,
   };
 }
 
@@ -346,6 +373,7 @@ const sameProbe = (want: SeedProbe, have: Probe) =>
     expect: have.expect,
     interval_seconds: have.interval_seconds,
     timeout_ms: have.timeout_ms,
+    locations: have.locations,
   });
 
 /** Whether any field the file gives differs from what the service holds. */
@@ -522,6 +550,34 @@ async function seedOneTarget(
   return { ...step, action: "updated" };
 }
 
+/**
+ * A remote location: created when missing (the service makes its token, answered in the step
+ * this once), its label updated when it differs. Locations are never deleted by an import.
+ */
+async function seedOneLocation(
+  client: ProbeClient,
+  want: SeedLocation,
+  have: Location | undefined,
+  dryRun: boolean,
+): Promise<Step> {
+  const step = { kind: "location", target: want.name } as const;
+  if (!have) {
+    if (dryRun) return { ...step, action: "created" };
+    const { data } = await client.locations.create(want);
+    return { ...step, action: "created", token: data.token };
+  }
+  if (have.kind !== "remote") {
+    throw new SeedFileError(
+      `Location ${want.name} is the service's built-in location: list remote locations only`,
+    );
+  }
+  if (want.label === undefined || want.label === have.label) {
+    return { ...step, action: "unchanged" };
+  }
+  if (!dryRun) await client.locations.update({ location: want.name, label: want.label });
+  return { ...step, action: "updated" };
+}
+
 async function seedProjectAlerts(
   client: ProbeClient,
   project: string,
@@ -551,6 +607,7 @@ async function seedOneProject(
   const fields = {
     ...(want.label !== undefined && { label: want.label }),
     ...(want.description !== undefined && { description: want.description }),
+    ...(want.default_locations !== undefined && { default_locations: want.default_locations }),
   };
   if (!have) {
     if (!dryRun) {
@@ -560,7 +617,9 @@ async function seedOneProject(
     steps.push({ kind: "project", project, action: "created" });
   } else {
     const changes = { ...fields, ...(want.status !== undefined && { status: want.status }) };
-    const differs = Object.entries(changes).some(([k, v]) => have[k as keyof Project] !== v);
+    const differs = Object.entries(changes).some(([k, v]) =>
+      !isDeepStrictEqual(have[k as keyof Project], v)
+    );
     if (differs && !dryRun) await client.projects.update({ project, ...changes });
     steps.push({ kind: "project", project, action: differs ? "updated" : "unchanged" });
   }
@@ -638,8 +697,8 @@ async function seedMaintenance(
 }
 
 /**
- * Brings the service in line with the file; answers what was (or, dry, would be) done. Targets
- * come first (the policies name them), then the global alert policy, the projects with their
+ * Brings the service in line with the file; answers what was (or, dry, would be) done. Locations
+ * come first (probes name them), then targets (the policies name them), then the global alert policy, the projects with their
  * overrides, probes, maintenance windows and status page, and the I'm alive settings. Throws a
  * SeedFileError before changing anything when a secret cannot be read from `options.env`.
  */
@@ -650,6 +709,15 @@ export async function applySeed(
 ): Promise<Step[]> {
   const { targets, projects } = resolveSecrets(file, options.env);
   const steps: Step[] = [];
+  // Locations first: probes and projects name them.
+  if (file.locations.length > 0) {
+    const have = new Map((await client.locations.list()).data.map((l) => [l.name, l]));
+    for (const location of file.locations) {
+      steps.push(
+        await seedOneLocation(client, location, have.get(location.name), Boolean(options.dryRun)),
+      );
+    }
+  }
   for (const target of targets) steps.push(await seedOneTarget(client, target, options));
   if (file.alerts && Object.keys(file.alerts).length > 0) {
     const have = (await client.alerts.get()).data;

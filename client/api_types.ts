@@ -78,6 +78,15 @@ export type SeriesWindow = Outputs["results"]["series"]["data"]["window"];
 export type Series = Outputs["results"]["series"]["data"];
 /** One bucket of a series: runs per outcome, maintenance apart, uptime, p50, p95 and max. */
 export type SeriesBucket = Series["buckets"][number];
+/**
+ * A location as read: kind (`local` or `remote`), label, the probes that run there and its
+ * health (runners seen in the last minute, last seen, version, checks per minute, schedule lag).
+ */
+export type Location = Outputs["locations"]["get"]["data"];
+/** A location with its token: answered only when it is made and when its token is rotated. */
+export type LocationWithToken = Outputs["locations"]["create"]["data"];
+/** Where a location's runners run: `local` (the built-in runners) or `remote` (over the API). */
+export type LocationKind = Location["kind"];
 /** One line of an error's details: the path of the field and what is wrong with it. */
 export type ErrorDetail = NonNullable<ErrorBody["error"]["details"]>[number];
 
@@ -253,3 +262,17 @@ export type BadgeRotateResult = Outputs["badges"]["rotate"];
 export type WhoamiResult = Outputs["whoami"]["get"];
 /** A key's scope: `write` (every operation) or `read` (queries only; the rest answer 403). */
 export type KeyScope = WhoamiResult["data"]["scope"];
+/** `locations.list`: `{ data: Location[], meta: { count } }`, the built-in location first. */
+export type LocationListResult = Outputs["locations"]["list"];
+/** `locations.get`, `locations.delete` and `locations.rotateToken`: the location's name. */
+export type LocationRef = Inputs["locations"]["get"];
+/** `locations.get`: `{ data: Location }`. */
+export type LocationGetResult = Outputs["locations"]["get"];
+/** `locations.create`: a `name` (the rules of a project name) and an optional `label`. */
+export type LocationCreateInput = Inputs["locations"]["create"];
+/** `locations.create` and `locations.rotateToken`: `{ data: LocationWithToken }`. */
+export type LocationCreateResult = Outputs["locations"]["create"];
+/** `locations.update`: the location and its new `label` (null clears it). */
+export type LocationUpdateInput = Inputs["locations"]["update"];
+/** `locations.update`: `{ data: Location }`. */
+export type LocationUpdateResult = Outputs["locations"]["update"];

@@ -21,6 +21,13 @@ import type {
   IncidentListInput,
   IncidentListResult,
   IncidentRef,
+  LocationCreateInput,
+  LocationCreateResult,
+  LocationGetResult,
+  LocationListResult,
+  LocationRef,
+  LocationUpdateInput,
+  LocationUpdateResult,
   MaintenanceCreateInput,
   MaintenanceCreateResult,
   MaintenanceListInput,
@@ -266,6 +273,29 @@ export interface BadgesApi {
   delete(input: BadgeRef): Promise<void>;
 }
 
+/**
+ * Locations: the places probes run from (docs/locations.md). The built-in one (`local`, or
+ * `RUNNER_LOCATION`) is always there and cannot be changed; remote ones have a token, answered
+ * only by `create` and `rotateToken`.
+ */
+export interface LocationsApi {
+  /** Every location with its health: the built-in one first, then the remote ones by name. */
+  list(): Promise<LocationListResult>;
+  /** Reads one location; rejects with `not_found` (404) when there is none. */
+  get(input: LocationRef): Promise<LocationGetResult>;
+  /**
+   * Creates a remote location and answers its token (`data.token`) this once. Rejects with
+   * `conflict` (409) for a taken name or the built-in location's.
+   */
+  create(input: LocationCreateInput): Promise<LocationCreateResult>;
+  /** Changes its `label` (null clears it); the built-in location rejects with 409. */
+  update(input: LocationUpdateInput): Promise<LocationUpdateResult>;
+  /** Deletes a remote location; rejects with `conflict` (409) while a probe or project names it. */
+  delete(input: LocationRef): Promise<void>;
+  /** Replaces its token: the new one is in this answer only, the old one stops at once. */
+  rotateToken(input: LocationRef): Promise<LocationCreateResult>;
+}
+
 /** The key in use. */
 export interface WhoamiApi {
   /**
@@ -289,6 +319,7 @@ export interface ProbeClient {
   overview: OverviewApi;
   statusPages: StatusPagesApi;
   badges: BadgesApi;
+  locations: LocationsApi;
   whoami: WhoamiApi;
 }
 
@@ -411,6 +442,14 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       create: (input) => call(() => trpc.badges.create.mutate(input)),
       rotate: (input) => call(() => trpc.badges.rotate.mutate(input)),
       delete: (input) => call(() => trpc.badges.delete.mutate(input)),
+    },
+    locations: {
+      list: () => call(() => trpc.locations.list.query({})),
+      get: (input) => call(() => trpc.locations.get.query(input)),
+      create: (input) => call(() => trpc.locations.create.mutate(input)),
+      update: (input) => call(() => trpc.locations.update.mutate(input)),
+      delete: (input) => call(() => trpc.locations.delete.mutate(input)),
+      rotateToken: (input) => call(() => trpc.locations.rotateToken.mutate(input)),
     },
     whoami: {
       get: () => call(() => trpc.whoami.get.query({})),

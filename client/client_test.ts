@@ -33,6 +33,7 @@ for (const backend of backends()) {
           label: "Shop",
           description: null,
           status: "enabled",
+          default_locations: null,
         });
 
         const listed = await client.projects.list({ project });
@@ -278,6 +279,7 @@ for (const backend of backends()) {
             failed_checks: null,
             trigger: "schedule",
             in_maintenance: false,
+            location: "local",
           },
         );
         assert.ok(Date.parse(run.started_at) <= Date.now());
@@ -380,6 +382,7 @@ for (const backend of backends()) {
             failed_checks: null,
             trigger: "schedule",
             in_maintenance: false,
+            location: "local",
           }],
           meta: { count: 1, next_before: null },
         });

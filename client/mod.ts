@@ -50,6 +50,7 @@ export type {
   AlertsApi,
   BadgesApi,
   IncidentsApi,
+  LocationsApi,
   MaintenanceApi,
   OverviewApi,
   ProbeClient,

@@ -52,6 +52,15 @@ function refusedCalls(client: ProbeClient, project: string, probeId: string) {
     "deliveries limit of the wrong type": () =>
       // @ts-expect-error limit is a number
       client.settings.listIamAliveDeliveries({ limit: "ten" }),
+    "probe locations of the wrong type": () =>
+      // @ts-expect-error locations is a list of location names
+      client.probes.update({ project, probeId, locations: "local" }),
+    "location filter of the wrong type": () =>
+      // @ts-expect-error location is one location's name
+      client.results.stats({ project, probeId, location: ["local"] }),
+    "a location's name of the wrong type": () =>
+      // @ts-expect-error name is a string
+      client.locations.create({ name: 7 }),
     "unknown statistics window": () =>
       // @ts-expect-error window is 1h, 24h, 7d, 30d or 90d
       client.results.stats({ project, probeId, window: "2h" }),

@@ -8,6 +8,8 @@ import * as addStatusPagesAndBadges from "./2026_11_22_110000_add_status_pages_a
 import * as addIncidentsProbeIndex from "./2026_11_22_120000_add_incidents_probe_index.ts";
 import * as addProbeSchedules from "./2026_11_25_100000_add_probe_schedules.ts";
 import * as partitionProbeResults from "./2026_11_25_110000_partition_probe_results.ts";
+import * as addLocations from "./2026_11_25_130000_add_locations.ts";
+import * as addRemoteRunners from "./2026_11_25_140000_add_remote_runners.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +22,6 @@ export const migrations: Record<string, Migration> = {
   "2026_11_22_120000_add_incidents_probe_index": addIncidentsProbeIndex,
   "2026_11_25_100000_add_probe_schedules": addProbeSchedules,
   "2026_11_25_110000_partition_probe_results": partitionProbeResults,
+  "2026_11_25_130000_add_locations": addLocations,
+  "2026_11_25_140000_add_remote_runners": addRemoteRunners,
 };

@@ -23,6 +23,8 @@ import { createDeliverer, type Deliverer } from "./alerts/deliverer.ts";
 import { createDispatch } from "./alerts/dispatch.ts";
 import { executeProbe } from "./runner/execute.ts";
 import { createRunNow, type Executor, type RunNow } from "./runner/run_now.ts";
+import { createRemoteRuns, type RemoteRuns, type RemoteRunsOptions } from "./runner/remote_runs.ts";
+import { PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_MS } from "@probe/shared";
 import type { ProbeDefaults } from "./domain/probes.ts";
 import { metricsEndpoint } from "./metrics/endpoint.ts";
 import {
@@ -94,6 +96,10 @@ export interface AppOptions {
    * (`executorFromConfig`); by default one whose network policy opens nothing.
    */
   runProbe?: Executor;
+  /** The runner protocol's timings (tests): `createRemoteRuns`'s defaults otherwise. */
+  remoteRuns?: Partial<Pick<RemoteRunsOptions, "pollMs" | "leaseMs" | "now" | "syncEveryMs">>;
+  /** How long a location token's lookup is kept (ms): 2 s unless given. */
+  locationTokenTtlMs?: number;
   /** Requests per second per key; 0 (the default here) for no limit. */
   rateLimitPerSecond?: number;
   /** Failed key checks per second per client address; 0 (the default here) for no limit. */
@@ -134,6 +140,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     db: handle.db,
     log,
     poolStats: handle.poolStats,
+    localLocation: options.probeDefaults?.localLocation,
   });
   const reporter = createReporter({
     db: handle.db,
@@ -157,13 +164,23 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const runNow = createRunNow({
     db: handle.db,
+    ...(options.probeDefaults?.localLocation && {
+      location: options.probeDefaults.localLocation,
+    }),
     execute: options.runProbe ??
       ((target, hooks) =>
         executeProbe(target, { ...hooks, policy: createNetworkPolicy(), timeoutMs: 10_000 })),
   });
+  const remoteRuns = createRemoteRuns({
+    db: handle.db,
+    intervalMs: (options.probeDefaults?.intervalSeconds ?? PROBE_INTERVAL_SECONDS.default) * 1000,
+    timeoutMs: options.probeDefaults?.timeoutMs ?? PROBE_TIMEOUT_MS.default,
+    ...options.remoteRuns,
+  });
   const summary = createRequestSummary({ log, windowSeconds: options.logSummarySeconds });
   const handler = createEdgeHandler(options, {
     handle,
+    remoteRuns,
     reporter,
     notifier,
     runNow,
@@ -228,8 +245,10 @@ function createEdgeHandler(
     onFastPath,
     trpcFastPath,
     maxAnswerBytes,
+    locationTokenTtlMs,
   }: AppOptions,
-  { handle, reporter, notifier, runNow, metrics, summary }: {
+  { handle, reporter, notifier, runNow, remoteRuns, metrics, summary }: {
+    remoteRuns: RemoteRuns;
     handle: DatabaseHandle;
     reporter: Reporter;
     notifier: Notifier;
@@ -244,7 +263,8 @@ function createEdgeHandler(
     db: handle.db,
     checkKey: createKeyCheck(apiKeys, readOnlyApiKeys),
     log,
-    services: { iamAlive: reporter, notifier, runNow, secretHeaders, probeDefaults },
+    services: { iamAlive: reporter, notifier, runNow, remoteRuns, secretHeaders, probeDefaults },
+    locationTokenTtlMs,
     rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),
     authFailureLimiter: createRateLimiter({
       perSecond: authFailuresPerSecond,

@@ -91,6 +91,13 @@ const configSchema = z.object({
   PROBE_HOST_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).optional()),
   RESULTS_RETENTION_DAYS: optional(z.coerce.number().int().min(1).max(400).default(7)),
   RUNNER: optional(z.enum(["on", "off"]).default("on")),
+  // The name of the built-in location the runners on the database form (docs/locations.md).
+  RUNNER_LOCATION: optional(
+    z.string().max(64).regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
+      "must start with a letter or digit and hold only letters, digits, '.', '_' and '-'",
+    ).default("local"),
+  ),
   // /metrics (docs/metrics.md): the per-probe series, and the standalone runner's own port.
   METRICS_PER_PROBE: optional(z.enum(["true", "false"]).default("true")),
   METRICS_PORT: optional(z.coerce.number().int().min(0).max(65535).optional()),
@@ -224,6 +231,8 @@ export interface Config {
   resultsRetentionDays: number;
   /** Whether the server process runs a probe runner. */
   runner: boolean;
+  /** The name of the built-in location of the runners on the database (`RUNNER_LOCATION`). */
+  runnerLocation: string;
   /** Whether `/metrics` has the per-probe series (`METRICS_PER_PROBE`). */
   metricsPerProbe: boolean;
   /** Where the standalone runner serves `/metrics` (`METRICS_PORT`); nowhere when unset. */
@@ -286,6 +295,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     PROBE_HOST_CONCURRENCY?: number;
     RESULTS_RETENTION_DAYS: number;
     RUNNER: "on" | "off";
+    RUNNER_LOCATION: string;
     METRICS_PER_PROBE: "true" | "false";
     METRICS_PORT?: number;
     NOTIFICATION_LEASE_MS: number;
@@ -333,6 +343,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     ),
     resultsRetentionDays: c.RESULTS_RETENTION_DAYS,
     runner: c.RUNNER === "on",
+    runnerLocation: c.RUNNER_LOCATION,
     metricsPerProbe: c.METRICS_PER_PROBE === "true",
     metricsPort: c.METRICS_PORT,
     notificationLeaseMs: c.NOTIFICATION_LEASE_MS,

@@ -34,6 +34,7 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     probeHostConcurrency: 250,
     resultsRetentionDays: 7,
     runner: true,
+    runnerLocation: "local",
     metricsPerProbe: true,
     metricsPort: undefined,
     notificationLeaseMs: 60_000,
@@ -67,6 +68,8 @@ Deno.test("the runner's settings are read from their variables", () => {
   assert.equal(c.probeHostConcurrency, 13, "a quarter of PROBE_CONCURRENCY, rounded up");
   assert.equal(c.resultsRetentionDays, 30);
   assert.equal(c.runner, false);
+  assert.equal(c.runnerLocation, "local");
+  assert.equal(parseConfig({ RUNNER_LOCATION: "office-1" }).runnerLocation, "office-1");
 });
 
 Deno.test("PROBE_HOST_CONCURRENCY is read, at most PROBE_CONCURRENCY, and bounded", () => {
@@ -187,6 +190,8 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
     { PROBE_CONCURRENCY: "0" },
     { RESULTS_RETENTION_DAYS: "0" },
     { RUNNER: "maybe" },
+    { RUNNER_LOCATION: "-eu" },
+    { RUNNER_LOCATION: "eu west" },
     { METRICS_PER_PROBE: "no" },
     { METRICS_PORT: "70000" },
     { METRICS_PORT: "nine" },

@@ -37,6 +37,13 @@ export const ERRORS = {
     message: "A valid X-Service-Api-Key header is required",
   },
   forbidden: { status: 403, trpc: "FORBIDDEN", message: "This key may only read" },
+  // A location token outside the runner protocol, or a key inside it (docs/locations.md).
+  out_of_scope: {
+    status: 403,
+    trpc: "FORBIDDEN",
+    message: "Out of this key's scope: a location token may only claim its location's runs " +
+      "and post their results, and only a location token may",
+  },
   not_found: { status: 404, trpc: "NOT_FOUND", message: "No such route" },
   // On /trpc (a query sent by POST, a mutation by GET; REST answers 404 for those) and on the
   // keyed endpoints of their own (`/metrics`, `/backup`) for a method they do not take.
@@ -112,6 +119,7 @@ const BY_DOMAIN_KIND: Record<DomainErrorKind, ErrorCode> = {
   conflict: "conflict",
   validation_failed: "validation_failed",
   unavailable: "service_unavailable",
+  out_of_scope: "out_of_scope",
 };
 
 // 400 answers two codes; a library's BAD_REQUEST is `bad_request`, its PARSE_ERROR the JSON one.
@@ -257,6 +265,7 @@ export function errorsOf(
       : []),
     "unauthorized",
     ...(operation.writes ? ["forbidden"] as const : []),
+    "out_of_scope",
     ...(operation.takesInput ? ["validation_failed"] as const : []),
     // Reads only: a write's answer is bounded by its input, and is never refused once done.
     ...(operation.writes ? [] : ["response_too_large"] as const),

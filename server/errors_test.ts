@@ -108,6 +108,11 @@ for (const backend of backends()) {
         api.post("/api/v1/projects", { project: "x-ro" }, { key: TEST_READ_KEY }),
         api.post("/trpc/projects.create", { project: "x-ro" }, { key: TEST_READ_KEY }),
       );
+      await same(
+        "out_of_scope",
+        api.post("/api/v1/runner/claim", { runner: "r", version: "1", wait_seconds: 0 }),
+        api.post("/trpc/runner.claim", { runner: "r", version: "1", wait_seconds: 0 }),
+      );
       // A page of probes past the answer limit (64 KiB here): 20 of 5 KB, written directly.
       const headers = jsonColumn({ "x-big": "v".repeat(5000) });
       await handle.db.insertInto("probes").values(

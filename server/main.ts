@@ -129,6 +129,7 @@ function appFromConfig(
     probeDefaults: {
       intervalSeconds: config.probeIntervalSeconds,
       timeoutMs: config.probeTimeoutMs,
+      localLocation: config.runnerLocation,
     },
     log,
     // Notification targets obey the probes' network policy; mail targets use SMTP_URL/MAIL_FROM.

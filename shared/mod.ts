@@ -10,6 +10,8 @@ export * from "./expect.ts";
 export * from "./iam_alive.ts";
 export * from "./json.ts";
 export * from "./probe.ts";
+export * from "./location.ts";
+export * from "./runner_protocol.ts";
 export * from "./project.ts";
 export * from "./settings.ts";
 export * from "./results.ts";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { incident } from "./incidents.ts";
 import { probeState } from "./probe.ts";
 import { outcome, runCounts } from "./results.ts";
-import { nameInPath } from "./project.ts";
+import { locationFilter, nameInPath } from "./project.ts";
 
 /** `GET /overview`: every probe at once, for the dashboard; optionally one project's. */
 export const overviewInput = z.object({ project: z.string().optional() });
@@ -68,6 +68,7 @@ export const seriesInput = z.object({
   project: nameInPath,
   probeId: z.string(),
   window: z.enum(SERIES_WINDOWS).default("24h"),
+  location: locationFilter,
 });
 export type SeriesInput = z.infer<typeof seriesInput>;
 

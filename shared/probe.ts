@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { findBadText, textProblem } from "./json.ts";
 import { pageQuery } from "./envelope.ts";
-import { nameInPath, projectName, text } from "./project.ts";
+import { locationList, nameInPath, projectName, text } from "./project.ts";
 import { MAX_HEADER_NAME_LENGTH, probeExpect } from "./expect.ts";
 
 export const PROBE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
@@ -222,6 +222,11 @@ const timeoutField = probeTimeoutMs.nullable().optional().describe(
     "PROBE_TIMEOUT_MS. Never changes probe_id.",
 );
 
+const locationsField = locationList.nullable().optional().describe(
+  "Where the probe runs: 1 to 16 location names (GET /locations); null or absent: its " +
+    "project's default_locations. Unknown names are refused. Never changes probe_id.",
+);
+
 const probeFields = {
   url: probeUrl,
   method: probeMethod.optional(),
@@ -232,6 +237,7 @@ const probeFields = {
   expect: expectField,
   interval_seconds: intervalField,
   timeout_ms: timeoutField,
+  locations: locationsField,
 };
 
 /** Create under `/projects/{project}/probes`: the project comes from the path. */
@@ -257,6 +263,7 @@ export const probePatchInput = z.strictObject({
   expect: expectField,
   interval_seconds: intervalField,
   timeout_ms: timeoutField,
+  locations: locationsField,
 }).superRefine(refineCertificate);
 export type ProbePatchInput = z.infer<typeof probePatchInput>;
 
@@ -293,6 +300,14 @@ export const probe = z.object({
   /** What its runs are allowed: `timeout_ms`, or the service-wide setting when that is null. */
   effective_timeout_ms: z.int().describe(
     "Read-only: the timeout its runs have, its own or the service-wide one.",
+  ),
+  /** Its own locations; null: its project's default. */
+  locations: z.array(z.string()).nullable().describe(
+    "The probe's own locations; null: its project's default_locations.",
+  ),
+  /** Where it runs: `locations`, or its project's default when that is null. */
+  effective_locations: z.array(z.string()).describe(
+    "Read-only: the locations the probe runs from, its own or its project's default.",
   ),
   /** From its consecutive runs: `unknown`, `up`, `degraded` or `down` (docs/alerts.md). */
   state: probeState,

@@ -34,10 +34,44 @@ export const text = (max: number) =>
 const label = text(200).nullable().optional();
 const description = text(4000).nullable().optional();
 
+/** The most locations one probe (or a project's default) names. */
+export const MAX_PROBE_LOCATIONS = 16;
+
+/** Location names follow the rules of project names. */
+export const locationName = z.string().min(1).max(64).regex(
+  PROJECT_NAME_PATTERN,
+  "must start with a letter or digit and hold only letters, digits, '.', '_' and '-'",
+);
+
+/**
+ * Where a probe runs (or a project's probes run by default): 1 to 16 location names, each once.
+ * Unknown names are refused (422) by the service.
+ */
+export const locationList = z.array(locationName).min(1).max(MAX_PROBE_LOCATIONS)
+  .superRefine((names, ctx) => {
+    const seen = new Set<string>();
+    names.forEach((name, i) => {
+      if (seen.has(name)) ctx.addIssue({ code: "custom", path: [i], message: "named twice" });
+      seen.add(name);
+    });
+  });
+
+/** The `?location=` filter of results, stats and series: one location's runs only. */
+export const locationFilter = locationName.optional().describe(
+  "Only the runs made from this location; absent: every location's.",
+);
+
+/** Where the project's probes without their own `locations` run; null: the built-in location. */
+const defaultLocations = locationList.nullable().optional().describe(
+  "Where the project's probes without their own locations run (1 to 16 location names); " +
+    "null or absent: the built-in location (RUNNER_LOCATION, `local`). Unknown names are refused.",
+);
+
 export const projectCreateInput = z.strictObject({
   project: projectName,
   label,
   description,
+  default_locations: defaultLocations,
 });
 export type ProjectCreateInput = z.infer<typeof projectCreateInput>;
 
@@ -45,6 +79,7 @@ export const projectPatchBody = {
   label,
   description,
   status: projectStatus.nullable().optional(),
+  default_locations: defaultLocations,
 };
 
 export const projectPatchInput = z.strictObject({ project: nameInPath, ...projectPatchBody });
@@ -59,6 +94,8 @@ export const project = z.object({
   label: z.string().nullable(),
   description: z.string().nullable(),
   status: projectStatus,
+  /** Where its probes without their own locations run; null: the built-in location alone. */
+  default_locations: z.array(z.string()).nullable(),
 });
 export type Project = z.infer<typeof project>;
 

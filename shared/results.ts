@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { failedCheck } from "./expect.ts";
 import { probeState } from "./probe.ts";
-import { nameInPath } from "./project.ts";
+import { locationFilter, nameInPath } from "./project.ts";
 
 /** What a run came to: `up` and `degraded` count towards uptime. */
 export const OUTCOMES = ["up", "degraded", "down", "blocked"] as const;
@@ -29,6 +29,7 @@ export const resultsListInput = z.object({
   probeId: z.string(),
   limit: z.coerce.number().int().min(1).max(MAX_RESULTS_LIMIT).default(100),
   before: z.iso.datetime({ offset: true }).optional(),
+  location: locationFilter,
 });
 export type ResultsListInput = z.infer<typeof resultsListInput>;
 
@@ -41,6 +42,8 @@ export const probeResult = z.object({
   address: z.string().nullable(),
   /** The assertions the run failed (with what was seen); `[]` when all passed, null without any. */
   failed_checks: z.array(failedCheck).nullable(),
+  /** The location that made the run. */
+  location: z.string(),
   /** `manual` for a run asked for with `…/run`. */
   trigger: z.enum(["schedule", "manual"]),
   /** The run fell in a maintenance window: recorded, counted apart, not in uptime. */
@@ -58,6 +61,7 @@ export const probeStatsInput = z.object({
   project: nameInPath,
   probeId: z.string(),
   window: statsWindow.default("24h"),
+  location: locationFilter,
 });
 export type ProbeStatsInput = z.infer<typeof probeStatsInput>;
 

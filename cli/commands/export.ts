@@ -49,10 +49,11 @@ PROBE_HEADER_<PROJECT>_<PROBE_ID>_<HEADER> for secret headers.`,
             EXIT.usage,
           );
         }
-        const { projects, probes, targets, windows } = exported.counts;
+        const { projects, probes, targets, windows, locations } = exported.counts;
         out.error(
           `Wrote ${options.output}: ${projects} projects, ${probes} probes, ` +
-            `${windows} maintenance windows, ${targets} notification targets.`,
+            `${windows} maintenance windows, ${targets} notification targets, ` +
+            `${locations} remote locations (without their tokens).`,
         );
       }
       if (exported.maskedUrls.length > 0) {

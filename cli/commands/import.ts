@@ -8,7 +8,7 @@ import { applySeed, parseSeedFile, SeedFileError } from "../seed.ts";
 export function importCommand(context: () => CliContext): Command {
   return new Command("import")
     .description(
-      "Load notification targets, alert policies, projects, their probes, maintenance windows " +
+      "Load remote locations, notification targets, alert policies, projects, their probes, maintenance windows " +
         "and status pages, and the I'm alive settings from a JSON or YAML file (`export` writes " +
         "one); running it again changes nothing",
     )
@@ -28,6 +28,8 @@ export function importCommand(context: () => CliContext): Command {
       "after",
       `
 File format (YAML; JSON has the same shape):
+  locations:                       # remote ones; created when missing (token printed once)
+    - { name: office, label: Office LAN }
   targets:                         # created when missing, else updated to match
     - { name: ops-hook, kind: webhook, url: https://hooks.example.com/a, secret_env: HOOK_KEY }
     - { name: team-slack, kind: slack, url_env: SLACK_URL }
@@ -37,6 +39,7 @@ File format (YAML; JSON has the same shape):
     - project: shop                # created when missing, else updated to match
       label: Web shop
       status: enabled
+      default_locations: [local, office]   # where its probes run unless they say
       alerts: { failure_threshold: 1, reminder_minutes: null }  # overrides; null inherits
       probes:                      # one per URL; created, rewritten when different
         - url: https://shop.example.com/health
@@ -45,6 +48,7 @@ File format (YAML; JSON has the same shape):
           latency: 800
           label: Shop health
           expect: { status: [2xx], json: [{ path: /status, op: eq, value: UP }] }
+          locations: [office]      # this probe runs from office only
         - url: https://shop.example.com/api/orders
           headers_env: { Authorization: SHOP_API_AUTH }   # a secret header's variable
       status_page: { public: true, title: Shop status }
@@ -80,9 +84,15 @@ change. A webhook created without secret_env gets a key from the service, printe
       const summary = Object.fromEntries(
         ["created", "updated", "rewritten", "deleted", "unchanged"].map((a) => [a, count(a)]),
       );
-      const keys = steps.filter((s) => s.secret !== undefined).map((s) =>
-        `Signing key of webhook target ${s.target}, shown this once (keep it now):\n${s.secret}`
-      );
+      const keys = [
+        ...steps.filter((s) => s.secret !== undefined).map((s) =>
+          `Signing key of webhook target ${s.target}, shown this once (keep it now):\n${s.secret}`
+        ),
+        ...steps.filter((s) => s.token !== undefined).map((s) =>
+          `Token of location ${s.target}, shown this once (its runners' LOCATION_TOKEN; ` +
+          `locations rotate ${s.target} makes a new one):\n${s.token}`
+        ),
+      ];
       out.result(
         () =>
           [

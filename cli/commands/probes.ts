@@ -3,7 +3,7 @@ import type { Probe, ProbeExpect, ProbeResult } from "@probe/client";
 import { parse as parseYaml } from "yaml";
 import { type CliContext, UsageError } from "../context.ts";
 import { EXIT } from "../exit_codes.ts";
-import { header, integer, jsonValue } from "../options.ts";
+import { header, integer, jsonValue, list } from "../options.ts";
 import { record, table } from "../output.ts";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
@@ -43,7 +43,15 @@ interface DefinitionOptions {
   timeout?: number | false;
   expect?: unknown;
   expectFile?: string;
+  locations?: string[] | false;
 }
+
+const LOCATIONS_HELP = "where it runs: location names, comma-separated (locations list; " +
+  "default: the project's default_locations)";
+
+/** `--locations a,b` as given, `null` for `--no-locations`, undefined when absent. */
+const locationsOf = (options: DefinitionOptions) =>
+  options.locations === false ? null : options.locations;
 
 const expectOption = () =>
   new Option(
@@ -135,6 +143,7 @@ export function probesCommand(context: () => CliContext): Command {
     )
     .addOption(expectOption())
     .addOption(expectFileOption())
+    .option("--locations <names>", LOCATIONS_HELP, list)
     .action(async (project: string, url: string, options: DefinitionOptions) => {
       const ctx = context();
       const { client, out } = ctx;
@@ -149,6 +158,7 @@ export function probesCommand(context: () => CliContext): Command {
         interval_seconds: options.interval === false ? null : options.interval,
         timeout_ms: options.timeout === false ? null : options.timeout,
         expect: await expectOf(ctx, options),
+        locations: locationsOf(options),
       });
       out.result(
         () =>
@@ -178,6 +188,8 @@ export function probesCommand(context: () => CliContext): Command {
     .addOption(expectOption())
     .addOption(expectFileOption())
     .option("--no-expect", "clear the assertions: a status below 400 passes")
+    .option("--locations <names>", LOCATIONS_HELP, list)
+    .option("--no-locations", "run where the project's default_locations say")
     .action(async (
       project: string,
       probeId: string,
@@ -197,6 +209,7 @@ export function probesCommand(context: () => CliContext): Command {
         interval_seconds: options.interval === false ? null : options.interval,
         timeout_ms: options.timeout === false ? null : options.timeout,
         expect: await expectOf(ctx, options),
+        locations: locationsOf(options),
       });
       out.result(() => {
         const renamed = result.data.probe_id === probeId ? "" : `, now ${result.data.probe_id}`;

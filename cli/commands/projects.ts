@@ -1,8 +1,12 @@
 import { Command, Option } from "commander";
 import type { Project } from "@probe/client";
 import type { CliContext } from "../context.ts";
+import { list } from "../options.ts";
 import { record, table } from "../output.ts";
 import { statusRows } from "./results.ts";
+
+const DEFAULT_LOCATIONS_HELP = "where its probes without their own locations run: location " +
+  "names, comma-separated (default: the built-in location)";
 
 const projectRows = (projects: Project[]) =>
   table(
@@ -54,9 +58,18 @@ export function projectsCommand(context: () => CliContext): Command {
     .argument("<project>", "project name: letters, digits, '.', '_', '-'")
     .option("--label <text>", "human-readable label")
     .option("--description <text>", "description")
-    .action(async (project: string, options: { label?: string; description?: string }) => {
+    .option("--default-locations <names>", DEFAULT_LOCATIONS_HELP, list)
+    .action(async (
+      project: string,
+      options: { label?: string; description?: string; defaultLocations?: string[] },
+    ) => {
       const { client, out } = context();
-      const result = await client().projects.create({ project, ...options });
+      const { defaultLocations, ...rest } = options;
+      const result = await client().projects.create({
+        project,
+        ...rest,
+        default_locations: defaultLocations,
+      });
       out.result(() => `Created project ${result.data.project}.`, result);
     });
 
@@ -71,9 +84,16 @@ export function projectsCommand(context: () => CliContext): Command {
       new Option("--status <status>", "enable or disable the project")
         .choices(["enabled", "disabled"]),
     )
+    .option("--default-locations <names>", DEFAULT_LOCATIONS_HELP, list)
+    .option("--no-default-locations", "its probes run from the built-in location by default")
     .action(async (
       project: string,
-      options: { label?: string | false; description?: string | false; status?: Project["status"] },
+      options: {
+        label?: string | false;
+        description?: string | false;
+        status?: Project["status"];
+        defaultLocations?: string[] | false;
+      },
     ) => {
       const { client, out } = context();
       const result = await client().projects.update({
@@ -81,6 +101,7 @@ export function projectsCommand(context: () => CliContext): Command {
         label: options.label === false ? null : options.label,
         description: options.description === false ? null : options.description,
         status: options.status,
+        default_locations: options.defaultLocations === false ? null : options.defaultLocations,
       });
       out.result(() => `Updated project ${result.data.project}.`, result);
     });

@@ -117,7 +117,7 @@ const stdinLines = (() => {
   };
 })();
 
-async function ask(question: Record<string, unknown>): Promise<void> {
+export async function ask(question: Record<string, unknown>): Promise<void> {
   console.log(JSON.stringify({ ask: question }));
   const answer = await stdinLines();
   if (answer.trim() !== "ok") throw new Error(`the test answered ${answer}`);
@@ -127,7 +127,7 @@ async function ask(question: Record<string, unknown>): Promise<void> {
 const axeSource = Deno.readTextFileSync(new URL(import.meta.resolve("axe-core/axe.min.js")));
 
 /** Runs axe on the page as it is and answers its serious and critical findings. */
-async function axeScan(page: Page, name: string): Promise<AxeFinding[]> {
+export async function axeScan(page: Page, name: string): Promise<AxeFinding[]> {
   // Evaluated through the DevTools protocol, which the page's CSP does not govern: the page
   // itself allows no inline script.
   if (!(await page.evaluate("typeof window.axe !== 'undefined'"))) {
@@ -242,7 +242,7 @@ async function chartState(
   });
 }
 
-function watch(
+export function watch(
   page: Page,
   origin: string,
   report: { foreign: string[]; csp: string[]; pageErrors: string[] },

@@ -80,9 +80,10 @@ export async function settleSchedule(
   trx: Db,
   settling: readonly Settling[],
   holder: { runner: string } | { manual: true },
+  location = "",
 ): Promise<{ settled: Set<string>; changes: StateChange[] }> {
   if (settling.length === 0) return { settled: new Set(), changes: [] };
-  const changed = await settleRows(trx, settlingRows(settling), holder);
+  const changed = await settleRows(trx, settlingRows(settling), holder, location);
   const settled = new Set(changed.map((r) => String(r.probe_key)));
   const changes = changed.filter((r) => r.counted && r.project !== null).map(stateChangeOf);
   return { settled, changes };
@@ -126,13 +127,14 @@ interface SettledRow {
 }
 
 /**
- * The one statement of `settleSchedule` (see there): moves the schedule rows `holder` holds,
- * returning each row it moved.
+ * The one statement of `settleSchedule` (see there): moves the schedule rows `holder` holds at
+ * `location` ('' for the built-in one), returning each row it moved.
  */
 async function settleRows(
   trx: Db,
   rows: ReturnType<typeof settlingRows>,
   holder: { runner: string } | { manual: true },
+  location: string,
 ): Promise<SettledRow[]> {
   const manual = "manual" in holder;
   const held = manual
@@ -145,7 +147,7 @@ async function settleRows(
              started_at timestamptz, outcome text, error text, counted boolean, passing boolean)
     ), locked as (
       select s.probe_key, s.state, s.fail_streak, s.pass_streak, s.last_run_at
-      from probe_schedule s join x on x.probe_key = s.probe_key
+      from probe_schedule s join x on x.probe_key = s.probe_key and s.location = ${location}
       where ${held}
       order by s.probe_key for update of s
     ), fresh as (
@@ -196,7 +198,7 @@ async function settleRows(
         fail_streak = calc.new_fail,
         pass_streak = calc.new_pass
     from calc
-    where s.probe_key = calc.probe_key
+    where s.probe_key = calc.probe_key and s.location = ${location}
     returning s.probe_key, calc.counted, calc.old_state, s.state, s.fail_streak, calc.passing,
       calc.started_at, calc.error, calc.project, calc.probe_id, calc.url, calc.label,
       calc.enabled, calc.targets, calc.reminder_minutes, calc.notify_degraded,
@@ -243,14 +245,14 @@ export async function resetStates(
     : sql`select key from probes where project = ${where.project}`;
   await sql`
     with locked as (
-      select probe_key from probe_schedule where probe_key in (${keys})
-      order by probe_key for update
+      select probe_key, location from probe_schedule where probe_key in (${keys})
+      order by probe_key, location for update
     )
     update probe_schedule s
     set state = 'unknown',
         state_since = case when s.state <> 'unknown' then ${at.toISOString()}::timestamptz
                            else s.state_since end,
         fail_streak = 0, pass_streak = 0
-    from locked where s.probe_key = locked.probe_key
+    from locked where s.probe_key = locked.probe_key and s.location = locked.location
       and (s.state <> 'unknown' or s.fail_streak <> 0 or s.pass_streak <> 0)`.execute(trx);
 }

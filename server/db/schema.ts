@@ -10,6 +10,8 @@ export interface ProjectsTable {
   label: string | null;
   description: string | null;
   status: Generated<"enabled" | "disabled">;
+  /** Where its probes without their own run ('' is the built-in location); null: that alone. */
+  default_locations: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   created_at: Generated<Timestamp>;
   updated_at: Generated<Timestamp>;
 }
@@ -30,6 +32,8 @@ export interface ProbesTable {
   interval_seconds: number | null;
   /** How long a run may take (ms); null: the service-wide `PROBE_TIMEOUT_MS`. */
   timeout_ms: number | null;
+  /** Where it runs ('' is the built-in location); null: its project's `default_locations`. */
+  locations: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   created_at: Generated<Timestamp>;
   updated_at: Generated<Timestamp>;
 }
@@ -70,6 +74,8 @@ export interface IamAliveDeliveriesTable {
 /** When each probe is next due, and which runner holds it (the runner's tables: issue 6). */
 export interface ProbeScheduleTable {
   probe_key: number | string;
+  /** The location the row schedules the probe at: '' for the built-in location. */
+  location: Generated<string>;
   next_due_at: Timestamp;
   lease_until: Timestamp | null;
   leased_by: string | null;
@@ -100,6 +106,8 @@ export interface ProbeResultsTable {
   error: string | null;
   address: string | null;
   runner: string;
+  /** The location that ran it: '' for the built-in location. */
+  location: Generated<string>;
   failed_checks: Json<unknown> | null;
   trigger: Generated<"schedule" | "manual">;
   in_maintenance: Generated<boolean>;
@@ -107,6 +115,7 @@ export interface ProbeResultsTable {
 
 export interface ProbeRollupsTable {
   probe_key: number | string;
+  location: Generated<string>;
   hour: Timestamp;
   up: Generated<number>;
   degraded: Generated<number>;
@@ -236,7 +245,39 @@ export interface BadgeTokensTable {
   rotated_at: Timestamp | null;
 }
 
+/** A remote location (issue 21); the built-in one has no row. */
+export interface LocationsTable {
+  name: string;
+  label: string | null;
+  kind: Generated<"remote">;
+  /** The location token's SHA-256 digest, hex: the token itself is never stored. */
+  token_sha256: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A claim of a remote location's runner: its runs' ids name it. */
+export interface LocationClaimsTable {
+  id: string;
+  location: string;
+  /** The runner's own name. */
+  runner: string;
+  issued_at: Timestamp;
+}
+
+/** A runner seen at a location ('' for the built-in one). */
+export interface LocationRunnersTable {
+  location: string;
+  runner: string;
+  version: string;
+  first_seen_at: Timestamp;
+  last_seen_at: Timestamp;
+}
+
 export interface Database {
+  locations: LocationsTable;
+  location_claims: LocationClaimsTable;
+  location_runners: LocationRunnersTable;
   projects: ProjectsTable;
   probes: ProbesTable;
   archived_projects: ArchivedProjectsTable;

@@ -1,7 +1,12 @@
 import type { ErrorDetail } from "@probe/shared";
 
 /** What went wrong, in the domain's words; `server/errors.ts` turns it into a status code. */
-export type DomainErrorKind = "not_found" | "conflict" | "validation_failed" | "unavailable";
+export type DomainErrorKind =
+  | "not_found"
+  | "conflict"
+  | "validation_failed"
+  | "unavailable"
+  | "out_of_scope";
 
 /** An expected failure of a domain operation: the caller asked for something that cannot be. */
 export class DomainError extends Error {
@@ -15,7 +20,7 @@ export class DomainError extends Error {
   }
 }
 
-export const notFound = (what: "Project" | "Probe") =>
+export const notFound = (what: "Project" | "Probe" | "Location") =>
   new DomainError("not_found", `${what} not found`);
 
 export const unavailable = (what: string) =>

@@ -220,7 +220,12 @@ export function getOverview(
     if (project !== undefined && projects.length === 0) throw notFound("Project");
 
     let probesQuery = trx.selectFrom("probes")
-      .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
+      .leftJoin(
+        "probe_schedule",
+        (j) =>
+          j.onRef("probe_schedule.probe_key", "=", "probes.key")
+            .on("probe_schedule.location", "=", ""),
+      )
       .select([
         "probes.key",
         "probes.project",

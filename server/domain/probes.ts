@@ -26,6 +26,15 @@ import { probeIdOf } from "./probe_id.ts";
 import { gridAfter, offsetOf } from "./schedule.ts";
 import { probeChanged, probesDeleted } from "../alerts/changes.ts";
 import type { ProbeState } from "../db/schema.ts";
+import {
+  LOCAL,
+  localNameOf,
+  type LocationNames,
+  shownLocation,
+  shownLocations,
+  storedLocations,
+} from "./locations.ts";
+import { syncProbeLocations } from "./probe_locations.ts";
 
 /** The columns a probe is read with: exactly the fields of the `probe` schema. */
 export const probeColumns = [
@@ -59,7 +68,7 @@ type Definition = Pick<
  * The service-wide settings a probe without its own interval or timeout runs with
  * (`PROBE_INTERVAL_SECONDS`, `PROBE_TIMEOUT_MS`): the configuration's defaults unless given.
  */
-export interface ProbeDefaults {
+export interface ProbeDefaults extends LocationNames {
   intervalSeconds: number;
   timeoutMs: number;
 }
@@ -88,14 +97,17 @@ export function rescheduleProbe(
   { key, defaults, now }: { key: string; defaults: ProbeDefaults; now: number },
 ): Promise<void> {
   return db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom("probe_schedule")
-      .select(["next_due_at", "lease_until", "leased_by"])
-      .where("probe_key", "=", key).forUpdate().executeTakeFirst();
-    if (!row) return;
+    // One row per location it runs from, locked in the order runners lock them.
+    const rows = await trx.selectFrom("probe_schedule")
+      .select(["location", "next_due_at", "lease_until", "leased_by"])
+      .where("probe_key", "=", key).orderBy("location").forUpdate().execute();
+    if (rows.length === 0) return;
     const probe = await trx.selectFrom("probes").select("interval_seconds")
       .where("key", "=", key).executeTakeFirst();
     if (!probe) return;
-    await moveSchedule(trx, key, row, intervalMsOf(probe.interval_seconds, defaults), now);
+    for (const row of rows) {
+      await moveSchedule(trx, key, row, intervalMsOf(probe.interval_seconds, defaults), now);
+    }
   });
 }
 
@@ -106,7 +118,12 @@ const intervalMsOf = (seconds: number | null, defaults: ProbeDefaults) =>
 async function moveSchedule(
   trx: Db,
   key: string,
-  row: { next_due_at: Date | string; lease_until: Date | string | null; leased_by: string | null },
+  row: {
+    location: string;
+    next_due_at: Date | string;
+    lease_until: Date | string | null;
+    leased_by: string | null;
+  },
   intervalMs: number,
   now: number,
 ): Promise<void> {
@@ -120,7 +137,8 @@ async function moveSchedule(
       next_due_at: new Date(Math.min(due, gridAfter(now, offset, intervalMs))).toISOString(),
       due_by: null,
     };
-  await trx.updateTable("probe_schedule").set(set).where("probe_key", "=", key).execute();
+  await trx.updateTable("probe_schedule").set(set).where("probe_key", "=", key)
+    .where("location", "=", row.location).execute();
 }
 
 /** Columns written from a definition; `probe_id` follows method and URL only. */
@@ -195,16 +213,22 @@ export async function createProbe(
       if (attempt >= CREATE_ATTEMPTS || !isRetryable(error)) throw error;
       continue;
     }
-    const { moved, ...written } = done;
+    const { moved, placed, ...written } = done;
+    if (placed !== null) await syncProbeLocations(db, { keys: [placed] });
     if (moved !== null) await rescheduleProbe(db, { key: moved, defaults, now: now() });
     return written;
   }
 }
 
-/** One try of `createProbe`; `moved` names a rewritten probe whose interval changed. */
+/**
+ * One try of `createProbe`; `moved` names a rewritten probe whose interval changed, `placed` a
+ * probe whose schedule rows must follow its locations (a rewrite, or a new probe with its own).
+ */
 function createOnce(
   { db, input, defaults }: { db: Db; input: ProbeCreateInput; defaults: ProbeDefaults },
-): Promise<{ probe: ProbeWritten; created: boolean; moved: string | null }> {
+): Promise<
+  { probe: ProbeWritten; created: boolean; moved: string | null; placed: string | null }
+> {
   const columns = definitionColumns({
     url: input.url,
     method: input.method ?? "GET",
@@ -220,12 +244,16 @@ function createOnce(
     const project = await trx.selectFrom("projects").select("name")
       .where("name", "=", input.project).forShare().executeTakeFirst();
     if (!project) throw notFound("Project");
+    const locations = await storedLocations(trx, input.locations ?? null, {
+      local: localNameOf(defaults),
+      path: "locations",
+    }) ?? null;
     await lockUrl(trx, input.project, input.url);
     const before = await trx.selectFrom("probes").select(["key", "method", "interval_seconds"])
       .where("project", "=", input.project).where("url", "=", input.url).executeTakeFirst();
     const row = await trx
       .insertInto("probes")
-      .values({ project: input.project, ...columns })
+      .values({ project: input.project, ...columns, locations })
       .onConflict((oc) =>
         oc.columns(["project", "url"]).doUpdateSet({
           probe_id: (eb) => eb.ref("excluded.probe_id"),
@@ -237,12 +265,19 @@ function createOnce(
           expect: (eb) => eb.ref("excluded.expect"),
           interval_seconds: (eb) => eb.ref("excluded.interval_seconds"),
           timeout_ms: (eb) => eb.ref("excluded.timeout_ms"),
+          locations: (eb) => eb.ref("excluded.locations"),
           updated_at: sql`now()`,
         })
       )
-      .returning(["project", "url", "probe_id", sql<boolean>`xmax = 0`.as("inserted")])
+      .returning([
+        "key",
+        "project",
+        "url",
+        "probe_id",
+        sql<boolean>`xmax = 0`.as("inserted"),
+      ])
       .executeTakeFirstOrThrow();
-    const { inserted, ...probe } = row;
+    const { inserted, key, ...probe } = row;
     // A rewrite with another method checks something else: its state starts again.
     if (!inserted && before && before.method !== columns.method) {
       await probeChanged(trx, String(before.key));
@@ -250,7 +285,8 @@ function createOnce(
     const moved = !inserted && before &&
       intervalMsOf(before.interval_seconds, defaults) !==
         intervalMsOf(columns.interval_seconds, defaults);
-    return { probe, created: inserted, moved: moved ? String(before.key) : null };
+    const placed = !inserted || locations !== null ? String(key) : null;
+    return { probe, created: inserted, moved: moved ? String(before.key) : null, placed };
   });
 }
 
@@ -265,8 +301,14 @@ export async function listProbes(
   },
 ): Promise<Page<Probe>> {
   let query = db.selectFrom("probes")
-    .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
-    .select([...probeColumns, ...stateColumns]);
+    .innerJoin("projects", "projects.name", "probes.project")
+    .leftJoin(
+      "probe_schedule",
+      (j) =>
+        j.onRef("probe_schedule.probe_key", "=", "probes.key")
+          .on("probe_schedule.location", "=", LOCAL),
+    )
+    .select([...probeReadColumns, ...stateColumns]);
   // Conditions the index (`probes_list_idx`) can start a page at: bytewise, as it is ordered.
   if (project !== undefined) query = query.where(sql`project collate "C"`, "=", project);
   if (page.after !== undefined) {
@@ -291,13 +333,30 @@ export async function listProbes(
 
 const probeAt = prepared((db, project: string, probeId: string) =>
   db.selectFrom("probes")
-    .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
-    .select([...probeColumns, ...stateColumns])
+    .innerJoin("projects", "projects.name", "probes.project")
+    .leftJoin(
+      "probe_schedule",
+      (j) =>
+        j.onRef("probe_schedule.probe_key", "=", "probes.key")
+          .on("probe_schedule.location", "=", LOCAL),
+    )
+    .select([...probeReadColumns, ...stateColumns])
     .where("project", "=", project).where("probe_id", "=", probeId)
 );
 
-/** A probe's state is on its schedule row; a probe without one has not run: `unknown`. */
-const stateColumns = ["probe_schedule.state", "probe_schedule.state_since"] as const;
+/**
+ * A probe's state is on the schedule row of the built-in location; a probe without one (not yet
+ * scheduled, or not run there) is `unknown`.
+ */
+const stateColumns = [
+  "probe_schedule.state",
+  "probe_schedule.state_since",
+  "probes.locations",
+  "projects.default_locations",
+] as const;
+
+/** `probeColumns` named with their table, for reads that join projects (which has a label). */
+const probeReadColumns = probeColumns.map((c) => `probes.${c}` as const);
 
 interface ProbeRow {
   project: string;
@@ -313,6 +372,8 @@ interface ProbeRow {
   timeout_ms: number | null;
   state: ProbeState | null;
   state_since: Date | string | null;
+  locations: string[] | null;
+  default_locations: string[] | null;
 }
 
 /**
@@ -334,6 +395,9 @@ function probeOf(row: ProbeRow, defaults: ProbeDefaults): Probe {
     timeout_ms: row.timeout_ms,
     effective_interval_seconds: row.interval_seconds ?? defaults.intervalSeconds,
     effective_timeout_ms: row.timeout_ms ?? defaults.timeoutMs,
+    locations: shownLocations(row.locations, localNameOf(defaults)),
+    effective_locations: (row.locations ?? row.default_locations ?? [LOCAL])
+      .map((l) => shownLocation(l, localNameOf(defaults))),
     state: row.state ?? "unknown",
     state_since: row.state_since === null ? null : new Date(row.state_since).toISOString(),
   };
@@ -372,7 +436,7 @@ export async function updateProbe(
 ): Promise<ProbeWritten> {
   const { project, probeId, ...fields } = input;
   if (Object.keys(fields).length === 0) throw noFieldsProvided();
-  const { row, moved } = await db.transaction().execute(async (trx) => {
+  const { row, moved, placed } = await db.transaction().execute(async (trx) => {
     const current = await trx.selectFrom("probes").select(["key", ...probeColumns])
       .where("project", "=", project).where("probe_id", "=", probeId)
       .forUpdate().executeTakeFirst();
@@ -396,9 +460,17 @@ export async function updateProbe(
         .where("project", "=", project).where("url", "=", next.url).executeTakeFirst();
       if (other) throw urlTaken();
     }
+    const locations = await storedLocations(trx, fields.locations, {
+      local: localNameOf(defaults),
+      path: "locations",
+    });
     try {
       const row = await trx.updateTable("probes")
-        .set({ ...definitionColumns(next), updated_at: sql`now()` })
+        .set({
+          ...definitionColumns(next),
+          ...(locations !== undefined && { locations }),
+          updated_at: sql`now()`,
+        })
         .where("key", "=", current.key)
         .returning(["project", "url", "probe_id"])
         .executeTakeFirstOrThrow();
@@ -407,12 +479,14 @@ export async function updateProbe(
       }
       const moved = intervalMsOf(next.interval_seconds, defaults) !==
         intervalMsOf(current.interval_seconds, defaults);
-      return { row, moved: moved ? String(current.key) : null };
+      const placed = locations !== undefined ? String(current.key) : null;
+      return { row, moved: moved ? String(current.key) : null, placed };
     } catch (error) {
       if (isUniqueViolation(error)) throw urlTaken();
       throw error;
     }
   });
+  if (placed !== null) await syncProbeLocations(db, { keys: [placed] });
   if (moved !== null) await rescheduleProbe(db, { key: moved, defaults, now: now() });
   return row;
 }

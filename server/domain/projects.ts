@@ -5,30 +5,58 @@ import { prepared } from "../db/prepared.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 import { probesDeleted, projectDisabled } from "../alerts/changes.ts";
 import { decodeCursor, type Page, pageOf, type PageRequest, rowsToRead } from "./pages.ts";
+import { localNameOf, type LocationNames, shownLocations, storedLocations } from "./locations.ts";
+import { syncProbeLocations } from "./probe_locations.ts";
 
-const projectColumns = ["name as project", "label", "description", "status"] as const;
+const projectColumns = [
+  "name as project",
+  "label",
+  "description",
+  "status",
+  "default_locations",
+] as const;
+
+type ProjectRow = Omit<Project, "default_locations"> & { default_locations: string[] | null };
+
+/** A stored project as the API shows it: the built-in location by its configured name. */
+const projectOf = (row: ProjectRow, names?: LocationNames): Project => ({
+  ...row,
+  default_locations: shownLocations(row.default_locations, localNameOf(names)),
+});
 
 /** Creates a project; a name that is taken is a conflict, settled by the primary key. */
-export async function createProject(
-  { db, input }: { db: Db; input: ProjectCreateInput },
+export function createProject(
+  { db, input, names }: { db: Db; input: ProjectCreateInput; names?: LocationNames },
 ): Promise<{ project: string }> {
-  const row = await db
-    .insertInto("projects")
-    .values({
-      name: input.project,
-      label: input.label ?? null,
-      description: input.description ?? null,
-    })
-    .onConflict((oc) => oc.column("name").doNothing())
-    .returning("name")
-    .executeTakeFirst();
-  if (!row) throw new DomainError("conflict", "Project already exists");
-  return { project: row.name };
+  return db.transaction().execute(async (trx) => {
+    const defaultLocations = await storedLocations(trx, input.default_locations, {
+      local: localNameOf(names),
+      path: "default_locations",
+    });
+    const row = await trx
+      .insertInto("projects")
+      .values({
+        name: input.project,
+        label: input.label ?? null,
+        description: input.description ?? null,
+        default_locations: defaultLocations ?? null,
+      })
+      .onConflict((oc) => oc.column("name").doNothing())
+      .returning("name")
+      .executeTakeFirst();
+    if (!row) throw new DomainError("conflict", "Project already exists");
+    return { project: row.name };
+  });
 }
 
 /** Lists projects ordered by name (bytewise), optionally only the one with an exact name. */
 export async function listProjects(
-  { db, project, page = {} }: { db: Db; project?: string; page?: PageRequest },
+  { db, project, page = {}, names }: {
+    db: Db;
+    project?: string;
+    page?: PageRequest;
+    names?: LocationNames;
+  },
 ): Promise<Page<Project>> {
   let query = db.selectFrom("projects").select(projectColumns);
   if (project !== undefined) query = query.where("name", "=", project);
@@ -37,7 +65,7 @@ export async function listProjects(
     query = query.where(sql<boolean>`name collate "C" > ${after}`);
   }
   const rows = await query.orderBy(sql`name collate "C"`).limit(rowsToRead(page)).execute();
-  return pageOf(rows, page, (row) => [row.project], "projects");
+  return pageOf(rows.map((r) => projectOf(r, names)), page, (row) => [row.project], "projects");
 }
 
 // Compiled once: reading one project is the service's most frequent query.
@@ -46,16 +74,20 @@ const projectNamed = prepared((db, name: string) =>
 );
 
 export async function getProject(
-  { db, project }: { db: Db; project: string },
+  { db, project, names }: { db: Db; project: string; names?: LocationNames },
 ): Promise<Project> {
   const [row] = await projectNamed(db, project);
   if (!row) throw notFound("Project");
-  return row;
+  return projectOf(row, names);
 }
 
 /** Applies a partial update; `status: null` leaves the status as it is. */
 export async function updateProject(
-  { db, input }: { db: Db; input: ProjectPatchInput },
+  { db, input, names }: {
+    db: Db;
+    input: ProjectPatchInput;
+    names?: LocationNames;
+  },
 ): Promise<{ project: string }> {
   const { project, ...fields } = input;
   if (Object.keys(fields).length === 0) throw noFieldsProvided();
@@ -64,10 +96,18 @@ export async function updateProject(
     ...(fields.description !== undefined && { description: fields.description }),
     ...(fields.status != null && { status: fields.status }),
   };
-  return await db.transaction().execute(async (trx) => {
+  const answer = await db.transaction().execute(async (trx) => {
+    const defaultLocations = await storedLocations(trx, fields.default_locations, {
+      local: localNameOf(names),
+      path: "default_locations",
+    });
     const row = await trx
       .updateTable("projects")
-      .set({ ...changes, updated_at: sql`now()` })
+      .set({
+        ...changes,
+        ...(defaultLocations !== undefined && { default_locations: defaultLocations }),
+        updated_at: sql`now()`,
+      })
       .where("name", "=", project)
       .returning("name")
       .executeTakeFirst();
@@ -76,6 +116,10 @@ export async function updateProject(
     if (changes.status === "disabled") await projectDisabled(trx, project);
     return { project: row.name };
   });
+  // Its probes without their own locations follow the new default (after the commit: see
+  // `syncProbeLocations`).
+  if (fields.default_locations !== undefined) await syncProbeLocations(db, { project });
+  return answer;
 }
 
 /**
@@ -102,12 +146,18 @@ const isoText = (column: string) =>
  * The archive is built in the database, so 100,000 probes never travel to the server and back.
  */
 export function deleteProject(
-  { db, project, timeoutMs = PROJECT_DELETE_TIMEOUT_MS }: {
+  { db, project, timeoutMs = PROJECT_DELETE_TIMEOUT_MS, names }: {
     db: Db;
     project: string;
     timeoutMs?: number;
+    names?: LocationNames;
   },
 ): Promise<ProjectDeleted> {
+  const local = localNameOf(names);
+  // A stored list of locations as the API shows it: '' is the built-in location's name.
+  const shown = (column: string) =>
+    sql`(select array_agg(case when l = '' then ${local}::text else l end order by o)
+         from unnest(${sql.ref(column)}) with ordinality as t(l, o))`;
   return withBudget(db, "projectDelete").transaction().execute(async (trx) => {
     await sql`select set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute(trx);
     const row = await trx.selectFrom("projects").select("name").where("name", "=", project)
@@ -120,11 +170,12 @@ export function deleteProject(
       select count(*) from locked`.execute(trx);
     await sql`
       with locked as (
-        select s.probe_key from probe_schedule s
+        select s.probe_key, s.location from probe_schedule s
         where s.probe_key in (select key from probes where project = ${project})
-        order by s.probe_key for update
+        order by s.probe_key, s.location for update
       )
-      delete from probe_schedule s using locked where s.probe_key = locked.probe_key`
+      delete from probe_schedule s using locked
+      where s.probe_key = locked.probe_key and s.location = locked.location`
       .execute(trx);
     // Its open incidents end here; the archive keeps them all.
     await probesDeleted(trx, { project });
@@ -133,6 +184,7 @@ export function deleteProject(
       select p.name, json_build_object(
         'project', json_build_object(
           'name', p.name, 'label', p.label, 'description', p.description, 'status', p.status,
+          'default_locations', ${shown("p.default_locations")},
           'created_at', ${isoText("p.created_at")}, 'updated_at', ${isoText("p.updated_at")}),
         'probes', coalesce((
           select json_agg(json_build_object(
@@ -140,6 +192,7 @@ export function deleteProject(
             'headers', b.headers, 'body', b.body, 'latency', b.latency,
             'label', b.label, 'expect', b.expect,
             'interval_seconds', b.interval_seconds, 'timeout_ms', b.timeout_ms,
+            'locations', ${shown("b.locations")},
             'created_at', ${isoText("b.created_at")}, 'updated_at', ${isoText("b.updated_at")}
           ) order by b.url collate "C")
           from probes b where b.project = p.name), '[]'::json),

@@ -25,7 +25,13 @@ apiSuite("projects", (test) => {
     const got = await api.get(`/api/v1/projects/${name}`);
     assert.equal(got.status, 200);
     assert.deepEqual(got.body, {
-      data: { project: name, label: "Shop", description: "d", status: "enabled" },
+      data: {
+        project: name,
+        label: "Shop",
+        description: "d",
+        status: "enabled",
+        default_locations: null,
+      },
     });
   });
 
@@ -43,6 +49,7 @@ apiSuite("projects", (test) => {
       label: null,
       description: null,
       status: "enabled",
+      default_locations: null,
     });
   });
 
@@ -157,7 +164,13 @@ apiSuite("projects", (test) => {
     await api.post("/api/v1/projects", { project: `${name}x` });
     const res = await api.get(`/api/v1/projects?project=${name}`);
     assert.deepEqual(res.body, {
-      data: [{ project: name, label: null, description: null, status: "enabled" }],
+      data: [{
+        project: name,
+        label: null,
+        description: null,
+        status: "enabled",
+        default_locations: null,
+      }],
       meta: { count: 1, next_after: null },
     });
     const none = await api.get(`/api/v1/projects?project=${name}-missing`);
@@ -183,6 +196,7 @@ apiSuite("projects", (test) => {
       label: "L2",
       description: "D",
       status: "disabled",
+      default_locations: null,
     });
     res = await api.patch(`/api/v1/projects/${name}`, { status: "enabled", description: null });
     assert.equal(res.status, 200);
@@ -191,6 +205,7 @@ apiSuite("projects", (test) => {
       label: "L2",
       description: null,
       status: "enabled",
+      default_locations: null,
     });
   });
 
@@ -289,12 +304,21 @@ apiSuite("projects", (test) => {
       "label",
       "description",
       "status",
+      "default_locations",
       "created_at",
       "updated_at",
     ]);
     assert.deepEqual(
       { ...archived.project, created_at: "", updated_at: "" },
-      { name, label: "l", description: "d", status: "enabled", created_at: "", updated_at: "" },
+      {
+        name,
+        label: "l",
+        description: "d",
+        status: "enabled",
+        default_locations: null,
+        created_at: "",
+        updated_at: "",
+      },
     );
     assert.match(String(archived.project.created_at), iso);
     // The probes as the API answered them, in the same order, with their times as Date.toJSON;
@@ -312,6 +336,7 @@ apiSuite("projects", (test) => {
           state_since: _since,
           effective_interval_seconds: _ei,
           effective_timeout_ms: _et,
+          effective_locations: _el,
           ...probe
         }: Record<string, unknown>,
       ) => probe),

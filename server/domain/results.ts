@@ -19,6 +19,13 @@ import { type RawBuilder, sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { notFound } from "./errors.ts";
 import { addInto, bucketOf, emptyHistogram, percentileOf } from "./histogram.ts";
+import {
+  LOCAL,
+  localNameOf,
+  type LocationNames,
+  shownLocation,
+  storedLocation,
+} from "./locations.ts";
 
 const HOUR_MS = 3_600_000;
 type Reader = Db;
@@ -37,11 +44,24 @@ async function probeKeyOf(db: Reader, project: string, probeId: string): Promise
   return String(row.key);
 }
 
-/** A probe's results, newest first, `limit` at a time, older than `before` when given. */
+/** The stored form of a `?location=` filter; undefined: every location. */
+export const locationOf = (location: string | undefined, names?: LocationNames) =>
+  location === undefined ? undefined : storedLocation(location, localNameOf(names));
+
+/** `and <column> = <location>` for one location's rows; nothing for every location's. */
+const atLocation = (column: string, location: string | undefined) =>
+  location === undefined ? sql`` : sql`and ${sql.ref(column)} = ${location}`;
+
+/**
+ * A probe's results, newest first, `limit` at a time, older than `before` when given, of one
+ * location when `input.location` names one.
+ */
 export async function listResults(
-  { db, input }: { db: Db; input: ResultsListInput },
+  { db, input, names }: { db: Db; input: ResultsListInput; names?: LocationNames },
 ): Promise<{ data: ProbeResult[]; meta: { count: number; next_before: string | null } }> {
   const key = await probeKeyOf(db, input.project, input.probeId);
+  const local = localNameOf(names);
+  const location = locationOf(input.location, names);
   let query = db.selectFrom("probe_results")
     .select([
       "started_at",
@@ -51,10 +71,12 @@ export async function listResults(
       "error",
       "address",
       "failed_checks",
+      "location",
       "trigger",
       "in_maintenance",
     ])
     .where("probe_key", "=", key);
+  if (location !== undefined) query = query.where("location", "=", location);
   if (input.before !== undefined) query = query.where("started_at", "<", new Date(input.before));
   const rows = await query.orderBy("started_at", "desc").orderBy("id", "desc")
     .limit(input.limit).execute();
@@ -62,6 +84,7 @@ export async function listResults(
     ...r,
     started_at: new Date(r.started_at).toISOString(),
     failed_checks: r.failed_checks as ProbeResult["failed_checks"],
+    location: shownLocation(r.location, local),
   }));
   const next_before = data.length === input.limit ? data[data.length - 1].started_at : null;
   return { data, meta: { count: data.length, next_before } };
@@ -78,6 +101,7 @@ async function countsSince(
   db: Reader,
   scope: { key: string } | { project: string },
   since: number,
+  location?: string,
 ): Promise<Map<string, Counts>> {
   const edge = new Date(ceilHour(since));
   const inScope = "key" in scope
@@ -89,7 +113,9 @@ async function countsSince(
            sum(maintenance)::int as maintenance
     from (
       select x.probe_key, x.up, x.degraded, x.down, x.blocked, x.maintenance
-      from probe_rollups x where ${inScope} and x.hour >= ${edge}
+      from probe_rollups x where ${inScope} and x.hour >= ${edge} ${
+    atLocation("x.location", location)
+  }
       union all
       select x.probe_key,
              (x.outcome = 'up' and not x.in_maintenance)::int,
@@ -99,6 +125,7 @@ async function countsSince(
              x.in_maintenance::int
       from probe_results x
       where ${inScope} and x.started_at >= ${new Date(since)} and x.started_at < ${edge}
+        ${atLocation("x.location", location)}
     ) c
     group by probe_key`.execute(db);
   return new Map(rows.map(({ probe_key, ...c }) => [String(probe_key), c]));
@@ -111,15 +138,20 @@ interface Latency {
   max: number | null;
 }
 
-async function exactLatency(db: Reader, key: string, since: number): Promise<Latency> {
+async function exactLatency(
+  db: Reader,
+  key: string,
+  since: number,
+  location?: string,
+): Promise<Latency> {
   const { rows: [row] } = await sql<Latency>`
     select percentile_disc(0.5) within group (order by duration_ms) as p50,
            percentile_disc(0.95) within group (order by duration_ms) as p95,
            percentile_disc(0.99) within group (order by duration_ms) as p99,
            max(duration_ms) as max
     from probe_results
-    where probe_key = ${key} and started_at >= ${new Date(since)} and http_status is not null`
-    .execute(db);
+    where probe_key = ${key} and started_at >= ${new Date(since)} and http_status is not null
+      ${atLocation("location", location)}`.execute(db);
   return row;
 }
 
@@ -152,10 +184,18 @@ export async function latencyHistogramSince(
   return { histogram, max };
 }
 
-async function estimatedLatency(db: Reader, key: string, since: number): Promise<Latency> {
+async function estimatedLatency(
+  db: Reader,
+  key: string,
+  since: number,
+  location?: string,
+): Promise<Latency> {
   const { histogram, max } = await latencyHistogramSince(
     db,
-    (column) => sql<boolean>`${sql.ref(column)} = ${key}`,
+    (column) =>
+      location === undefined
+        ? sql<boolean>`${sql.ref(column)} = ${key}`
+        : sql<boolean>`${sql.ref(column)} = ${key} and location = ${location}`,
     since,
   );
   if (max === null) return { p50: null, p95: null, p99: null, max: null };
@@ -173,22 +213,32 @@ async function estimatedLatency(db: Reader, key: string, since: number): Promise
  * hourly histograms. Read in one repeatable-read transaction so the parts agree.
  */
 export function probeStats(
-  { db, input, now = Date.now() }: { db: Db; input: ProbeStatsInput; now?: number },
+  { db, input, now = Date.now(), names }: {
+    db: Db;
+    input: ProbeStatsInput;
+    now?: number;
+    names?: LocationNames;
+  },
 ): Promise<ProbeStats> {
   const since = now - STATS_WINDOW_MS[input.window];
+  const location = locationOf(input.location, names);
   return db.transaction().setIsolationLevel("repeatable read").execute(async (trx) => {
     const key = await probeKeyOf(trx, input.project, input.probeId);
-    const counts = (await countsSince(trx, { key }, since)).get(key) ?? noCounts();
-    const { raw } = await trx.selectFrom("probe_results")
+    const counts = (await countsSince(trx, { key }, since, location)).get(key) ?? noCounts();
+    let rawQuery = trx.selectFrom("probe_results")
       .select((eb) => eb.fn.countAll<number | string>().as("raw"))
-      .where("probe_key", "=", key).where("started_at", ">=", new Date(since))
-      .executeTakeFirstOrThrow();
+      .where("probe_key", "=", key).where("started_at", ">=", new Date(since));
+    if (location !== undefined) rawQuery = rawQuery.where("location", "=", location);
+    const { raw } = await rawQuery.executeTakeFirstOrThrow();
     const exact = Number(raw) === total(counts) + counts.maintenance;
     const latency = exact
-      ? await exactLatency(trx, key, since)
-      : await estimatedLatency(trx, key, since);
-    const last = await trx.selectFrom("probe_schedule").select(["last_outcome", "last_run_at"])
-      .where("probe_key", "=", key).executeTakeFirst();
+      ? await exactLatency(trx, key, since, location)
+      : await estimatedLatency(trx, key, since, location);
+    // The last run: of that location, or the latest of any.
+    let lastQuery = trx.selectFrom("probe_schedule").select(["last_outcome", "last_run_at"])
+      .where("probe_key", "=", key).where("last_run_at", "is not", null);
+    if (location !== undefined) lastQuery = lastQuery.where("location", "=", location);
+    const last = await lastQuery.orderBy("last_run_at", "desc").limit(1).executeTakeFirst();
     return {
       window: input.window,
       since: new Date(since).toISOString(),
@@ -214,8 +264,14 @@ export function projectStatus(
     const row = await trx.selectFrom("projects").select("status").where("name", "=", project)
       .executeTakeFirst();
     if (!row) throw notFound("Project");
+    // The state and last run of the built-in location's schedule row.
     const probes = await trx.selectFrom("probes")
-      .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
+      .leftJoin(
+        "probe_schedule",
+        (j) =>
+          j.onRef("probe_schedule.probe_key", "=", "probes.key")
+            .on("probe_schedule.location", "=", LOCAL),
+      )
       .select([
         "probes.key",
         "probes.probe_id",

@@ -152,6 +152,7 @@ apiSuite("results and statistics", (test) => {
       error: null,
       address: "192.0.2.1",
       failed_checks: null,
+      location: "local",
       trigger: "schedule",
       in_maintenance: false,
     });
@@ -269,6 +270,7 @@ apiSuite("results and statistics", (test) => {
         error: null,
         address: "127.0.0.1",
         failed_checks: [],
+        location: "local",
         trigger: "manual",
         in_maintenance: false,
       });

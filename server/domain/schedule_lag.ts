@@ -20,11 +20,17 @@ export const OVERLOAD_LAG_MS = 5000;
  * (`runner_lag_seconds`) covers them.
  */
 export async function scheduleLag(
-  { db, at = new Date() }: { db: Db; at?: Date },
+  { db, at = new Date(), location = "" }: {
+    db: Db;
+    at?: Date;
+    /** The location whose schedule to read: '' (the default) for the built-in one. */
+    location?: string;
+  },
 ): Promise<number> {
   const { rows: [row] } = await sql<{ oldest: Date | string | null }>`
     select min(next_due_at) as oldest from probe_schedule
-    where next_due_at <= ${at} and (lease_until is null or lease_until < ${at})`.execute(db);
+    where location = ${location} and next_due_at <= ${at} and (lease_until is null or lease_until < ${at})`
+    .execute(db);
   if (!row?.oldest) return 0;
   return Math.max(0, (at.getTime() - new Date(row.oldest).getTime()) / 1000);
 }

@@ -10,7 +10,8 @@
  * | `90d`  | 90 of a day (UTC)    | hourly rollups merged by day: the same                 |
  *
  * Buckets are aligned on their size (5 minutes, the hour, midnight UTC); the last one holds now
- * and is still filling. One statement reads the whole window.
+ * and is still filling. One statement reads the whole window: of every location the probe runs
+ * from, or of one (`?location=`).
  *
  * @module
  */
@@ -19,6 +20,8 @@ import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { addInto, emptyHistogram, percentileOf } from "./histogram.ts";
 import { notFound } from "./errors.ts";
+import type { LocationNames } from "./locations.ts";
+import { locationOf } from "./results.ts";
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -52,7 +55,14 @@ function bucketAt(start: number, c: Counts, latency: Latency): SeriesBucket {
 const noLatency: Latency = { p50: null, p95: null, max: null };
 
 /** 5-minute buckets from raw results: counts and exact (nearest-rank) percentiles in SQL. */
-async function fromResults(db: Db, key: string, first: number, bucketMs: number, count: number) {
+async function fromResults(
+  db: Db,
+  key: string,
+  first: number,
+  bucketMs: number,
+  count: number,
+  location?: string,
+) {
   const { rows } = await sql<Counts & Latency & { i: number }>`
     select floor(extract(epoch from (started_at - ${new Date(first)}::timestamptz)) * 1000
                  / ${sql.lit(bucketMs)})::int as i,
@@ -69,6 +79,7 @@ async function fromResults(db: Db, key: string, first: number, bucketMs: number,
     from probe_results
     where probe_key = ${key} and started_at >= ${new Date(first)}
       and started_at < ${new Date(first + count * bucketMs)}
+      ${location === undefined ? sql`` : sql`and location = ${location}`}
     group by 1`.execute(db);
   const found = new Map(rows.map((r) => [r.i, r]));
   return Array.from({ length: count }, (_, i) => {
@@ -84,8 +95,15 @@ async function fromResults(db: Db, key: string, first: number, bucketMs: number,
  * Hourly or daily buckets from the rollups: counts added up, histograms merged, percentiles
  * estimated from them and bounded by the exact `max` (`latency_max`).
  */
-async function fromRollups(db: Db, key: string, first: number, bucketMs: number, count: number) {
-  const rows = await db.selectFrom("probe_rollups")
+async function fromRollups(
+  db: Db,
+  key: string,
+  first: number,
+  bucketMs: number,
+  count: number,
+  location?: string,
+) {
+  let query = db.selectFrom("probe_rollups")
     .select([
       "hour",
       "up",
@@ -98,8 +116,9 @@ async function fromRollups(db: Db, key: string, first: number, bucketMs: number,
     ])
     .where("probe_key", "=", key)
     .where("hour", ">=", new Date(first))
-    .where("hour", "<", new Date(first + count * bucketMs))
-    .execute();
+    .where("hour", "<", new Date(first + count * bucketMs));
+  if (location !== undefined) query = query.where("location", "=", location);
+  const rows = await query.execute();
   const buckets = Array.from({ length: count }, () => ({
     counts: noCounts(),
     histogram: emptyHistogram(),
@@ -131,8 +150,14 @@ async function fromRollups(db: Db, key: string, first: number, bucketMs: number,
 
 /** A probe's series over a window ending now; 404 when the probe does not exist. */
 export async function probeSeries(
-  { db, input, now = Date.now() }: { db: Db; input: SeriesInput; now?: number },
+  { db, input, now = Date.now(), names }: {
+    db: Db;
+    input: SeriesInput;
+    now?: number;
+    names?: LocationNames;
+  },
 ): Promise<Series> {
+  const location = locationOf(input.location, names);
   const probe = await db.selectFrom("probes").select("key")
     .where("project", "=", input.project).where("probe_id", "=", input.probeId)
     .executeTakeFirst();
@@ -142,8 +167,8 @@ export async function probeSeries(
   const first = Math.floor(now / bucketMs) * bucketMs - (count - 1) * bucketMs;
   const raw = input.window === "24h";
   const buckets = raw
-    ? await fromResults(db, key, first, bucketMs, count)
-    : await fromRollups(db, key, first, bucketMs, count);
+    ? await fromResults(db, key, first, bucketMs, count, location)
+    : await fromRollups(db, key, first, bucketMs, count, location);
   return {
     window: input.window,
     bucket_seconds: bucketMs / 1000,

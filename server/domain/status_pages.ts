@@ -131,7 +131,12 @@ export function publicStatusPage(
     if (!page) return null;
 
     const probes = await trx.selectFrom("probes")
-      .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
+      .leftJoin(
+        "probe_schedule",
+        (j) =>
+          j.onRef("probe_schedule.probe_key", "=", "probes.key")
+            .on("probe_schedule.location", "=", ""),
+      )
       .select([
         "probes.key",
         "probes.url",

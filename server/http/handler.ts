@@ -34,6 +34,8 @@ import { type Client, type EdgeContext, OTHER_ROUTE } from "./middleware.ts";
 import type { RateLimiter } from "./rate_limit.ts";
 import { createEdge, REST_PREFIX, TRPC_PREFIX } from "./router.ts";
 import { createTrpcEndpoint } from "./trpc_endpoint.ts";
+import { locationOfToken, locationTokensVersion, tokenDigest } from "../domain/locations.ts";
+import { TtlCache } from "./public_pages.ts";
 
 export { REST_PREFIX, TRPC_PREFIX };
 export type { Client, KeyedEndpoint, PublicPage };
@@ -45,6 +47,11 @@ export interface HttpDeps {
   db: Db;
   /** The scope of the key presented (`createKeyCheck`), or null for no valid key. */
   checkKey: (presented: string | null) => Scope | null;
+  /**
+   * How long what a location token names is kept (ms): a rotated or revoked token stops within
+   * this in other processes (at once in this one). 2 s unless given; 0 looks every request up.
+   */
+  locationTokenTtlMs?: number;
   log: Logger;
   /** What procedures may use besides the database (`server/trpc/context.ts`). */
   services?: Services;
@@ -104,6 +111,18 @@ function failureLog(log: Logger) {
       log.error("request failed", { request_id: requestId, ...errorFields(error) });
     }
   };
+}
+
+/**
+ * What a location token names, from its digest, kept `ttlMs` (by the digest, never the token)
+ * and dropped when this process rotates or deletes one (`locationTokensVersion`).
+ */
+function locationTokenCheck(db: Db, ttlMs: number) {
+  const cache = new TtlCache<string | null>({ ttlMs, maxEntries: 10_000 });
+  return (token: string) =>
+    ttlMs === 0
+      ? locationOfToken(db, token)
+      : cache.get(tokenDigest(token), locationTokensVersion(db), () => locationOfToken(db, token));
 }
 
 /** `/healthz` and `/readyz` (GET only): alive, and able to reach the database. */
@@ -187,6 +206,7 @@ export function createHttpHandler(
       db,
       authenticated: true,
       scope: c.get("scope"),
+      location: c.get("location"),
       services,
       chargeKey: rateLimiter ? (cost) => rateLimiter.charge(key, cost) : undefined,
     });
@@ -198,6 +218,7 @@ export function createHttpHandler(
     observe: { log, metrics: deps.metrics, summary: deps.summary ?? createRequestSummary({ log }) },
     keys: {
       checkKey: deps.checkKey,
+      checkLocationToken: locationTokenCheck(db, deps.locationTokenTtlMs ?? 2000),
       rateLimiter,
       authFailureLimiter: deps.authFailureLimiter,
       clientAddress: deps.clientAddress ?? ((peer) => peer ?? "unknown"),

@@ -19,6 +19,7 @@ import type { Scope } from "../keys/api_key.ts";
 import type { Cors } from "./cors.ts";
 import { presentedKey } from "../keys/presented_key.ts";
 import type { RateLimiter } from "./rate_limit.ts";
+import { LOCATION_TOKEN_PREFIX } from "../keys/location_token.ts";
 
 /** The peer of a request, as the server layer knows it. */
 export interface Client {
@@ -47,6 +48,8 @@ export interface EdgeEnv {
     /** The presented key's scope, and the key, once `keyCheck` let the request in. */
     scope: Scope;
     key: string;
+    /** The location of a location token (`scope: "location"`). */
+    location?: string;
   };
 }
 
@@ -165,12 +168,15 @@ export type Refuse = (c: EdgeContext, error: ApiError) => Response;
 export function keyCheck(
   {
     checkKey,
+    checkLocationToken,
     rateLimiter,
     authFailureLimiter,
     clientAddress,
     metrics,
   }: {
     checkKey: (presented: string | null) => Scope | null;
+    /** The location whose token is presented, or null (docs/locations.md). */
+    checkLocationToken?: ((presented: string) => Promise<string | null>) | null;
     rateLimiter?: RateLimiter | null;
     authFailureLimiter?: RateLimiter | null;
     clientAddress: (peer: string | undefined, headers: Headers) => string;
@@ -187,7 +193,14 @@ export function keyCheck(
   };
   return async (c, next) => {
     const key = presentedKey(c.req.raw.headers);
-    const scope = checkKey(key);
+    let scope = checkKey(key);
+    if (!scope && key !== null && checkLocationToken && key.startsWith(LOCATION_TOKEN_PREFIX)) {
+      const location = await checkLocationToken(key);
+      if (location !== null) {
+        scope = "location";
+        c.set("location", location);
+      }
+    }
     if (!scope) {
       const address = clientAddress(c.env?.client?.address, c.req.raw.headers);
       const failures = authFailureLimiter?.take(address);

@@ -72,6 +72,16 @@ const TAGS = [
       "listed without the token, rotated to stop an old one.",
   },
   {
+    name: "locations",
+    description: "Where probes run from: the built-in location (the runners on the database) " +
+      "and remote ones, whose runners reach the service with a location token.",
+  },
+  {
+    name: "runner",
+    description: "The runner protocol: a remote location's runners claim its due runs and post " +
+      "their results, with the location's token (and nothing else may call these).",
+  },
+  {
     name: "whoami",
     description: "What the caller's key may do: write, or only read (`SERVICE_API_KEYS_READONLY`).",
   },

@@ -63,6 +63,7 @@ for (const backend of backends()) {
           label: "Shop",
           description: null,
           status: "enabled",
+          default_locations: null,
         });
 
         const listed = await api.GET("/projects", { params: { query: { project } } });
@@ -341,6 +342,52 @@ for (const backend of backends()) {
         const deleted = await api.DELETE("/projects/{project}/badges/{id}", {
           params: { path: { project, id } },
         });
+        assert.equal(deleted.response.status, 204);
+      });
+
+      await t.step("locations and the runner protocol", async () => {
+        const name = uniqueName("loc");
+        const made = await api.POST("/locations", { body: { name, label: "Office" } });
+        assert.equal(made.response.status, 201);
+        const token = made.data!.data.token;
+        const listed = await api.GET("/locations");
+        assert.equal(listed.data?.data[0].kind, "local");
+        const path = { location: name };
+        const got = await api.GET("/locations/{location}", { params: { path } });
+        assert.equal(got.data?.data.label, "Office");
+        const patched = await api.PATCH("/locations/{location}", {
+          params: { path },
+          body: { label: "HQ" },
+        });
+        assert.equal(patched.data?.data.label, "HQ");
+        const rotated = await api.POST("/locations/{location}/token", { params: { path } });
+        assert.notEqual(rotated.data?.data.token, token);
+        const asRunner = { "X-Service-Api-Key": rotated.data!.data.token };
+        const claimed = await api.POST("/runner/claim", {
+          body: { runner: "r1", version: "1", wait_seconds: 0 },
+          headers: asRunner,
+        });
+        assert.equal(claimed.response.status, 200);
+        assert.deepEqual(claimed.data?.data.runs, []);
+        const posted = await api.POST("/runner/results", {
+          body: {
+            runner: "r1",
+            version: "1",
+            results: [{
+              run_id: `${crypto.randomUUID()}.1.1.0`,
+              started_at: new Date().toISOString(),
+              duration_ms: 1,
+              outcome: "up",
+              http_status: 200,
+              error: null,
+              address: null,
+              failed_checks: null,
+            }],
+          },
+          headers: asRunner,
+        });
+        assert.equal(posted.response.status, 409);
+        const deleted = await api.DELETE("/locations/{location}", { params: { path } });
         assert.equal(deleted.response.status, 204);
       });
 

@@ -21,12 +21,15 @@ import { startTestApp, TestClient } from "../testing/app.ts";
 const ANY = [401, 429, 500, 503];
 const INPUT = [...ANY, 422];
 const BODY = [...INPUT, 400, 413, 415];
-/** Every operation but a GET also answers 403 (a read-only key); a GET 413 (too big an answer). */
+/**
+ * Every operation answers 403 (a location token outside the runner protocol, or a key inside
+ * it; besides, a read-only key on any operation but a GET); a GET 413 (too big an answer).
+ */
 const withForbidden = (spec: Record<string, number[]>) =>
   Object.fromEntries(
     Object.entries(spec).map(([key, statuses]) => [
       key,
-      key.startsWith("GET ") ? [...statuses, 413] : [...statuses, 403],
+      key.startsWith("GET ") ? [...statuses, 403, 413] : [...statuses, 403],
     ]),
   );
 const SPEC: Record<string, number[]> = withForbidden({
@@ -78,6 +81,16 @@ const SPEC: Record<string, number[]> = withForbidden({
   "DELETE /notification-targets/{name}": [204, 404, 409, ...INPUT],
   "POST /notification-targets/{name}/test": [200, 404, ...BODY],
   "GET /whoami": [200, ...ANY],
+  // Beyond the interface document: locations (docs/locations.md).
+  "GET /locations": [200, ...ANY],
+  "POST /locations": [201, 409, ...BODY],
+  "GET /locations/{location}": [200, 404, ...INPUT],
+  "PATCH /locations/{location}": [200, 404, 409, ...BODY],
+  "DELETE /locations/{location}": [204, 404, 409, ...INPUT],
+  "POST /locations/{location}/token": [200, 404, 409, ...BODY],
+  // The runner protocol: location tokens only (docs/locations.md).
+  "POST /runner/claim": [200, ...BODY],
+  "POST /runner/results": [200, 409, ...BODY],
 });
 
 /** The operations whose answers carry `meta` besides `data`. */
@@ -96,6 +109,7 @@ const WITH_META = new Set([
   "GET /projects/{project}/maintenance",
   "GET /overview",
   "GET /projects/{project}/badges",
+  "GET /locations",
 ]);
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];

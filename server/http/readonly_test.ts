@@ -97,7 +97,10 @@ for (const backend of backends()) {
       assert.equal(docAnswer.status, 200, "the document stays keyless");
       const operations = operationsOf(docAnswer.body);
       const gets = operations.filter((o) => o.method === "GET");
-      const writes = operations.filter((o) => o.method !== "GET");
+      // The runner protocol refuses every key (`out_of_scope`, server/runner/remote_runs_test.ts).
+      const writes = operations.filter((o) =>
+        o.method !== "GET" && !o.template.startsWith("/runner/")
+      );
       assert.ok(gets.length > 10 && writes.length > 10);
 
       // Something for every operation to reach, made with the write key.

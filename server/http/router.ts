@@ -12,7 +12,7 @@
  * @module
  */
 import { Hono } from "hono";
-import type { ApiError } from "../errors.ts";
+import { type ApiError, apiError } from "../errors.ts";
 import { DOCS_PATH } from "./docs.ts";
 import { STATUS_PREFIX } from "./status_page.ts";
 import { BADGE_PREFIX } from "./badges.ts";
@@ -121,7 +121,11 @@ export function createEdge(
   for (const endpoint of parts.keyed) { // /metrics (`metrics/endpoint.ts`), /backup (`backup/`)
     app.use(endpoint.path, label(() => endpoint.path));
     app.use(endpoint.path, key(parts.refuseKeyed));
-    app.all(endpoint.path, (c) => endpoint.handle(c.req.raw, c.get("url"), c.get("scope")));
+    app.all(endpoint.path, (c) =>
+      // A location token may use the runner protocol only.
+      c.get("scope") === "location"
+        ? parts.refuseKeyed(c, apiError("out_of_scope"))
+        : endpoint.handle(c.req.raw, c.get("url"), c.get("scope")));
   }
 
   // The one error responder.

@@ -3,8 +3,11 @@ import type { Logger } from "../log.ts";
 
 const digest = (key: string) => createHash("sha256").update(key).digest();
 
-/** What a key may do: `write` keys may call everything, `read` keys only the queries (GETs). */
-export type Scope = "read" | "write";
+/**
+ * What a key may do: `write` keys may call everything, `read` keys only the queries (GETs), and a
+ * location token (`location`) only the runner protocol of its location (docs/locations.md).
+ */
+export type Scope = "read" | "write" | "location";
 
 /**
  * Returns a check for the `X-Service-Api-Key` header against the keys: the scope of the key

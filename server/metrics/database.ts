@@ -92,10 +92,10 @@ export function databaseMetrics(
       select p.project, p.probe_id, s.state, s.last_outcome, r.duration_ms
       from probes p
       join projects pr on pr.name = p.project
-      left join probe_schedule s on s.probe_key = p.key
+      left join probe_schedule s on s.probe_key = p.key and s.location = ''
       left join lateral (
         select duration_ms from probe_results
-        where probe_key = p.key and started_at = s.last_run_at
+        where probe_key = p.key and location = '' and started_at = s.last_run_at
         limit 1
       ) r on true`.execute(db);
     return rows;

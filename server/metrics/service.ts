@@ -1,6 +1,6 @@
 /**
  * The server's metrics, built once per app (`createApp`): HTTP, database pools, the runner, the
- * I'm alive deliveries, the notification queue, per-probe series and, in a long-lived process,
+ * I'm alive deliveries, the notification queue, per-probe and per-location series and, in a long-lived process,
  * the process's own. See docs/metrics.md.
  *
  * @module
@@ -12,6 +12,7 @@ import type { ConnectionStats } from "../http/serve.ts";
 import type { Logger } from "../log.ts";
 import { databaseMetrics, poolMetrics } from "./database.ts";
 import { type HttpMetrics, httpMetrics } from "./http.ts";
+import { locationMetrics } from "./locations.ts";
 import { createRegistry, scrapeReads } from "./registry.ts";
 import { type RunnerMetrics, runnerMetrics } from "./runner.ts";
 
@@ -34,10 +35,12 @@ export interface ServiceMetricsOptions {
   processMetrics?: boolean;
   /** The connection layer's figures (`HttpServer.stats`), when the app is served by `serve()`. */
   connections?: () => ConnectionStats;
+  /** The built-in location's name (`RUNNER_LOCATION`), for the per-location series. */
+  localLocation?: string;
 }
 
 export function createServiceMetrics(
-  { db, log, poolStats, perProbe = true, processMetrics = false, connections }:
+  { db, log, poolStats, perProbe = true, processMetrics = false, connections, localLocation }:
     ServiceMetricsOptions,
 ): ServiceMetrics {
   const registry = createRegistry({ processMetrics });
@@ -52,6 +55,7 @@ export function createServiceMetrics(
     registers: [registry],
   });
   databaseMetrics(registry, { db, reads, perProbe });
+  locationMetrics(registry, { db, reads, localLocation });
   return {
     registry,
     http,

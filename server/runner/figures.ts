@@ -87,7 +87,7 @@ export async function runnerFigures(
 }
 
 /**
- * Probes of enabled projects at `at`, and those whose run, not claimed by any runner, is overdue
+ * Probes of enabled projects scheduled at the built-in location at `at`, and those whose run, not claimed by any runner, is overdue
  * by more than `overdueMs` (default 60 s). Read by the I'm alive report and by `/metrics`. A run
  * given back for its host's cap (a lease with no runner named) is not claimed: it counts.
  */
@@ -103,6 +103,6 @@ export async function scheduleFigures(
     from probe_schedule s
     join probes p on p.key = s.probe_key
     join projects pr on pr.name = p.project
-    where pr.status = 'enabled'`.execute(db);
+    where pr.status = 'enabled' and s.location = ''`.execute(db);
   return { scheduled: probes.scheduled, overdue: probes.overdue };
 }

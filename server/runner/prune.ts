@@ -180,6 +180,19 @@ export async function pruneOnce(database: Db, options: PruneOptions): Promise<Pr
         limit ${batch} for update skip locked)`.execute(db),
     ), loop);
 
+  // Claims of remote runners tell their runs' ids apart for a day (docs/locations.md); runners
+  // not seen for a week leave the locations' read.
+  const claimsBefore = new Date(options.now - DAY_MS).toISOString();
+  await inBatches(async () =>
+    affected(
+      await sql`
+      delete from location_claims where id = any(array(
+        select id from location_claims where issued_at < ${claimsBefore}
+        limit ${batch} for update skip locked))`.execute(db),
+    ), loop);
+  await sql`delete from location_runners
+    where last_seen_at < ${new Date(options.now - 7 * DAY_MS).toISOString()}`.execute(db);
+
   const purged = await purgeDeleted(db, { ...loop, batch });
   return {
     results: results + purged.results,

@@ -6,6 +6,9 @@
  * schedule row's `manual_run_at`, taken with a conditional update (a second request gets 409),
  * and let go when the run is recorded, or after `leaseMs` if the process died meanwhile.
  *
+ * A manual run is made from the built-in location (where the service is), on its schedule row:
+ * a probe that does not run from there is refused (409): its locations' runners make its runs.
+ *
  * @module
  */
 import type { ProbeExpect, ProbeRef, ProbeResult } from "@probe/shared";
@@ -17,6 +20,8 @@ import type { OutboundOptions } from "../outbound/request.ts";
 import { applyStateChanges } from "../alerts/incidents.ts";
 import { settleSchedule } from "../alerts/states.ts";
 import { insertRuns, resultFields } from "./store.ts";
+import { effectiveLocationsSql, LOCAL } from "../domain/locations.ts";
+import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 
 /** Runs one probe, telling `beforeRequest` (if given) before each request it sends. */
 export type Executor = (
@@ -34,8 +39,17 @@ export interface RunNow {
 }
 
 export function createRunNow(
-  { db, execute, runner = "manual", leaseMs = 120_000, now = () => new Date() }: {
+  {
+    db,
+    execute,
+    runner = "manual",
+    leaseMs = 120_000,
+    now = () => new Date(),
+    location = DEFAULT_LOCAL_LOCATION,
+  }: {
     db: Db;
+    /** The built-in location's name (`RUNNER_LOCATION`), shown on the runs' results. */
+    location?: string;
     /** Runs one probe: the runner's executor. */
     execute: Executor;
     /** Recorded as the result's runner. */
@@ -64,7 +78,7 @@ export function createRunNow(
         throw error;
       }
       if (!recorded) throw notFound("Probe");
-      return answerOf(result, inMaintenance);
+      return answerOf(result, inMaintenance, location);
     },
   };
 }
@@ -83,6 +97,7 @@ function readProbe(db: Db, ref: ProbeRef) {
       "probes.expect",
       "probes.timeout_ms",
       "projects.status",
+      sql<boolean>`${LOCAL} = any(${effectiveLocationsSql("probes", "projects")})`.as("here"),
     ])
     .where("probes.project", "=", ref.project).where("probes.probe_id", "=", ref.probeId)
     .executeTakeFirst();
@@ -111,12 +126,12 @@ function targetOf(probe: ProbeRow): ProbeTarget {
 async function takeClaim(db: Db, key: string, at: Date, leaseMs: number): Promise<void> {
   // A probe the runner has not scheduled yet gets its row here (due at once, as new ones are).
   await sql`
-    insert into probe_schedule (probe_key, next_due_at)
-    select key, ${at.toISOString()} from probes where key = ${key}
-    on conflict (probe_key) do nothing`.execute(db);
+    insert into probe_schedule (probe_key, location, next_due_at)
+    select key, ${LOCAL}, ${at.toISOString()} from probes where key = ${key}
+    on conflict (probe_key, location) do nothing`.execute(db);
   const taken = await sql`
     update probe_schedule set manual_run_at = ${at.toISOString()}
-    where probe_key = ${key}
+    where probe_key = ${key} and location = ${LOCAL}
       and (manual_run_at is null or manual_run_at < ${new Date(at.getTime() - leaseMs)})
     returning probe_key`.execute(db);
   if (taken.rows.length === 0) {
@@ -144,6 +159,12 @@ async function claim(db: Db, ref: ProbeRef, leaseMs: number, now: () => Date) {
   if (!probe) throw notFound("Probe");
   if (probe.status !== "enabled") {
     throw new DomainError("conflict", "The probe's project is disabled");
+  }
+  if (!probe.here) {
+    throw new DomainError(
+      "conflict",
+      "The probe does not run from the built-in location, where manual runs are made",
+    );
   }
   const at = now();
   const key = String(probe.key);
@@ -186,7 +207,8 @@ async function release(db: Db, key: string, at: Date) {
   try {
     await sql`
       update probe_schedule set manual_run_at = null
-      where probe_key = ${key} and manual_run_at = ${at.toISOString()}`.execute(db);
+      where probe_key = ${key} and location = ${LOCAL}
+        and manual_run_at = ${at.toISOString()}`.execute(db);
   } catch {
     // The database failed the run's recording too, most likely: the error that says so is
     // the one the caller gets.
@@ -194,9 +216,10 @@ async function release(db: Db, key: string, at: Date) {
 }
 
 /** The run's answer. */
-function answerOf(result: RunResult, inMaintenance: boolean): ProbeResult {
+function answerOf(result: RunResult, inMaintenance: boolean, location: string): ProbeResult {
   return {
     ...resultFields(result),
+    location,
     trigger: "manual",
     in_maintenance: inMaintenance,
   };

@@ -12,7 +12,7 @@
  * @module
  */
 import { hostname } from "node:os";
-import type { Db } from "../db/database.ts";
+import { type Db, withBudget } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
 import {
   executeProbe,
@@ -33,6 +33,8 @@ import { createLagMeter, type LagMeter } from "./lag.ts";
 import { type ClaimWindow, createWindow } from "./window.ts";
 import { type RunnerClock, systemClock } from "./clock.ts";
 import { createLoops, type Loops } from "./loops.ts";
+import { LOCAL, runnerSeen } from "../domain/locations.ts";
+import { SERVICE_VERSION } from "../version.ts";
 
 export { claimWindow } from "./window.ts";
 export { hostOf } from "./slots.ts";
@@ -422,7 +424,7 @@ async function syncOnce(db: Db, log: Logger, now: number, intervalMs: number): P
   return added;
 }
 
-/** Starts a runner's loops: sync, poll, flush, tick, prune, purge. */
+/** Starts a runner's loops: sync, poll, flush, tick, heartbeat, prune, purge. */
 function startLoops(
   loops: Loops,
   runner: Runner,
@@ -445,6 +447,12 @@ function startLoops(
       s.log.info("pruned", { ...r });
     }
   }, Math.min(s.pruneEveryMs, 30_000));
+  // Seen by the locations' read (`GET /locations`: runners, last seen, version).
+  every(
+    "heartbeat",
+    15_000,
+    () => runnerSeen(withBudget(s.db, "runner"), LOCAL, { runner: s.id, version: SERVICE_VERSION }),
+  );
   // A deleted project's history goes within seconds rather than at the next prune.
   every("purge", s.purgeEveryMs, async () => {
     const r = await purgeDeleted(s.db, { stopped: () => loops.stopped });

@@ -26,6 +26,7 @@ import { applyStateChanges } from "../alerts/incidents.ts";
 import { settleSchedule } from "../alerts/states.ts";
 import { bucketOf, emptyHistogram } from "../domain/histogram.ts";
 import { gridAfter, multiplierFor, offsetOf } from "../domain/schedule.ts";
+import { effectiveLocationsSql, LOCAL } from "../domain/locations.ts";
 
 const HOUR_MS = 3_600_000;
 
@@ -35,8 +36,10 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export const keyText = (key: number | string | bigint) => String(key);
 
 /**
- * Gives every probe without a schedule row one. New probes are due at once (`first: "now"`,
- * so a new probe shows a result within seconds), or at their next slot on the grid (`"grid"`).
+ * Gives every probe a schedule row for each location it runs from (its own `locations`, or its
+ * project's default) that has none: every location's, not only this runner's, so that remote
+ * locations' runs are due too. New rows are due at once (`first: "now"`, so a new probe shows a
+ * result within seconds), or at their next slot on the grid (`"grid"`).
  */
 export async function syncSchedules(
   database: Db,
@@ -51,16 +54,24 @@ export async function syncSchedules(
   const db = withBudget(database, "runner");
   let added = 0;
   for (;;) {
-    const missing = await db.selectFrom("probes")
-      .leftJoin("probe_schedule", "probe_schedule.probe_key", "probes.key")
-      .where("probe_schedule.probe_key", "is", null)
-      .select(["probes.key", "probes.interval_seconds"]).orderBy("probes.key").limit(batch)
-      .execute();
+    const { rows: missing } = await sql<
+      { key: number | string; location: string; interval_seconds: number | null }
+    >`
+      select p.key, l.location, p.interval_seconds
+      from probes p
+      join projects pr on pr.name = p.project
+      cross join lateral unnest(${effectiveLocationsSql("p", "pr")}) as l(location)
+      where not exists (
+        select 1 from probe_schedule s where s.probe_key = p.key and s.location = l.location
+      )
+      order by p.key, l.location
+      limit ${batch}`.execute(db);
     if (missing.length === 0) return added;
-    const rows = missing.map(({ key, interval_seconds }) => {
+    const rows = missing.map(({ key, location, interval_seconds }) => {
       const ms = interval_seconds === null ? intervalMs : interval_seconds * 1000;
       return {
         probe_key: keyText(key),
+        location,
         next_due_at: iso(first === "now" ? now : gridAfter(now, offsetOf(key, ms), ms)),
       };
     });
@@ -69,12 +80,13 @@ export async function syncSchedules(
       // order, so that the foreign key checks lock the probes in the order a project delete
       // does (see `deleteProject`), and the two cannot deadlock.
       const result = await sql`
-        insert into probe_schedule (probe_key, next_due_at)
-        select x.probe_key, x.next_due_at
-        from json_to_recordset(${json(rows)}) as x(probe_key bigint, next_due_at timestamptz)
+        insert into probe_schedule (probe_key, location, next_due_at)
+        select x.probe_key, x.location, x.next_due_at
+        from json_to_recordset(${json(rows)})
+          as x(probe_key bigint, location text, next_due_at timestamptz)
         where exists (select 1 from probes p where p.key = x.probe_key)
-        order by x.probe_key
-        on conflict (probe_key) do nothing`.execute(db);
+        order by x.probe_key, x.location
+        on conflict (probe_key, location) do nothing`.execute(db);
       added += Number(result.numAffectedRows ?? 0);
     } catch (error) {
       // A probe deleted between the check and the insert: the next round settles it.
@@ -115,7 +127,18 @@ export interface Claimed {
  */
 export async function claimDue(
   database: Db,
-  { now, horizon, leaseUntil, runner, limit, spread, defaults = SERVICE_DEFAULTS }: {
+  {
+    now,
+    horizon,
+    leaseUntil,
+    runner,
+    limit,
+    spread,
+    defaults = SERVICE_DEFAULTS,
+    location = LOCAL,
+  }: {
+    /** The location whose runs to claim: '' (the default) for the built-in one. */
+    location?: string;
     now: number;
     horizon: number;
     leaseUntil: number;
@@ -162,7 +185,7 @@ export async function claimDue(
   }>`
     with due as (
       select probe_key from probe_schedule
-      where next_due_at <= ${iso(horizon)}
+      where location = ${location} and next_due_at <= ${iso(horizon)}
         and (lease_until is null or lease_until < ${iso(now)})
         ${spreadCondition}
       order by next_due_at
@@ -171,7 +194,7 @@ export async function claimDue(
     ), claimed as (
       update probe_schedule s
       set lease_until = ${iso(leaseUntil)}, leased_by = ${runner}
-      from due where s.probe_key = due.probe_key
+      from due where s.probe_key = due.probe_key and s.location = ${location}
       returning s.probe_key, s.next_due_at
     )
     select c.probe_key, c.next_due_at, pr.status, p.url, p.method, p.headers, p.body, p.latency,
@@ -269,31 +292,51 @@ export function recordRuns(
   db: Db,
   runner: string,
   completed: readonly Completed[],
+  location = LOCAL,
 ): Promise<{ recorded: number; skipped: number; lost: number }> {
   if (completed.length === 0) return Promise.resolve({ recorded: 0, skipped: 0, lost: 0 });
-  const sorted = [...completed].sort((a, b) => compareKeys(a.key, b.key));
   return withBudget(db, "runner").transaction().execute(async (trx) => {
-    const { settled, changes } = await settleSchedule(
-      trx,
-      sorted.map((c) => ({
-        key: c.key,
-        dueAt: new Date(c.due),
-        nextDueAt: new Date(c.nextDue),
-        run: c.result,
-        counted: !c.inMaintenance,
-      })),
-      { runner },
-    );
-    const runs = sorted.flatMap((c) =>
-      c.result && settled.has(c.key)
-        ? [{ key: c.key, due: c.due, result: c.result, inMaintenance: c.inMaintenance ?? false }]
-        : []
-    );
-    await insertRuns(trx, runner, runs);
-    await applyStateChanges(trx, changes, new Date());
-    const skipped = sorted.filter((c) => !c.result && settled.has(c.key)).length;
-    return { recorded: runs.length, skipped, lost: completed.length - settled.size };
+    const { recorded, skipped, lost } = await recordRunsIn(trx, runner, completed, location);
+    return { recorded: recorded.size, skipped, lost };
   });
+}
+
+/**
+ * `recordRuns` inside the caller's transaction: returns the keys of the runs recorded, and how
+ * many were skipped (project disabled) and lost (lease gone).
+ */
+export async function recordRunsIn(
+  trx: Db,
+  runner: string,
+  completed: readonly Completed[],
+  location = LOCAL,
+): Promise<{ recorded: Set<string>; skipped: number; lost: number }> {
+  const sorted = [...completed].sort((a, b) => compareKeys(a.key, b.key));
+  const { settled, changes } = await settleSchedule(
+    trx,
+    sorted.map((c) => ({
+      key: c.key,
+      dueAt: new Date(c.due),
+      nextDueAt: new Date(c.nextDue),
+      run: c.result,
+      counted: !c.inMaintenance,
+    })),
+    { runner },
+    location,
+  );
+  const runs = sorted.flatMap((c) =>
+    c.result && settled.has(c.key)
+      ? [{ key: c.key, due: c.due, result: c.result, inMaintenance: c.inMaintenance ?? false }]
+      : []
+  );
+  await insertRuns(trx, runner, runs, location);
+  await applyStateChanges(trx, changes, new Date());
+  const skipped = sorted.filter((c) => !c.result && settled.has(c.key)).length;
+  return {
+    recorded: new Set(runs.map((r) => r.key)),
+    skipped,
+    lost: completed.length - settled.size,
+  };
 }
 
 /** A finished run to store. */
@@ -322,7 +365,12 @@ export function resultFields(result: RunResult) {
  * Stores runs: their raw results, and their counts and latencies added to the hourly rollups.
  * Call inside the transaction that moved their schedule rows on (`recordRuns` does).
  */
-export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): Promise<void> {
+export async function insertRuns(
+  db: Db,
+  runner: string,
+  runs: readonly Run[],
+  location = LOCAL,
+): Promise<void> {
   if (runs.length === 0) return;
   const resultRows = runs.map(({ key, due, result, trigger, inMaintenance }) => ({
     probe_key: key,
@@ -334,24 +382,25 @@ export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): 
   await sql`
       insert into probe_results
         (probe_key, due_at, started_at, duration_ms, outcome, http_status, error, address, runner,
-         failed_checks, trigger, in_maintenance)
+         location, failed_checks, trigger, in_maintenance)
       select x.probe_key, x.due_at, x.started_at, x.duration_ms, x.outcome, x.http_status,
-             x.error, x.address, ${runner}, x.failed_checks, x.trigger, x.in_maintenance
+             x.error, x.address, ${runner}, ${location}, x.failed_checks, x.trigger,
+             x.in_maintenance
       from json_to_recordset(${json(resultRows)})
         as x(probe_key bigint, due_at timestamptz, started_at timestamptz, duration_ms integer,
              outcome text, http_status integer, error text, address text, failed_checks json,
              trigger text, in_maintenance boolean)`.execute(db);
   await sql`
       insert into probe_rollups as r
-        (probe_key, hour, up, degraded, down, blocked, maintenance, latency_count, latency_max,
-         latency_buckets)
-      select x.probe_key, x.hour, x.up, x.degraded, x.down, x.blocked, x.maintenance,
+        (probe_key, location, hour, up, degraded, down, blocked, maintenance, latency_count,
+         latency_max, latency_buckets)
+      select x.probe_key, ${location}, x.hour, x.up, x.degraded, x.down, x.blocked, x.maintenance,
              x.latency_count, x.latency_max, x.latency_buckets
       from json_to_recordset(${json(rollupRows(runs))})
         as x(probe_key bigint, hour timestamptz, up integer, degraded integer, down integer,
              blocked integer, maintenance integer, latency_count integer, latency_max integer,
              latency_buckets integer[])
-      on conflict (probe_key, hour) do update set
+      on conflict (probe_key, location, hour) do update set
         up = r.up + excluded.up,
         maintenance = r.maintenance + excluded.maintenance,
         degraded = r.degraded + excluded.degraded,
@@ -366,12 +415,15 @@ export async function insertRuns(db: Db, runner: string, runs: readonly Run[]): 
         )`.execute(db);
 }
 
-/** The schedule rows of `keys` that `runner` holds, locked in key order: a `locked` CTE. */
-function lockedLeases(runner: string, keys: readonly string[]) {
+/**
+ * The schedule rows of `keys` at `location` that `runner` holds, locked in key order: a
+ * `locked` CTE.
+ */
+function lockedLeases(runner: string, keys: readonly string[], location: string) {
   const wanted = json(keys.map((k) => ({ k })));
   return sql`with locked as (
       select probe_key from probe_schedule
-      where leased_by = ${runner}
+      where leased_by = ${runner} and location = ${location}
         and probe_key in (select x.k from json_to_recordset(${wanted}) as x(k bigint))
       order by probe_key for update
     )`;
@@ -386,13 +438,15 @@ export async function extendLeases(
   runner: string,
   keys: readonly string[],
   until: number,
+  location = LOCAL,
 ) {
   if (keys.length === 0) return;
   const db = withBudget(database, "runner");
   await sql`
-    ${lockedLeases(runner, keys)}
+    ${lockedLeases(runner, keys, location)}
     update probe_schedule s set lease_until = greatest(s.lease_until, ${iso(until)}::timestamptz)
-    from locked where s.probe_key = locked.probe_key and s.leased_by = ${runner}`.execute(db);
+    from locked where s.probe_key = locked.probe_key and s.location = ${location}
+      and s.leased_by = ${runner}`.execute(db);
 }
 
 /**
@@ -405,12 +459,14 @@ export async function releaseLeases(
   runner: string,
   keys: readonly string[],
   until?: number,
+  location = LOCAL,
 ) {
   if (keys.length === 0) return;
   const db = withBudget(database, "runner");
   await sql`
-    ${lockedLeases(runner, keys)}
+    ${lockedLeases(runner, keys, location)}
     update probe_schedule s
     set lease_until = ${until === undefined ? null : iso(until)}::timestamptz, leased_by = null
-    from locked where s.probe_key = locked.probe_key and s.leased_by = ${runner}`.execute(db);
+    from locked where s.probe_key = locked.probe_key and s.location = ${location}
+      and s.leased_by = ${runner}`.execute(db);
 }

@@ -310,6 +310,8 @@ export async function startTestApp(
     onFastPath: options.onFastPath,
     trpcFastPath: options.trpcFastPath,
     maxAnswerBytes: options.maxAnswerBytes,
+    // Remote runners' claims add new probes' schedule rows each time, not every 2 s at most.
+    remoteRuns: { syncEveryMs: 0 },
     // Run-now may reach local targets (`startTarget()`), as the tests' runners may.
     runProbe: (target, hooks) =>
       executeProbe(target, { ...hooks, policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),

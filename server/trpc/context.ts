@@ -5,6 +5,7 @@ import type { AnswerBudget } from "../http/answer_size.ts";
 import type { IamAliveControl } from "../iam_alive/reporter.ts";
 import type { Notifier } from "../notify/targets.ts";
 import type { RunNow } from "../runner/run_now.ts";
+import type { RemoteRuns } from "../runner/remote_runs.ts";
 import type { ProbeDefaults } from "../domain/probes.ts";
 
 /** What a procedure may change about its HTTP answer. */
@@ -20,6 +21,8 @@ export interface Services {
   notifier?: Notifier;
   /** Runs a probe once, now (`probes.run`). */
   runNow?: RunNow;
+  /** The runner protocol: remote locations' claims and results (`runner.*`). */
+  remoteRuns?: RemoteRuns;
   /** Header names (lower case) whose values read-only keys never see: `PROBE_SECRET_HEADERS`. */
   secretHeaders?: readonly string[];
   /**
@@ -40,6 +43,8 @@ export interface Context extends Services {
    * queries only (`apiProcedure` refuses their mutations with FORBIDDEN).
    */
   scope: Scope;
+  /** The location of a location token (`scope: "location"`); absent for every other key. */
+  location?: string;
   res: ResponseControl;
   /**
    * Takes `cost` more of the calling key's rate-limit budget, below zero if need be: for work a
@@ -61,15 +66,18 @@ export interface Context extends Services {
  * callers are the service's own).
  */
 export function createContext(
-  { db, authenticated, scope = "write", services = {}, chargeKey }: {
+  { db, authenticated, scope = "write", services = {}, chargeKey, location }: {
     db: Db;
     authenticated: boolean;
     scope?: Scope;
+    location?: string;
     services?: Services;
     chargeKey?: (cost: number) => void;
   },
 ): Context {
-  if (authenticated) return { db, authenticated, scope, res: {}, chargeKey, ...services };
+  if (authenticated) {
+    return { db, authenticated, scope, location, res: {}, chargeKey, ...services };
+  }
   const refuse = (): never => {
     throw new TRPCError({ code: "UNAUTHORIZED" });
   };

@@ -1,6 +1,7 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { toApiError, trpcErrorShape } from "../errors.ts";
+import { ERRORS, toApiError, trpcErrorShape } from "../errors.ts";
+import { DomainError } from "../domain/errors.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { boundedStringify } from "../http/answer_size.ts";
 import type { Context } from "./context.ts";
@@ -29,6 +30,17 @@ const t = initTRPC.context<Context>().meta<Meta>().create({
 });
 
 export const router = t.router;
+
+const outOfScope = () => new DomainError("out_of_scope", ERRORS.out_of_scope.message);
+
+/**
+ * The runner protocol's operations (docs/locations.md): callable with a location token only,
+ * for its own location (`ctx.location`); every key is refused (403 `out_of_scope`).
+ */
+export const runnerProcedure = t.procedure.use(({ ctx, next }) => {
+  if (ctx.scope !== "location" || ctx.location === undefined) throw outOfScope();
+  return next({ ctx: { ...ctx, location: ctx.location } });
+});
 export const createCallerFactory = t.createCallerFactory;
 
 /**
@@ -37,6 +49,7 @@ export const createCallerFactory = t.createCallerFactory;
  * pass through (403 `forbidden`); errors are mapped to their codes by the formatter above.
  */
 export const apiProcedure = t.procedure.use(({ ctx, type, next }) => {
+  if (ctx.scope === "location") throw outOfScope();
   if (type === "mutation" && ctx.scope !== "write") throw new TRPCError({ code: "FORBIDDEN" });
   // A batch's queries are counted against its answer budget as each resolves (issue 18); the
   // HTTP layer answers the whole batch 413 when one does not fit. Mutations are never refused

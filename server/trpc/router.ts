@@ -2,6 +2,8 @@ import { router } from "./init.ts";
 import { alertsRouter } from "./routers/alerts.ts";
 import { badgesRouter } from "./routers/badges.ts";
 import { incidentsRouter } from "./routers/incidents.ts";
+import { locationsRouter } from "./routers/locations.ts";
+import { runnerRouter } from "./routers/runner.ts";
 import { maintenanceRouter } from "./routers/maintenance.ts";
 import { overviewRouter } from "./routers/overview.ts";
 import { probesRouter } from "./routers/probes.ts";
@@ -24,6 +26,8 @@ export const appRouter = router({
   overview: overviewRouter,
   statusPages: statusPagesRouter,
   badges: badgesRouter,
+  locations: locationsRouter,
+  runner: runnerRouter,
   whoami: whoamiRouter,
 });
 

@@ -19,6 +19,7 @@ import { EditProbe, NewProbe } from "./probe_form.js";
 import { ProbePage } from "./probe.js";
 /** @import { ApiError, Scope } from "./api.js" */
 /** @import { Route } from "./routes.js" */
+import { LocationsPage } from "./locations.js";
 
 /** @param {ApiError} error */
 function refusal(error) {
@@ -126,6 +127,8 @@ function Page({ route }) {
       return view`<${Overview} />`;
     case "newProject":
       return view`<${NewProject} />`;
+    case "locations":
+      return view`<${LocationsPage} />`;
     case "project":
       return view`<${ProjectPage} key=${route.project} name=${route.project} />`;
     case "newProbe":
@@ -200,6 +203,9 @@ function Signedin({ onSignOut, justSignedIn, scope }) {
               New project
             </a>`
   }
+          <a href=${href.locations()} aria-current=${
+    route.name === "locations" ? "page" : undefined
+  }>Locations</a>
           <a href="/docs">API reference</a>
         </nav>
         ${scope === "read" && view`<span class="tag scope">Read-only key</span>`}

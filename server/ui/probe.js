@@ -25,6 +25,7 @@ import { millis, percent, plural } from "./format.js";
 import { useNotice } from "./notice.js";
 /** @import { ApiError } from "./api.js" */
 /** @import { FailedCheck, ProbeResult, Series } from "./api_types.d.ts" */
+import { ProbeLocations } from "./probe_locations.js";
 
 /** @type {[Series["window"], string][]} */
 const WINDOWS = [["24h", "24 hours"], ["7d", "7 days"], ["30d", "30 days"], ["90d", "90 days"]];
@@ -176,6 +177,7 @@ function Results({ results }) {
         <thead>
           <tr>
             <th scope="col">Started</th>
+            <th scope="col">Location</th>
             <th scope="col">Outcome</th>
             <th scope="col" class="num">HTTP</th>
             <th scope="col" class="num">Duration</th>
@@ -187,10 +189,11 @@ function Results({ results }) {
           ${
     results.map((r) =>
       view`
-              <tr key=${r.started_at}>
+              <tr key=${`${r.location}/${r.started_at}`}>
                 <td data-label="Started">
                   <${At} iso=${r.started_at} />
                 </td>
+                <td data-label="Location">${r.location}</td>
                 <td data-label="Outcome"><${OutcomeBadge} outcome=${r.outcome} />${
         r.in_maintenance ? view` <span class="tag">maintenance</span>` : ""
       }</td>
@@ -279,6 +282,12 @@ export function ProbePage({ project, probeId }) {
     }</dd>
         </div>
         <div>
+          <dt>Locations</dt>
+          <dd>${probe.effective_locations.join(", ")}${
+      probe.locations === null ? " (the project's default)" : ""
+    }</dd>
+        </div>
+        <div>
           <dt>Assertions</dt>
           <dd>${
       probe.expect ? view`<code>${JSON.stringify(probe.expect)}</code>` : "status below 400"
@@ -294,6 +303,10 @@ export function ProbePage({ project, probeId }) {
       </div>`
     }
       <${SeriesView} project=${project} probeId=${probeId} round=${round} />
+      ${
+      probe.effective_locations.length > 1 && view`<${ProbeLocations} project=${project}
+        probeId=${probeId} locations=${probe.effective_locations} round=${round} />`
+    }
       <section aria-labelledby="results-title">
         <h2 id="results-title">Recent results</h2>
         <${Results} results=${results} />

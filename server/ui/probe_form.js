@@ -18,10 +18,20 @@ const FIELDS = [
   "latency",
   "interval_seconds",
   "timeout_ms",
+  "locations",
   "headers",
   "body",
   "expect",
 ];
+
+/**
+ * Comma-separated names to a list; empty text is null.
+ * @param {string} text
+ */
+const listValue = (text) => {
+  const names = text.split(",").map((n) => n.trim()).filter((n) => n !== "");
+  return names.length ? names : null;
+};
 
 /**
  * `Name: value` lines to an object; lines without a colon are an error on the field.
@@ -79,6 +89,7 @@ function ProbeForm({ project, probe, onSaved }) {
     latency: probe?.latency === null || probe?.latency === undefined ? "" : String(probe.latency),
     interval_seconds: numberText(probe?.interval_seconds),
     timeout_ms: numberText(probe?.timeout_ms),
+    locations: (probe?.locations ?? []).join(", "),
     headers: headerLines(probe?.headers),
     body: jsonText(probe?.body),
     expect: jsonText(probe?.expect),
@@ -120,6 +131,8 @@ function ProbeForm({ project, probe, onSaved }) {
         // Empty: null, the service-wide setting (PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_MS).
         interval_seconds: latencyValue(values.interval_seconds),
         timeout_ms: latencyValue(values.timeout_ms),
+        // Empty: null, the project's default_locations.
+        locations: listValue(values.locations),
         label: values.label.trim() === "" ? null : values.label,
         expect: parsed.expect ?? null,
       };
@@ -134,7 +147,14 @@ function ProbeForm({ project, probe, onSaved }) {
         const body = { ...definition };
         if (parsed.body !== undefined) body.body = parsed.body;
         /** @type {(keyof typeof body)[]} */
-        const optional = ["latency", "interval_seconds", "timeout_ms", "label", "expect"];
+        const optional = [
+          "latency",
+          "interval_seconds",
+          "timeout_ms",
+          "locations",
+          "label",
+          "expect",
+        ];
         for (const name of optional) {
           if (body[name] === null) delete body[name];
         }
@@ -168,6 +188,9 @@ function ProbeForm({ project, probe, onSaved }) {
       <${Field} name="timeout_ms" label="Timeout in ms (optional)" inputmode="numeric"
         value=${values.timeout_ms} onInput=${set("timeout_ms")} error=${form.errors.timeout_ms}
         hint="How long a run may take, 100 to 120000. Empty: the service's timeout." />
+      <${Field} name="locations" label="Locations (optional)" autocomplete="off"
+        value=${values.locations} onInput=${set("locations")} error=${form.errors.locations}
+        hint="Where it runs: location names, comma-separated (see Locations). Empty: the project's default." />
       <${Field} name="headers" label="Headers (optional)" as="textarea" rows="3"
         value=${values.headers} onInput=${set("headers")} error=${form.errors.headers}
         hint="One per line, as Name: value." spellcheck="false" />

@@ -14,6 +14,14 @@ import { useNotice } from "./notice.js";
 /** @import { Project, ProjectCreate } from "./api_types.d.ts" */
 
 const orNull = (/** @type {string} */ text) => (text.trim() === "" ? null : text);
+/**
+ * Comma-separated names to a list; empty text is null.
+ * @param {string} text
+ */
+const namesOrNull = (text) => {
+  const names = text.split(",").map((n) => n.trim()).filter((n) => n !== "");
+  return names.length ? names : null;
+};
 
 export function NewProject() {
   useTitle("New project");
@@ -73,11 +81,12 @@ export function NewProject() {
 
 /** @param {{ project: Project, onSaved: () => void }} props */
 function EditProject({ project, onSaved }) {
-  const fields = ["label", "description"];
+  const fields = ["label", "description", "default_locations"];
   const form = useForm(fields);
   const [values, setValues] = useState({
     label: project.label ?? "",
     description: project.description ?? "",
+    default_locations: (project.default_locations ?? []).join(", "),
   });
   const [saved, setSaved] = useState(false);
   /** @param {keyof typeof values} name */
@@ -92,6 +101,7 @@ function EditProject({ project, onSaved }) {
       await patch(`/projects/${seg(project.project)}`, {
         label: orNull(values.label),
         description: orNull(values.description),
+        default_locations: namesOrNull(values.default_locations),
       });
       setSaved(true);
       onSaved();
@@ -108,6 +118,10 @@ function EditProject({ project, onSaved }) {
         value=${values.description} onInput=${
     set("description")
   } error=${form.errors.description} />
+      <${Field} name="default_locations" label="Default locations" autocomplete="off"
+        value=${values.default_locations} onInput=${set("default_locations")}
+        error=${form.errors.default_locations}
+        hint="Where its probes without their own locations run: names, comma-separated (see Locations). Empty: the built-in location." />
       <div class="actions">
         <button type="submit" class="primary" disabled=${form.busy}>Save changes</button>
         <span role="status">${saved ? "Saved." : ""}</span>

@@ -10,6 +10,7 @@ const part = encodeURIComponent;
 export const href = {
   overview: () => "#/",
   newProject: () => "#/new-project",
+  locations: () => "#/locations",
   /** @param {string} project */
   project: (project) => `#/projects/${part(project)}`,
   /** @param {string} project */
@@ -22,7 +23,7 @@ export const href = {
 
 /**
  * A place of the dashboard.
- * @typedef {{ name: "overview" | "newProject" | "notFound" }
+ * @typedef {{ name: "overview" | "newProject" | "notFound" | "locations" }
  *   | { name: "project" | "newProbe", project: string }
  *   | { name: "probe" | "editProbe", project: string, probeId: string }} Route
  */
@@ -42,6 +43,7 @@ export function parseRoute(hash) {
   const [first, project, third, probeId, fifth] = parts;
   if (parts.length === 0) return { name: "overview" };
   if (first === "new-project" && parts.length === 1) return { name: "newProject" };
+  if (first === "locations" && parts.length === 1) return { name: "locations" };
   if (first !== "projects" || !project) return { name: "notFound" };
   if (parts.length === 2) return { name: "project", project };
   if (third === "new-probe" && parts.length === 3) return { name: "newProbe", project };

@@ -192,7 +192,7 @@ export interface paths {
     };
     /**
      * A probe's results, newest first
-     * @description Pages of `limit` (1 to 1000, default 100); pass `meta.next_before` as `before` for the next page.
+     * @description Pages of `limit` (1 to 1000, default 100); pass `meta.next_before` as `before` for the next page. `location` keeps one location's runs.
      */
     get: operations["results-list"];
     put?: never;
@@ -212,7 +212,7 @@ export interface paths {
     };
     /**
      * A probe's uptime and latency over a window
-     * @description `window` is one of 1h, 24h (default), 7d, 30d, 90d.
+     * @description `window` is one of 1h, 24h (default), 7d, 30d, 90d; `location` counts one location's runs only (every location's by default).
      */
     get: operations["results-stats"];
     put?: never;
@@ -574,6 +574,115 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/locations": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List locations
+     * @description The built-in location (`RUNNER_LOCATION`, `local`) first, then the remote ones by name. Tokens are never shown.
+     */
+    get: operations["locations-list"];
+    put?: never;
+    /**
+     * Create a remote location
+     * @description Answers the location's token (`data.token`) this once: its runners present it (LOCATION_TOKEN). Only its digest is stored.
+     */
+    post: operations["locations-create"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/locations/{location}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get a location */
+    get: operations["locations-get"];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a remote location
+     * @description Refused (409) while a probe or a project's default_locations names it. Its schedules go with it; its results stay until the retention.
+     */
+    delete: operations["locations-delete"];
+    options?: never;
+    head?: never;
+    /**
+     * Update a remote location
+     * @description Changes its `label`. The name cannot change.
+     */
+    patch: operations["locations-update"];
+    trace?: never;
+  };
+  "/locations/{location}/token": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace a remote location's token
+     * @description Answers the new token (`data.token`) this once; the old one stops working at once.
+     */
+    post: operations["locations-rotateToken"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/runner/claim": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Claim due runs of the token's location
+     * @description For a location token only (docs/locations.md). Up to `max` runs due within the next second, each with a `run_id` and a lease; when none is due the answer waits up to `wait_seconds` (25 by default) for some. Says the runner was seen.
+     */
+    post: operations["runner-claim"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/runner/results": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Post results of claimed runs
+     * @description For a location token only. Each result names its `run_id`; each is answered `recorded`, `duplicate` (posted before: recorded once) or `expired` (its lease ran out and another runner took the run over). A run id not claimed for this location is a 409, and nothing of the post is recorded.
+     */
+    post: operations["runner-results"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/whoami": {
     parameters: {
       query?: never;
@@ -664,6 +773,7 @@ export interface operations {
               description: string | null;
               /** @enum {string} */
               status: "enabled" | "disabled";
+              default_locations: string[] | null;
             }[];
             meta: {
               count: number;
@@ -683,6 +793,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -781,6 +908,8 @@ export interface operations {
           project: string;
           label?: string | null;
           description?: string | null;
+          /** @description Where the project's probes without their own locations run (1 to 16 location names); null or absent: the built-in location (RUNNER_LOCATION, `local`). Unknown names are refused. */
+          default_locations?: string[] | null;
         };
       };
     };
@@ -824,20 +953,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -978,6 +1099,7 @@ export interface operations {
               description: string | null;
               /** @enum {string} */
               status: "enabled" | "disabled";
+              default_locations: string[] | null;
             };
           };
         };
@@ -993,6 +1115,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -1141,20 +1280,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1252,6 +1383,8 @@ export interface operations {
           label?: string | null;
           description?: string | null;
           status?: ("enabled" | "disabled") | null;
+          /** @description Where the project's probes without their own locations run (1 to 16 location names); null or absent: the built-in location (RUNNER_LOCATION, `local`). Unknown names are refused. */
+          default_locations?: string[] | null;
         };
       };
     };
@@ -1295,20 +1428,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1492,6 +1617,10 @@ export interface operations {
               effective_interval_seconds: number;
               /** @description Read-only: the timeout its runs have, its own or the service-wide one. */
               effective_timeout_ms: number;
+              /** @description The probe's own locations; null: its project's default_locations. */
+              locations: string[] | null;
+              /** @description Read-only: the locations the probe runs from, its own or its project's default. */
+              effective_locations: string[];
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -1514,6 +1643,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -1654,6 +1800,8 @@ export interface operations {
           interval_seconds?: number | null;
           /** @description How long a run may take, in ms (100-120000); null or absent: the service-wide PROBE_TIMEOUT_MS. Never changes probe_id. */
           timeout_ms?: number | null;
+          /** @description Where the probe runs: 1 to 16 location names (GET /locations); null or absent: its project's default_locations. Unknown names are refused. Never changes probe_id. */
+          locations?: string[] | null;
         };
       };
     };
@@ -1720,20 +1868,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -1924,6 +2064,10 @@ export interface operations {
               effective_interval_seconds: number;
               /** @description Read-only: the timeout its runs have, its own or the service-wide one. */
               effective_timeout_ms: number;
+              /** @description The probe's own locations; null: its project's default_locations. */
+              locations: string[] | null;
+              /** @description Read-only: the locations the probe runs from, its own or its project's default. */
+              effective_locations: string[];
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -1946,6 +2090,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -2085,6 +2246,8 @@ export interface operations {
           interval_seconds?: number | null;
           /** @description How long a run may take, in ms (100-120000); null or absent: the service-wide PROBE_TIMEOUT_MS. Never changes probe_id. */
           timeout_ms?: number | null;
+          /** @description Where the probe runs: 1 to 16 location names (GET /locations); null or absent: its project's default_locations. Unknown names are refused. Never changes probe_id. */
+          locations?: string[] | null;
         };
       };
     };
@@ -2151,20 +2314,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2354,6 +2509,10 @@ export interface operations {
               effective_interval_seconds: number;
               /** @description Read-only: the timeout its runs have, its own or the service-wide one. */
               effective_timeout_ms: number;
+              /** @description The probe's own locations; null: its project's default_locations. */
+              locations: string[] | null;
+              /** @description Read-only: the locations the probe runs from, its own or its project's default. */
+              effective_locations: string[];
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -2372,6 +2531,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -2510,20 +2686,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2662,6 +2830,8 @@ export interface operations {
           interval_seconds?: number | null;
           /** @description How long a run may take, in ms (100-120000); null or absent: the service-wide PROBE_TIMEOUT_MS. Never changes probe_id. */
           timeout_ms?: number | null;
+          /** @description Where the probe runs: 1 to 16 location names (GET /locations); null or absent: its project's default_locations. Unknown names are refused. Never changes probe_id. */
+          locations?: string[] | null;
         };
       };
     };
@@ -2707,20 +2877,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -2869,6 +3031,7 @@ export interface operations {
                 /** @description What was seen instead: at most 200 characters, a body excerpt at most 80, credential-like header values never shown. */
                 seen?: string;
               }[] | null;
+              location: string;
               /** @enum {string} */
               trigger: "schedule" | "manual";
               in_maintenance: boolean;
@@ -2902,20 +3065,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -3090,6 +3245,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
       413: {
         headers: {
@@ -3210,20 +3382,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -3406,20 +3570,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -3575,6 +3731,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
       413: {
         headers: {
@@ -3659,6 +3832,7 @@ export interface operations {
       query?: {
         limit?: number;
         before?: string;
+        location?: string;
       };
       header?: never;
       path: {
@@ -3692,6 +3866,7 @@ export interface operations {
                 /** @description What was seen instead: at most 200 characters, a body excerpt at most 80, credential-like header values never shown. */
                 seen?: string;
               }[] | null;
+              location: string;
               /** @enum {string} */
               trigger: "schedule" | "manual";
               in_maintenance: boolean;
@@ -3714,6 +3889,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -3820,6 +4012,7 @@ export interface operations {
     parameters: {
       query?: {
         window?: "1h" | "24h" | "7d" | "30d" | "90d";
+        location?: string;
       };
       header?: never;
       path: {
@@ -3871,6 +4064,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -4029,6 +4239,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Project not found */
       404: {
         headers: {
@@ -4129,6 +4356,7 @@ export interface operations {
     parameters: {
       query?: {
         window?: "24h" | "7d" | "30d" | "90d";
+        location?: string;
       };
       header?: never;
       path: {
@@ -4182,6 +4410,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -4346,6 +4591,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Probe not found */
       404: {
         headers: {
@@ -4501,6 +4763,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -4671,20 +4950,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -4863,6 +5134,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
       413: {
         headers: {
@@ -4992,20 +5280,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -5150,6 +5430,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -5332,20 +5629,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -5501,6 +5790,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -5670,20 +5976,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -5853,20 +6151,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -5992,6 +6282,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -6126,20 +6433,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -6304,6 +6603,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Notification target not found */
       404: {
         headers: {
@@ -6435,20 +6751,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -6614,20 +6922,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -6812,20 +7112,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -7029,6 +7321,23 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Project not found */
       404: {
         headers: {
@@ -7167,6 +7476,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -7335,20 +7661,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -7501,6 +7819,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */
@@ -7673,20 +8008,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -7889,20 +8216,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -8055,20 +8374,12 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description This key may only read */
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
       403: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          /**
-           * @example {
-           *       "error": {
-           *         "code": "forbidden",
-           *         "message": "This key may only read"
-           *       }
-           *     }
-           */
           "application/json": components["schemas"]["Error"];
         };
       };
@@ -8083,6 +8394,1462 @@ export interface operations {
            *       "error": {
            *         "code": "not_found",
            *         "message": "Badge not found"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-list": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+              label: string | null;
+              /** @enum {string} */
+              kind: "local" | "remote";
+              created_at: string | null;
+              updated_at: string | null;
+              probes: number;
+              runners: number;
+              last_seen_at: string | null;
+              version: string | null;
+              checks_per_minute: number;
+              lag_seconds: number;
+            }[];
+            meta: {
+              count: number;
+            };
+          };
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "response_too_large",
+           *         "message": "The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-create": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          label?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Location created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+              label: string | null;
+              /** @enum {string} */
+              kind: "local" | "remote";
+              created_at: string | null;
+              updated_at: string | null;
+              probes: number;
+              runners: number;
+              last_seen_at: string | null;
+              version: string | null;
+              checks_per_minute: number;
+              lag_seconds: number;
+              token: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location already exists */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "conflict",
+           *         "message": "Location already exists"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The request body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body must be application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The request body must be application/json"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-get": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        location: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+              label: string | null;
+              /** @enum {string} */
+              kind: "local" | "remote";
+              created_at: string | null;
+              updated_at: string | null;
+              probes: number;
+              runners: number;
+              last_seen_at: string | null;
+              version: string | null;
+              checks_per_minute: number;
+              lag_seconds: number;
+            };
+          };
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "not_found",
+           *         "message": "Location not found"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "response_too_large",
+           *         "message": "The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-delete": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        location: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Location deleted; no body */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "not_found",
+           *         "message": "Location not found"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location is in use */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "conflict",
+           *         "message": "Location is in use"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-update": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        location: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          label?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+              label: string | null;
+              /** @enum {string} */
+              kind: "local" | "remote";
+              created_at: string | null;
+              updated_at: string | null;
+              probes: number;
+              runners: number;
+              last_seen_at: string | null;
+              version: string | null;
+              checks_per_minute: number;
+              lag_seconds: number;
+            };
+          };
+        };
+      };
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "not_found",
+           *         "message": "Location not found"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The built-in location cannot be changed or deleted */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "conflict",
+           *         "message": "The built-in location cannot be changed or deleted"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The request body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body must be application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The request body must be application/json"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed / No fields were provided */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "locations-rotateToken": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        location: string;
+      };
+      cookie?: never;
+    };
+    /** @description None, or `{}`: the action takes no input. */
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+              label: string | null;
+              /** @enum {string} */
+              kind: "local" | "remote";
+              created_at: string | null;
+              updated_at: string | null;
+              probes: number;
+              runners: number;
+              last_seen_at: string | null;
+              version: string | null;
+              checks_per_minute: number;
+              lag_seconds: number;
+              token: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Location not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "not_found",
+           *         "message": "Location not found"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The built-in location cannot be changed or deleted */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "conflict",
+           *         "message": "The built-in location cannot be changed or deleted"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The request body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body must be application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The request body must be application/json"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "runner-claim": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The runner's own name, unique among its location's runners. */
+          runner: string;
+          /** @description The runner's version, shown in the location's read. */
+          version: string;
+          /**
+           * @description The most runs to claim (1 to 1000, default 100).
+           * @default 100
+           */
+          max?: number;
+          /**
+           * @description How long to wait for due runs when none is due (0 to 25, default 25): the answer comes as soon as some are, or empty after this long.
+           * @default 25
+           */
+          wait_seconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              location: string;
+              runs: {
+                /** @description Names the run in its result; valid for this location only. */
+                run_id: string;
+                due_at: string;
+                /** @description Until when no other runner takes the run over; a result posted later is recorded if none did, else reported as `expired`. */
+                lease_until: string;
+                url: string;
+                method: string;
+                headers: {
+                  [key: string]: string;
+                };
+                body: unknown;
+                latency: number | null;
+                expect: {
+                  /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. */
+                  status?: (number | ("1xx" | "2xx" | "3xx" | "4xx" | "5xx"))[];
+                  /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. */
+                  body?: {
+                    contains?: string[];
+                    not_contains?: string[];
+                  };
+                  /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). */
+                  json?: {
+                    path: string;
+                    /** @enum {string} */
+                    op:
+                      | "eq"
+                      | "ne"
+                      | "lt"
+                      | "le"
+                      | "gt"
+                      | "ge"
+                      | "contains"
+                      | "exists"
+                      | "not_exists";
+                    value?: string | number | boolean | null;
+                  }[];
+                  /** @description Checks on the final response's headers; names match ignoring case. */
+                  headers?: {
+                    name: string;
+                    /** @enum {string} */
+                    op: "eq" | "contains" | "exists" | "not_exists";
+                    value?: string | number | boolean | null;
+                  }[];
+                  /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
+                  certificate_days?: number;
+                } | null;
+                timeout_ms: number;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The request body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body must be application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The request body must be application/json"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Validation failed */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "validation_failed",
+           *         "message": "Validation failed"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  "runner-results": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The runner's own name, unique among its location's runners. */
+          runner: string;
+          /** @description The runner's version, shown in the location's read. */
+          version: string;
+          results: {
+            run_id: string;
+            /** Format: date-time */
+            started_at: string;
+            duration_ms: number;
+            /** @enum {string} */
+            outcome: "up" | "degraded" | "down" | "blocked";
+            http_status: number | null;
+            error: string | null;
+            address: string | null;
+            failed_checks: {
+              /** @description Which assertion: status, body.contains.0, body.not_contains.1, json.0, headers.2, certificate_days. */
+              check: string;
+              /** @description What was expected, in a few words. */
+              expected: string;
+              /** @description What was seen instead: at most 200 characters, a body excerpt at most 80, credential-like header values never shown. */
+              seen?: string;
+            }[] | null;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              results: {
+                run_id: string;
+                /** @enum {string} */
+                status: "recorded" | "duplicate" | "expired";
+              }[];
+              recorded: number;
+              duplicate: number;
+              expired: number;
+            };
+          };
+        };
+      };
+      /** @description The request body is not valid JSON / The request body is empty / The request body is not valid UTF-8 / Bad request / The request body was not received in full */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description This key may only read / Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Results for runs not claimed for this location */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "conflict",
+           *         "message": "Results for runs not claimed for this location"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The request body is larger than 1 MiB"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The request body must be application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "The request body must be application/json"
            *       }
            *     }
            */
@@ -8188,6 +9955,23 @@ export interface operations {
            *       "error": {
            *         "code": "unauthorized",
            *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
            *       }
            *     }
            */

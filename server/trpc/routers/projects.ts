@@ -38,7 +38,9 @@ export const projectsRouter = router({
     })
     .input(projectCreateInput)
     .output(dataOf(projectName))
-    .mutation(async ({ ctx, input }) => ({ data: await createProject({ db: ctx.db, input }) })),
+    .mutation(async ({ ctx, input }) => ({
+      data: await createProject({ db: ctx.db, input, names: ctx.probeDefaults }),
+    })),
 
   list: apiProcedure
     .meta({
@@ -54,7 +56,7 @@ export const projectsRouter = router({
     .input(projectListInput)
     .output(dataWithMeta(z.array(project), pageMeta))
     .query(async ({ ctx, input: { project, ...page } }) =>
-      pageAnswer(await listProjects({ db: ctx.db, project, page }))
+      pageAnswer(await listProjects({ db: ctx.db, project, page, names: ctx.probeDefaults }))
     ),
 
   get: apiProcedure
@@ -71,7 +73,7 @@ export const projectsRouter = router({
     .input(projectRef)
     .output(dataOf(project))
     .query(async ({ ctx, input }) => ({
-      data: await getProject({ db: ctx.db, project: input.project }),
+      data: await getProject({ db: ctx.db, project: input.project, names: ctx.probeDefaults }),
     })),
 
   update: apiProcedure
@@ -87,7 +89,9 @@ export const projectsRouter = router({
     })
     .input(projectPatchInput)
     .output(dataOf(projectName))
-    .mutation(async ({ ctx, input }) => ({ data: await updateProject({ db: ctx.db, input }) })),
+    .mutation(async ({ ctx, input }) => ({
+      data: await updateProject({ db: ctx.db, input, names: ctx.probeDefaults }),
+    })),
 
   delete: apiProcedure
     .meta({
@@ -103,7 +107,11 @@ export const projectsRouter = router({
     .input(projectRef)
     .output(dataWithMeta(projectDeleted, z.object({ message: z.string() })))
     .mutation(async ({ ctx, input }) => ({
-      data: await deleteProject({ db: ctx.db, project: input.project }),
+      data: await deleteProject({
+        db: ctx.db,
+        project: input.project,
+        names: ctx.probeDefaults,
+      }),
       meta: { message: `Project ${input.project} was archived and deleted` },
     })),
 });

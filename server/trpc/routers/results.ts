@@ -29,14 +29,15 @@ export const resultsRouter = router({
         tags,
         summary: "A probe's results, newest first",
         description:
-          "Pages of `limit` (1 to 1000, default 100); pass `meta.next_before` as `before` for the next page.",
+          "Pages of `limit` (1 to 1000, default 100); pass `meta.next_before` as `before` for " +
+          "the next page. `location` keeps one location's runs.",
         protect: true,
         errorResponses: { 404: "Probe not found" },
       },
     })
     .input(resultsListInput)
     .output(dataWithMeta(z.array(probeResult), resultsMeta))
-    .query(({ ctx, input }) => listResults({ db: ctx.db, input })),
+    .query(({ ctx, input }) => listResults({ db: ctx.db, input, names: ctx.probeDefaults })),
 
   stats: apiProcedure
     .meta({
@@ -45,14 +46,17 @@ export const resultsRouter = router({
         path: "/projects/{project}/probes/{probeId}/stats",
         tags,
         summary: "A probe's uptime and latency over a window",
-        description: "`window` is one of 1h, 24h (default), 7d, 30d, 90d.",
+        description: "`window` is one of 1h, 24h (default), 7d, 30d, 90d; `location` counts " +
+          "one location's runs only (every location's by default).",
         protect: true,
         errorResponses: { 404: "Probe not found" },
       },
     })
     .input(probeStatsInput)
     .output(dataOf(probeStats))
-    .query(async ({ ctx, input }) => ({ data: await readProbeStats({ db: ctx.db, input }) })),
+    .query(async ({ ctx, input }) => ({
+      data: await readProbeStats({ db: ctx.db, input, names: ctx.probeDefaults }),
+    })),
 
   status: apiProcedure
     .meta({
@@ -90,5 +94,7 @@ export const resultsRouter = router({
     })
     .input(seriesInput)
     .output(dataOf(series))
-    .query(async ({ ctx, input }) => ({ data: await probeSeries({ db: ctx.db, input }) })),
+    .query(async ({ ctx, input }) => ({
+      data: await probeSeries({ db: ctx.db, input, names: ctx.probeDefaults }),
+    })),
 });

@@ -1,0 +1,334 @@
+/**
+ * The service's side of the runner protocol (issue 21): a remote location's runners claim due
+ * runs of their location and post their results, over the API, never touching the database.
+ *
+ * - A claim takes up to `max` runs of the location due within the next second (the same
+ *   statement the built-in runners use, `claimDue`), leased for `leaseFor(timeout)`, and records
+ *   the claim (`location_claims`). Each run's id is `<claim>.<probe key>.<due ms>.<m>` (m: 1 when
+ *   the run falls in a maintenance window). When none is due it waits, looking again every
+ *   `pollMs`, up to `wait_seconds`: an idle runner costs one request every 25 s.
+ * - A post checks that every run id names a claim of the token's location (else 409, nothing
+ *   recorded), then records the runs whose lease the claim still holds for that very due time
+ *   (`recordRunsIn`, the built-in runners' statement), in one transaction. A run recorded before
+ *   is `duplicate` (its result is found), any other `expired`: its lease ran out and another
+ *   runner took it over, or the probe stopped running there. So a run is recorded at most once,
+ *   however often it is posted.
+ * - Both say the runner was seen (`location_runners`).
+ *
+ * @module
+ */
+import type {
+  ClaimAnswer,
+  ClaimedRun,
+  ClaimInput,
+  ResultsPostAnswer,
+  ResultsPostInput,
+} from "@probe/shared";
+import { sql } from "kysely";
+import { type Db, withBudget } from "../db/database.ts";
+import { json } from "../db/json.ts";
+import { DomainError } from "../domain/errors.ts";
+import { runnerSeen as seen } from "../domain/locations.ts";
+import { nextDue, offsetOf } from "../domain/schedule.ts";
+import { claimDue, type Completed, extendLeases, recordRunsIn, syncSchedules } from "./store.ts";
+import { leaseFor } from "./runner.ts";
+
+export interface RemoteRuns {
+  /** Claims due runs of `location` for a runner; waits up to `wait_seconds` when none is. */
+  claim(location: string, input: ClaimInput, signal?: AbortSignal): Promise<ClaimAnswer>;
+  /** Records posted results of `location`'s runs. */
+  post(location: string, input: ResultsPostInput): Promise<ResultsPostAnswer>;
+}
+
+export interface RemoteRunsOptions {
+  db: Db;
+  /** `PROBE_INTERVAL_SECONDS` and `PROBE_TIMEOUT_MS` (ms), for probes without their own. */
+  intervalMs: number;
+  timeoutMs: number;
+  now?: () => number;
+  /** How often a waiting claim looks again. */
+  pollMs?: number;
+  /** How often schedule rows are added for new probes, at most (the runners' `syncSchedules`). */
+  syncEveryMs?: number;
+  /** A claim's lease for a run of timeout t: `leaseFor(t)` unless given (tests). */
+  leaseMs?: (timeoutMs: number) => number;
+}
+
+/** The holder a claim's leases are taken by: the runner and the claim, so no two share one. */
+const holderOf = (runner: string, claim: string) => `${runner}#${claim}`;
+
+interface RunRef {
+  claim: string;
+  key: string;
+  due: number;
+  inMaintenance: boolean;
+}
+
+const RUN_ID = /^([0-9a-f-]{36})\.(\d{1,19})\.(\d{1,16})\.([01])$/;
+
+function parseRunId(id: string): RunRef | null {
+  const m = RUN_ID.exec(id);
+  if (!m) return null;
+  return { claim: m[1], key: m[2], due: Number(m[3]), inMaintenance: m[4] === "1" };
+}
+
+export function createRemoteRuns(
+  {
+    db,
+    intervalMs,
+    timeoutMs,
+    now = Date.now,
+    pollMs = 1000,
+    syncEveryMs = 2000,
+    leaseMs = leaseFor,
+  }: RemoteRunsOptions,
+): RemoteRuns {
+  let syncedAt = -Infinity;
+  const defaults = { intervalMs, timeoutMs };
+
+  /** New probes get their rows even where no built-in runner runs (`RUNNER=off` everywhere). */
+  async function sync() {
+    if (now() - syncedAt < syncEveryMs) return;
+    syncedAt = now();
+    await syncSchedules(db, { now: now(), intervalMs });
+  }
+
+  async function claimOnce(location: string, input: ClaimInput): Promise<ClaimedRun[]> {
+    const claim = crypto.randomUUID();
+    const at = now();
+    const leaseUntil = at + leaseMs(timeoutMs);
+    const holder = holderOf(input.runner, claim);
+    return await withBudget(db, "runner").transaction().execute(async (trx) => {
+      const claimed = await claimDue(trx, {
+        location,
+        now: at,
+        horizon: at + 1000,
+        leaseUntil,
+        runner: holder,
+        limit: input.max,
+        defaults,
+      });
+      // Runs of disabled projects are not sent: they are given back to their next due time.
+      const runnable = claimed.filter((c) => c.enabled);
+      const skipped = claimed.filter((c) => !c.enabled);
+      if (skipped.length > 0) {
+        await recordRunsIn(
+          trx,
+          holder,
+          skipped.map((c) => ({ key: c.key, due: c.due, nextDue: next(c, at), result: null })),
+          location,
+        );
+      }
+      if (runnable.length === 0) return [];
+      // Runs with a longer timeout than the service's get the lease it calls for.
+      const longer = runnable.filter((c) => c.timeoutMs > timeoutMs);
+      for (const c of longer) {
+        await extendLeases(trx, holder, [c.key], at + leaseMs(c.timeoutMs), location);
+      }
+      await trx.insertInto("location_claims")
+        .values({ id: claim, location, runner: input.runner, issued_at: new Date(at) })
+        .execute();
+      return runnable.map((c) => ({
+        run_id: `${claim}.${c.key}.${c.due}.${c.inMaintenance ? 1 : 0}`,
+        due_at: new Date(c.due).toISOString(),
+        lease_until: new Date(at + leaseMs(Math.max(c.timeoutMs, timeoutMs))).toISOString(),
+        url: c.target.url,
+        method: c.target.method,
+        headers: c.target.headers,
+        body: c.target.body,
+        latency: c.target.latency,
+        expect: c.target.expect,
+        timeout_ms: c.timeoutMs,
+      }));
+    });
+  }
+
+  return {
+    async claim(location, input, signal) {
+      await seen(db, location, input);
+      await sync();
+      const until = now() + input.wait_seconds * 1000;
+      for (;;) {
+        const runs = await claimOnce(location, input);
+        if (runs.length > 0 || now() >= until || signal?.aborted) return { location, runs };
+        await sleep(Math.min(pollMs, until - now()), signal);
+      }
+    },
+
+    async post(location, input) {
+      await seen(db, location, input);
+      const refs = input.results.map((r) => parseRunId(r.run_id));
+      await checkClaims(db, location, input, refs);
+      return await record(db, location, input, refs as RunRef[], defaults, now());
+    },
+  };
+}
+
+/** The next due time of a claimed run given back unrun (its project is disabled). */
+const next = (c: { key: string; due: number; intervalMs: number }, at: number) =>
+  nextDue({
+    due: c.due,
+    now: at,
+    offsetMs: offsetOf(c.key, c.intervalMs),
+    intervalMs: c.intervalMs,
+  });
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, Math.max(0, ms));
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** 409 unless every run id names a claim made for `location`; nothing is recorded then. */
+async function checkClaims(
+  db: Db,
+  location: string,
+  input: ResultsPostInput,
+  refs: (RunRef | null)[],
+): Promise<void> {
+  const claims = [...new Set(refs.flatMap((r) => (r ? [r.claim] : [])))];
+  const found = claims.length === 0 ? [] : await db.selectFrom("location_claims")
+    .select("id").where("id", "in", claims).where("location", "=", location).execute();
+  const ours = new Set(found.map((f) => f.id));
+  const foreign = input.results.flatMap((_, i) =>
+    refs[i] && ours.has(refs[i]!.claim)
+      ? []
+      : [{ path: `results.${i}.run_id`, message: "not a run claimed for this location" }]
+  );
+  if (foreign.length > 0) {
+    throw new DomainError("conflict", "Results for runs not claimed for this location", foreign);
+  }
+}
+
+type RunStatus = ResultsPostAnswer["results"][number]["status"];
+
+/** Records what can be, in one transaction, and says what became of each result. */
+async function record(
+  db: Db,
+  location: string,
+  input: ResultsPostInput,
+  refs: RunRef[],
+  defaults: { intervalMs: number },
+  at: number,
+): Promise<ResultsPostAnswer> {
+  const status: RunStatus[] = input.results.map(() => "expired");
+  await withBudget(db, "runner").transaction().execute(async (trx) => {
+    const intervals = await intervalsOf(trx, refs.map((r) => r.key), defaults.intervalMs);
+    // One lease holder per claim; a post may carry several claims' runs.
+    const byHolder = new Map<string, { index: number; ref: RunRef; completed: Completed }[]>();
+    const firsts = new Set<string>();
+    input.results.forEach((r, index) => {
+      const ref = refs[index];
+      // The same run twice in one post: the first counts, the others are duplicates.
+      const run = `${ref.key}@${ref.due}`;
+      if (firsts.has(run)) return void (status[index] = "duplicate");
+      firsts.add(run);
+      const intervalMs = intervals.get(ref.key);
+      if (intervalMs === undefined) return; // the probe is gone: expired
+      const holder = holderOf(input.runner, ref.claim);
+      const list = byHolder.get(holder) ?? [];
+      list.push({ index, ref, completed: completedOf(r, ref, intervalMs, at) });
+      byHolder.set(holder, list);
+    });
+    for (const [holder, runs] of byHolder) {
+      const { recorded } = await recordRunsIn(
+        trx,
+        holder,
+        runs.map((r) => r.completed),
+        location,
+      );
+      const missed = runs.filter((r) => !recorded.has(r.ref.key));
+      const before = await recordedBefore(trx, location, holder, missed.map((r) => r.ref));
+      for (const r of runs) {
+        status[r.index] = recorded.has(r.ref.key)
+          ? "recorded"
+          : before.has(`${r.ref.key}@${r.ref.due}`)
+          ? "duplicate"
+          : "expired";
+      }
+    }
+  });
+  const results = input.results.map((r, i) => ({ run_id: r.run_id, status: status[i] }));
+  const count = (s: RunStatus) => status.filter((x) => x === s).length;
+  return {
+    results,
+    recorded: count("recorded"),
+    duplicate: count("duplicate"),
+    expired: count("expired"),
+  };
+}
+
+/** A posted result as the store records it, with the probe's next due time. */
+function completedOf(
+  r: ResultsPostInput["results"][number],
+  ref: RunRef,
+  intervalMs: number,
+  at: number,
+): Completed {
+  return {
+    key: ref.key,
+    due: ref.due,
+    nextDue: nextDue({
+      due: ref.due,
+      now: at,
+      offsetMs: offsetOf(ref.key, intervalMs),
+      intervalMs,
+    }),
+    inMaintenance: ref.inMaintenance,
+    result: {
+      startedAt: new Date(r.started_at),
+      durationMs: r.duration_ms,
+      outcome: r.outcome,
+      httpStatus: r.http_status,
+      error: r.error,
+      address: r.address,
+      failedChecks: r.failed_checks,
+    },
+  };
+}
+
+/** The interval (ms) of each probe that still exists. */
+async function intervalsOf(
+  trx: Db,
+  keys: string[],
+  defaultMs: number,
+): Promise<Map<string, number>> {
+  const rows = await sql<{ key: number | string; interval_seconds: number | null }>`
+    select key, interval_seconds from probes
+    where key in (select x.k from json_to_recordset(${json([...new Set(keys)].map((k) => ({ k })))})
+      as x(k bigint))`.execute(trx);
+  return new Map(
+    rows.rows.map((r) => [
+      String(r.key),
+      r.interval_seconds === null ? defaultMs : r.interval_seconds * 1000,
+    ]),
+  );
+}
+
+/**
+ * Which of these runs (probe and due time) this claim recorded already: a run another runner
+ * took over and recorded is not a duplicate of this one but expired.
+ */
+async function recordedBefore(
+  trx: Db,
+  location: string,
+  holder: string,
+  refs: RunRef[],
+): Promise<Set<string>> {
+  if (refs.length === 0) return new Set();
+  const { rows } = await sql<{ probe_key: number | string; due_at: Date | string }>`
+    select r.probe_key, r.due_at from probe_results r
+    join json_to_recordset(${
+    json(refs.map((r) => ({ k: r.key, d: new Date(r.due).toISOString() })))
+  })
+      as x(k bigint, d timestamptz) on r.probe_key = x.k and r.due_at = x.d
+    where r.location = ${location} and r.runner = ${holder}
+      and r.started_at >= x.d - interval '1 day'`.execute(trx);
+  return new Set(rows.map((r) => `${r.probe_key}@${new Date(r.due_at).getTime()}`));
+}

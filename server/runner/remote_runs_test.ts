@@ -1,0 +1,268 @@
+import assert from "node:assert/strict";
+import { sql } from "kysely";
+import { apiSuite, TEST_READ_KEY, type TestClient, uniqueName } from "../testing/app.ts";
+import { startTarget, type Target } from "../testing/target_server.ts";
+
+const runner = { runner: "r1", version: "test-1" };
+
+async function location(api: TestClient) {
+  const name = uniqueName("loc");
+  const res = await api.post("/api/v1/locations", { name });
+  assert.equal(res.status, 201);
+  return { name, token: res.body.data.token as string };
+}
+
+/** A project with one probe of `target` that runs from `where` only. */
+async function probeAt(api: TestClient, target: Target, where: string) {
+  const project = uniqueName();
+  assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
+  const res = await api.post(`/api/v1/projects/${project}/probes`, {
+    url: `${target.origin}/ok?${uniqueName("q")}`,
+    locations: [where],
+  });
+  assert.equal(res.status, 201);
+  return { project, probeId: res.body.data.probe_id as string };
+}
+
+const claim = (api: TestClient, token: string, body: Record<string, unknown> = {}) =>
+  api.post("/api/v1/runner/claim", { ...runner, wait_seconds: 0, ...body }, { key: token });
+
+/** What a runner posts for a run it made: an `up` run answered 200. */
+const resultOf = (runId: string) => ({
+  run_id: runId,
+  started_at: new Date().toISOString(),
+  duration_ms: 12,
+  outcome: "up",
+  http_status: 200,
+  error: null,
+  address: "127.0.0.1",
+  failed_checks: null,
+});
+
+const post = (api: TestClient, token: string, results: unknown[], who = runner) =>
+  api.post("/api/v1/runner/results", { ...who, results }, { key: token });
+
+apiSuite("the runner protocol", (test) => {
+  test("a location token may call the runner protocol and nothing else", async ({ api }) => {
+    const { token } = await location(api);
+    const doc = (await api.get("/api/v1/openapi.json", { key: null })).body;
+    let refused = 0;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, object>)) {
+      for (const method of Object.keys(item)) {
+        if (path.startsWith("/runner/")) continue;
+        const concrete = path.replaceAll(/\{[^}]+\}/g, "x");
+        const res = await api.call(method.toUpperCase(), `/api/v1${concrete}`, {
+          key: token,
+          ...(method === "get" || method === "delete" ? {} : { body: {} }),
+        });
+        assert.equal(res.status, 403, `${method} ${path}: ${res.text}`);
+        assert.equal(res.body.error.code, "out_of_scope", `${method} ${path}`);
+        refused++;
+      }
+    }
+    assert.ok(refused > 40, `every operation was tried (${refused})`);
+    for (const path of ["/metrics", "/backup"]) {
+      const res = await api.get(path, { key: token });
+      assert.equal(res.status, 403, path);
+      assert.equal(res.body.error.code, "out_of_scope");
+    }
+    const trpc = await api.get("/trpc/whoami.get", { key: token });
+    assert.equal(trpc.status, 403);
+    assert.equal(trpc.body.error.data.error.code, "out_of_scope");
+    // And the protocol refuses every key but a location token.
+    for (const key of [undefined, TEST_READ_KEY]) {
+      const res = await api.post("/api/v1/runner/claim", { ...runner, wait_seconds: 0 }, {
+        ...(key && { key }),
+      });
+      assert.ok(res.status === 403 || res.status === 401, `${key}: ${res.status}`);
+    }
+    const withKey = await api.post("/api/v1/runner/claim", { ...runner, wait_seconds: 0 });
+    assert.equal(withKey.status, 403);
+    assert.equal(withKey.body.error.code, "out_of_scope");
+    assert.equal((await claim(api, "plt_not-a-token")).status, 401);
+  });
+
+  test("a run is claimed, its result recorded once, posted twice or more", async ({ api }) => {
+    const target = await startTarget();
+    try {
+      const eu = await location(api);
+      const { project, probeId } = await probeAt(api, target, eu.name);
+      const claimed = await claim(api, eu.token, { max: 10 });
+      assert.equal(claimed.status, 200, claimed.text);
+      assert.equal(claimed.body.data.location, eu.name);
+      const runs = claimed.body.data.runs.filter((r: { url: string }) =>
+        r.url.startsWith(target.origin)
+      );
+      assert.equal(runs.length, 1);
+      const run = runs[0];
+      assert.equal(run.method, "GET");
+      assert.equal(run.timeout_ms, 10_000);
+      assert.ok(Date.parse(run.lease_until) > Date.parse(run.due_at));
+      // Claimed: a second claim does not get it again.
+      const again = await claim(api, eu.token, { runner: "r2" });
+      assert.ok(!again.body.data.runs.some((r: { run_id: string }) => r.run_id === run.run_id));
+
+      const first = await post(api, eu.token, [resultOf(run.run_id), resultOf(run.run_id)]);
+      assert.equal(first.status, 200, first.text);
+      assert.deepEqual(first.body.data.results.map((r: { status: string }) => r.status), [
+        "recorded",
+        "duplicate",
+      ]);
+      const second = await post(api, eu.token, [resultOf(run.run_id)]);
+      assert.deepEqual(second.body.data, {
+        results: [{ run_id: run.run_id, status: "duplicate" }],
+        recorded: 0,
+        duplicate: 1,
+        expired: 0,
+      });
+      const results = await api.get(`/api/v1/projects/${project}/probes/${probeId}/results`);
+      assert.equal(results.body.data.length, 1);
+      assert.equal(results.body.data[0].location, eu.name);
+      assert.equal(results.body.data[0].http_status, 200);
+      const stats = await api.get(
+        `/api/v1/projects/${project}/probes/${probeId}/stats?location=${eu.name}`,
+      );
+      assert.equal(stats.body.data.runs, 1);
+      assert.equal(stats.body.data.last_outcome, "up");
+
+      const read = (await api.get(`/api/v1/locations/${eu.name}`)).body.data;
+      assert.equal(read.runners, 2, "r1 and r2 were seen");
+      assert.equal(read.version, "test-1");
+      assert.ok(read.last_seen_at !== null);
+      assert.equal(read.checks_per_minute, 1);
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("a result for a run not claimed for this location is 409, and nothing is recorded", async ({ api }) => {
+    const target = await startTarget();
+    try {
+      const eu = await location(api);
+      const us = await location(api);
+      const { project, probeId } = await probeAt(api, target, eu.name);
+      const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
+        .find((r: { url: string }) => r.url.startsWith(target.origin));
+      assert.ok(run);
+      for (
+        const results of [
+          [resultOf(run.run_id)],
+          [resultOf("not-a-run")],
+          [resultOf(`${crypto.randomUUID()}.1.1.0`)],
+        ]
+      ) {
+        const res = await post(api, us.token, results);
+        assert.equal(res.status, 409, res.text);
+        assert.equal(res.body.error.code, "conflict");
+        assert.equal(res.body.error.details[0].path, "results.0.run_id");
+      }
+      // A post that mixes its own runs with another's records none of them.
+      const mixed = await post(api, eu.token, [resultOf(run.run_id), resultOf("x.1.1.0")]);
+      assert.equal(mixed.status, 409);
+      assert.equal(mixed.body.error.details[0].path, "results.1.run_id");
+      const results = await api.get(`/api/v1/projects/${project}/probes/${probeId}/results`);
+      assert.equal(results.body.data.length, 0);
+      assert.equal((await post(api, eu.token, [resultOf(run.run_id)])).body.data.recorded, 1);
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("a run whose lease ran out and was taken over is reported expired", async ({ api, app }) => {
+    const target = await startTarget();
+    try {
+      const eu = await location(api);
+      const { project, probeId } = await probeAt(api, target, eu.name);
+      const mine = (runs: { url: string; run_id: string }[]) =>
+        runs.find((r) => r.url.startsWith(target.origin))!;
+      const first = mine((await claim(api, eu.token, { max: 1000 })).body.data.runs);
+      // The lease runs out (r1 went quiet), and r2 takes the run over.
+      await sql`update probe_schedule set lease_until = now() - interval '1 second'
+        where location = ${eu.name}`.execute(app.database.db);
+      const second = mine(
+        (await claim(api, eu.token, { runner: "r2", max: 1000 })).body.data.runs,
+      );
+      assert.ok(second);
+      assert.notEqual(second.run_id, first.run_id);
+      const r2 = await post(api, eu.token, [resultOf(second.run_id)], { ...runner, runner: "r2" });
+      assert.equal(r2.body.data.recorded, 1);
+      const late = await post(api, eu.token, [resultOf(first.run_id)]);
+      assert.deepEqual(late.body.data.results, [{ run_id: first.run_id, status: "expired" }]);
+      const results = await api.get(`/api/v1/projects/${project}/probes/${probeId}/results`);
+      assert.equal(results.body.data.length, 1);
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("a late result is still recorded when no other runner took the run", async ({ api, app }) => {
+    const target = await startTarget();
+    try {
+      const eu = await location(api);
+      const { project, probeId } = await probeAt(api, target, eu.name);
+      const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
+        .find((r: { url: string }) => r.url.startsWith(target.origin));
+      await sql`update probe_schedule set lease_until = now() - interval '1 second'
+        where location = ${eu.name}`.execute(app.database.db);
+      const res = await post(api, eu.token, [resultOf(run.run_id)]);
+      assert.equal(res.body.data.recorded, 1);
+      const results = await api.get(`/api/v1/projects/${project}/probes/${probeId}/results`);
+      assert.equal(results.body.data.length, 1);
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("rotating or deleting a location stops its token", async ({ api }) => {
+    const eu = await location(api);
+    assert.equal((await claim(api, eu.token)).status, 200);
+    const rotated = (await api.post(`/api/v1/locations/${eu.name}/token`)).body.data.token;
+    assert.equal((await claim(api, eu.token)).status, 401);
+    assert.equal((await claim(api, rotated)).status, 200);
+    assert.equal((await api.delete(`/api/v1/locations/${eu.name}`)).status, 204);
+    assert.equal((await claim(api, rotated)).status, 401);
+  });
+
+  test("bodies are bounded", async ({ api }) => {
+    const eu = await location(api);
+    for (
+      const body of [
+        { max: 1001 },
+        { max: 0 },
+        { wait_seconds: 26 },
+        { runner: "" },
+        { runner: "a b" },
+        { runner: "x".repeat(65) },
+        { version: "" },
+        { extra: 1 },
+      ]
+    ) {
+      const res = await claim(api, eu.token, body);
+      assert.equal(res.status, 422, JSON.stringify(body));
+    }
+    const results = Array.from({ length: 1001 }, () => resultOf("x.1.1.0"));
+    assert.equal((await post(api, eu.token, results)).status, 422);
+    assert.equal((await post(api, eu.token, [])).status, 422);
+    for (
+      const bad of [
+        { error: "e".repeat(501) },
+        { address: "a".repeat(101) },
+        { outcome: "maybe" },
+        { http_status: 99 },
+        { duration_ms: -1 },
+        { started_at: "yesterday" },
+        { failed_checks: Array.from({ length: 101 }, () => ({ check: "s", expected: "e" })) },
+      ]
+    ) {
+      const res = await post(api, eu.token, [{ ...resultOf("x.1.1.0"), ...bad }]);
+      assert.equal(res.status, 422, JSON.stringify(bad).slice(0, 80));
+    }
+  });
+
+  test("a claim waits for due runs, and answers empty when none comes", async ({ api }) => {
+    const eu = await location(api);
+    const res = await claim(api, eu.token, { wait_seconds: 1 });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data.runs, []);
+  });
+});
