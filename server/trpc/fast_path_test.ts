@@ -130,6 +130,17 @@ const SENT: Sent[] = [
   { path: "badges.create", input: { project: "p1", probe_id: "nope" } },
   { path: "badges.rotate", input: { project: "p1", id: "1" } },
   { path: "badges.delete", input: { project: "p1", id: "1" } },
+  // Never a location made: its token is random, so the two answers would differ.
+  { path: "locations.list", input: {} },
+  { path: "locations.create", input: { name: "" } },
+  { path: "locations.get", input: { location: "local" } },
+  { path: "locations.get", input: { location: "nope" } },
+  { path: "locations.update", input: { location: "local", label: "Here" } },
+  { path: "locations.rotateToken", input: { location: "nope" } },
+  { path: "locations.delete", input: { location: "nope" } },
+  // An API key is not a location token: both refused (403).
+  { path: "runner.claim", input: {} },
+  { path: "runner.results", input: { results: [] } },
   { path: "probes.delete", input: REF },
   { path: "probes.delete", input: REF },
   { path: "projects.delete", input: { project: "p1" } },
