@@ -83,7 +83,7 @@ Deno.test("the routes, built from the procedures' meta, are the operations of th
 
 apiSuite("REST routing", (test) => {
   test("every operation of the document reaches its procedure", async ({ api }) => {
-    assert.equal(ROUTES.length, 45);
+    assert.equal(ROUTES.length, 53);
     const reached = new Set<number>();
     for (const route of ROUTES) {
       const path = `/api/v1${fill(route.template, {})}`;
@@ -102,12 +102,20 @@ apiSuite("REST routing", (test) => {
   test("no body value is coerced: strings for numbers and booleans answer 422 on every operation", async ({ api }) => {
     const project = uniqueName();
     assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
+    // The runner protocol answers a location's token only (any API key: 403).
+    const location = await api.post("/api/v1/locations", { name: uniqueName() });
+    assert.equal(location.status, 201, location.text);
+    const keyOf = (template: string) =>
+      template.startsWith("/runner/") ? location.body.data.token : undefined;
     let checked = 0;
     for (const route of ROUTES.filter((r) => r.body !== "none")) {
       for (const [field, type] of scalarFields(route.template, route.method)) {
         const sent = type === "boolean" ? "false" : "100";
         const path = `/api/v1${fill(route.template, { project })}`;
-        const res = await api.call(route.method, path, { body: { [field]: sent } });
+        const res = await api.call(route.method, path, {
+          body: { [field]: sent },
+          key: keyOf(route.template),
+        });
         assert.equal(res.status, 422, `${route.method} ${route.template} ${field}: "${sent}"`);
         assert.ok(
           res.body.error.details.some((d: Json) => d.path === field),
