@@ -5,7 +5,7 @@ import { integer } from "../options.ts";
 import { record, table } from "../output.ts";
 
 const WINDOWS: StatsWindow[] = ["1h", "24h", "7d", "30d", "90d"];
-const SERIES_WINDOWS: SeriesWindow[] = ["24h", "7d", "30d", "90d"];
+const SERIES_WINDOWS: SeriesWindow[] = ["1h", "6h", "24h", "7d", "30d", "90d"];
 
 /** A share from 0 to 1 as a percentage for people; `null` (no runs) stays `null`. */
 export const percent = (share: number | null) =>
@@ -43,6 +43,7 @@ const showSeries = (s: Series) => {
     bucket_seconds: s.bucket_seconds,
     percentiles: s.percentiles,
     buckets: s.buckets.length,
+    history_since: s.history_since,
   });
   if (filled.length === 0) return `${head}\n\nNo runs in this window.`;
   const rows = table(
@@ -151,7 +152,7 @@ export function resultsCommand(context: () => CliContext): Command {
   results.command("series")
     .description(
       "Show a probe's runs, uptime and latency bucket by bucket over a window ending now " +
-        "(24h: 5-minute buckets, 7d: hourly, 30d and 90d: daily)",
+        "(1h: one-minute buckets, 6h and 24h: 5-minute, 7d: hourly, 30d and 90d: daily)",
     )
     .argument("<project>", "project name")
     .argument("<probeId>", "probe id")

@@ -168,6 +168,8 @@ apiSuite("the overview", (test) => {
       // Hour by hour up to the current one: up 2 hours back, only maintenance the hour before
       // (no counted run: null), degraded in the current hour.
       sparkline: [...new Array(21).fill(null), 1, null, 1],
+      // The oldest hour counted in 30 days: the first whole one.
+      history_since: new Date(H + HOUR - 30 * DAY).toISOString(),
     });
   });
 
@@ -188,6 +190,8 @@ apiSuite("the overview", (test) => {
     expected[11] = 0;
     expected[23] = 1;
     assert.deepEqual(probe.sparkline, expected);
+    // Less than 30 days of history: its oldest hour says so.
+    assert.equal(probe.history_since, new Date(H - 24 * HOUR).toISOString());
   });
 
   test("p95 over 24 hours merges the hours' histograms with the first part hour's raw results", async (t) => {
@@ -267,8 +271,15 @@ apiSuite("the overview", (test) => {
     );
     const never = data.projects[0].probes[2];
     assert.deepEqual(
-      [never.probe_id, never.last_run_at, never.uptime_24h, never.p95_24h, never.sparkline],
-      [b.probeId, null, null, null, new Array(SPARKLINE_HOURS).fill(null)],
+      [
+        never.probe_id,
+        never.last_run_at,
+        never.uptime_24h,
+        never.p95_24h,
+        never.sparkline,
+        never.history_since,
+      ],
+      [b.probeId, null, null, null, new Array(SPARKLINE_HOURS).fill(null), null],
     );
     // Three failing runs opened an incident: the project's only open one.
     assert.deepEqual(
