@@ -48,3 +48,14 @@ export const count = (n) => n.toLocaleString("en");
 
 /** `1 probe`, `3 probes`. */
 export const plural = (n, one, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
+
+/**
+ * How much of a window a probe's history covers, when it is younger than the window (`12 min`),
+ * from `history_since` (the start of its oldest run held); null when the history fills the window
+ * or there is none.
+ */
+export function historySpan(historySince, windowSeconds, now = Date.now()) {
+  if (!historySince) return null;
+  const seconds = Math.max(0, Math.round((now - Date.parse(historySince)) / 1000));
+  return seconds >= windowSeconds ? null : duration(seconds);
+}

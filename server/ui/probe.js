@@ -1,6 +1,7 @@
 /**
  * A probe's page: its state and definition, run now, edit, delete; latency (p50, p95, max) and
- * outcomes per bucket over 24 hours, 7, 30 or 90 days (`…/series`); its recent results with
+ * outcomes per bucket over 1, 6 or 24 hours, 7, 30 or 90 days (`…/series`), opening on the
+ * smallest window that holds the probe's history; its recent results with
  * their errors and failed checks; its incidents.
  */
 import { useState } from "preact/hooks";
@@ -20,11 +21,26 @@ import {
 } from "./parts.js";
 import { LatencyChart, latencySummary, OutcomeStrip } from "./charts.js";
 import { IncidentTable } from "./incidents.js";
-import { millis, percent, plural } from "./format.js";
+import { historySpan, millis, percent, plural } from "./format.js";
 import { useNotice } from "./notice.js";
 
-const WINDOWS = [["24h", "24 hours"], ["7d", "7 days"], ["30d", "30 days"], ["90d", "90 days"]];
-const BUCKET_NAMES = { 300: "5 minutes", 3600: "hour", 86400: "day" };
+const WINDOWS = [
+  ["1h", "hour"],
+  ["6h", "6 hours"],
+  ["24h", "24 hours"],
+  ["7d", "7 days"],
+  ["30d", "30 days"],
+  ["90d", "90 days"],
+];
+const WINDOW_SECONDS = {
+  "1h": 3600,
+  "6h": 6 * 3600,
+  "24h": 86_400,
+  "7d": 7 * 86_400,
+  "30d": 30 * 86_400,
+  "90d": 90 * 86_400,
+};
+const BUCKET_NAMES = { 60: "minute", 300: "5 minutes", 3600: "hour", 86400: "day" };
 const REFRESH_MS = 30_000;
 const RESULTS_SHOWN = 50;
 /** The newest incidents of the probe listed on its page. */
@@ -68,7 +84,7 @@ function WindowChoice({ value, onChange }) {
       view`<label class="choice">
         <input type="radio" name="series-window" value=${w} checked=${value === w}
           onChange=${() => onChange(w)} />
-        ${label}
+        ${w === "1h" ? "1 hour" : label}
       </label>`
     )
   }
@@ -83,6 +99,19 @@ const KEYS = [
   ["none", "no runs"],
 ];
 
+/**
+ * The window a probe page opens on: the smallest that holds the probe's whole history, so a new
+ * probe's first minutes fill a chart. `results` are its latest runs, newest first (a page of
+ * `RESULTS_SHOWN`): when fewer came back, the oldest of them is its first run.
+ */
+export function firstWindow(results, now = Date.now()) {
+  if (results.length >= RESULTS_SHOWN) return "24h";
+  const oldest = results.at(-1);
+  if (!oldest) return "1h";
+  const age = (now - Date.parse(oldest.started_at)) / 1000;
+  return age < WINDOW_SECONDS["1h"] ? "1h" : age < WINDOW_SECONDS["6h"] ? "6h" : "24h";
+}
+
 /** The window in a sentence: runs, uptime, bucket size, how percentiles were made. */
 function seriesSummary(series) {
   let runs = 0;
@@ -93,14 +122,19 @@ function seriesSummary(series) {
   }
   const window = WINDOWS.find(([w]) => w === series.window)?.[1] ?? series.window;
   const bucket = BUCKET_NAMES[series.bucket_seconds] ?? `${series.bucket_seconds} s`;
-  return `${plural(runs, "run")} in the last ${window}; uptime ${
-    percent(runs ? ok / runs : null)
-  }; ` +
+  const span = historySpan(
+    series.history_since,
+    WINDOW_SECONDS[series.window],
+    Date.parse(series.until),
+  );
+  return `${plural(runs, "run")} in the last ${window}${
+    span ? ` (only ${span} of history: the probe is younger than the window)` : ""
+  }; uptime ${percent(runs ? ok / runs : null)}; ` +
     `one bar per ${bucket}; percentiles ${series.percentiles}; times in UTC.`;
 }
 
-function SeriesView({ project, probeId, round }) {
-  const [window, setWindow] = useState("24h");
+function SeriesView({ project, probeId, round, initialWindow }) {
+  const [window, setWindow] = useState(initialWindow);
   const { data, error, loading } = useLoad(
     () => get(`${probePath(project, probeId)}/series?window=${window}`),
     [project, probeId, window],
@@ -272,7 +306,8 @@ export function ProbePage({ project, probeId }) {
           question="Delete this probe? Its results go too." onConfirm=${remove} />
       </div>`
     }
-      <${SeriesView} project=${project} probeId=${probeId} round=${round} />
+      <${SeriesView} project=${project} probeId=${probeId} round=${round}
+        initialWindow=${firstWindow(results)} />
       <section aria-labelledby="results-title">
         <h2 id="results-title">Recent results</h2>
         <${Results} results=${results} />
