@@ -5,24 +5,32 @@
 import { useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { describe } from "./parts.js";
+import { detailSentence, sentence } from "./messages.js";
 
 /**
- * Splits an ApiError's details over the form's fields: a detail whose path starts with a field's
- * name goes to that field (`headers.x-a` to `headers`, as `x-a: …`), the rest to the form.
+ * Splits an ApiError's details over the form's fields, each message as a sentence
+ * (`messages.js`): a detail whose path starts with a field's name goes to that field
+ * (`headers.x-a` to `headers`, as `x-a: must …`), the rest to the form, naming their field.
+ * `details` keeps each field's details as sent (`{ path, message }`, the path below the field),
+ * for a field made of parts (the assertions) to place them part by part.
  */
 export function placeErrors(error, fields) {
   const byField = {};
+  const details = {};
   const rest = [];
   for (const { path, message } of error.details ?? []) {
     const [head, ...tail] = String(path).split(".");
     if (fields.includes(head)) {
-      const text = tail.length ? `${tail.join(".")}: ${message}` : message;
+      const text = tail.length
+        ? detailSentence({ path: tail.join("."), message })
+        : sentence(message);
       byField[head] = byField[head] ? `${byField[head]}; ${text}` : text;
+      (details[head] ??= []).push({ path: tail.join("."), message });
     } else {
-      rest.push(path ? `${path}: ${message}` : message);
+      rest.push(detailSentence({ path, message }));
     }
   }
-  return { byField, rest };
+  return { byField, details, rest };
 }
 
 /**
@@ -31,18 +39,26 @@ export function placeErrors(error, fields) {
  */
 export function useForm(fields) {
   const [errors, setErrors] = useState({});
+  const [details, setDetails] = useState({});
   const [formError, setFormError] = useState(null);
   const [busy, setBusy] = useState(false);
   const formRef = useRef(null);
 
   const focusFirst = (names) => {
     const first = fields.find((f) => names.includes(f));
-    formRef.current?.querySelector(`[name="${first}"]`)?.focus();
+    const element = formRef.current?.querySelector(`[name="${first}"]`);
+    // A field made of parts (a fieldset): its first part at fault, else its first control.
+    const target = element?.matches("fieldset")
+      ? element.querySelector('[aria-invalid="true"]') ??
+        element.querySelector("input, select, textarea")
+      : element;
+    target?.focus();
   };
 
   async function submit(action) {
     setBusy(true);
     setErrors({});
+    setDetails({});
     setFormError(null);
     try {
       await action();
@@ -52,8 +68,9 @@ export function useForm(fields) {
         focusFirst(Object.keys(error.fields));
         return;
       }
-      const { byField, rest } = placeErrors(error, fields);
+      const { byField, details, rest } = placeErrors(error, fields);
       setErrors(byField);
+      setDetails(details);
       const others = rest.length ? `${error.message}: ${rest.join("; ")}` : null;
       const placed = Object.keys(byField).length > 0;
       setFormError(others ?? (placed ? null : describe(error)));
@@ -62,7 +79,7 @@ export function useForm(fields) {
       setBusy(false);
     }
   }
-  return { errors, formError, busy, submit, formRef };
+  return { errors, details, formError, busy, submit, formRef };
 }
 
 /** Thrown by a form for what it checks itself before sending (JSON it cannot parse). */
@@ -117,6 +134,6 @@ export function parseJsonField(name, text) {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new FieldError({ [name]: `is not valid JSON (${error.message})` });
+    throw new FieldError({ [name]: `Is not valid JSON (${error.message})` });
   }
 }

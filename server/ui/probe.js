@@ -21,6 +21,7 @@ import {
 } from "./parts.js";
 import { LatencyChart, latencySummary, OutcomeStrip } from "./charts.js";
 import { IncidentTable } from "./incidents.js";
+import { AssertionList } from "./assertions.js";
 import { historySpan, millis, percent, plural } from "./format.js";
 import { useNotice } from "./notice.js";
 
@@ -291,11 +292,9 @@ export function ProbePage({ project, probeId }) {
       probe.timeout_ms === null ? " (the service's default)" : ""
     }</dd>
         </div>
-        <div>
+        <div class="wide">
           <dt>Assertions</dt>
-          <dd>${
-      probe.expect ? view`<code>${JSON.stringify(probe.expect)}</code>` : "status below 400"
-    }</dd>
+          <dd><${AssertionList} expect=${probe.expect} /></dd>
         </div>
       </dl>
       ${

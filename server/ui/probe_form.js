@@ -6,6 +6,7 @@ import { useLoad, useTitle } from "./load.js";
 import { href, navigate } from "./routes.js";
 import { ErrorNote, Loading } from "./parts.js";
 import { Field, FieldError, FormError, parseJsonField, useForm } from "./forms.js";
+import { AssertionsEditor, assertionsState, expectOf } from "./assertions.js";
 import { useNotice } from "./notice.js";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
@@ -29,7 +30,7 @@ function parseHeaders(text) {
     if (!line.trim()) continue;
     const colon = line.indexOf(":");
     if (colon < 1) {
-      throw new FieldError({ headers: `line ${i + 1}: write each header as Name: value` });
+      throw new FieldError({ headers: `Line ${i + 1}: write each header as Name: value` });
     }
     headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
   }
@@ -64,8 +65,8 @@ function ProbeForm({ project, probe, onSaved }) {
     timeout_ms: numberText(probe?.timeout_ms),
     headers: headerLines(probe?.headers),
     body: jsonText(probe?.body),
-    expect: jsonText(probe?.expect),
   });
+  const [assertions, setAssertions] = useState(() => assertionsState(probe?.expect));
   const set = (name) => (value) => setValues((v) => ({ ...v, [name]: value }));
   const onSubmit = (event) => {
     event.preventDefault();
@@ -76,9 +77,6 @@ function ProbeForm({ project, probe, onSaved }) {
         const [name, parse] of [["headers", parseHeaders], [
           "body",
           (t) => parseJsonField("body", t),
-        ], [
-          "expect",
-          (t) => parseJsonField("expect", t),
         ]]
       ) {
         try {
@@ -98,7 +96,7 @@ function ProbeForm({ project, probe, onSaved }) {
         interval_seconds: latencyValue(values.interval_seconds),
         timeout_ms: latencyValue(values.timeout_ms),
         label: values.label.trim() === "" ? null : values.label,
-        expect: parsed.expect ?? null,
+        expect: expectOf(assertions),
       };
       if (probe) {
         // A PATCH sends every field: what was emptied is cleared.
@@ -145,11 +143,8 @@ function ProbeForm({ project, probe, onSaved }) {
         hint="One per line, as Name: value." spellcheck="false" />
       <${Field} name="body" label="Request body (optional, JSON)" as="textarea" rows="3"
         value=${values.body} onInput=${set("body")} error=${form.errors.body} spellcheck="false" />
-      <${Field} name="expect" label="Assertions (optional, JSON)" as="textarea" rows="4"
-        value=${values.expect} onInput=${
-    set("expect")
-  } error=${form.errors.expect} spellcheck="false"
-        hint='What a run must show to pass, for example {"status": ["2xx"], "body": {"contains": ["ok"]}}.' />
+      <${AssertionsEditor} state=${assertions} onChange=${setAssertions}
+        details=${form.details.expect} />
       <div class="actions">
         <button type="submit" class="primary" disabled=${form.busy}>
             ${probe ? "Save probe" : "Create probe"}
