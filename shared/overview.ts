@@ -25,8 +25,9 @@ export const overviewProbe = z.object({
   /** The last 24 hours, hour by hour, oldest first: uptime per hour (null: no runs). */
   sparkline: z.array(z.number().nullable()),
   /**
-   * The start of the hour of the probe's oldest run in the last 30 days (null: no runs in them).
-   * Later than a window's start when that window (24 h, 7 d, 30 d) is longer than the history.
+   * When the probe's history in the last 30 days starts (null: no runs in them): the start of
+   * the hour of its oldest counted run, or the probe's creation when that falls in that hour. Later than a
+   * window's start when that window (24 h, 7 d, 30 d) is longer than the history.
    */
   history_since: z.string().nullable(),
 });

@@ -183,6 +183,17 @@ async function latency24h(db: Db, project: string | undefined, now: number) {
   return p95;
 }
 
+/**
+ * When a probe's history starts: its oldest counted run's hour (from the rollups), or its
+ * creation when that falls inside that hour (a probe created at 10:45 has no history from
+ * 10:00); null without runs.
+ */
+function historySince(oldest: Date | string | null, created: Date | string): string | null {
+  if (oldest === null) return null;
+  const [from, made] = [new Date(oldest).getTime(), new Date(created).getTime()];
+  return new Date(made > from && made < from + HOUR_MS ? made : from).toISOString();
+}
+
 interface ProbeRow {
   key: string | number;
   project: string;
@@ -190,6 +201,7 @@ interface ProbeRow {
   label: string | null;
   url: string;
   method: string;
+  created_at: Date;
   state: ProbeState | null;
   state_since: Date | string | null;
   last_outcome: OverviewProbe["last_outcome"];
@@ -231,6 +243,7 @@ export function getOverview(
         "probes.label",
         "probes.url",
         "probes.method",
+        sql<Date>`probes.created_at`.as("created_at"),
         "probe_schedule.state",
         "probe_schedule.state_since",
         "probe_schedule.last_outcome",
@@ -267,7 +280,7 @@ export function getOverview(
         uptime_30d: c ? ratio(c.good_30d, c.runs_30d) : null,
         p95_24h: p95.get(key) ?? null,
         sparkline: lines.get(key) ?? new Array(SPARKLINE_HOURS).fill(null),
-        history_since: c ? iso(c.oldest) : null,
+        history_since: historySince(c?.oldest ?? null, p.created_at),
       });
     }
     const data: OverviewProject[] = projects.map((p) => ({

@@ -194,6 +194,22 @@ apiSuite("the overview", (test) => {
     assert.equal(probe.history_since, new Date(H - 24 * HOUR).toISOString());
   });
 
+  test("history_since of a probe made minutes ago is its creation, not its first hour's start", async (t) => {
+    const db = t.app.database.db;
+    const { project, probes: [p] } = await projectWith(t, [{ url: "https://new.example.test/" }]);
+    const { created_at } = await db.selectFrom("probes")
+      .select(sql<Date>`created_at`.as("created_at"))
+      .where("key", "=", p.key).executeTakeFirstOrThrow();
+    const created = new Date(created_at).getTime();
+    const now = created + 5 * MINUTE;
+    await record(db, [{ key: p.key, at: created + 1000, outcome: "up" }]);
+    const [probe] = (await getOverview({ db, project, now })).data.projects[0].probes;
+    // The run's hour starts before the probe was made (unless it was made on the hour).
+    const hour = Math.floor((created + 1000) / HOUR) * HOUR;
+    assert.equal(probe.history_since, new Date(Math.max(hour, created)).toISOString());
+    assert.equal(probe.uptime_7d, 1);
+  });
+
   test("p95 over 24 hours merges the hours' histograms with the first part hour's raw results", async (t) => {
     const db = t.app.database.db;
     const { project, probes: [p, quiet] } = await projectWith(t, [
