@@ -4,7 +4,7 @@
  * smallest window that holds the probe's history; its recent results with
  * their errors and failed checks; its incidents.
  */
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { del, get, post, probePath, seg } from "./api.js";
@@ -167,9 +167,15 @@ function SeriesView({ project, probeId, round, initialWindow }) {
   `;
 }
 
+/**
+ * A run's failed checks, folded under a summary (the run's error already names them): open to
+ * read what was expected and seen. Folded, a phone's result card stays a few lines tall.
+ */
 function failedChecks(checks) {
   if (!checks || checks.length === 0) return null;
-  return view`<ul class="checks">
+  return view`<details class="checks-fold">
+    <summary>${plural(checks.length, "failed check")}: what was expected and seen</summary>
+    <ul class="checks">
     ${
     checks.map((c) =>
       view`<li>
@@ -179,13 +185,77 @@ function failedChecks(checks) {
       </li>`
     )
   }
-  </ul>`;
+    </ul>
+  </details>`;
 }
 
-function Results({ results }) {
-  if (results.length === 0) return view`<p class="muted">No runs yet.</p>`;
+/** Results per page of the list; older pages beyond the first load come from the API. */
+export const RESULTS_PAGE = 10;
+
+/** One result as a row of the table (a card on narrow screens). */
+function ResultRow({ r }) {
   return view`
-    <div class="table-wrap">
+    <tr>
+      <td data-label="Started">
+        <${At} iso=${r.started_at} />
+      </td>
+      <td data-label="Outcome"><${OutcomeBadge} outcome=${r.outcome} />${
+    r.in_maintenance ? view` <span class="tag">maintenance</span>` : ""
+  }</td>
+      <td data-label="HTTP" class="num">${r.http_status ?? "—"}</td>
+      <td data-label="Duration" class="num">${millis(r.duration_ms)}</td>
+      <td data-label="Error or failed check" class="text-cell">${
+    r.error ? view`<code>${r.error}</code>` : ""
+  }${failedChecks(r.failed_checks)}${
+    !r.error && !r.failed_checks?.length ? view`<span class="muted">—</span>` : ""
+  }</td>
+      <td data-label="Trigger">${r.trigger}</td>
+    </tr>
+  `;
+}
+
+/**
+ * The probe's results, newest first, `RESULTS_PAGE` at a time: the first load's, then older
+ * pages asked of the API (`before`) as the reader goes back. A phone shows ten cards, not fifty.
+ */
+function Results({ project, probeId, first }) {
+  const [older, setOlder] = useState([]);
+  const [nextBefore, setNextBefore] = useState(undefined);
+  const [page, setPage] = useState(0);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const top = useRef(null);
+  const all = [...first.data, ...older];
+  const cursor = nextBefore === undefined ? first.meta?.next_before ?? null : nextBefore;
+  const pages = Math.max(1, Math.ceil(all.length / RESULTS_PAGE));
+  const shown = Math.min(page, pages - 1);
+  const rows = all.slice(shown * RESULTS_PAGE, (shown + 1) * RESULTS_PAGE);
+  if (all.length === 0) return view`<p class="muted">No runs yet.</p>`;
+  const go = (to) => {
+    setPage(to);
+    top.current?.scrollIntoView({ block: "start" });
+  };
+  const goOlder = async () => {
+    if ((shown + 1) * RESULTS_PAGE < all.length) return go(shown + 1);
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = await get(
+        `${probePath(project, probeId)}/results?limit=${RESULTS_SHOWN}&before=${seg(cursor)}`,
+      );
+      setOlder((list) => [...list, ...answer.data]);
+      setNextBefore(answer.meta.next_before);
+      if (answer.data.length) go(shown + 1);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const from = shown * RESULTS_PAGE + 1;
+  const hasOlder = (shown + 1) * RESULTS_PAGE < all.length || cursor !== null;
+  return view`
+    <div class="table-wrap" ref=${top}>
       <table class="grid">
         <caption class="sr-only">Recent results, newest first</caption>
         <thead>
@@ -199,29 +269,20 @@ function Results({ results }) {
           </tr>
         </thead>
         <tbody>
-          ${
-    results.map((r) =>
-      view`
-              <tr key=${r.started_at}>
-                <td data-label="Started">
-                  <${At} iso=${r.started_at} />
-                </td>
-                <td data-label="Outcome"><${OutcomeBadge} outcome=${r.outcome} />${
-        r.in_maintenance ? view` <span class="tag">maintenance</span>` : ""
-      }</td>
-                <td data-label="HTTP" class="num">${r.http_status ?? "—"}</td>
-                <td data-label="Duration" class="num">${millis(r.duration_ms)}</td>
-                <td data-label="Error">${r.error ? view`<code>${r.error}</code>` : ""}${
-        failedChecks(r.failed_checks)
-      }${!r.error && !r.failed_checks?.length ? view`<span class="muted">—</span>` : ""}</td>
-                <td data-label="Trigger">${r.trigger}</td>
-              </tr>
-            `
-    )
-  }
+          ${rows.map((r) => view`<${ResultRow} key=${r.started_at} r=${r} />`)}
         </tbody>
       </table>
     </div>
+    <${ErrorNote} error=${error}>Could not load older results: <//>
+    <nav class="pager" aria-label="Result pages">
+      <button type="button" disabled=${shown === 0} onClick=${() => go(shown - 1)}>
+        Newer results
+      </button>
+      <span aria-live="polite">Results ${from}–${from + rows.length - 1}, newest first</span>
+      <button type="button" disabled=${!hasOlder || busy} onClick=${goOlder}>
+        ${busy ? "Loading…" : "Older results"}
+      </button>
+    </nav>
   `;
 }
 
@@ -247,6 +308,7 @@ export function ProbePage({ project, probeId }) {
   const probe = data?.[0].data;
   useTitle(probe ? probe.label ?? probe.url : "Probe");
   const results = data?.[1].data ?? [];
+  const resultsAnswer = data?.[1] ?? { data: [], meta: { next_before: null } };
   const incidents = data?.[2].data ?? [];
   const remove = async () => {
     await del(probePath(project, probeId));
@@ -309,7 +371,7 @@ export function ProbePage({ project, probeId }) {
         initialWindow=${firstWindow(results)} />
       <section aria-labelledby="results-title">
         <h2 id="results-title">Recent results</h2>
-        <${Results} results=${results} />
+        <${Results} project=${project} probeId=${probeId} first=${resultsAnswer} />
       </section>
       <section aria-labelledby="incidents-title">
         <h2 id="incidents-title">Incidents</h2>
