@@ -153,6 +153,25 @@ function incidentHtml(incident: PublicStatusPage["incidents"][number]): string {
   }">${state}</span></h3><p class="muted">${span}</p></li>`;
 }
 
+/** How often the page reloads itself: a meta refresh, no script (the CSP allows none). */
+export const REFRESH_SECONDS = 60;
+
+const runs = (n: number) => (n === 1 ? "1 run" : `${n} runs`);
+
+/** What an incident's start and end are, in a sentence. */
+export function incidentRuleText(rule: PublicStatusPage["incident_rule"]): string {
+  const start = rule.failures === 1
+    ? "An incident starts with the first failing run"
+    : `An incident starts when a check has failed ${runs(rule.failures)} in a row, at the ` +
+      `start of the last of them: the outage itself may have begun up to ${
+        runs(rule.failures - 1)
+      } earlier`;
+  const end = rule.passes === 1
+    ? "it ends with the first passing run"
+    : `it ends at the passing run that makes ${runs(rule.passes)} in a row`;
+  return `${start}; ${end}.`;
+}
+
 /** The page as HTML: every text escaped, no script, no inline style but the hashed sheet. */
 export function renderStatusPage(page: PublicStatusPage, jsonPath: string): string {
   const banner = page.probes.length === 0 ? "No checks yet" : BANNER[page.status];
@@ -162,12 +181,14 @@ export function renderStatusPage(page: PublicStatusPage, jsonPath: string): stri
   const incidents = page.incidents.length === 0
     ? `<p class="muted">No incidents in the last ${STATUS_PAGE_DAYS} days.</p>`
     : `<ul class="incidents">\n${page.incidents.map(incidentHtml).join("\n")}\n</ul>`;
+  const rule = page.incident_rule;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
+<meta http-equiv="refresh" content="${REFRESH_SECONDS}">
 <title>${escapeHtml(page.title)} status</title>
 <style>${CSS}</style>
 </head>
@@ -185,10 +206,12 @@ ${probes}
 </section>
 <section aria-labelledby="incidents">
 <h2 id="incidents">Recent incidents</h2>
+<p class="muted rule">${incidentRuleText(rule)}</p>
 ${incidents}
 </section>
 <footer>
-<p>Updated ${time(page.generated_at)}. Days and times are UTC. ` +
+<p>Updated ${time(page.generated_at)}; this page reloads itself every minute. ` +
+    `Days and times are UTC. ` +
     `<a href="${escapeHtml(jsonPath)}">This page as JSON</a>.</p>
 </footer>
 </main>
