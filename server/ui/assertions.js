@@ -181,8 +181,11 @@ export function expectOf(state) {
  * The API's details for `expect` by the part they name: `status`, `contains`, `not_contains`,
  * `certificate_days`, `json.0.value`, `headers.1`; the rest under `""`. Each as a sentence; a
  * message about one of several lines says which line.
+ * @param {{ path: string, message: string }[] | undefined} details
+ * @returns {Record<string, string>}
  */
 export function assertionErrors(details) {
+  /** @type {Record<string, string>} */
   const at = {};
   const add = (key, text) => {
     at[key] = at[key] ? `${at[key]}; ${text}` : text;
