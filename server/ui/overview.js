@@ -29,9 +29,9 @@ const DAY_SECONDS = 86_400;
  */
 function UptimeCell({ label, share, historySince, windowSeconds }) {
   const span = share === null ? null : historySpan(historySince, windowSeconds);
-  return view`<td data-label=${label} class="num">${percent(share)}${
+  return view`<td data-label=${label} class="num"><span class="uptime">${percent(share)}${
     span && view`<span class="history">over ${span}</span>`
-  }</td>`;
+  }</span></td>`;
 }
 
 function ProbeRow({ project, probe }) {
