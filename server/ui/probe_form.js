@@ -190,8 +190,10 @@ export function EditProbe({ project, probeId }) {
   };
   return view`<div>
     <p class="crumbs">
-      <a href=${href.overview()}>Overview</a> › <a href=${href.project(project)}>${project}</a> ›
-      <a href=${href.probe(project, probeId)}>${probe?.label ?? probeId}</a>
+      <a href=${href.overview()}>Overview</a> › <a href=${
+    href.project(project)
+  }>${project}</a>${" › "}<a
+        href=${href.probe(project, probeId)}>${probe?.label ?? probeId}</a>
     </p>
     <div class="page-head"><h1 tabindex="-1">Edit probe</h1></div>
     <${ErrorNote} error=${error} />
