@@ -172,8 +172,16 @@ export function incidentRuleText(rule: PublicStatusPage["incident_rule"]): strin
   return `${start}; ${end}.`;
 }
 
-/** The page as HTML: every text escaped, no script, no inline style but the hashed sheet. */
-export function renderStatusPage(page: PublicStatusPage, jsonPath: string): string {
+/**
+ * The page as HTML: every text escaped, no script, no inline style but the hashed sheet. It
+ * reloads itself every minute unless `refresh` is false (`?refresh=off`, the page's "Stop
+ * reloading" link: WCAG 2.2.1 asks that a visitor can turn a timed reload off).
+ */
+export function renderStatusPage(
+  page: PublicStatusPage,
+  jsonPath: string,
+  { refresh = true }: { refresh?: boolean } = {},
+): string {
   const banner = page.probes.length === 0 ? "No checks yet" : BANNER[page.status];
   const probes = page.probes.length === 0
     ? `<p class="muted">This page shows no checks yet.</p>`
@@ -188,8 +196,9 @@ export function renderStatusPage(page: PublicStatusPage, jsonPath: string): stri
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<meta http-equiv="refresh" content="${REFRESH_SECONDS}">
-<title>${escapeHtml(page.title)} status</title>
+${refresh ? `<meta http-equiv="refresh" content="${REFRESH_SECONDS}">\n` : ""}<title>${
+    escapeHtml(page.title)
+  } status</title>
 <style>${CSS}</style>
 </head>
 <body>
@@ -197,6 +206,13 @@ export function renderStatusPage(page: PublicStatusPage, jsonPath: string): stri
 <header>
 <h1>${escapeHtml(page.title)}</h1>
 ${page.description === null ? "" : `<p class="muted">${escapeHtml(page.description)}</p>\n`}\
+<p class="muted">${
+    refresh
+      ? `This page reloads itself every minute. <a href="?refresh=off">Stop reloading</a>`
+      : `This page does not reload itself. <a href="${
+        escapeHtml(jsonPath.slice(0, -JSON_SUFFIX.length))
+      }">Reload it every minute</a>`
+  }</p>
 </header>
 <p class="banner s-${page.probes.length === 0 ? "unknown" : page.status}">${banner}</p>
 ${page.in_maintenance ? `<p class="muted">Maintenance is under way.</p>\n` : ""}\
@@ -210,8 +226,7 @@ ${probes}
 ${incidents}
 </section>
 <footer>
-<p>Updated ${time(page.generated_at)}; this page reloads itself every minute. ` +
-    `Days and times are UTC. ` +
+<p>Updated ${time(page.generated_at)}. Days and times are UTC. ` +
     `<a href="${escapeHtml(jsonPath)}">This page as JSON</a>.</p>
 </footer>
 </main>
@@ -222,6 +237,8 @@ ${incidents}
 
 interface Rendered {
   html: string;
+  /** The same page without its reload (`?refresh=off`). */
+  still: string;
   json: string;
 }
 
@@ -272,6 +289,9 @@ export function createStatusPages(
         if (!page) return null;
         return {
           html: renderStatusPage(page, `${STATUS_PREFIX}${project}${JSON_SUFFIX}`),
+          still: renderStatusPage(page, `${STATUS_PREFIX}${project}${JSON_SUFFIX}`, {
+            refresh: false,
+          }),
           json: JSON.stringify(page),
         };
       });
@@ -279,8 +299,10 @@ export function createStatusPages(
       return publicFailure(error);
     }
     if (!rendered) return null;
-    return wanted.json
-      ? publicAnswer(request, rendered.json, JSON_HEADERS)
-      : publicAnswer(request, rendered.html, HTML_HEADERS);
+    return wanted.json ? publicAnswer(request, rendered.json, JSON_HEADERS) : publicAnswer(
+      request,
+      url.searchParams.get("refresh") === "off" ? rendered.still : rendered.html,
+      HTML_HEADERS,
+    );
   };
 }

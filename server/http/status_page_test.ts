@@ -184,7 +184,19 @@ apiSuite("public status pages", (test) => {
     const csp = res.headers.get("content-security-policy")!;
     assert.doesNotMatch(csp, /script-src|navigate-to|refresh/);
     assert.match(csp, /^default-src 'none';/);
-    assert.match(html, /this page reloads itself every minute/);
+    assert.match(
+      html,
+      /This page reloads itself every minute\. <a href="\?refresh=off">Stop reloading<\/a>/,
+    );
+    // A visitor can turn the reload off (WCAG 2.2.1): the same page without it.
+    const still = await api.get(`${pagePath(project)}?refresh=off`, anonymous);
+    assert.equal(still.status, 200);
+    assert.doesNotMatch(still.text, /http-equiv="refresh"/);
+    assert.match(
+      still.text,
+      new RegExp(`does not reload itself\\. <a href="/status/${project}">Reload it every minute`),
+    );
+    assert.equal(still.headers.get("content-security-policy"), csp);
     assert.match(
       html,
       /An incident starts when a check has failed 4 runs in a row, at the start of the last of them: the outage itself may have begun up to 3 runs earlier; it ends with the first passing run\./,
