@@ -3,10 +3,11 @@
  * is accepted as it is and read back the same; the API's messages land on the part they name.
  */
 import assert from "node:assert/strict";
+import type { ProbeExpect } from "@probe/shared";
 import { apiSuite, uniqueName } from "../testing/app.ts";
 import { assertionErrors, assertionLines, assertionsState, expectOf } from "../ui/assertions.js";
 
-const FULL = {
+const FULL: ProbeExpect = {
   status: ["2xx", 301],
   body: { contains: ["ok"], not_contains: ["maintenance"] },
   json: [

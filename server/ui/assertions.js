@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * A probe's assertions (`expect`, docs/assertions.md) as a person writes and reads them: the
  * probe form's fields for status codes and classes, body text, JSON pointer checks, header checks
@@ -7,8 +8,27 @@
 import { useEffect, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { sentence } from "./messages.js";
+/** @import { ComponentChildren } from "preact" */
+/** @import { Probe } from "./api_types.d.ts" */
+/** @typedef {NonNullable<Probe["expect"]>} Expect */
+/** @typedef {NonNullable<Expect["json"]>[number]} JsonCheck */
+/** @typedef {NonNullable<Expect["headers"]>[number]} HeaderCheck */
+/** @typedef {string | number | boolean | null} Scalar */
+/**
+ * A JSON check as the form edits it: the value as typed, and the type it is read as.
+ * @typedef {{ path: string, op: string, type: string, value: string }} JsonRowState
+ */
+/** @typedef {{ name: string, op: string, value: string }} HeaderRowState */
+/**
+ * The form's state for an `expect`.
+ * @typedef {{ status: string, contains: string, not_contains: string, json: JsonRowState[],
+ *   headers: HeaderRowState[], certificate_days: string }} AssertionsState
+ */
 
-/** The checks on a JSON value, in words. */
+/**
+ * The checks on a JSON value, in words.
+ * @type {[string, string][]}
+ */
 export const JSON_OPS = [
   ["eq", "equals"],
   ["ne", "does not equal"],
@@ -20,7 +40,10 @@ export const JSON_OPS = [
   ["exists", "exists"],
   ["not_exists", "does not exist"],
 ];
-/** The checks on a header, in words. */
+/**
+ * The checks on a header, in words.
+ * @type {[string, string][]}
+ */
 export const HEADER_OPS = [
   ["eq", "equals"],
   ["contains", "contains"],
@@ -29,7 +52,10 @@ export const HEADER_OPS = [
 ];
 const PRESENCE = ["exists", "not_exists"];
 const NUMERIC = ["lt", "le", "gt", "ge"];
-/** What a JSON check's value is read as. */
+/**
+ * What a JSON check's value is read as.
+ * @type {[string, string][]}
+ */
 const VALUE_TYPES = [
   ["text", "text"],
   ["number", "number"],
@@ -38,14 +64,21 @@ const VALUE_TYPES = [
   ["null", "null"],
 ];
 
+/**
+ * @param {[string, string][]} ops
+ * @param {string} op
+ */
 const opWords = (ops, op) => ops.find(([o]) => o === op)?.[1] ?? op;
 
-/** A JSON value as it reads in a sentence: strings quoted, the rest as JSON. */
+/**
+ * A JSON value as it reads in a sentence: strings quoted, the rest as JSON.
+ * @param {unknown} value
+ */
 const shown = (value) => (typeof value === "string" ? `"${value}"` : JSON.stringify(value));
 
 /**
  * The assertions of an `expect` in words, one line each, in the order the API checks them.
- * @param {any} expect
+ * @param {Expect | null | undefined} expect
  * @returns {string[]}
  */
 export function assertionLines(expect) {
@@ -79,7 +112,10 @@ export function assertionLines(expect) {
   return lines;
 }
 
-/** A probe's assertions as a list of readable rows; the default rule when it has none. */
+/**
+ * A probe's assertions as a list of readable rows; the default rule when it has none.
+ * @param {{ expect: Expect | null }} props
+ */
 export function AssertionList({ expect }) {
   if (!expect) return view`<span>status below 400 (the default)</span>`;
   return view`<ul class="assertions">
@@ -87,7 +123,10 @@ export function AssertionList({ expect }) {
   </ul>`;
 }
 
-/** The type a JSON check's value is edited as. */
+/**
+ * The type a JSON check's value is edited as.
+ * @param {unknown} value
+ */
 function typeOf(value) {
   if (value === null) return "null";
   if (value === true) return "true";
@@ -98,6 +137,8 @@ function typeOf(value) {
 /**
  * The form's state for an `expect` (or null): text for the fields, a row per JSON or header
  * check.
+ * @param {Expect | null | undefined} expect
+ * @returns {AssertionsState}
  */
 export function assertionsState(expect) {
   return {
@@ -115,19 +156,26 @@ export function assertionsState(expect) {
     headers: (expect?.headers ?? []).map((c) => ({
       name: c.name,
       op: c.op,
-      value: c.value ?? "",
+      value: c.value === undefined || c.value === null ? "" : String(c.value),
     })),
     certificate_days: expect?.certificate_days === undefined ? "" : String(expect.certificate_days),
   };
 }
 
-/** A number when the text is one, otherwise the text: the API refuses it in its words. */
+/**
+ * A number when the text is one, otherwise the text: the API refuses it in its words.
+ * @param {string} text
+ */
 function numberOrText(text) {
   const trimmed = text.trim();
   return trimmed !== "" && Number.isFinite(Number(trimmed)) ? Number(trimmed) : trimmed;
 }
 
-/** A JSON check's value as sent, from its type and text. */
+/**
+ * A JSON check's value as sent, from its type and text.
+ * @param {JsonRowState} row
+ * @returns {Scalar | undefined}
+ */
 function jsonValue(row) {
   if (PRESENCE.includes(row.op)) return undefined;
   const type = NUMERIC.includes(row.op) ? "number" : row.type;
@@ -137,13 +185,17 @@ function jsonValue(row) {
   return type === "number" ? numberOrText(row.value) : row.value;
 }
 
+/** @param {string} text */
 const lines = (text) => text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
 
 /**
  * The `expect` the form's state stands for: null when no assertion is filled in (the default
- * rule, status below 400).
+ * rule, status below 400). Sent as typed, for the API to refuse what is wrong in its words.
+ * @param {AssertionsState} state
+ * @returns {Record<string, unknown> | null}
  */
 export function expectOf(state) {
+  /** @type {Record<string, unknown>} */
   const expect = {};
   const status = state.status.split(/[\s,]+/).filter((s) => s !== "");
   if (status.length) {
@@ -152,9 +204,11 @@ export function expectOf(state) {
   const contains = lines(state.contains);
   const notContains = lines(state.not_contains);
   if (contains.length || notContains.length) {
-    expect.body = {};
-    if (contains.length) expect.body.contains = contains;
-    if (notContains.length) expect.body.not_contains = notContains;
+    /** @type {Record<string, string[]>} */
+    const body = {};
+    if (contains.length) body.contains = contains;
+    if (notContains.length) body.not_contains = notContains;
+    expect.body = body;
   }
   if (state.json.length) {
     expect.json = state.json.map((row) => {
@@ -187,6 +241,10 @@ export function expectOf(state) {
 export function assertionErrors(details) {
   /** @type {Record<string, string>} */
   const at = {};
+  /**
+   * @param {string} key
+   * @param {string} text
+   */
   const add = (key, text) => {
     at[key] = at[key] ? `${at[key]}; ${text}` : text;
   };
@@ -205,9 +263,14 @@ export function assertionErrors(details) {
   return at;
 }
 
+/** @param {string} text */
 const lower = (text) => text.charAt(0).toLowerCase() + text.slice(1);
 
-/** A labelled control of the assertions editor, with its hint and its error. */
+/**
+ * A labelled control of the assertions editor, with its hint and its error.
+ * @param {{ id: string, label: string, hint?: string | null, error?: string,
+ *   children: ComponentChildren }} props
+ */
 function Part({ id, label, hint, error, children }) {
   return view`<div class=${error ? "field invalid" : "field"}>
     <label for=${id}>${label}</label>
@@ -217,27 +280,39 @@ function Part({ id, label, hint, error, children }) {
   </div>`;
 }
 
-/** The attributes that tie a control to its hint and error. */
+/**
+ * The attributes that tie a control to its hint and error.
+ * @param {string} id
+ * @param {unknown} hint
+ * @param {string | undefined} error
+ */
 function described(id, hint, error) {
   const ids = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ");
   return { id, "aria-describedby": ids || undefined, "aria-invalid": error ? "true" : undefined };
 }
 
+/** @param {{ options: [string, string][], value: string }} props */
 function Options({ options, value }) {
   return options.map(([v, text]) =>
     view`<option value=${v} selected=${v === value}>${text}</option>`
   );
 }
 
-/** One JSON check: pointer, operator, value type and value; removable. */
+/**
+ * One JSON check: pointer, operator, value type and value; removable.
+ * @param {{ row: JsonRowState, index: number, errors: Record<string, string>,
+ *   onChange: (row: JsonRowState) => void, onRemove: () => void }} props
+ */
 function JsonRow({ row, index, errors, onChange, onRemove }) {
   const id = `assert-json-${index}`;
-  const set = (key) => (e) => onChange({ ...row, [key]: e.currentTarget.value });
+  /** @param {keyof JsonRowState} key */
+  const set = (key) => (/** @type {Event} */ e) =>
+    onChange({ ...row, [key]: /** @type {HTMLInputElement} */ (e.currentTarget).value });
   const needsValue = !PRESENCE.includes(row.op);
   const numeric = NUMERIC.includes(row.op);
   const typed = needsValue && !numeric;
   const showValue = needsValue && (numeric || row.type === "text" || row.type === "number");
-  const error = (part) => errors[`json.${index}.${part}`];
+  const error = (/** @type {string} */ part) => errors[`json.${index}.${part}`];
   return view`<fieldset class="assert-row">
     <legend>JSON check ${index + 1}</legend>
     ${errors[`json.${index}`] && view`<p class="field-error">${errors[`json.${index}`]}</p>`}
@@ -275,11 +350,17 @@ function JsonRow({ row, index, errors, onChange, onRemove }) {
   </fieldset>`;
 }
 
-/** One header check: name, operator, value; removable. */
+/**
+ * One header check: name, operator, value; removable.
+ * @param {{ row: HeaderRowState, index: number, errors: Record<string, string>,
+ *   onChange: (row: HeaderRowState) => void, onRemove: () => void }} props
+ */
 function HeaderRow({ row, index, errors, onChange, onRemove }) {
   const id = `assert-header-${index}`;
-  const set = (key) => (e) => onChange({ ...row, [key]: e.currentTarget.value });
-  const error = (part) => errors[`headers.${index}.${part}`];
+  /** @param {keyof HeaderRowState} key */
+  const set = (key) => (/** @type {Event} */ e) =>
+    onChange({ ...row, [key]: /** @type {HTMLInputElement} */ (e.currentTarget).value });
+  const error = (/** @type {string} */ part) => errors[`headers.${index}.${part}`];
   return view`<fieldset class="assert-row">
     <legend>Header check ${index + 1}</legend>
     ${errors[`headers.${index}`] && view`<p class="field-error">${errors[`headers.${index}`]}</p>`}
@@ -304,24 +385,40 @@ function HeaderRow({ row, index, errors, onChange, onRemove }) {
   </fieldset>`;
 }
 
+/** @typedef {"status" | "contains" | "not_contains" | "certificate_days"} TextPart */
+
 /**
  * The assertions as fields: `state` from `assertionsState`, changed through `onChange`;
  * `details` are the API's details for `expect` (paths below it).
+ * @param {{ state: AssertionsState, onChange: (state: AssertionsState) => void,
+ *   details?: { path: string, message: string }[] }} props
  */
 export function AssertionsEditor({ state, onChange, details }) {
   const errors = assertionErrors(details);
-  const [focusNext, setFocusNext] = useState(null);
+  const [focusNext, setFocusNext] = useState(/** @type {string | null} */ (null));
   useEffect(() => {
     if (!focusNext) return;
     document.getElementById(focusNext)?.focus();
     setFocusNext(null);
   }, [focusNext]);
-  const set = (key) => (e) => onChange({ ...state, [key]: e.currentTarget.value });
-  const setRow = (list, i) => (row) =>
-    onChange({ ...state, [list]: state[list].map((r, j) => (j === i ? row : r)) });
-  const removeRow = (list, i) => () => {
-    onChange({ ...state, [list]: state[list].filter((_r, j) => j !== i) });
-    setFocusNext(list === "json" ? "add-json-check" : "add-header-check");
+  /** @param {TextPart} key */
+  const set = (key) => (/** @type {Event} */ e) =>
+    onChange({ ...state, [key]: /** @type {HTMLInputElement} */ (e.currentTarget).value });
+  /** @param {number} i */
+  const setJson = (i) => (/** @type {JsonRowState} */ row) =>
+    onChange({ ...state, json: state.json.map((r, j) => (j === i ? row : r)) });
+  /** @param {number} i */
+  const setHeader = (i) => (/** @type {HeaderRowState} */ row) =>
+    onChange({ ...state, headers: state.headers.map((r, j) => (j === i ? row : r)) });
+  /** @param {number} i */
+  const removeJson = (i) => () => {
+    onChange({ ...state, json: state.json.filter((_r, j) => j !== i) });
+    setFocusNext("add-json-check");
+  };
+  /** @param {number} i */
+  const removeHeader = (i) => () => {
+    onChange({ ...state, headers: state.headers.filter((_r, j) => j !== i) });
+    setFocusNext("add-header-check");
   };
   const addJson = () => {
     onChange({ ...state, json: [...state.json, { path: "", op: "eq", type: "text", value: "" }] });
@@ -331,6 +428,12 @@ export function AssertionsEditor({ state, onChange, details }) {
     onChange({ ...state, headers: [...state.headers, { name: "", op: "contains", value: "" }] });
     setFocusNext(`assert-header-${state.headers.length}-name`);
   };
+  /**
+   * @param {TextPart} key
+   * @param {string} label
+   * @param {string} hint
+   * @param {Record<string, string>} extra
+   */
   const part = (key, label, hint, multiline = false, extra = {}) => {
     const id = `assert-${key}`;
     const attrs = {
@@ -361,14 +464,14 @@ export function AssertionsEditor({ state, onChange, details }) {
     ${
     state.json.map((row, i) =>
       view`<${JsonRow} key=${`json-${i}`} row=${row} index=${i} errors=${errors}
-        onChange=${setRow("json", i)} onRemove=${removeRow("json", i)} />`
+        onChange=${setJson(i)} onRemove=${removeJson(i)} />`
     )
   }
     <button type="button" id="add-json-check" onClick=${addJson}>Add JSON check</button>
     ${
     state.headers.map((row, i) =>
       view`<${HeaderRow} key=${`header-${i}`} row=${row} index=${i} errors=${errors}
-        onChange=${setRow("headers", i)} onRemove=${removeRow("headers", i)} />`
+        onChange=${setHeader(i)} onRemove=${removeHeader(i)} />`
     )
   }
     <button type="button" id="add-header-check" onClick=${addHeader}>Add header check</button>

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The API's validation messages as a person reads them. The API answers each field at fault as
  * `{ path, message }`, the message in the words of its validator ("Too small: expected number to
@@ -5,7 +6,10 @@
  * field in words where it shows the message away from it ("Interval: must be at least 10").
  */
 
-/** Readable names of the fields the API names in `details[].path`, part by part. */
+/**
+ * Readable names of the fields the API names in `details[].path`, part by part.
+ * @type {Record<string, string>}
+ */
 const FIELD_NAMES = {
   url: "URL",
   method: "method",
@@ -32,7 +36,10 @@ const FIELD_NAMES = {
   before: "before",
 };
 
-/** What a type is called in a sentence. */
+/**
+ * What a type is called in a sentence.
+ * @type {Record<string, string>}
+ */
 const TYPES = {
   number: "a number",
   int: "a whole number",
@@ -43,12 +50,20 @@ const TYPES = {
   null: "empty",
 };
 
+/** @param {string} text */
 const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
-/** `5 characters`, `1 character`. */
+/**
+ * `5 characters`, `1 character`.
+ * @param {string | number} n
+ * @param {string} one
+ */
 const countOf = (n, one) => `${n} ${one}${Number(n) === 1 ? "" : "s"}`;
 
-/** One rule: a pattern of the validator's message and the sentence for it. */
+/**
+ * One rule: a pattern of the validator's message and the sentence made of its groups.
+ * @type {[RegExp, (...match: string[]) => string][]}
+ */
 const RULES = [
   [
     /^Too small: expected (\w+) to (?:be|have) (>=|>)(-?[\d.]+)(?: (characters|items))?$/,

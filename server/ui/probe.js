@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * A probe's page: its state and definition, run now, edit, delete; latency (p50, p95, max) and
  * outcomes per bucket over 1, 6 or 24 hours, 7, 30 or 90 days (`…/series`), opening on the
@@ -24,7 +25,10 @@ import { IncidentTable } from "./incidents.js";
 import { AssertionList } from "./assertions.js";
 import { historySpan, millis, percent, plural } from "./format.js";
 import { useNotice } from "./notice.js";
+/** @import { ApiError } from "./api.js" */
+/** @import { FailedCheck, ProbeResult, Series } from "./api_types.d.ts" */
 
+/** @type {[Series["window"], string][]} */
 const WINDOWS = [
   ["1h", "hour"],
   ["6h", "6 hours"],
@@ -33,6 +37,7 @@ const WINDOWS = [
   ["30d", "30 days"],
   ["90d", "90 days"],
 ];
+/** @type {Record<Series["window"], number>} */
 const WINDOW_SECONDS = {
   "1h": 3600,
   "6h": 6 * 3600,
@@ -41,15 +46,19 @@ const WINDOW_SECONDS = {
   "30d": 30 * 86_400,
   "90d": 90 * 86_400,
 };
+/** @type {Record<number, string>} */
 const BUCKET_NAMES = { 60: "minute", 300: "5 minutes", 3600: "hour", 86400: "day" };
 const REFRESH_MS = 30_000;
 const RESULTS_SHOWN = 50;
 /** The newest incidents of the probe listed on its page. */
 const INCIDENTS_SHOWN = 50;
 
+/** @param {{ project: string, probeId: string, onDone: () => void }} props */
 function RunNow({ project, probeId, onDone }) {
   const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState(null);
+  const [outcome, setOutcome] = useState(
+    /** @type {{ ok: boolean, text: string } | null} */ (null),
+  );
   const run = async () => {
     setBusy(true);
     setOutcome(null);
@@ -64,7 +73,10 @@ function RunNow({ project, probeId, onDone }) {
       });
       onDone();
     } catch (error) {
-      setOutcome({ ok: false, text: `Could not run it: ${describe(error)}` });
+      setOutcome({
+        ok: false,
+        text: `Could not run it: ${describe(/** @type {ApiError} */ (error))}`,
+      });
     } finally {
       setBusy(false);
     }
@@ -77,6 +89,9 @@ function RunNow({ project, probeId, onDone }) {
   `;
 }
 
+/**
+ * @param {{ value: Series["window"], onChange: (window: Series["window"]) => void }} props
+ */
 function WindowChoice({ value, onChange }) {
   return view`<fieldset class="choices">
     <legend>Window</legend>
@@ -104,6 +119,8 @@ const KEYS = [
  * The window a probe page opens on: the smallest that holds the probe's whole history, so a new
  * probe's first minutes fill a chart. `results` are its latest runs, newest first (a page of
  * `RESULTS_SHOWN`): when fewer came back, the oldest of them is its first run.
+ * @param {ProbeResult[]} results
+ * @returns {Series["window"]}
  */
 export function firstWindow(results, now = Date.now()) {
   if (results.length >= RESULTS_SHOWN) return "24h";
@@ -113,7 +130,10 @@ export function firstWindow(results, now = Date.now()) {
   return age < WINDOW_SECONDS["1h"] ? "1h" : age < WINDOW_SECONDS["6h"] ? "6h" : "24h";
 }
 
-/** The window in a sentence: runs, uptime, bucket size, how percentiles were made. */
+/**
+ * The window in a sentence: runs, uptime, bucket size, how percentiles were made.
+ * @param {Series} series
+ */
 function seriesSummary(series) {
   let runs = 0;
   let ok = 0;
@@ -134,6 +154,10 @@ function seriesSummary(series) {
     `one bar per ${bucket}; percentiles ${series.percentiles}; times in UTC.`;
 }
 
+/**
+ * @param {{ project: string, probeId: string, round: number,
+ *   initialWindow: Series["window"] }} props
+ */
 function SeriesView({ project, probeId, round, initialWindow }) {
   const [window, setWindow] = useState(initialWindow);
   const { data, error, loading } = useLoad(
@@ -170,6 +194,7 @@ function SeriesView({ project, probeId, round, initialWindow }) {
 /**
  * A run's failed checks, folded under a summary (the run's error already names them): open to
  * read what was expected and seen. Folded, a phone's result card stays a few lines tall.
+ * @param {FailedCheck[] | null} checks
  */
 function failedChecks(checks) {
   if (!checks || checks.length === 0) return null;
@@ -192,7 +217,10 @@ function failedChecks(checks) {
 /** Results per page of the list; older pages beyond the first load come from the API. */
 export const RESULTS_PAGE = 10;
 
-/** One result as a row of the table (a card on narrow screens). */
+/**
+ * One result as a row of the table (a card on narrow screens).
+ * @param {{ r: ProbeResult }} props
+ */
 function ResultRow({ r }) {
   return view`
     <tr>
@@ -217,26 +245,33 @@ function ResultRow({ r }) {
 /**
  * The probe's results, newest first, `RESULTS_PAGE` at a time: the first load's, then older
  * pages asked of the API (`before`) as the reader goes back. A phone shows ten cards, not fifty.
+ * @param {{ project: string, probeId: string,
+ *   first: { data: ProbeResult[], meta: { next_before: string | null } } }} props
  */
 function Results({ project, probeId, first }) {
-  const [older, setOlder] = useState([]);
-  const [nextBefore, setNextBefore] = useState(undefined);
+  const [older, setOlder] = useState(/** @type {ProbeResult[]} */ ([]));
+  /** Where the next older page starts: undefined until one was asked for (the first load's). */
+  const [nextBefore, setNextBefore] = useState(
+    /** @type {string | null | undefined} */ (undefined),
+  );
   const [page, setPage] = useState(0);
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const top = useRef(null);
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
+  const top = useRef(/** @type {HTMLDivElement | null} */ (null));
   const all = [...first.data, ...older];
   const cursor = nextBefore === undefined ? first.meta?.next_before ?? null : nextBefore;
   const pages = Math.max(1, Math.ceil(all.length / RESULTS_PAGE));
   const shown = Math.min(page, pages - 1);
   const rows = all.slice(shown * RESULTS_PAGE, (shown + 1) * RESULTS_PAGE);
   if (all.length === 0) return view`<p class="muted">No runs yet.</p>`;
+  /** @param {number} to */
   const go = (to) => {
     setPage(to);
     top.current?.scrollIntoView({ block: "start" });
   };
   const goOlder = async () => {
     if ((shown + 1) * RESULTS_PAGE < all.length) return go(shown + 1);
+    if (cursor === null) return; // no older results: the button is disabled
     setBusy(true);
     setError(null);
     try {
@@ -247,7 +282,7 @@ function Results({ project, probeId, first }) {
       setNextBefore(answer.meta.next_before);
       if (answer.data.length) go(shown + 1);
     } catch (e) {
-      setError(e);
+      setError(/** @type {ApiError} */ (e));
     } finally {
       setBusy(false);
     }
@@ -286,6 +321,7 @@ function Results({ project, probeId, first }) {
   `;
 }
 
+/** @param {{ project: string, probeId: string }} props */
 export function ProbePage({ project, probeId }) {
   const notice = useNotice();
   const canWrite = useCanWrite();

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The dashboard's places, in the URL's fragment (`#/projects/shop`), so one page at `/` serves
  * them all and the back button works.
@@ -9,13 +10,28 @@ const part = encodeURIComponent;
 export const href = {
   overview: () => "#/",
   newProject: () => "#/new-project",
+  /** @param {string} project */
   project: (project) => `#/projects/${part(project)}`,
+  /** @param {string} project */
   newProbe: (project) => `#/projects/${part(project)}/new-probe`,
+  /** @param {string} project @param {string} probeId */
   probe: (project, probeId) => `#/projects/${part(project)}/probes/${part(probeId)}`,
+  /** @param {string} project @param {string} probeId */
   editProbe: (project, probeId) => `${href.probe(project, probeId)}/edit`,
 };
 
-/** The route a fragment names: `{ name, project?, probeId? }`; `notFound` for anything else. */
+/**
+ * A place of the dashboard.
+ * @typedef {{ name: "overview" | "newProject" | "notFound" }
+ *   | { name: "project" | "newProbe", project: string }
+ *   | { name: "probe" | "editProbe", project: string, probeId: string }} Route
+ */
+
+/**
+ * The route a fragment names: `{ name, project?, probeId? }`; `notFound` for anything else.
+ * @param {string} hash
+ * @returns {Route}
+ */
 export function parseRoute(hash) {
   let parts;
   try {
@@ -49,6 +65,7 @@ export function useRoute() {
   return parseRoute(hash);
 }
 
+/** @param {string} to */
 export function navigate(to) {
   location.hash = to;
 }
