@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { timeTicks } from "../ui/charts.js";
 import { historySpan } from "../ui/format.js";
-import { firstWindow } from "../ui/probe.js";
+import { firstWindow, mergeResults } from "../ui/probe.js";
 
 const at = (iso: string) => Date.parse(iso) / 1000;
 
@@ -54,4 +54,32 @@ Deno.test("a probe page opens on the smallest window that holds the probe's hist
   assert.equal(firstWindow([run(1), run(7 * 60)], now), "24h");
   // A full first page: older runs may exist beyond it.
   assert.equal(firstWindow(Array.from({ length: 50 }, (_, i) => run(i)), now), "24h");
+});
+
+Deno.test("results merged across refreshes: newest first, each run once, none lost", () => {
+  const run = (iso: string, trigger: "schedule" | "manual" = "schedule") => ({
+    started_at: iso,
+    duration_ms: 5,
+    outcome: "up" as const,
+    http_status: 200,
+    error: null,
+    address: null,
+    failed_checks: null,
+    trigger,
+    in_maintenance: false,
+  });
+  // The first page before a refresh, an older page, then the first page after two new runs:
+  // the run that slid off the first page stays between them.
+  const before = [run("2026-11-25T10:03:00Z"), run("2026-11-25T10:02:00Z")];
+  const older = [run("2026-11-25T10:01:00Z")];
+  const after = [run("2026-11-25T10:05:00Z"), run("2026-11-25T10:04:00Z", "manual")];
+  const held = mergeResults(after, mergeResults(before, older));
+  assert.deepEqual(held.map((r) => r.started_at.slice(11, 16)), [
+    "10:05",
+    "10:04",
+    "10:03",
+    "10:02",
+    "10:01",
+  ]);
+  assert.equal(mergeResults(held, before).length, 5, "a run seen twice is listed once");
 });

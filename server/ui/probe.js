@@ -5,7 +5,7 @@
  * smallest window that holds the probe's history; its recent results with
  * their errors and failed checks; its incidents.
  */
-import { useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { del, get, post, probePath, seg } from "./api.js";
@@ -214,6 +214,20 @@ function failedChecks(checks) {
   </details>`;
 }
 
+/**
+ * Two lists of results as one, newest first, each run once (a run is its start, trigger and
+ * duration).
+ * @param {ProbeResult[]} a
+ * @param {ProbeResult[]} b
+ */
+export function mergeResults(a, b) {
+  const byRun = new Map();
+  for (const r of [...a, ...b]) byRun.set(`${r.started_at}|${r.trigger}|${r.duration_ms}`, r);
+  return [...byRun.values()].sort((x, y) =>
+    x.started_at < y.started_at ? 1 : x.started_at > y.started_at ? -1 : 0
+  );
+}
+
 /** Results per page of the list; older pages beyond the first load come from the API. */
 export const RESULTS_PAGE = 10;
 
@@ -249,7 +263,10 @@ function ResultRow({ r }) {
  *   first: { data: ProbeResult[], meta: { next_before: string | null } } }} props
  */
 function Results({ project, probeId, first }) {
-  const [older, setOlder] = useState(/** @type {ProbeResult[]} */ ([]));
+  // Every result seen: each refresh's first page merged in, so a run that slid off the first
+  // page while older pages were open stays listed between them.
+  const [held, setHeld] = useState(first.data);
+  useEffect(() => setHeld((list) => mergeResults(first.data, list)), [first]);
   /** Where the next older page starts: undefined until one was asked for (the first load's). */
   const [nextBefore, setNextBefore] = useState(
     /** @type {string | null | undefined} */ (undefined),
@@ -258,7 +275,7 @@ function Results({ project, probeId, first }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   const top = useRef(/** @type {HTMLDivElement | null} */ (null));
-  const all = [...first.data, ...older];
+  const all = held;
   const cursor = nextBefore === undefined ? first.meta?.next_before ?? null : nextBefore;
   const pages = Math.max(1, Math.ceil(all.length / RESULTS_PAGE));
   const shown = Math.min(page, pages - 1);
@@ -278,7 +295,7 @@ function Results({ project, probeId, first }) {
       const answer = await get(
         `${probePath(project, probeId)}/results?limit=${RESULTS_SHOWN}&before=${seg(cursor)}`,
       );
-      setOlder((list) => [...list, ...answer.data]);
+      setHeld((list) => mergeResults(list, answer.data));
       setNextBefore(answer.meta.next_before);
       if (answer.data.length) go(shown + 1);
     } catch (e) {
