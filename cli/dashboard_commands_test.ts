@@ -174,12 +174,18 @@ apiSuite("CLI: overview, series, status pages, badges, whoami", (test) => {
       assert.equal(week.data.bucket_seconds, 3600);
       assert.equal(week.data.buckets.length, 168, "--json has every bucket, empty ones too");
       assert.equal(week.data.percentiles, "estimated");
+      const hour = expect(
+        await cli(t, ["results", "series", project, healthy, "--window", "1h"]),
+        0,
+      );
+      assert.match(hour.stdout, /^bucket_seconds +60$/m);
+      assert.match(hour.stdout, /^history_since +\d{4}-\d\d-\d\dT/m);
 
       const badWindow = expect(
-        await cli(t, ["results", "series", project, healthy, "--window", "1h"]),
+        await cli(t, ["results", "series", project, healthy, "--window", "2h"]),
         EXIT.usage,
       );
-      assert.match(badWindow.stderr, /Allowed choices are 24h, 7d, 30d, 90d/);
+      assert.match(badWindow.stderr, /Allowed choices are 1h, 6h, 24h, 7d, 30d, 90d/);
       assert.deepEqual(badWindow.calls, [], "refused before any call");
       const ghost = expect(
         await cli(t, ["results", "series", project, "0000000000000000"]),

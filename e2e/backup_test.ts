@@ -171,6 +171,12 @@ Deno.test("a running embedded instance is backed up, restored into a new DATA_DI
       await running;
       assert.equal(backup.code, 0, backup.stderr);
       assert.match(backup.stdout, /Backup written to .*probe\.jsonl\.gz .*projects 2, probes 4/);
+      // The size printed is the file's (compressed), then what it holds uncompressed.
+      const [, onDisk, uncompressed] = backup.stdout.match(
+        /\((\d+) bytes, (\d+) uncompressed\)/,
+      ) ?? [];
+      assert.equal(Number(onDisk), (await Deno.stat(file)).size, backup.stdout);
+      assert.ok(Number(uncompressed) > Number(onDisk), backup.stdout);
       // A read-only key is refused: a backup holds the webhook's secret.
       const refused = await fetch(`${source.url}/backup`, {
         headers: { authorization: `Bearer ${READER_KEY}` },

@@ -18,6 +18,7 @@
 import assert from "node:assert/strict";
 import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromium.ts";
 import { fill } from "../bench/overview.ts";
+import { sentence } from "../server/ui/messages.js";
 import { openDatabase } from "../server/db/database.ts";
 import { migrateToLatest } from "../server/db/migrator.ts";
 import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
@@ -154,6 +155,13 @@ Deno.test({
       assert.equal(policy.status, 200, JSON.stringify(policy.body));
 
       const project = uniqueName("shop");
+      // A project whose label is one long word: at 375 px it wraps instead of running off.
+      const longLabel = `Warehouse${"AndDistribution".repeat(6)}Services`;
+      const long = await restCall(s, KEY, "POST", "/projects", {
+        project: uniqueName("long-name-of-a-project-for-narrow-screens"),
+        label: longLabel,
+      });
+      assert.equal(long.status, 201, JSON.stringify(long.body));
       const t = target;
       const report = await runBrowser<MainReport>("main", {
         chromium: CHROMIUM,
@@ -162,6 +170,7 @@ Deno.test({
         readKey: READ_KEY,
         project,
         targetUrl: `${t.origin}/health`,
+        longLabel,
         shotDir,
       }, (question) => {
         assert.deepEqual(question, { health: 200 });
@@ -195,7 +204,9 @@ Deno.test({
       assert.equal(refused.status, 422);
       const apiMessage = refused.body.error.details
         .find((d: { path: string }) => d.path === "url").message;
-      assert.equal(report.badUrl.message, apiMessage);
+      // In the dashboard's words: a sentence, as messages.js makes it of the API's message.
+      assert.equal(report.badUrl.message, sentence(apiMessage));
+      assert.match(report.badUrl.message, /^[A-Z]/);
       assert.equal(report.badUrl.focusedField, "url");
       assert.equal(report.badUrl.invalid, "true");
       assert.deepEqual(report.focusVisible, { link: true, button: true });
@@ -211,12 +222,37 @@ Deno.test({
       assert.equal(report.recovered.incidentRows.length, 1);
       assert.match(report.recovered.incidentRows[0], /resolved[\s\S]*recovered/);
 
-      // Charts drawn with data: 288 five-minute buckets, then 168 hours.
+      // Charts from the first minute: a new probe's page opens on the hour, 60 one-minute
+      // buckets, and says how little history there is; then 288 five-minute buckets, 168 hours.
+      assert.equal(report.chartText.opened, "1h");
+      assert.match(report.chartText.summary, /in the last hour \(only .+ of history/);
+      assert.equal(report.chart["1h"].buckets, 60);
+      assert.ok(report.chart["1h"].points >= 1, JSON.stringify(report.chart));
+      assert.ok(report.chart["1h"].painted > 0, "the series are drawn on the canvas");
       assert.equal(report.chart["24h"].buckets, 288);
-      assert.ok(report.chart["24h"].points >= 1, JSON.stringify(report.chart));
-      assert.ok(report.chart["24h"].painted > 0, "the series are drawn on the canvas");
+      assert.ok(report.chart["24h"].points >= 1 && report.chart["24h"].painted > 0);
       assert.equal(report.chart["7d"].buckets, 168);
       assert.ok(report.chart["7d"].points >= 1 && report.chart["7d"].painted > 0);
+      // The time axis reads as the page does: 24-hour UTC, the date at the first tick and at
+      // midnight; days as MM-DD.
+      assert.deepEqual(report.chartText.ticks, ["22:00\n11-24", "23:00", "00:00\n11-25", "01:00"]);
+      assert.deepEqual(report.chartText.daily, ["11-24", "11-25"]);
+
+      // Assertions made with fields: a refused status beside its field, focus on it; then rows.
+      assert.equal(report.assertions.statusError, "Entry 2: must be at most 599");
+      assert.equal(report.assertions.focused, "assert-status");
+      assert.equal(report.assertions.invalid, "true");
+      assert.deepEqual(report.assertions.rows, [
+        "Status is one of 2xx",
+        'JSON /status equals "UP"',
+        'Header Content-Type contains "json"',
+      ]);
+
+      // 375 px: ten result cards at most, paged; a long project label wraps.
+      assert.ok(report.mobile.resultCards >= 1 && report.mobile.resultCards <= 10);
+      assert.match(report.mobile.pager, /^Results 1–\d+, newest first$/);
+      assert.ok(report.mobile.longNameWraps, "the long project label wraps at 375 px");
+      console.log(`probe page at 375 px: ${report.mobile.height} px tall`);
 
       assert.equal(report.created.heading, "Checkout health");
       assert.match(report.created.probeId, /^[0-9a-f]{16}$/);
@@ -232,7 +268,7 @@ Deno.test({
       }
       assert.equal(report.dark.background, "rgb(20, 23, 27)", "the dark scheme is followed");
 
-      assert.equal(report.axePages.length, 8, report.axePages.join(", "));
+      assert.equal(report.axePages.length, 10, report.axePages.join(", "));
       assert.deepEqual(report.axe, [], "axe-core: no serious or critical violations");
       assert.deepEqual(report.csp, [], "no Content-Security-Policy violations");
       assert.deepEqual(report.foreign, [], "nothing is loaded from another origin");

@@ -58,6 +58,11 @@ Deno.test({
       console.log(`screenshots: ${seen.screenshots.join(", ")}`);
       assert.equal(seen.status, 200);
       assert.equal(seen.scripts, 0, "the page has no script at all");
+      // It reloads itself every minute, and says how to stop it: the same page without reload.
+      assert.equal(seen.refreshes, "60");
+      assert.match(seen.text, /This page reloads itself every minute\. Stop reloading/);
+      assert.equal(seen.stillUrl, `${server.url}/status/shop?refresh=off`);
+      assert.equal(seen.stillRefresh, 0);
       assert.match(seen.text, /Shop status/);
       assert.match(seen.text, /Checkout/);
       assert.doesNotMatch(seen.text, /127\.0\.0\.1|secret-query/, "no URL or address shown");

@@ -24,6 +24,12 @@ export const overviewProbe = z.object({
   p95_24h: z.int().nullable(),
   /** The last 24 hours, hour by hour, oldest first: uptime per hour (null: no runs). */
   sparkline: z.array(z.number().nullable()),
+  /**
+   * When the probe's history in the last 30 days starts (null: no runs in them): the start of
+   * the hour of its oldest counted run, or the probe's creation when that falls in that hour. Later than a
+   * window's start when that window (24 h, 7 d, 30 d) is longer than the history.
+   */
+  history_since: z.string().nullable(),
 });
 export type OverviewProbe = z.infer<typeof overviewProbe>;
 
@@ -61,7 +67,7 @@ export const overviewMeta = z.object({
   generated_at: z.string(),
 });
 
-export const SERIES_WINDOWS = ["24h", "7d", "30d", "90d"] as const;
+export const SERIES_WINDOWS = ["1h", "6h", "24h", "7d", "30d", "90d"] as const;
 
 /** `GET /projects/{project}/probes/{probeId}/series`. */
 export const seriesInput = z.object({
@@ -84,7 +90,7 @@ export type SeriesBucket = z.infer<typeof seriesBucket>;
 
 export const series = z.object({
   window: z.enum(SERIES_WINDOWS),
-  /** 300 (5 minutes) for 24h; 3600 for 7d; 86400 for 30d and 90d. */
+  /** 60 (a minute) for 1h; 300 (5 minutes) for 6h and 24h; 3600 for 7d; 86400 for 30d, 90d. */
   bucket_seconds: z.int(),
   since: z.string(),
   until: z.string(),
@@ -92,5 +98,10 @@ export const series = z.object({
   buckets: z.array(seriesBucket),
   /** `exact` from raw results; `estimated` from hourly histograms. */
   percentiles: z.enum(["exact", "estimated"]),
+  /**
+   * When the probe's oldest run the service still holds started (null: no runs yet). Later than
+   * `since` when the window is longer than the probe's history.
+   */
+  history_since: z.string().nullable(),
 });
 export type Series = z.infer<typeof series>;

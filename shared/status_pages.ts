@@ -99,5 +99,11 @@ export const publicStatusPage = z.object({
   probes: z.array(statusPageProbe),
   /** Newest first: open ones and those that started in the page's 90 days, at most 50. */
   incidents: z.array(statusPageIncident),
+  /**
+   * How incidents are counted (the project's alert policy): one opens at the failing run that
+   * makes `failures` in a row, and is resolved at the passing run that makes `passes` in a row.
+   * So `started_at` is that run's start, and an outage began up to `failures - 1` runs earlier.
+   */
+  incident_rule: z.object({ failures: z.int(), passes: z.int() }),
 });
 export type PublicStatusPage = z.infer<typeof publicStatusPage>;

@@ -5,7 +5,7 @@ import { integer } from "../options.ts";
 import { record, table } from "../output.ts";
 
 const WINDOWS: StatsWindow[] = ["1h", "24h", "7d", "30d", "90d"];
-const SERIES_WINDOWS: SeriesWindow[] = ["24h", "7d", "30d", "90d"];
+const SERIES_WINDOWS: SeriesWindow[] = ["1h", "6h", "24h", "7d", "30d", "90d"];
 
 const LOCATION_HELP = "only the runs of this location (locations list; default: every location's)";
 
@@ -45,6 +45,7 @@ const showSeries = (s: Series) => {
     bucket_seconds: s.bucket_seconds,
     percentiles: s.percentiles,
     buckets: s.buckets.length,
+    history_since: s.history_since,
   });
   if (filled.length === 0) return `${head}\n\nNo runs in this window.`;
   const rows = table(
@@ -160,7 +161,7 @@ export function resultsCommand(context: () => CliContext): Command {
   results.command("series")
     .description(
       "Show a probe's runs, uptime and latency bucket by bucket over a window ending now " +
-        "(24h: 5-minute buckets, 7d: hourly, 30d and 90d: daily)",
+        "(1h: one-minute buckets, 6h and 24h: 5-minute, 7d: hourly, 30d and 90d: daily)",
     )
     .argument("<project>", "project name")
     .argument("<probeId>", "probe id")

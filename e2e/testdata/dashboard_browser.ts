@@ -25,6 +25,8 @@ export interface MainArgs {
   project: string;
   /** `/health` of the local target, answering 503 until the run asks for 200. */
   targetUrl: string;
+  /** A project made beforehand whose label is one long word, to see it wrap at 375 px. */
+  longLabel: string;
   shotDir: string;
 }
 
@@ -55,6 +57,17 @@ export interface MainReport {
   failing: { runNow: string; state: string; incident: string; acknowledged: string };
   recovered: { runNow: string; state: string; openIncidents: string; incidentRows: string[] };
   chart: Record<string, { buckets: number; points: number; painted: number }>;
+  /** The series' summary in the window the page opened on, and the labels of the time axis. */
+  chartText: { opened: string; summary: string; ticks: string[]; daily: string[] };
+  /** The assertions form: a refused entry's message and focus, then the rows saved. */
+  assertions: {
+    statusError: string;
+    focused: string | null;
+    invalid: string | null;
+    rows: string[];
+  };
+  /** At 375 px: the probe page's result cards, its pager, its height. */
+  mobile: { resultCards: number; pager: string; height: number; longNameWraps: boolean };
   edited: { heading: string };
   toggled: { disabled: boolean; enabledAgain: boolean };
   narrow: Record<string, { scrollWidth: number; viewport: number }>;
@@ -276,6 +289,9 @@ async function main(args: MainArgs): Promise<MainReport> {
     failing: { runNow: "", state: "", incident: "", acknowledged: "" },
     recovered: { runNow: "", state: "", openIncidents: "", incidentRows: [] },
     chart: {},
+    chartText: { opened: "", summary: "", ticks: [], daily: [] },
+    assertions: { statusError: "", focused: null, invalid: null, rows: [] },
+    mobile: { resultCards: 0, pager: "", height: 0, longNameWraps: false },
     edited: { heading: "" },
     toggled: { disabled: false, enabledAgain: false },
     narrow: {},
@@ -431,13 +447,32 @@ async function main(args: MainArgs): Promise<MainReport> {
 
     log("charts");
     await main.locator(".chart canvas").waitFor();
-    // The chart redraws after the run: wait for the series that holds it.
+    // A new probe's page opens on the hour, minute by minute; the chart redraws after the run.
     await page.waitForFunction(() =>
       Number((document.querySelector(".chart") as HTMLElement)?.dataset.points) > 0
     );
-    report.chart["24h"] = await chartState(page);
+    report.chartText.opened = await main.locator('input[name="series-window"]:checked')
+      .getAttribute("value") ?? "";
+    report.chartText.summary = await main.locator("#series-title ~ p.muted").first().innerText();
+    report.chart["1h"] = await chartState(page);
+    // The time axis's labels as the chart makes them (24-hour UTC), for a 6-hour and a 30-day step.
+    const ticks = await page.evaluate(async () => {
+      const charts = await import("/ui/charts.js");
+      const at = Date.parse("2026-11-24T22:00:00Z") / 1000;
+      return {
+        ticks: charts.timeTicks([at, at + 3600, at + 7200, at + 10800], 3600),
+        daily: charts.timeTicks([at, at + 86_400], 86_400),
+      };
+    });
+    report.chartText.ticks = ticks.ticks;
+    report.chartText.daily = ticks.daily;
     await scan("probe page");
     await shot("probe");
+    await main.getByLabel("24 hours").check();
+    await page.waitForFunction(() =>
+      Number((document.querySelector(".strip") as SVGElement)?.dataset.buckets) === 288
+    );
+    report.chart["24h"] = await chartState(page);
     await main.getByLabel("7 days").check();
     await page.waitForFunction(() =>
       Number((document.querySelector(".strip") as SVGElement)?.dataset.buckets) === 168
@@ -463,11 +498,24 @@ async function main(args: MainArgs): Promise<MainReport> {
       };
     };
     await width("overview");
+    const longHead = main.locator(".project-head h2").filter({ hasText: args.longLabel });
+    const longBox = await longHead.boundingBox();
+    const lineHeight = await longHead.evaluate((el) => parseFloat(getComputedStyle(el).lineHeight));
+    const longNameWraps = !!longBox && longBox.x + longBox.width <= 375 &&
+      longBox.height > 1.5 * lineHeight;
     await scan("overview at 375 px");
     await shot("overview-375");
     await rowAgain.getByRole("link", { name: "Checkout health" }).click();
     await main.locator(".chart canvas").waitFor();
     await width("probe");
+    report.mobile = {
+      resultCards: await main.locator("section", { hasText: "Recent results" })
+        .locator("tbody tr").count(),
+      pager: await main.locator('nav[aria-label="Result pages"] span').innerText(),
+      height: await page.evaluate(() => document.documentElement.scrollHeight),
+      longNameWraps,
+    };
+    await scan("probe page at 375 px");
     await shot("probe-375");
     await page.setViewportSize({ width: 1280, height: 900 });
 
@@ -497,9 +545,28 @@ async function main(args: MainArgs): Promise<MainReport> {
     await main.getByRole("link", { name: "Edit probe" }).click();
     await main.getByRole("heading", { name: "Edit probe" }).waitFor();
     await main.getByLabel("Label (optional)").fill("Checkout");
+    // Assertions with fields: a status the API refuses, its message beside the field.
+    log("assertions form");
+    await main.getByLabel("Status codes and classes").fill("2xx, 999");
+    await main.getByRole("button", { name: "Save probe" }).click();
+    await page.locator("#assert-status-error").waitFor();
+    report.assertions.statusError = await page.locator("#assert-status-error").innerText();
+    report.assertions.focused = await page.evaluate(() => document.activeElement?.id ?? null);
+    report.assertions.invalid = await page.locator("#assert-status").getAttribute("aria-invalid");
+    await scan("probe form, assertions refused");
+    await shot("assertions-refused");
+    await main.getByLabel("Status codes and classes").fill("2xx");
+    await main.getByRole("button", { name: "Add JSON check" }).click();
+    await page.locator("#assert-json-0-path").fill("/status");
+    await page.locator("#assert-json-0-value").fill("UP");
+    await main.getByRole("button", { name: "Add header check" }).click();
+    await page.locator("#assert-header-0-name").fill("Content-Type");
+    await page.locator("#assert-header-0-value").fill("json");
+    await shot("assertions-form");
     await main.getByRole("button", { name: "Save probe" }).click();
     await main.getByRole("heading", { name: "Checkout", exact: true }).waitFor();
     report.edited.heading = await heading();
+    report.assertions.rows = await main.locator("ul.assertions li").allInnerTexts();
 
     await main.locator(".crumbs").getByRole("link", { name: args.project }).click();
     await main.getByRole("button", { name: "Disable project" }).click();

@@ -100,7 +100,12 @@ async function backup(args: string[], env: Env): Promise<void> {
     throw new CommandError(`The backup was cut off after ${bytes} bytes (no last line)`);
   }
   await Deno.rename(partial, output);
-  console.log(`Backup written to ${output} (${bytes} bytes): ${describeRows(rows)}`);
+  // The size on disk; a .gz file also says what it holds uncompressed.
+  const written = (await Deno.stat(output)).size;
+  const size = output.endsWith(".gz")
+    ? `${written} bytes, ${bytes} uncompressed`
+    : `${written} bytes`;
+  console.log(`Backup written to ${output} (${size}): ${describeRows(rows)}`);
 }
 
 async function restore(args: string[], env: Env): Promise<void> {

@@ -64,11 +64,13 @@ interface Windowed {
   runs_7d: number;
   good_30d: number;
   runs_30d: number;
+  /** The oldest run counted: its hour's start from a rollup, its time from a raw result. */
+  oldest: Date | string | null;
 }
 
 /**
- * Passing and counted runs per probe over the last 24 hours, 7 and 30 days, in one pass over the
- * rollups of 30 days. A raw result counts only for the window whose first, partial hour it lies
+ * Passing and counted runs per probe over the last 24 hours, 7 and 30 days, and the oldest of
+ * them, in one pass over the rollups of 30 days. A raw result counts only for the window whose first, partial hour it lies
  * in; every other window counts its hour through the rollup.
  */
 async function uptimeCounts(
@@ -93,16 +95,17 @@ async function uptimeCounts(
       coalesce(sum(good) filter (where in_7d), 0)::int as good_7d,
       coalesce(sum(runs) filter (where in_7d), 0)::int as runs_7d,
       coalesce(sum(good) filter (where in_30d), 0)::int as good_30d,
-      coalesce(sum(runs) filter (where in_30d), 0)::int as runs_30d
+      coalesce(sum(runs) filter (where in_30d), 0)::int as runs_30d,
+      min(at) filter (where runs > 0) as oldest
     from (
       select x.probe_key, x.hour >= ${d.edge} as in_24h, x.hour >= ${wk.edge} as in_7d,
              true as in_30d, x.up + x.degraded as good,
-             x.up + x.degraded + x.down + x.blocked as runs
+             x.up + x.degraded + x.down + x.blocked as runs, x.hour as at
       from probe_rollups x
       where ${scope} and x.hour >= ${m.edge}
       union all
       select x.probe_key, ${partOf(d)}, ${partOf(wk)}, ${partOf(m)},
-             (x.outcome in ('up', 'degraded'))::int, 1
+             (x.outcome in ('up', 'degraded'))::int, 1, x.started_at
       from probe_results x
       where ${scope} and not x.in_maintenance and (${partOf(d)} or ${partOf(wk)} or ${partOf(m)})
     ) c
@@ -180,6 +183,17 @@ async function latency24h(db: Db, project: string | undefined, now: number) {
   return p95;
 }
 
+/**
+ * When a probe's history starts: its oldest counted run's hour (from the rollups), or its
+ * creation when that falls inside that hour (a probe created at 10:45 has no history from
+ * 10:00); null without runs.
+ */
+function historySince(oldest: Date | string | null, created: Date | string): string | null {
+  if (oldest === null) return null;
+  const [from, made] = [new Date(oldest).getTime(), new Date(created).getTime()];
+  return new Date(made > from && made < from + HOUR_MS ? made : from).toISOString();
+}
+
 interface ProbeRow {
   key: string | number;
   project: string;
@@ -187,6 +201,7 @@ interface ProbeRow {
   label: string | null;
   url: string;
   method: string;
+  created_at: Date;
   state: ProbeState | null;
   state_since: Date | string | null;
   last_outcome: OverviewProbe["last_outcome"];
@@ -233,6 +248,7 @@ export function getOverview(
         "probes.label",
         "probes.url",
         "probes.method",
+        sql<Date>`probes.created_at`.as("created_at"),
         "probe_schedule.state",
         "probe_schedule.state_since",
         "probe_schedule.last_outcome",
@@ -269,6 +285,7 @@ export function getOverview(
         uptime_30d: c ? ratio(c.good_30d, c.runs_30d) : null,
         p95_24h: p95.get(key) ?? null,
         sparkline: lines.get(key) ?? new Array(SPARKLINE_HOURS).fill(null),
+        history_since: historySince(c?.oldest ?? null, p.created_at),
       });
     }
     const data: OverviewProject[] = projects.map((p) => ({

@@ -168,6 +168,8 @@ apiSuite("the overview", (test) => {
       // Hour by hour up to the current one: up 2 hours back, only maintenance the hour before
       // (no counted run: null), degraded in the current hour.
       sparkline: [...new Array(21).fill(null), 1, null, 1],
+      // The oldest hour counted in 30 days: the first whole one.
+      history_since: new Date(H + HOUR - 30 * DAY).toISOString(),
     });
   });
 
@@ -188,6 +190,24 @@ apiSuite("the overview", (test) => {
     expected[11] = 0;
     expected[23] = 1;
     assert.deepEqual(probe.sparkline, expected);
+    // Less than 30 days of history: its oldest hour says so.
+    assert.equal(probe.history_since, new Date(H - 24 * HOUR).toISOString());
+  });
+
+  test("history_since of a probe made minutes ago is its creation, not its first hour's start", async (t) => {
+    const db = t.app.database.db;
+    const { project, probes: [p] } = await projectWith(t, [{ url: "https://new.example.test/" }]);
+    const { created_at } = await db.selectFrom("probes")
+      .select(sql<Date>`created_at`.as("created_at"))
+      .where("key", "=", p.key).executeTakeFirstOrThrow();
+    const created = new Date(created_at).getTime();
+    const now = created + 5 * MINUTE;
+    await record(db, [{ key: p.key, at: created + 1000, outcome: "up" }]);
+    const [probe] = (await getOverview({ db, project, now })).data.projects[0].probes;
+    // The run's hour starts before the probe was made (unless it was made on the hour).
+    const hour = Math.floor((created + 1000) / HOUR) * HOUR;
+    assert.equal(probe.history_since, new Date(Math.max(hour, created)).toISOString());
+    assert.equal(probe.uptime_7d, 1);
   });
 
   test("p95 over 24 hours merges the hours' histograms with the first part hour's raw results", async (t) => {
@@ -267,8 +287,15 @@ apiSuite("the overview", (test) => {
     );
     const never = data.projects[0].probes[2];
     assert.deepEqual(
-      [never.probe_id, never.last_run_at, never.uptime_24h, never.p95_24h, never.sparkline],
-      [b.probeId, null, null, null, new Array(SPARKLINE_HOURS).fill(null)],
+      [
+        never.probe_id,
+        never.last_run_at,
+        never.uptime_24h,
+        never.p95_24h,
+        never.sparkline,
+        never.history_since,
+      ],
+      [b.probeId, null, null, null, new Array(SPARKLINE_HOURS).fill(null), null],
     );
     // Three failing runs opened an incident: the project's only open one.
     assert.deepEqual(

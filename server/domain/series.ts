@@ -4,14 +4,17 @@
  *
  * | Window | Buckets              | From                                                   |
  * | ------ | -------------------- | ------------------------------------------------------ |
+ * | `1h`   | 60 of a minute       | raw results: exact percentiles                         |
+ * | `6h`   | 72 of 5 minutes      | raw results: exact percentiles                         |
  * | `24h`  | 288 of 5 minutes     | raw results: exact percentiles                         |
  * | `7d`   | 168 of an hour       | hourly rollups: percentiles estimated, `max` exact     |
  * | `30d`  | 30 of a day (UTC)    | hourly rollups merged by day: the same                 |
  * | `90d`  | 90 of a day (UTC)    | hourly rollups merged by day: the same                 |
  *
- * Buckets are aligned on their size (5 minutes, the hour, midnight UTC); the last one holds now
- * and is still filling. One statement reads the whole window: of every location the probe runs
- * from, or of one (`?location=`).
+ * Buckets are aligned on their size (the minute, 5 minutes, the hour, midnight UTC); the last one
+ * holds now and is still filling. One statement reads the whole window, of every location the
+ * probe runs from or of one (`?location=`); one more (two index look-ups) when the probe's history
+ * starts.
  *
  * @module
  */
@@ -29,6 +32,8 @@ const DAY_MS = 24 * HOUR_MS;
 
 /** Each window's bucket size and count. */
 export const SERIES_LAYOUT: Record<SeriesInput["window"], { bucketMs: number; count: number }> = {
+  "1h": { bucketMs: MINUTE_MS, count: 60 },
+  "6h": { bucketMs: 5 * MINUTE_MS, count: 72 },
   "24h": { bucketMs: 5 * MINUTE_MS, count: 288 },
   "7d": { bucketMs: HOUR_MS, count: 168 },
   "30d": { bucketMs: DAY_MS, count: 30 },
@@ -54,7 +59,27 @@ function bucketAt(start: number, c: Counts, latency: Latency): SeriesBucket {
 
 const noLatency: Latency = { p50: null, p95: null, max: null };
 
-/** 5-minute buckets from raw results: counts and exact (nearest-rank) percentiles in SQL. */
+/** Windows read from raw results (exact percentiles); the others from the hourly rollups. */
+const FROM_RESULTS: ReadonlySet<SeriesInput["window"]> = new Set(["1h", "6h", "24h"]);
+
+/**
+ * When the probe's oldest run still held started: the oldest raw result, or the hour of the
+ * oldest rollup when raw results that old are pruned.
+ */
+async function historySince(db: Db, key: string): Promise<string | null> {
+  const { rows: [row] } = await sql<{ raw: Date | string | null; hour: Date | string | null }>`
+    select (select min(started_at) from probe_results where probe_key = ${key}) as raw,
+      (select min(hour) from probe_rollups where probe_key = ${key}) as hour`.execute(db);
+  const raw = row?.raw == null ? null : new Date(row.raw).getTime();
+  const hour = row?.hour == null ? null : new Date(row.hour).getTime();
+  if (raw === null && hour === null) return null;
+  const oldest = raw === null || (hour !== null && hour < Math.floor(raw / HOUR_MS) * HOUR_MS)
+    ? hour!
+    : raw;
+  return new Date(oldest).toISOString();
+}
+
+/** Minute or 5-minute buckets from raw results: counts and exact (nearest-rank) percentiles in SQL. */
 async function fromResults(
   db: Db,
   key: string,
@@ -165,7 +190,7 @@ export async function probeSeries(
   const key = String(probe.key);
   const { bucketMs, count } = SERIES_LAYOUT[input.window];
   const first = Math.floor(now / bucketMs) * bucketMs - (count - 1) * bucketMs;
-  const raw = input.window === "24h";
+  const raw = FROM_RESULTS.has(input.window);
   const buckets = raw
     ? await fromResults(db, key, first, bucketMs, count, location)
     : await fromRollups(db, key, first, bucketMs, count, location);
@@ -176,5 +201,6 @@ export async function probeSeries(
     until: new Date(now).toISOString(),
     buckets,
     percentiles: raw ? "exact" : "estimated",
+    history_since: await historySince(db, key),
   };
 }

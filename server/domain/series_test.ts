@@ -160,6 +160,8 @@ apiSuite("a probe's series", (test) => {
         until: new Date(NOW).toISOString(),
         buckets: undefined,
         percentiles: "exact",
+        // The run before the window is the oldest the service holds.
+        history_since: new Date(first - 1).toISOString(),
       },
     );
     series.buckets.forEach((b, i) => assert.equal(b.start, empty(first + i * 5 * MINUTE).start));
@@ -189,6 +191,74 @@ apiSuite("a probe's series", (test) => {
         max: 40,
       },
     });
+  });
+
+  test("1h and 6h: one-minute and 5-minute buckets from raw results; history_since", async (t) => {
+    const db = t.app.database.db;
+    const { project, probeId, key } = await probeOf(t);
+    const none = await probeSeries({ db, input: { project, probeId, window: "1h" }, now: NOW });
+    assert.equal(none.history_since, null);
+    assert.equal(none.buckets.length, 60);
+    assert.ok(none.buckets.every((b) => b.runs === 0));
+
+    // A probe five minutes old: runs at NOW - 5 min, - 3 min and in the current minute.
+    const minute = Math.floor(NOW / MINUTE) * MINUTE;
+    await record(db, key, [
+      { at: NOW - 5 * MINUTE, outcome: "up", ms: 20 },
+      { at: NOW - 3 * MINUTE, outcome: "down", ms: 30 },
+      { at: minute + 1, outcome: "up", ms: 10 },
+    ]);
+    const hour = await probeSeries({ db, input: { project, probeId, window: "1h" }, now: NOW });
+    assert.deepEqual(
+      { ...hour, buckets: undefined },
+      {
+        window: "1h",
+        bucket_seconds: 60,
+        since: new Date(minute - 59 * MINUTE).toISOString(),
+        until: new Date(NOW).toISOString(),
+        buckets: undefined,
+        percentiles: "exact",
+        history_since: new Date(NOW - 5 * MINUTE).toISOString(),
+      },
+    );
+    assert.equal(hour.buckets.length, 60);
+    const at = (ms: number) => new Date(Math.floor(ms / MINUTE) * MINUTE).getTime();
+    assert.deepEqual(filled(hour.buckets), {
+      54: { ...empty(at(NOW - 5 * MINUTE)), runs: 1, up: 1, uptime: 1, p50: 20, p95: 20, max: 20 },
+      56: {
+        ...empty(at(NOW - 3 * MINUTE)),
+        runs: 1,
+        down: 1,
+        uptime: 0,
+        p50: 30,
+        p95: 30,
+        max: 30,
+      },
+      59: { ...empty(minute), runs: 1, up: 1, uptime: 1, p50: 10, p95: 10, max: 10 },
+    });
+
+    const six = await probeSeries({ db, input: { project, probeId, window: "6h" }, now: NOW });
+    assert.equal(six.buckets.length, 72);
+    assert.equal(six.bucket_seconds, 300);
+    assert.equal(six.percentiles, "exact");
+    const fifth = Math.floor(NOW / (5 * MINUTE)) * 5 * MINUTE;
+    assert.equal(six.since, new Date(fifth - 71 * 5 * MINUTE).toISOString());
+    // NOW is 2 minutes into its 5-minute bucket: the runs 3 and 5 minutes before fall in the
+    // bucket before it.
+    assert.deepEqual(
+      Object.entries(filled(six.buckets)).map(([i, b]) => [Number(i), b.runs, b.down]),
+      [[70, 2, 1], [71, 1, 0]],
+    );
+  });
+
+  test("history_since: the hour of the oldest rollup once older raw results are pruned", async (t) => {
+    const db = t.app.database.db;
+    const { project, probeId, key } = await probeOf(t);
+    await record(db, key, [{ at: NOW - 2 * MINUTE, outcome: "up" }]);
+    // A rollup 40 days back, its raw results gone: the history starts at its hour.
+    await rollup(db, key, H - 40 * DAY, { up: 2 }, [5, 5]);
+    const series = await probeSeries({ db, input: { project, probeId, window: "7d" }, now: NOW });
+    assert.equal(series.history_since, new Date(H - 40 * DAY).toISOString());
   });
 
   test("7d: 168 hourly buckets from rollups, percentiles estimated, max exact", async (t) => {
@@ -291,7 +361,7 @@ apiSuite("a probe's series", (test) => {
     const last = Date.parse(data.buckets[287].start);
     assert.ok(last <= Date.parse(data.until) && Date.parse(data.until) < last + 5 * MINUTE);
 
-    for (const window of ["7d", "30d", "90d"]) {
+    for (const window of ["1h", "6h", "7d", "30d", "90d"]) {
       const res = await t.api.get(`${path}?window=${window}`);
       assert.equal(res.status, 200);
       assert.equal(res.body.data.window, window);
@@ -324,7 +394,7 @@ apiSuite("a probe's series", (test) => {
     assert.equal(bad.body.error.code, "validation_failed");
     assert.deepEqual(bad.body.error.details.map((d: { path: string }) => d.path), ["window"]);
     const trpcBad = await t.api.get(
-      trpcQuery("results.series", { project, probeId, window: "1h" }),
+      trpcQuery("results.series", { project, probeId, window: "2h" }),
     );
     assert.equal(trpcBad.status, 422);
     assert.equal(trpcBad.body.error.data.error.details[0].path, "window");

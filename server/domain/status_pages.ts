@@ -21,6 +21,7 @@ import type { Db } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { noFieldsProvided, notFound } from "./errors.ts";
 import { isInMaintenance } from "./maintenance.ts";
+import { effectivePolicy } from "./alerts.ts";
 
 const DAY_MS = 86_400_000;
 const iso = (value: Date | string | null) => value === null ? null : new Date(value).toISOString();
@@ -109,6 +110,12 @@ interface DayCounts {
 const counted = (c: DayCounts) => c.up + c.degraded + c.down + c.blocked;
 const passing = (c: DayCounts) => c.up + c.degraded;
 const dateOf = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+/** How the project's incidents open and close: its alert policy's two thresholds. */
+async function incidentRule(db: Db, project: string) {
+  const policy = await effectivePolicy(db, project);
+  return { failures: policy.failure_threshold, passes: policy.success_threshold };
+}
 
 /**
  * What the public page of `project` shows at `now`, or null when the project does not exist or
@@ -218,6 +225,7 @@ export function publicStatusPage(
       description: page.description,
       status: worstState(shown.map((p) => p.state)),
       in_maintenance: await isInMaintenance(trx, project, new Date(now)),
+      incident_rule: await incidentRule(trx, project),
       generated_at: new Date(now).toISOString(),
       probes: shown,
       incidents: incidents.map((row) => {

@@ -151,7 +151,14 @@ function webhooks(): NonNullable<OpenAPIObject["webhooks"]> {
 }
 
 const DESCRIPTION =
-  `Projects, the probes (HTTP checks) under them, and the global I'm alive settings.
+  `An HTTP monitoring service. Projects group probes: HTTP checks of a URL that run on a schedule
+(or at once with \`…/run\`), judged by their status, latency and optional assertions on the body,
+JSON fields, headers and TLS certificate. Their results give uptime and latency over 1 hour to 90
+days, a status board and chart series. A probe that keeps failing opens an incident and alerts the
+notification targets (webhook, Slack, Discord, mail, log) under the alert policy, except in
+maintenance windows. A project can publish a status page (\`/status/{project}\`, no key) and
+badges (\`/badge/{token}/…\`); the global I'm alive report says the service itself is running.
+The dashboard at \`/\` uses this same API.
 
 Every operation needs the API key in the \`X-Service-Api-Key\` header. Successful answers carry
 their payload under \`data\`, and lists a \`meta\` with the \`count\`. Every failure answers

@@ -153,8 +153,35 @@ function incidentHtml(incident: PublicStatusPage["incidents"][number]): string {
   }">${state}</span></h3><p class="muted">${span}</p></li>`;
 }
 
-/** The page as HTML: every text escaped, no script, no inline style but the hashed sheet. */
-export function renderStatusPage(page: PublicStatusPage, jsonPath: string): string {
+/** How often the page reloads itself: a meta refresh, no script (the CSP allows none). */
+export const REFRESH_SECONDS = 60;
+
+const runs = (n: number) => (n === 1 ? "1 run" : `${n} runs`);
+
+/** What an incident's start and end are, in a sentence. */
+export function incidentRuleText(rule: PublicStatusPage["incident_rule"]): string {
+  const start = rule.failures === 1
+    ? "An incident starts with the first failing run"
+    : `An incident starts when a check has failed ${runs(rule.failures)} in a row, at the ` +
+      `start of the last of them: the outage itself may have begun up to ${
+        runs(rule.failures - 1)
+      } earlier`;
+  const end = rule.passes === 1
+    ? "it ends with the first passing run"
+    : `it ends at the passing run that makes ${runs(rule.passes)} in a row`;
+  return `${start}; ${end}.`;
+}
+
+/**
+ * The page as HTML: every text escaped, no script, no inline style but the hashed sheet. It
+ * reloads itself every minute unless `refresh` is false (`?refresh=off`, the page's "Stop
+ * reloading" link: WCAG 2.2.1 asks that a visitor can turn a timed reload off).
+ */
+export function renderStatusPage(
+  page: PublicStatusPage,
+  jsonPath: string,
+  { refresh = true }: { refresh?: boolean } = {},
+): string {
   const banner = page.probes.length === 0 ? "No checks yet" : BANNER[page.status];
   const probes = page.probes.length === 0
     ? `<p class="muted">This page shows no checks yet.</p>`
@@ -162,13 +189,16 @@ export function renderStatusPage(page: PublicStatusPage, jsonPath: string): stri
   const incidents = page.incidents.length === 0
     ? `<p class="muted">No incidents in the last ${STATUS_PAGE_DAYS} days.</p>`
     : `<ul class="incidents">\n${page.incidents.map(incidentHtml).join("\n")}\n</ul>`;
+  const rule = page.incident_rule;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<title>${escapeHtml(page.title)} status</title>
+${refresh ? `<meta http-equiv="refresh" content="${REFRESH_SECONDS}">\n` : ""}<title>${
+    escapeHtml(page.title)
+  } status</title>
 <style>${CSS}</style>
 </head>
 <body>
@@ -176,6 +206,13 @@ export function renderStatusPage(page: PublicStatusPage, jsonPath: string): stri
 <header>
 <h1>${escapeHtml(page.title)}</h1>
 ${page.description === null ? "" : `<p class="muted">${escapeHtml(page.description)}</p>\n`}\
+<p class="muted">${
+    refresh
+      ? `This page reloads itself every minute. <a href="?refresh=off">Stop reloading</a>`
+      : `This page does not reload itself. <a href="${
+        escapeHtml(jsonPath.slice(0, -JSON_SUFFIX.length))
+      }">Reload it every minute</a>`
+  }</p>
 </header>
 <p class="banner s-${page.probes.length === 0 ? "unknown" : page.status}">${banner}</p>
 ${page.in_maintenance ? `<p class="muted">Maintenance is under way.</p>\n` : ""}\
@@ -185,6 +222,7 @@ ${probes}
 </section>
 <section aria-labelledby="incidents">
 <h2 id="incidents">Recent incidents</h2>
+<p class="muted rule">${incidentRuleText(rule)}</p>
 ${incidents}
 </section>
 <footer>
@@ -199,6 +237,8 @@ ${incidents}
 
 interface Rendered {
   html: string;
+  /** The same page without its reload (`?refresh=off`). */
+  still: string;
   json: string;
 }
 
@@ -249,6 +289,9 @@ export function createStatusPages(
         if (!page) return null;
         return {
           html: renderStatusPage(page, `${STATUS_PREFIX}${project}${JSON_SUFFIX}`),
+          still: renderStatusPage(page, `${STATUS_PREFIX}${project}${JSON_SUFFIX}`, {
+            refresh: false,
+          }),
           json: JSON.stringify(page),
         };
       });
@@ -256,8 +299,10 @@ export function createStatusPages(
       return publicFailure(error);
     }
     if (!rendered) return null;
-    return wanted.json
-      ? publicAnswer(request, rendered.json, JSON_HEADERS)
-      : publicAnswer(request, rendered.html, HTML_HEADERS);
+    return wanted.json ? publicAnswer(request, rendered.json, JSON_HEADERS) : publicAnswer(
+      request,
+      url.searchParams.get("refresh") === "off" ? rendered.still : rendered.html,
+      HTML_HEADERS,
+    );
   };
 }

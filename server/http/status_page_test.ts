@@ -165,6 +165,46 @@ apiSuite("public status pages", (test) => {
     }
   });
 
+  test("the page reloads itself every minute without a script and says how incidents are counted", async ({ api }) => {
+    const project = await newProject(api);
+    await makePublic(api, project);
+    // The project's own policy: 4 failures in a row open an incident, 1 pass resolves it.
+    const policy = await api.patch(`/api/v1/projects/${project}/alerts`, {
+      failure_threshold: 4,
+      success_threshold: 1,
+    });
+    assert.equal(policy.status, 200, policy.text);
+    const res = await api.get(pagePath(project), anonymous);
+    assert.equal(res.status, 200);
+    const html = res.text;
+    assert.match(html, /<meta http-equiv="refresh" content="60">/);
+    assert.doesNotMatch(html, /<script/i);
+    // A meta refresh is a navigation, which no directive of the page's CSP governs; the CSP
+    // still allows no script at all.
+    const csp = res.headers.get("content-security-policy")!;
+    assert.doesNotMatch(csp, /script-src|navigate-to|refresh/);
+    assert.match(csp, /^default-src 'none';/);
+    assert.match(
+      html,
+      /This page reloads itself every minute\. <a href="\?refresh=off">Stop reloading<\/a>/,
+    );
+    // A visitor can turn the reload off (WCAG 2.2.1): the same page without it.
+    const still = await api.get(`${pagePath(project)}?refresh=off`, anonymous);
+    assert.equal(still.status, 200);
+    assert.doesNotMatch(still.text, /http-equiv="refresh"/);
+    assert.match(
+      still.text,
+      new RegExp(`does not reload itself\\. <a href="/status/${project}">Reload it every minute`),
+    );
+    assert.equal(still.headers.get("content-security-policy"), csp);
+    assert.match(
+      html,
+      /An incident starts when a check has failed 4 runs in a row, at the start of the last of them: the outage itself may have begun up to 3 runs earlier; it ends with the first passing run\./,
+    );
+    const json = await api.get(jsonPath(project), anonymous);
+    assert.deepEqual(json.body.incident_rule, { failures: 4, passes: 1 });
+  });
+
   test("the JSON twin holds what the page shows, as data", async (t) => {
     const { api, app } = t;
     const target = await startTarget();

@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * The probe page's charts: latency per bucket (p50, p95, max) drawn by uPlot on a canvas, the
- * outcome of each bucket as a strip of bars, and the overview's 24-hour sparkline. The strip
+ * outcome of each bucket as a strip of bars, and the overview's 24-hour sparkline. Times read as
+ * everywhere on the page: 24-hour, UTC, ISO-like (`2026-11-24 14:05`). The strip
  * and the sparkline are small SVGs; each chart has a text summary for screen readers.
  */
 import uPlot from "uplot";
@@ -40,10 +41,56 @@ function useScheme() {
 const seconds = (/** @type {string} */ iso) => Date.parse(iso) / 1000;
 
 /**
- * Axis labels: `250 ms`, `1.5 s`.
+ * Axis labels: `250 ms`, `1.5 s`, `12.5 ms`.
  * @param {number} v
  */
-const axisMillis = (v) => (v >= 1000 ? `${+(v / 1000).toFixed(2)} s` : `${v} ms`);
+const axisMillis = (v) => (v >= 1000 ? `${+(v / 1000).toFixed(2)} s` : `${+v.toFixed(1)} ms`);
+
+/** The axes' font, set here so that the y axis can measure its widest label with it. */
+const AXIS_FONT = "12px system-ui, sans-serif";
+const TICK_SIZE = 6;
+const AXIS_GAP = 5;
+/** @type {CanvasRenderingContext2D | null} */
+let measurer = null;
+
+/**
+ * How wide a text is in the axes' font, in CSS pixels.
+ * @param {string} text
+ */
+function textWidth(text) {
+  measurer ??= document.createElement("canvas").getContext("2d");
+  if (!measurer) return text.length * 8;
+  measurer.font = AXIS_FONT;
+  return measurer.measureText(text).width;
+}
+
+/**
+ * The y axis is as wide as its widest label (plus the ticks and a margin), so `12.5 ms` is never
+ * cut at the left edge.
+ * @param {readonly (string | number)[] | null | undefined} labels
+ */
+export function yAxisSize(labels) {
+  const widest = Math.max(0, ...(labels ?? []).map((l) => textWidth(String(l))));
+  return Math.ceil(widest + TICK_SIZE + AXIS_GAP + 6);
+}
+
+/**
+ * Time-axis labels in the page's one time format (24-hour, UTC, ISO-like): `14:05`, with the date
+ * (`11-24`) on a second line at the first tick and at each midnight; days alone (`11-24`) when the
+ * ticks are a day or more apart.
+ * @param {number[]} ticks Unix seconds.
+ * @param {number} step Seconds between ticks.
+ * @returns {string[]}
+ */
+export function timeTicks(ticks, step) {
+  return ticks.map((t, i) => {
+    const text = new Date(t * 1000).toISOString();
+    const day = text.slice(5, 10);
+    if (step >= 86_400) return day;
+    const time = text.slice(11, 16);
+    return i === 0 || time === "00:00" ? `${time}\n${day}` : time;
+  });
+}
 
 /**
  * Latency per bucket: p50, p95 and max, in ms; gaps where a bucket had no response.
@@ -66,8 +113,10 @@ export function LatencyChart({ series }) {
     ];
     const axis = {
       stroke: colors.text,
+      font: AXIS_FONT,
+      gap: AXIS_GAP,
       grid: { stroke: colors.grid },
-      ticks: { stroke: colors.grid },
+      ticks: { stroke: colors.grid, size: TICK_SIZE },
     };
     // Few buckets with data (a new probe): each is drawn as a dot, as a lone value makes no line.
     const sparse = countPoints(series) <= 60;
@@ -95,7 +144,16 @@ export function LatencyChart({ series }) {
           x: { time: true },
           y: { range: (_u, _min, max) => [0, Math.max(max ?? 0, 1) * 1.1] },
         },
-        axes: [axis, { ...axis, size: 60, values: (_u, values) => values.map(axisMillis) }],
+        // Room above the top label, so that it is not cut either.
+        padding: [14, 12, 0, 0],
+        axes: [
+          { ...axis, size: 48, values: (_u, ticks, _i, _space, step) => timeTicks(ticks, step) },
+          {
+            ...axis,
+            size: (_u, labels) => yAxisSize(labels),
+            values: (_u, values) => values.map(axisMillis),
+          },
+        ],
         series: [
           {
             label: "Time (UTC)",
@@ -192,7 +250,8 @@ export function OutcomeStrip({ series }) {
 }
 
 /**
- * The last 24 hours of a probe, hour by hour: bar height and colour follow uptime.
+ * The last 24 hours of a probe, hour by hour: bar height and colour follow uptime. It stretches to
+ * the width of its cell (CSS), so the 24 bars fill the space they have.
  * @param {{ values: (number | null)[] }} props
  */
 export function Sparkline({ values }) {
@@ -203,15 +262,15 @@ export function Sparkline({ values }) {
     : `Hourly uptime, last 24 hours: lowest ${percent(lowest)}`;
   const width = values.length * 3;
   return view`
-    <svg class="spark" viewBox=${`0 0 ${width} 20`} width=${width} height="20" role="img"
-      aria-label=${label}>
+    <svg class="spark" viewBox=${`0 0 ${width} 20`} preserveAspectRatio="none" role="img"
+      aria-label=${label} data-bars=${values.length}>
         ${
     values.map((v, i) => {
       const height = v === null ? 2 : Math.max(3, Math.round(v * 20));
       const tone = v === null ? "none" : v >= 1 ? "up" : v >= 0.9 ? "degraded" : "down";
-      return view`<rect x=${i * 3} y=${
+      return view`<rect x=${i * 3 + 0.25} y=${
         20 - height
-      } width="2" height=${height} class=${`o-${tone}`} />`;
+      } width="2.5" height=${height} class=${`o-${tone}`} />`;
     })
   }
       </svg>

@@ -68,3 +68,16 @@ export const count = (n) => n.toLocaleString("en");
  * @param {string} one
  */
 export const plural = (n, one, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
+
+/**
+ * How much of a window a probe's history covers, when it is younger than the window (`12 min`),
+ * from `history_since` (the start of its oldest run held); null when the history fills the window
+ * or there is none.
+ * @param {string | null | undefined} historySince
+ * @param {number} windowSeconds
+ */
+export function historySpan(historySince, windowSeconds, now = Date.now()) {
+  if (!historySince) return null;
+  const seconds = Math.max(0, Math.round((now - Date.parse(historySince)) / 1000));
+  return seconds >= windowSeconds ? null : duration(seconds);
+}

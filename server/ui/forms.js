@@ -6,28 +6,38 @@
 import { useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { describe } from "./parts.js";
+import { detailSentence, sentence } from "./messages.js";
 /** @import { ApiError } from "./api.js" */
 
 /**
- * Splits an ApiError's details over the form's fields: a detail whose path starts with a field's
- * name goes to that field (`headers.x-a` to `headers`, as `x-a: …`), the rest to the form.
+ * Splits an ApiError's details over the form's fields, each message as a sentence
+ * (`messages.js`): a detail whose path starts with a field's name goes to that field
+ * (`headers.x-a` to `headers`, as `x-a: must …`), the rest to the form, naming their field.
+ * `details` keeps each field's details as sent (`{ path, message }`, the path below the field),
+ * for a field made of parts (the assertions) to place them part by part.
  * @param {Pick<ApiError, "details">} error
  * @param {readonly string[]} fields
  */
 export function placeErrors(error, fields) {
   /** @type {Record<string, string>} */
   const byField = {};
+  /** @type {Record<string, { path: string, message: string }[]>} */
+  const details = {};
+  /** @type {string[]} */
   const rest = [];
   for (const { path, message } of error.details ?? []) {
     const [head, ...tail] = String(path).split(".");
     if (fields.includes(head)) {
-      const text = tail.length ? `${tail.join(".")}: ${message}` : message;
+      const text = tail.length
+        ? detailSentence({ path: tail.join("."), message })
+        : sentence(message);
       byField[head] = byField[head] ? `${byField[head]}; ${text}` : text;
+      (details[head] ??= []).push({ path: tail.join("."), message });
     } else {
-      rest.push(path ? `${path}: ${message}` : message);
+      rest.push(detailSentence({ path, message }));
     }
   }
-  return { byField, rest };
+  return { byField, details, rest };
 }
 
 /**
@@ -37,6 +47,9 @@ export function placeErrors(error, fields) {
  */
 export function useForm(fields) {
   const [errors, setErrors] = useState(/** @type {Record<string, string>} */ ({}));
+  const [details, setDetails] = useState(
+    /** @type {Record<string, { path: string, message: string }[]>} */ ({}),
+  );
   const [formError, setFormError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(false);
   const formRef = useRef(/** @type {HTMLFormElement | null} */ (null));
@@ -44,14 +57,20 @@ export function useForm(fields) {
   /** @param {string[]} names */
   const focusFirst = (names) => {
     const first = fields.find((f) => names.includes(f));
-    const control = formRef.current?.querySelector(`[name="${first}"]`);
-    /** @type {HTMLElement | null | undefined} */ (control)?.focus();
+    const element = formRef.current?.querySelector(`[name="${first}"]`);
+    // A field made of parts (a fieldset): its first part at fault, else its first control.
+    const target = element?.matches("fieldset")
+      ? element.querySelector('[aria-invalid="true"]') ??
+        element.querySelector("input, select, textarea")
+      : element;
+    /** @type {HTMLElement | null | undefined} */ (target)?.focus();
   };
 
   /** @param {() => Promise<void>} action */
   async function submit(action) {
     setBusy(true);
     setErrors({});
+    setDetails({});
     setFormError(null);
     try {
       await action();
@@ -62,8 +81,9 @@ export function useForm(fields) {
         return;
       }
       const refusal = /** @type {ApiError} */ (error);
-      const { byField, rest } = placeErrors(refusal, fields);
+      const { byField, details, rest } = placeErrors(refusal, fields);
       setErrors(byField);
+      setDetails(details);
       const others = rest.length ? `${refusal.message}: ${rest.join("; ")}` : null;
       const placed = Object.keys(byField).length > 0;
       setFormError(others ?? (placed ? null : describe(refusal)));
@@ -72,7 +92,7 @@ export function useForm(fields) {
       setBusy(false);
     }
   }
-  return { errors, formError, busy, submit, formRef };
+  return { errors, details, formError, busy, submit, formRef };
 }
 
 /** Thrown by a form for what it checks itself before sending (JSON it cannot parse). */
@@ -146,6 +166,6 @@ export function parseJsonField(name, text) {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new FieldError({ [name]: `is not valid JSON (${/** @type {Error} */ (error).message})` });
+    throw new FieldError({ [name]: `Is not valid JSON (${/** @type {Error} */ (error).message})` });
   }
 }

@@ -14,7 +14,7 @@ import { href } from "./routes.js";
 import { Ago, ErrorNote, Loading, StateBadge } from "./parts.js";
 import { Sparkline } from "./charts.js";
 import { OpenIncidents } from "./incidents.js";
-import { count, millis, percent, plural, utc } from "./format.js";
+import { count, historySpan, millis, percent, plural, utc } from "./format.js";
 /** @import { OverviewProbe, OverviewProject } from "./api_types.d.ts" */
 /** @typedef {OverviewProbe["state"]} ProbeState */
 /** A project as shown on a page: some of its probes, `continued` from the page before. */
@@ -27,6 +27,21 @@ const REFRESH_MS = 30_000;
 const STATES = ["down", "degraded", "unknown", "up"];
 /** @type {Record<ProbeState, number>} */
 const RANK = { down: 0, degraded: 1, unknown: 2, up: 3 };
+
+const DAY_SECONDS = 86_400;
+
+/**
+ * An uptime over a window; under it, when the probe is younger than the window, how much history
+ * it covers (`over 5 h`), so that 7 and 30 days do not pass off a day's figure as theirs.
+ * @param {{ label: string, share: number | null, historySince: string | null,
+ *   windowSeconds: number }} props
+ */
+function UptimeCell({ label, share, historySince, windowSeconds }) {
+  const span = share === null ? null : historySpan(historySince, windowSeconds);
+  return view`<td data-label=${label} class="num"><span class="uptime">${percent(share)}${
+    span && view`<span class="history">over ${span}</span>`
+  }</span></td>`;
+}
 
 /** @param {{ project: string, probe: OverviewProbe }} props */
 function ProbeRow({ project, probe }) {
@@ -46,9 +61,12 @@ function ProbeRow({ project, probe }) {
       <td data-label="Last run">
         <${Ago} iso=${probe.last_run_at} />
       </td>
-      <td data-label="Uptime 24 h" class="num">${percent(probe.uptime_24h)}</td>
-      <td data-label="Uptime 7 d" class="num">${percent(probe.uptime_7d)}</td>
-      <td data-label="Uptime 30 d" class="num">${percent(probe.uptime_30d)}</td>
+      <${UptimeCell} label="Uptime 24 h" share=${probe.uptime_24h}
+        historySince=${probe.history_since} windowSeconds=${DAY_SECONDS} />
+      <${UptimeCell} label="Uptime 7 d" share=${probe.uptime_7d}
+        historySince=${probe.history_since} windowSeconds=${7 * DAY_SECONDS} />
+      <${UptimeCell} label="Uptime 30 d" share=${probe.uptime_30d}
+        historySince=${probe.history_since} windowSeconds=${30 * DAY_SECONDS} />
       <td data-label="p95 24 h" class="num">${millis(probe.p95_24h)}</td>
       <td data-label="Last 24 h">
         <${Sparkline} values=${probe.sparkline} />

@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { ago, utc } from "./format.js";
+import { detailSentence } from "./messages.js";
 /** @import { ComponentChildren } from "preact" */
 /** @import { ApiError } from "./api.js" */
 
@@ -44,9 +45,7 @@ export function At({ iso }) {
 export function describe(error) {
   if (!error) return "";
   if (error.status === 0) return error.message;
-  const details = (error.details ?? [])
-    .map((d) => (d.path ? `${d.path}: ${d.message}` : d.message))
-    .join("; ");
+  const details = (error.details ?? []).map(detailSentence).join("; ");
   const text = details ? `${error.message} (${details})` : error.message;
   return error.status ? `${text} [${error.status}]` : text;
 }

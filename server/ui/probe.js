@@ -1,10 +1,11 @@
 // @ts-check
 /**
  * A probe's page: its state and definition, run now, edit, delete; latency (p50, p95, max) and
- * outcomes per bucket over 24 hours, 7, 30 or 90 days (`…/series`); its recent results with
+ * outcomes per bucket over 1, 6 or 24 hours, 7, 30 or 90 days (`…/series`), opening on the
+ * smallest window that holds the probe's history; its recent results with
  * their errors and failed checks; its incidents.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { del, get, post, probePath, seg } from "./api.js";
@@ -21,16 +22,33 @@ import {
 } from "./parts.js";
 import { LatencyChart, latencySummary, OutcomeStrip } from "./charts.js";
 import { IncidentTable } from "./incidents.js";
-import { millis, percent, plural } from "./format.js";
+import { AssertionList } from "./assertions.js";
+import { historySpan, millis, percent, plural } from "./format.js";
 import { useNotice } from "./notice.js";
 /** @import { ApiError } from "./api.js" */
 /** @import { FailedCheck, ProbeResult, Series } from "./api_types.d.ts" */
 import { ProbeLocations } from "./probe_locations.js";
 
 /** @type {[Series["window"], string][]} */
-const WINDOWS = [["24h", "24 hours"], ["7d", "7 days"], ["30d", "30 days"], ["90d", "90 days"]];
+const WINDOWS = [
+  ["1h", "hour"],
+  ["6h", "6 hours"],
+  ["24h", "24 hours"],
+  ["7d", "7 days"],
+  ["30d", "30 days"],
+  ["90d", "90 days"],
+];
+/** @type {Record<Series["window"], number>} */
+const WINDOW_SECONDS = {
+  "1h": 3600,
+  "6h": 6 * 3600,
+  "24h": 86_400,
+  "7d": 7 * 86_400,
+  "30d": 30 * 86_400,
+  "90d": 90 * 86_400,
+};
 /** @type {Record<number, string>} */
-const BUCKET_NAMES = { 300: "5 minutes", 3600: "hour", 86400: "day" };
+const BUCKET_NAMES = { 60: "minute", 300: "5 minutes", 3600: "hour", 86400: "day" };
 const REFRESH_MS = 30_000;
 const RESULTS_SHOWN = 50;
 /** The newest incidents of the probe listed on its page. */
@@ -83,7 +101,7 @@ function WindowChoice({ value, onChange }) {
       view`<label class="choice">
         <input type="radio" name="series-window" value=${w} checked=${value === w}
           onChange=${() => onChange(w)} />
-        ${label}
+        ${w === "1h" ? "1 hour" : label}
       </label>`
     )
   }
@@ -99,6 +117,21 @@ const KEYS = [
 ];
 
 /**
+ * The window a probe page opens on: the smallest that holds the probe's whole history, so a new
+ * probe's first minutes fill a chart. `results` are its latest runs, newest first (a page of
+ * `RESULTS_SHOWN`): when fewer came back, the oldest of them is its first run.
+ * @param {ProbeResult[]} results
+ * @returns {Series["window"]}
+ */
+export function firstWindow(results, now = Date.now()) {
+  if (results.length >= RESULTS_SHOWN) return "24h";
+  const oldest = results.at(-1);
+  if (!oldest) return "1h";
+  const age = (now - Date.parse(oldest.started_at)) / 1000;
+  return age < WINDOW_SECONDS["1h"] ? "1h" : age < WINDOW_SECONDS["6h"] ? "6h" : "24h";
+}
+
+/**
  * The window in a sentence: runs, uptime, bucket size, how percentiles were made.
  * @param {Series} series
  */
@@ -111,15 +144,23 @@ function seriesSummary(series) {
   }
   const window = WINDOWS.find(([w]) => w === series.window)?.[1] ?? series.window;
   const bucket = BUCKET_NAMES[series.bucket_seconds] ?? `${series.bucket_seconds} s`;
-  return `${plural(runs, "run")} in the last ${window}; uptime ${
-    percent(runs ? ok / runs : null)
-  }; ` +
+  const span = historySpan(
+    series.history_since,
+    WINDOW_SECONDS[series.window],
+    Date.parse(series.until),
+  );
+  return `${plural(runs, "run")} in the last ${window}${
+    span ? ` (only ${span} of history: the probe is younger than the window)` : ""
+  }; uptime ${percent(runs ? ok / runs : null)}; ` +
     `one bar per ${bucket}; percentiles ${series.percentiles}; times in UTC.`;
 }
 
-/** @param {{ project: string, probeId: string, round: number }} props */
-function SeriesView({ project, probeId, round }) {
-  const [window, setWindow] = useState(/** @type {Series["window"]} */ ("24h"));
+/**
+ * @param {{ project: string, probeId: string, round: number,
+ *   initialWindow: Series["window"] }} props
+ */
+function SeriesView({ project, probeId, round, initialWindow }) {
+  const [window, setWindow] = useState(initialWindow);
   const { data, error, loading } = useLoad(
     () => get(`${probePath(project, probeId)}/series?window=${window}`),
     [project, probeId, window],
@@ -151,10 +192,16 @@ function SeriesView({ project, probeId, round }) {
   `;
 }
 
-/** @param {FailedCheck[] | null} checks */
+/**
+ * A run's failed checks, folded under a summary (the run's error already names them): open to
+ * read what was expected and seen. Folded, a phone's result card stays a few lines tall.
+ * @param {FailedCheck[] | null} checks
+ */
 function failedChecks(checks) {
   if (!checks || checks.length === 0) return null;
-  return view`<ul class="checks">
+  return view`<details class="checks-fold">
+    <summary>${plural(checks.length, "failed check")}: what was expected and seen</summary>
+    <ul class="checks">
     ${
     checks.map((c) =>
       view`<li>
@@ -164,14 +211,107 @@ function failedChecks(checks) {
       </li>`
     )
   }
-  </ul>`;
+    </ul>
+  </details>`;
 }
 
-/** @param {{ results: ProbeResult[] }} props */
-function Results({ results }) {
-  if (results.length === 0) return view`<p class="muted">No runs yet.</p>`;
+/**
+ * Two lists of results as one, newest first, each run once (a run is its start, trigger and
+ * duration).
+ * @param {ProbeResult[]} a
+ * @param {ProbeResult[]} b
+ */
+export function mergeResults(a, b) {
+  const byRun = new Map();
+  for (const r of [...a, ...b]) {
+    byRun.set(`${r.location}|${r.started_at}|${r.trigger}|${r.duration_ms}`, r);
+  }
+  return [...byRun.values()].sort((x, y) =>
+    x.started_at < y.started_at ? 1 : x.started_at > y.started_at ? -1 : 0
+  );
+}
+
+/** Results per page of the list; older pages beyond the first load come from the API. */
+export const RESULTS_PAGE = 10;
+
+/**
+ * One result as a row of the table (a card on narrow screens).
+ * @param {{ r: ProbeResult }} props
+ */
+function ResultRow({ r }) {
   return view`
-    <div class="table-wrap">
+    <tr>
+      <td data-label="Started">
+        <${At} iso=${r.started_at} />
+      </td>
+      <td data-label="Location">${r.location}</td>
+      <td data-label="Outcome"><${OutcomeBadge} outcome=${r.outcome} />${
+    r.in_maintenance ? view` <span class="tag">maintenance</span>` : ""
+  }</td>
+      <td data-label="HTTP" class="num">${r.http_status ?? "—"}</td>
+      <td data-label="Duration" class="num">${millis(r.duration_ms)}</td>
+      <td data-label="Error or failed check" class="text-cell">${
+    r.error ? view`<code>${r.error}</code>` : ""
+  }${failedChecks(r.failed_checks)}${
+    !r.error && !r.failed_checks?.length ? view`<span class="muted">—</span>` : ""
+  }</td>
+      <td data-label="Trigger">${r.trigger}</td>
+    </tr>
+  `;
+}
+
+/**
+ * The probe's results, newest first, `RESULTS_PAGE` at a time: the first load's, then older
+ * pages asked of the API (`before`) as the reader goes back. A phone shows ten cards, not fifty.
+ * @param {{ project: string, probeId: string,
+ *   first: { data: ProbeResult[], meta: { next_before: string | null } } }} props
+ */
+function Results({ project, probeId, first }) {
+  // Every result seen: each refresh's first page merged in, so a run that slid off the first
+  // page while older pages were open stays listed between them.
+  const [held, setHeld] = useState(first.data);
+  useEffect(() => setHeld((list) => mergeResults(first.data, list)), [first]);
+  /** Where the next older page starts: undefined until one was asked for (the first load's). */
+  const [nextBefore, setNextBefore] = useState(
+    /** @type {string | null | undefined} */ (undefined),
+  );
+  const [page, setPage] = useState(0);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
+  const top = useRef(/** @type {HTMLDivElement | null} */ (null));
+  const all = held;
+  const cursor = nextBefore === undefined ? first.meta?.next_before ?? null : nextBefore;
+  const pages = Math.max(1, Math.ceil(all.length / RESULTS_PAGE));
+  const shown = Math.min(page, pages - 1);
+  const rows = all.slice(shown * RESULTS_PAGE, (shown + 1) * RESULTS_PAGE);
+  if (all.length === 0) return view`<p class="muted">No runs yet.</p>`;
+  /** @param {number} to */
+  const go = (to) => {
+    setPage(to);
+    top.current?.scrollIntoView({ block: "start" });
+  };
+  const goOlder = async () => {
+    if ((shown + 1) * RESULTS_PAGE < all.length) return go(shown + 1);
+    if (cursor === null) return; // no older results: the button is disabled
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = await get(
+        `${probePath(project, probeId)}/results?limit=${RESULTS_SHOWN}&before=${seg(cursor)}`,
+      );
+      setHeld((list) => mergeResults(list, answer.data));
+      setNextBefore(answer.meta.next_before);
+      if (answer.data.length) go(shown + 1);
+    } catch (e) {
+      setError(/** @type {ApiError} */ (e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const from = shown * RESULTS_PAGE + 1;
+  const hasOlder = (shown + 1) * RESULTS_PAGE < all.length || cursor !== null;
+  return view`
+    <div class="table-wrap" ref=${top}>
       <table class="grid">
         <caption class="sr-only">Recent results, newest first</caption>
         <thead>
@@ -186,30 +326,20 @@ function Results({ results }) {
           </tr>
         </thead>
         <tbody>
-          ${
-    results.map((r) =>
-      view`
-              <tr key=${`${r.location}/${r.started_at}`}>
-                <td data-label="Started">
-                  <${At} iso=${r.started_at} />
-                </td>
-                <td data-label="Location">${r.location}</td>
-                <td data-label="Outcome"><${OutcomeBadge} outcome=${r.outcome} />${
-        r.in_maintenance ? view` <span class="tag">maintenance</span>` : ""
-      }</td>
-                <td data-label="HTTP" class="num">${r.http_status ?? "—"}</td>
-                <td data-label="Duration" class="num">${millis(r.duration_ms)}</td>
-                <td data-label="Error">${r.error ? view`<code>${r.error}</code>` : ""}${
-        failedChecks(r.failed_checks)
-      }${!r.error && !r.failed_checks?.length ? view`<span class="muted">—</span>` : ""}</td>
-                <td data-label="Trigger">${r.trigger}</td>
-              </tr>
-            `
-    )
-  }
+          ${rows.map((r) => view`<${ResultRow} key=${`${r.location}/${r.started_at}`} r=${r} />`)}
         </tbody>
       </table>
     </div>
+    <${ErrorNote} error=${error}>Could not load older results: <//>
+    <nav class="pager" aria-label="Result pages">
+      <button type="button" disabled=${shown === 0} onClick=${() => go(shown - 1)}>
+        Newer results
+      </button>
+      <span aria-live="polite">Results ${from}–${from + rows.length - 1}, newest first</span>
+      <button type="button" disabled=${!hasOlder || busy} onClick=${goOlder}>
+        ${busy ? "Loading…" : "Older results"}
+      </button>
+    </nav>
   `;
 }
 
@@ -236,6 +366,7 @@ export function ProbePage({ project, probeId }) {
   const probe = data?.[0].data;
   useTitle(probe ? probe.label ?? probe.url : "Probe");
   const results = data?.[1].data ?? [];
+  const resultsAnswer = data?.[1] ?? { data: [], meta: { next_before: null } };
   const incidents = data?.[2].data ?? [];
   const remove = async () => {
     await del(probePath(project, probeId));
@@ -287,11 +418,9 @@ export function ProbePage({ project, probeId }) {
       probe.locations === null ? " (the project's default)" : ""
     }</dd>
         </div>
-        <div>
+        <div class="wide">
           <dt>Assertions</dt>
-          <dd>${
-      probe.expect ? view`<code>${JSON.stringify(probe.expect)}</code>` : "status below 400"
-    }</dd>
+          <dd><${AssertionList} expect=${probe.expect} /></dd>
         </div>
       </dl>
       ${
@@ -302,14 +431,15 @@ export function ProbePage({ project, probeId }) {
           question="Delete this probe? Its results go too." onConfirm=${remove} />
       </div>`
     }
-      <${SeriesView} project=${project} probeId=${probeId} round=${round} />
+      <${SeriesView} project=${project} probeId=${probeId} round=${round}
+        initialWindow=${firstWindow(results)} />
       ${
       probe.effective_locations.length > 1 && view`<${ProbeLocations} project=${project}
         probeId=${probeId} locations=${probe.effective_locations} round=${round} />`
     }
       <section aria-labelledby="results-title">
         <h2 id="results-title">Recent results</h2>
-        <${Results} results=${results} />
+        <${Results} project=${project} probeId=${probeId} first=${resultsAnswer} />
       </section>
       <section aria-labelledby="incidents-title">
         <h2 id="incidents-title">Incidents</h2>

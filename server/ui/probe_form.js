@@ -7,6 +7,7 @@ import { useLoad, useTitle } from "./load.js";
 import { href, navigate } from "./routes.js";
 import { ErrorNote, Loading } from "./parts.js";
 import { Field, FieldError, FormError, parseJsonField, useForm } from "./forms.js";
+import { AssertionsEditor, assertionsState, expectOf } from "./assertions.js";
 import { useNotice } from "./notice.js";
 /** @import { FormBody, Probe, ProbeCreate, ProbeUpdate } from "./api_types.d.ts" */
 
@@ -45,7 +46,7 @@ function parseHeaders(text) {
     if (!line.trim()) continue;
     const colon = line.indexOf(":");
     if (colon < 1) {
-      throw new FieldError({ headers: `line ${i + 1}: write each header as Name: value` });
+      throw new FieldError({ headers: `Line ${i + 1}: write each header as Name: value` });
     }
     headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
   }
@@ -92,8 +93,8 @@ function ProbeForm({ project, probe, onSaved }) {
     locations: (probe?.locations ?? []).join(", "),
     headers: headerLines(probe?.headers),
     body: jsonText(probe?.body),
-    expect: jsonText(probe?.expect),
   });
+  const [assertions, setAssertions] = useState(() => assertionsState(probe?.expect));
   /** @param {keyof typeof values} name */
   const set = (name) => (/** @type {string} */ value) =>
     setValues((v) => ({ ...v, [name]: value }));
@@ -105,13 +106,10 @@ function ProbeForm({ project, probe, onSaved }) {
       const fieldErrors = {};
       /** @type {{ headers?: unknown, body?: unknown, expect?: unknown }} */
       const parsed = {};
-      /** @type {["headers" | "body" | "expect", (text: string) => unknown][]} */
+      /** @type {["headers" | "body", (text: string) => unknown][]} */
       const parsers = [["headers", parseHeaders], [
         "body",
         (t) => parseJsonField("body", t),
-      ], [
-        "expect",
-        (t) => parseJsonField("expect", t),
       ]];
       for (const [name, parse] of parsers) {
         try {
@@ -134,7 +132,7 @@ function ProbeForm({ project, probe, onSaved }) {
         // Empty: null, the project's default_locations.
         locations: listValue(values.locations),
         label: values.label.trim() === "" ? null : values.label,
-        expect: parsed.expect ?? null,
+        expect: expectOf(assertions),
       };
       if (probe) {
         // A PATCH sends every field: what was emptied is cleared.
@@ -196,11 +194,8 @@ function ProbeForm({ project, probe, onSaved }) {
         hint="One per line, as Name: value." spellcheck="false" />
       <${Field} name="body" label="Request body (optional, JSON)" as="textarea" rows="3"
         value=${values.body} onInput=${set("body")} error=${form.errors.body} spellcheck="false" />
-      <${Field} name="expect" label="Assertions (optional, JSON)" as="textarea" rows="4"
-        value=${values.expect} onInput=${
-    set("expect")
-  } error=${form.errors.expect} spellcheck="false"
-        hint='What a run must show to pass, for example {"status": ["2xx"], "body": {"contains": ["ok"]}}.' />
+      <${AssertionsEditor} state=${assertions} onChange=${setAssertions}
+        details=${form.details.expect} />
       <div class="actions">
         <button type="submit" class="primary" disabled=${form.busy}>
             ${probe ? "Save probe" : "Create probe"}
@@ -250,8 +245,10 @@ export function EditProbe({ project, probeId }) {
   };
   return view`<div>
     <p class="crumbs">
-      <a href=${href.overview()}>Overview</a> › <a href=${href.project(project)}>${project}</a> ›
-      <a href=${href.probe(project, probeId)}>${probe?.label ?? probeId}</a>
+      <a href=${href.overview()}>Overview</a> › <a href=${
+    href.project(project)
+  }>${project}</a>${" › "}<a
+        href=${href.probe(project, probeId)}>${probe?.label ?? probeId}</a>
     </p>
     <div class="page-head"><h1 tabindex="-1">Edit probe</h1></div>
     <${ErrorNote} error=${error} />

@@ -249,7 +249,7 @@ export interface paths {
     };
     /**
      * A probe's runs, uptime and latency bucket by bucket, for charts
-     * @description `window` is one of 24h (default: 288 five-minute buckets from the raw results, exact percentiles), 7d (168 hourly buckets), 30d or 90d (daily buckets); beyond 24h from the hourly rollups, with percentiles estimated from their histograms. Every bucket, oldest first, empty ones included; times in UTC.
+     * @description `window` is one of 1h (60 one-minute buckets), 6h (72 five-minute buckets), 24h (default: 288 five-minute buckets), all three from the raw results with exact percentiles; 7d (168 hourly buckets), 30d or 90d (daily buckets) from the hourly rollups, with percentiles estimated from their histograms. Every bucket, oldest first, empty ones included; times in UTC. `history_since` says when the probe's oldest run still held started, so a window longer than the history can say so.
      */
     get: operations["results-series"];
     put?: never;
@@ -4355,7 +4355,7 @@ export interface operations {
   "results-series": {
     parameters: {
       query?: {
-        window?: "24h" | "7d" | "30d" | "90d";
+        window?: "1h" | "6h" | "24h" | "7d" | "30d" | "90d";
         location?: string;
       };
       header?: never;
@@ -4376,7 +4376,7 @@ export interface operations {
           "application/json": {
             data: {
               /** @enum {string} */
-              window: "24h" | "7d" | "30d" | "90d";
+              window: "1h" | "6h" | "24h" | "7d" | "30d" | "90d";
               bucket_seconds: number;
               since: string;
               until: string;
@@ -4395,6 +4395,7 @@ export interface operations {
               }[];
               /** @enum {string} */
               percentiles: "exact" | "estimated";
+              history_since: string | null;
             };
           };
         };
@@ -7289,6 +7290,7 @@ export interface operations {
                   uptime_30d: number | null;
                   p95_24h: number | null;
                   sparkline: (number | null)[];
+                  history_since: string | null;
                 }[];
               }[];
               schedule: {

@@ -84,10 +84,13 @@ export const resultsRouter = router({
         path: "/projects/{project}/probes/{probeId}/series",
         tags,
         summary: "A probe's runs, uptime and latency bucket by bucket, for charts",
-        description: "`window` is one of 24h (default: 288 five-minute buckets from the raw " +
-          "results, exact percentiles), 7d (168 hourly buckets), 30d or 90d (daily buckets); " +
-          "beyond 24h from the hourly rollups, with percentiles estimated from their " +
-          "histograms. Every bucket, oldest first, empty ones included; times in UTC.",
+        description: "`window` is one of 1h (60 one-minute buckets), 6h (72 five-minute " +
+          "buckets), 24h (default: 288 five-minute buckets), all three from the raw results " +
+          "with exact percentiles; 7d (168 hourly buckets), 30d or 90d (daily buckets) from " +
+          "the hourly rollups, with percentiles estimated from their histograms. Every bucket, " +
+          "oldest first, empty ones included; times in UTC. `history_since` says when the " +
+          "probe's oldest run still held started, so a window longer than the history can " +
+          "say so.",
         protect: true,
         errorResponses: { 404: "Probe not found" },
       },
