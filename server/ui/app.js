@@ -16,6 +16,12 @@ import { Overview } from "./overview.js";
 import { NewProject, ProjectPage } from "./project.js";
 import { EditProbe, NewProbe } from "./probe_form.js";
 import { ProbePage } from "./probe.js";
+import { IncidentsPage } from "./incidents_page.js";
+import { TargetsPage } from "./targets.js";
+import { AlertPolicyPage, ProjectAlertsPage } from "./policy.js";
+import { MaintenancePage } from "./maintenance.js";
+import { StatusPageSettings } from "./status_page_settings.js";
+import { BadgesPage } from "./badges.js";
 
 function refusal(error) {
   if (error.status === 401) {
@@ -128,6 +134,20 @@ function Page({ route }) {
       `;
     case "editProbe":
       return view`<${EditProbe} project=${route.project} probeId=${route.probeId} />`;
+    case "incidents":
+      return view`<${IncidentsPage} />`;
+    case "targets":
+      return view`<${TargetsPage} />`;
+    case "alertPolicy":
+      return view`<${AlertPolicyPage} />`;
+    case "projectAlerts":
+      return view`<${ProjectAlertsPage} key=${route.project} project=${route.project} />`;
+    case "maintenance":
+      return view`<${MaintenancePage} key=${route.project} project=${route.project} />`;
+    case "statusPage":
+      return view`<${StatusPageSettings} key=${route.project} project=${route.project} />`;
+    case "badges":
+      return view`<${BadgesPage} key=${route.project} project=${route.project} />`;
     default:
       return view`<${NotFound} />`;
   }
@@ -183,6 +203,16 @@ function Signedin({ onSignOut, justSignedIn, scope }) {
     }>
               New project
             </a>`
+  }
+          ${
+    [["incidents", "Incidents"], ["targets", "Notification targets"], [
+      "alertPolicy",
+      "Alert policy",
+    ]].map(([name, text]) =>
+      view`<a href=${href[name]()} aria-current=${
+        route.name === name ? "page" : undefined
+      }>${text}</a>`
+    )
   }
           <a href="/docs">API reference</a>
         </nav>

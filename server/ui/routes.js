@@ -13,6 +13,23 @@ export const href = {
   newProbe: (project) => `#/projects/${part(project)}/new-probe`,
   probe: (project, probeId) => `#/projects/${part(project)}/probes/${part(probeId)}`,
   editProbe: (project, probeId) => `${href.probe(project, probeId)}/edit`,
+  incidents: () => "#/incidents",
+  targets: () => "#/targets",
+  alertPolicy: () => "#/alert-policy",
+  projectAlerts: (project) => `${href.project(project)}/alerts`,
+  maintenance: (project) => `${href.project(project)}/maintenance`,
+  statusPage: (project) => `${href.project(project)}/status-page`,
+  badges: (project) => `${href.project(project)}/badges`,
+};
+
+/** Pages of their own, named by one word of the fragment: `#/incidents`. */
+const TOP_PAGES = { incidents: "incidents", targets: "targets", "alert-policy": "alertPolicy" };
+/** A project's settings pages: `#/projects/shop/maintenance`. */
+const PROJECT_PAGES = {
+  alerts: "projectAlerts",
+  maintenance: "maintenance",
+  "status-page": "statusPage",
+  badges: "badges",
 };
 
 /** The route a fragment names: `{ name, project?, probeId? }`; `notFound` for anything else. */
@@ -26,9 +43,13 @@ export function parseRoute(hash) {
   const [first, project, third, probeId, fifth] = parts;
   if (parts.length === 0) return { name: "overview" };
   if (first === "new-project" && parts.length === 1) return { name: "newProject" };
+  if (parts.length === 1 && Object.hasOwn(TOP_PAGES, first)) return { name: TOP_PAGES[first] };
   if (first !== "projects" || !project) return { name: "notFound" };
   if (parts.length === 2) return { name: "project", project };
   if (third === "new-probe" && parts.length === 3) return { name: "newProbe", project };
+  if (parts.length === 3 && Object.hasOwn(PROJECT_PAGES, third)) {
+    return { name: PROJECT_PAGES[third], project };
+  }
   if (third === "probes" && probeId && parts.length === 4) {
     return { name: "probe", project, probeId };
   }

@@ -1,0 +1,234 @@
+// @ts-check
+/**
+ * Incidents across projects (`GET /incidents`): open, resolved or both, of every project, one
+ * project or one probe, newest first, 25 to a page, each open one with Acknowledge (for a key
+ * that may write).
+ */
+import { useState } from "preact/hooks";
+import { view } from "./view.js";
+import { get, seg } from "./api.js";
+import { useTitle } from "./load.js";
+import { href } from "./routes.js";
+import { At, ErrorNote, Loading } from "./parts.js";
+import { AcknowledgeButton } from "./incidents.js";
+import { useData } from "./settings_parts.js";
+import { duration } from "./format.js";
+
+/**
+ * @typedef {{
+ *   id: string,
+ *   project: string,
+ *   probe_id: string,
+ *   label: string,
+ *   state: "open" | "resolved",
+ *   started_at: string,
+ *   resolved_at: string | null,
+ *   duration_seconds: number | null,
+ *   resolution: string | null,
+ *   cause: string,
+ *   runs_failed: number,
+ *   last_error: string | null,
+ *   acknowledged_at: string | null,
+ * }} Incident
+ * @typedef {{ state: string, project: string, probe: string }} Filters
+ */
+
+/** Incidents per page. */
+export const INCIDENTS_PAGE = 25;
+const STATES = [["open", "Open"], ["resolved", "Resolved"], ["all", "All"]];
+
+/** @param {Incident} incident */
+const openFor = (incident) =>
+  Math.max(0, Math.round((Date.now() - Date.parse(incident.started_at)) / 1000));
+
+/**
+ * The query of one page.
+ * @param {Filters} filters
+ * @param {string | null} before
+ */
+function query(filters, before) {
+  const params = new URLSearchParams({ limit: String(INCIDENTS_PAGE) });
+  if (filters.state !== "all") params.set("state", filters.state);
+  if (filters.project) params.set("project", filters.project);
+  if (filters.project && filters.probe) params.set("probe_id", filters.probe);
+  if (before) params.set("before", before);
+  return `/incidents?${params}`;
+}
+
+/**
+ * The filters: state, project, and a probe of that project.
+ * @param {{ filters: Filters, onChange: (filters: Filters) => void }} props
+ */
+function IncidentFilters({ filters, onChange }) {
+  const { data: projects } = useData(
+    async () =>
+      (await get("/projects")).data.map((/** @type {{ project: string }} */ p) => p.project),
+    [],
+  );
+  const { data: probes } = useData(
+    async () =>
+      filters.project
+        ? /** @type {{ probe_id: string, url: string, label?: string | null }[]} */ (
+          (await get(`/projects/${seg(filters.project)}/probes`)).data
+        )
+        : [],
+    [filters.project],
+  );
+  const selected = (/** @type {Event} */ e) =>
+    /** @type {HTMLSelectElement} */ (e.currentTarget).value;
+  return view`<div class="filters">
+    <fieldset class="choices">
+      <legend>Incidents</legend>
+      ${
+    STATES.map(([value, label]) =>
+      view`<label class="choice" key=${value}>
+          <input type="radio" name="incident-state" value=${value}
+            checked=${filters.state === value}
+            onChange=${() => onChange({ ...filters, state: value })} /> ${label}
+        </label>`
+    )
+  }
+    </fieldset>
+    <div class="field">
+      <label for="incident-project">Project</label>
+      <select id="incident-project" value=${filters.project}
+        onChange=${(/** @type {Event} */ e) =>
+    onChange({ ...filters, project: selected(e), probe: "" })}>
+        <option value="">All projects</option>
+        ${
+    (projects ?? []).map((/** @type {string} */ p) =>
+      view`<option value=${p} key=${p}>${p}</option>`
+    )
+  }
+      </select>
+    </div>
+    ${
+    filters.project && view`<div class="field">
+      <label for="incident-probe">Probe</label>
+      <select id="incident-probe" value=${filters.probe}
+        onChange=${(/** @type {Event} */ e) => onChange({ ...filters, probe: selected(e) })}>
+        <option value="">All probes of ${filters.project}</option>
+        ${
+      (probes ?? []).map((p) =>
+        view`<option value=${p.probe_id} key=${p.probe_id}>${p.label ?? p.url}</option>`
+      )
+    }
+      </select>
+    </div>`
+  }
+  </div>`;
+}
+
+/**
+ * @param {{ incidents: Incident[], onChanged: () => void, caption: string }} props
+ */
+function IncidentRows({ incidents, onChanged, caption }) {
+  return view`<div class="table-wrap">
+    <table class="grid incidents-all">
+      <caption class="sr-only">${caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Probe</th>
+          <th scope="col">State</th>
+          <th scope="col">Started</th>
+          <th scope="col">Duration</th>
+          <th scope="col">Cause</th>
+          <th scope="col" class="num">Failed runs</th>
+          <th scope="col">Acknowledged</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${
+    incidents.map((i) =>
+      view`<tr key=${i.id}>
+          <th scope="row" data-label="Probe">
+            <a href=${href.probe(i.project, i.probe_id)}>${i.label}</a>
+            <span class="url">in <a href=${href.project(i.project)}>${i.project}</a></span>
+          </th>
+          <td data-label="State">${
+        i.state === "open"
+          ? view`<span class="state state-down">open</span>`
+          : view`<span class="state state-up">resolved</span>
+              <span class="muted">${i.resolution}</span>`
+      }</td>
+          <td data-label="Started"><${At} iso=${i.started_at} /></td>
+          <td data-label="Duration">${
+        i.state === "open" ? `${duration(openFor(i))} so far` : duration(i.duration_seconds)
+      }</td>
+          <td data-label="Cause"><code>${i.cause}</code>${
+        i.last_error && i.last_error !== i.cause
+          ? view`<span class="url">last: <code>${i.last_error}</code></span>`
+          : ""
+      }</td>
+          <td data-label="Failed runs" class="num">${i.runs_failed}</td>
+          <td data-label="Acknowledged">
+            <${AcknowledgeButton} incident=${i} onDone=${onChanged} />
+          </td>
+        </tr>`
+    )
+  }
+      </tbody>
+    </table>
+  </div>`;
+}
+
+export function IncidentsPage() {
+  useTitle("Incidents");
+  const [filters, setFilters] = useState(
+    /** @type {Filters} */ ({ state: "open", project: "", probe: "" }),
+  );
+  // The `before` of each page shown so far: the first page has none.
+  const [cursors, setCursors] = useState(/** @type {(string | null)[]} */ ([null]));
+  const before = cursors[cursors.length - 1];
+  const { data, error, loading, reload } = useData(
+    () => /** @type {Promise<{ data: Incident[], meta: { next_before: string | null } }>} */ (
+      get(query(filters, before))
+    ),
+    [filters, before],
+  );
+  const change = (/** @type {Filters} */ next) => {
+    setCursors([null]);
+    setFilters(next);
+  };
+  const incidents = data?.data ?? [];
+  const next = data?.meta.next_before ?? null;
+  const page = cursors.length;
+  const what = filters.state === "all" ? "" : `${filters.state} `;
+  const where = filters.project ? ` in ${filters.project}` : "";
+  return view`<div>
+    <div class="page-head">
+      <h1 tabindex="-1">Incidents</h1>
+      <button type="button" onClick=${reload} disabled=${loading}>Refresh</button>
+    </div>
+    <p class="muted">An incident opens when a probe goes down and is resolved when it recovers
+      (or is changed, disabled or deleted). Newest first.</p>
+    <${IncidentFilters} filters=${filters} onChange=${change} />
+    <${ErrorNote} error=${error} />
+    ${!data && loading && view`<${Loading} what="Loading the incidents" />`}
+    ${
+    data && view`<section aria-labelledby="incident-list-title">
+      <h2 id="incident-list-title">${
+      incidents.length === 0
+        ? `No ${what}incidents${where}`
+        : `Page ${page}: ${incidents.length} ${what}incident${
+          incidents.length === 1 ? "" : "s"
+        }${where}`
+    }</h2>
+      ${
+      incidents.length > 0 &&
+      view`<${IncidentRows} incidents=${incidents} onChanged=${reload}
+        caption=${`Incidents, page ${page}`} />`
+    }
+      ${
+      (page > 1 || next) && view`<nav class="pager" aria-label="Pages of incidents">
+        <button type="button" disabled=${page === 1}
+          onClick=${() => setCursors((c) => c.slice(0, -1))}>Previous page</button>
+        <span>Page ${page}</span>
+        <button type="button" disabled=${!next}
+          onClick=${() => setCursors((c) => [...c, next])}>Next page</button>
+      </nav>`
+    }
+    </section>`
+  }
+  </div>`;
+}
