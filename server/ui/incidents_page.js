@@ -181,10 +181,13 @@ export function IncidentsPage() {
   const [cursors, setCursors] = useState(/** @type {(string | null)[]} */ ([null]));
   const before = cursors[cursors.length - 1];
   const { data, error, loading, reload } = useData(
-    () => /** @type {Promise<{ data: Incident[], meta: { next_before: string | null } }>} */ (
-      get(query(filters, before))
-    ),
-    [filters, before],
+    async () => {
+      /** @type {{ data: Incident[], meta: { next_before: string | null } }} */
+      const answer = await get(query(filters, before));
+      // The page the answer is for: the heading changes with the rows, not before them.
+      return { ...answer, page: cursors.length };
+    },
+    [filters, before, cursors.length],
   );
   const change = (/** @type {Filters} */ next) => {
     setCursors([null]);
@@ -192,7 +195,7 @@ export function IncidentsPage() {
   };
   const incidents = data?.data ?? [];
   const next = data?.meta.next_before ?? null;
-  const page = cursors.length;
+  const page = data?.page ?? cursors.length;
   const what = filters.state === "all" ? "" : `${filters.state} `;
   const where = filters.project ? ` in ${filters.project}` : "";
   return view`<div>

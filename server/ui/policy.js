@@ -258,7 +258,7 @@ export function AlertPolicyPage() {
   }
     ${
     policy && canWrite &&
-    view`<${PolicyForm} key=${JSON.stringify(policy)} policy=${policy} targets=${data?.[1] ?? []}
+    view`<${PolicyForm} policy=${policy} targets=${data?.[1] ?? []}
       onSaved=${reload} />`
   }
   </div>`;
@@ -396,7 +396,7 @@ export function ProjectAlertsPage({ project }) {
     </section>`
   }
     ${
-    alerts && global && canWrite && view`<${OverridesForm} key=${JSON.stringify(alerts)}
+    alerts && global && canWrite && view`<${OverridesForm}
       project=${project} alerts=${alerts} global=${global} targets=${data?.[2] ?? []}
       onSaved=${reload} />`
   }

@@ -163,7 +163,7 @@ export function CopyBox({ id, label, text }) {
   const rows = Math.min(6, text.split("\n").length + 1);
   return view`<div class="field copy">
     <label for=${id}>${label}</label>
-    <textarea id=${id} readonly rows=${rows} ref=${box} spellcheck="false" value=${text}></textarea>
+    <textarea id=${id} readonly rows=${rows} ref=${box} spellcheck=${false} value=${text}></textarea>
     <span class="check-row">
       <button type="button" onClick=${copy}>Copy ${label}</button>
       <span role="status" class="outcome">${said}</span>

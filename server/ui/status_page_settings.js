@@ -170,7 +170,7 @@ export function StatusPageSettings({ project }) {
   }
     ${
     settings && canWrite &&
-    view`<${SettingsForm} key=${JSON.stringify(settings)} settings=${settings} onSaved=${reload} />`
+    view`<${SettingsForm} settings=${settings} onSaved=${reload} />`
   }
   </div>`;
 }

@@ -136,7 +136,7 @@ function KindFields({ idPrefix, kind, values, set, errors, editing }) {
   if (kind === "mail") {
     return view`<${TextField} idPrefix=${idPrefix} name="recipients" label="Recipients"
       as="textarea" rows="3" value=${values.recipients} onInput=${set("recipients")}
-      error=${errors.recipients} autocomplete="off" spellcheck="false"
+      error=${errors.recipients} autocomplete="off" spellcheck=${false}
       hint="One mail address per line, 1 to 20." />`;
   }
   const keepUrl = editing && editing.url && kind !== "webhook"
@@ -147,12 +147,12 @@ function KindFields({ idPrefix, kind, values, set, errors, editing }) {
     : "Optional: leave empty and the service makes one, shown to you once.";
   return view`
     <${TextField} idPrefix=${idPrefix} name="url" label="URL" value=${values.url}
-      onInput=${set("url")} error=${errors.url} autocomplete="off" spellcheck="false"
+      onInput=${set("url")} error=${errors.url} autocomplete="off" spellcheck=${false}
       hint=${URL_HINTS[kind] + keepUrl} />
     ${
     kind === "webhook" && view`<${TextField} idPrefix=${idPrefix} name="secret"
       label="Signing key (whsec_…)" type="password" value=${values.secret}
-      onInput=${set("secret")} error=${errors.secret} autocomplete="off" spellcheck="false"
+      onInput=${set("secret")} error=${errors.secret} autocomplete="off" spellcheck=${false}
       hint=${`A Standard Webhooks key: whsec_ and base64 of 24 to 64 bytes. ${keepSecret}`} />`
   }
   `;
@@ -300,21 +300,21 @@ function NewTarget({ onCreated }) {
     <form class="form" ref=${form.formRef} onSubmit=${onSubmit} novalidate
       aria-labelledby="new-target-title">
       <${FormError} message=${form.formError} />
-      <fieldset class="choices kinds">
+      <fieldset class="choices kinds" aria-describedby="kind-hint">
         <legend>Kind</legend>
         ${
-    KINDS.map(([value, text, hint]) =>
+    KINDS.map(([value, text]) =>
       view`<label class="choice" key=${value}>
             <input type="radio" name="kind" value=${value} checked=${kind === value}
               onChange=${() => setKind(value)} />
-            ${text}<span class="sr-only">: ${hint}</span>
+            ${text}
           </label>`
     )
   }
       </fieldset>
-      <p class="hint">${KINDS.find(([k]) => k === kind)?.[2]}.</p>
+      <p class="hint" id="kind-hint">${KINDS.find(([k]) => k === kind)?.[2]}.</p>
       <${TextField} idPrefix="new-target" name="name" label="Name" value=${name}
-        onInput=${setName} error=${form.errors.name} autocomplete="off" spellcheck="false"
+        onInput=${setName} error=${form.errors.name} autocomplete="off" spellcheck=${false}
         hint="How the alert policy names it: letters, digits, '.', '_' and '-', a letter or digit first. log, mail and webhook are reserved." />
       <${KindFields} idPrefix="new-target" kind=${kind} values=${values} set=${set}
         errors=${form.errors} />
