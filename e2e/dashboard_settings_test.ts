@@ -229,9 +229,10 @@ Deno.test({
       for (const [page, width] of Object.entries(r.narrow)) {
         assert.ok(width <= 375, `${page} is ${width} px wide at 375 px`);
       }
-      assert.equal(Object.keys(r.narrow).length, 7);
-      // 7 screens in light, dark and 375 px, and 7 with the read-only key.
-      assert.equal(r.axePages.length, 28, r.axePages.join(", "));
+      assert.equal(Object.keys(r.narrow).length, 8);
+      // 8 screens (the project page with its links too) in light, dark and 375 px, and 7 with
+      // the read-only key.
+      assert.equal(r.axePages.length, 31, r.axePages.join(", "));
       assert.deepEqual(r.axe, [], "axe-core: no violations");
       assert.deepEqual(r.csp, [], "no Content-Security-Policy violations");
       assert.deepEqual(r.foreign, [], "nothing is loaded from another origin");

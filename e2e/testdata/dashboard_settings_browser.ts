@@ -449,6 +449,7 @@ async function run(args: Args): Promise<Report> {
     const projectLink = main.getByText("Public status page:");
     await projectLink.waitFor();
     report.statusPage.projectLink = await projectLink.innerText();
+    await views("project");
 
     // ---- Badges: one for the Checkout probe, copied, rotated, deleted.
     log("badges");
@@ -516,7 +517,6 @@ async function run(args: Args): Promise<Report> {
     await incidentRows.first().getByRole("button", { name: /^Acknowledge/ }).click();
     await incidentRows.first().getByText("Acknowledged").waitFor();
     report.incidents.acknowledged = await incidentRows.first().innerText();
-    await views("incidents");
     await main.getByLabel("Project").selectOption("");
     await main.getByLabel("Resolved").check();
     await main.getByText(/^Page 1: 25 resolved incidents$/).waitFor();
@@ -530,6 +530,7 @@ async function run(args: Args): Promise<Report> {
     report.incidents.firstIdsDiffer = (await incidentRows.first().innerText()) !== firstOfPage1;
     await main.getByRole("button", { name: "Previous page" }).click();
     await main.getByText(/^Page 1: /).waitFor();
+    await views("incidents");
 
     log("a read-only key");
     report.readOnly = await readOnlyTab(browser, args, report);

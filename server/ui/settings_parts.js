@@ -137,7 +137,7 @@ export function useAction() {
  * @param {{ error?: any, text?: string | null }} props
  */
 export function ActionOutcome({ error, text }) {
-  if (error) return view`<p class="error" role="alert">${describe(error)}</p>`;
+  if (error) return view`<p class="error outcome" role="alert">${describe(error)}</p>`;
   return view`<p role="status" class="outcome">${text ?? ""}</p>`;
 }
 
@@ -160,7 +160,8 @@ export function CopyBox({ id, label, text }) {
       setSaid("Selected: press Ctrl+C (⌘C) to copy.");
     }
   };
-  const rows = Math.min(6, text.split("\n").length + 1);
+  // Room for the whole snippet at a desktop width; it scrolls on a phone.
+  const rows = Math.min(6, Math.ceil(text.length / 64) + 1);
   return view`<div class="field copy">
     <label for=${id}>${label}</label>
     <textarea id=${id} readonly rows=${rows} ref=${box} spellcheck=${false} value=${text}></textarea>
