@@ -86,7 +86,8 @@ export interface Report {
     page1: number;
     page2: number;
     pagerAfterNext: string;
-    firstIdsDiffer: boolean;
+    /** The ids of the rows on pages 1 and 2 of the resolved ones. */
+    ids: string[][];
   };
   readOnly: {
     tag: string;
@@ -207,7 +208,7 @@ async function run(args: Args): Promise<Report> {
       page1: 0,
       page2: 0,
       pagerAfterNext: "",
-      firstIdsDiffer: false,
+      ids: [],
     },
     readOnly: { tag: "", pages: [], writeControls: {}, hookUrl: "" },
     narrow: {},
@@ -522,12 +523,16 @@ async function run(args: Args): Promise<Report> {
     await main.getByText(/^Page 1: 25 resolved incidents$/).waitFor();
     report.incidents.resolvedHeading = await listHeading.innerText();
     report.incidents.page1 = await incidentRows.count();
-    const firstOfPage1 = await incidentRows.first().innerText();
+    const ids = () =>
+      incidentRows.evaluateAll((rows) =>
+        rows.map((r) => (r as HTMLElement).dataset.incident ?? "")
+      );
+    report.incidents.ids.push(await ids());
     await main.getByRole("button", { name: "Next page" }).click();
     await main.getByText(/^Page 2: /).waitFor();
     report.incidents.page2 = await incidentRows.count();
     report.incidents.pagerAfterNext = await main.locator(".pager").innerText();
-    report.incidents.firstIdsDiffer = (await incidentRows.first().innerText()) !== firstOfPage1;
+    report.incidents.ids.push(await ids());
     await main.getByRole("button", { name: "Previous page" }).click();
     await main.getByText(/^Page 1: /).waitFor();
     await views("incidents");

@@ -76,7 +76,7 @@ function FreshToken({ badge, name, project, onDismiss }) {
     encodeURIComponent(`${location.origin}${badge.urls.json}?kind=${kind}&window=${window}`)
   }`;
   return view`<section class="notice secret-once" aria-labelledby="fresh-title">
-    <h2 id="fresh-title">Badge ${badge.id}: ${name}</h2>
+    <h2 id="fresh-title" tabindex="-1">Badge ${badge.id}: ${name}</h2>
     <p>Its token is shown only now: copy a snippet before leaving this page. To get a snippet
       later, rotate the badge (the old token then stops working).</p>
     <fieldset class="choices">
@@ -182,8 +182,8 @@ export function BadgesPage({ project }) {
     setFresh(badge);
     setMessage(text);
     reload();
-    // The snippets are what the user came for: bring them into view.
-    requestAnimationFrame(() => document.getElementById("fresh-title")?.scrollIntoView());
+    // The snippets are what the user came for: focus (and so scroll) to them.
+    requestAnimationFrame(() => document.getElementById("fresh-title")?.focus());
   };
   const rotate = async (/** @type {Badge} */ badge) => {
     try {

@@ -140,7 +140,7 @@ function IncidentRows({ incidents, onChanged, caption }) {
       <tbody>
         ${
     incidents.map((i) =>
-      view`<tr key=${i.id}>
+      view`<tr key=${i.id} data-incident=${i.id}>
           <th scope="row" data-label="Probe">
             <a href=${href.probe(i.project, i.probe_id)}>${i.label}</a>
             <span class="url">in <a href=${href.project(i.project)}>${i.project}</a></span>

@@ -84,6 +84,17 @@ const FIELDS = [
   "notify_recovered",
 ];
 
+/** Each field as the lists name it. */
+const FIELD_NAMES = {
+  enabled: "whether notifications are sent",
+  targets: "the targets",
+  failure_threshold: "failures before down",
+  success_threshold: "successes before recovered",
+  reminder_minutes: "the reminder",
+  notify_degraded: "notifying degradations",
+  notify_recovered: "notifying recoveries",
+};
+
 const onOff = (/** @type {boolean} */ value) => (value ? "on" : "off");
 
 /**
@@ -378,7 +389,8 @@ export function ProjectAlertsPage({ project }) {
   const alerts = data?.[0].data;
   const global = data?.[1].data;
   const overridden = alerts
-    ? Object.entries(alerts.overrides).filter(([, v]) => v !== null).map(([k]) => k)
+    ? Object.entries(alerts.overrides).filter(([, v]) => v !== null)
+      .map(([k]) => FIELD_NAMES[/** @type {keyof typeof FIELD_NAMES} */ (k)])
     : [];
   return view`<div>
     <${ProjectSettingsHead} project=${project} title="Alerts" current="projectAlerts" />

@@ -6,7 +6,7 @@
  * target is made for each kind; a webhook's generated signing key is shown once, to copy.
  * A read-only key sees the list only.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { del, get, patch, post, seg } from "./api.js";
@@ -262,6 +262,11 @@ function NewTarget({ onCreated }) {
   const [name, setName] = useState("");
   const [values, setValues] = useState({ url: "", secret: "", recipients: "" });
   const [generated, setGenerated] = useState(/** @type {Target | null} */ (null));
+  const keyBox = useRef(/** @type {HTMLDivElement | null} */ (null));
+  // The generated key is what must be done next: focus (and so scroll) to it.
+  useEffect(() => {
+    if (generated) keyBox.current?.focus();
+  }, [generated]);
   const set = (/** @type {"url" | "secret" | "recipients"} */ field) => (/** @type {string} */ v) =>
     setValues((old) => ({ ...old, [field]: v }));
   const onSubmit = (/** @type {Event} */ event) => {
@@ -290,7 +295,8 @@ function NewTarget({ onCreated }) {
   return view`<section aria-labelledby="new-target-title">
     <h2 id="new-target-title">Add a target</h2>
     ${
-    generated && view`<div class="notice secret-once">
+    generated && view`<div class="notice secret-once" tabindex="-1" ref=${keyBox}
+      role="group" aria-label=${`Signing key of ${generated.name}`}>
       <p><strong>The signing key of ${generated.name}</strong> is shown this once: keep it where
         the receiver verifies signatures. Afterwards it is shown masked; to replace it, edit the
         target.</p>
