@@ -1,10 +1,10 @@
 // @ts-check
 /**
  * Incidents across projects (`GET /incidents`): open, resolved or both, of every project, one
- * project or one probe, newest first, 25 to a page, each open one with Acknowledge (for a key
- * that may write).
+ * project or one probe, newest first, 25 to a page (10 on a narrow screen), each open one with
+ * Acknowledge (for a key that may write).
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { get, seg } from "./api.js";
 import { useTitle } from "./load.js";
@@ -35,6 +35,22 @@ import { duration } from "./format.js";
 
 /** Incidents per page. */
 export const INCIDENTS_PAGE = 25;
+/** Incidents per page on a narrow screen, where each is a card of seven lines. */
+export const INCIDENTS_PAGE_NARROW = 10;
+/** The width below which tables become cards (dashboard.css). */
+const NARROW = "(max-width: 45rem)";
+
+/** Incidents per page at the screen's width now; follows a change of width. */
+function usePageSize() {
+  const [narrow, setNarrow] = useState(() => matchMedia(NARROW).matches);
+  useEffect(() => {
+    const query = matchMedia(NARROW);
+    const changed = () => setNarrow(query.matches);
+    query.addEventListener("change", changed);
+    return () => query.removeEventListener("change", changed);
+  }, []);
+  return narrow ? INCIDENTS_PAGE_NARROW : INCIDENTS_PAGE;
+}
 const STATES = [["open", "Open"], ["resolved", "Resolved"], ["all", "All"]];
 
 /** @param {Incident} incident */
@@ -45,9 +61,10 @@ const openFor = (incident) =>
  * The query of one page.
  * @param {Filters} filters
  * @param {string | null} before
+ * @param {number} size
  */
-function query(filters, before) {
-  const params = new URLSearchParams({ limit: String(INCIDENTS_PAGE) });
+function query(filters, before, size) {
+  const params = new URLSearchParams({ limit: String(size) });
   if (filters.state !== "all") params.set("state", filters.state);
   if (filters.project) params.set("project", filters.project);
   if (filters.project && filters.probe) params.set("probe_id", filters.probe);
@@ -179,15 +196,18 @@ export function IncidentsPage() {
   );
   // The `before` of each page shown so far: the first page has none.
   const [cursors, setCursors] = useState(/** @type {(string | null)[]} */ ([null]));
+  const size = usePageSize();
+  // Another page size makes other pages: back to the first.
+  useEffect(() => setCursors([null]), [size]);
   const before = cursors[cursors.length - 1];
   const { data, error, loading, reload } = useData(
     async () => {
       /** @type {{ data: Incident[], meta: { next_before: string | null } }} */
-      const answer = await get(query(filters, before));
+      const answer = await get(query(filters, before, size));
       // The page the answer is for: the heading changes with the rows, not before them.
       return { ...answer, page: cursors.length };
     },
-    [filters, before, cursors.length],
+    [filters, before, cursors.length, size],
   );
   const change = (/** @type {Filters} */ next) => {
     setCursors([null]);
