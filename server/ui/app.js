@@ -204,16 +204,12 @@ function Signedin({ onSignOut, justSignedIn, scope }) {
               New project
             </a>`
   }
-          ${
-    [["incidents", "Incidents"], ["targets", "Notification targets"], [
-      "alertPolicy",
-      "Alert policy",
-    ]].map(([name, text]) =>
-      view`<a href=${href[name]()} aria-current=${
-        route.name === name ? "page" : undefined
-      }>${text}</a>`
-    )
-  }
+          <a href=${href.incidents()}
+            aria-current=${route.name === "incidents" ? "page" : undefined}>Incidents</a>
+          <a href=${href.targets()}
+            aria-current=${route.name === "targets" ? "page" : undefined}>Notification targets</a>
+          <a href=${href.alertPolicy()}
+            aria-current=${route.name === "alertPolicy" ? "page" : undefined}>Alert policy</a>
           <a href="/docs">API reference</a>
         </nav>
         ${scope === "read" && view`<span class="tag scope">Read-only key</span>`}

@@ -202,8 +202,10 @@ export function IncidentsPage() {
   const before = cursors[cursors.length - 1];
   const { data, error, loading, reload } = useData(
     async () => {
+      // The path as its template's type: the query's names are the operation's own (above).
+      const path = /** @type {"/incidents"} */ (query(filters, before, size));
       /** @type {{ data: Incident[], meta: { next_before: string | null } }} */
-      const answer = await get(query(filters, before, size));
+      const answer = await get(path);
       // The page the answer is for: the heading changes with the rows, not before them.
       return { ...answer, page: cursors.length };
     },

@@ -37,6 +37,13 @@ import { plural } from "./format.js";
  * }} Target
  * @typedef {{ target: string, outcome: string, attempts: number, error?: string }} TestOutcome
  * @typedef {"webhook" | "slack" | "discord" | "mail"} Kind
+ * @typedef {{
+ *   name: string,
+ *   kind: Kind,
+ *   url?: string,
+ *   secret?: string,
+ *   recipients?: string[],
+ * }} NewTargetBody
  */
 
 /** @type {[Kind, string, string][]} */
@@ -273,7 +280,7 @@ function NewTarget({ onCreated }) {
     event.preventDefault();
     setGenerated(null);
     form.submit(async () => {
-      /** @type {Record<string, unknown>} */
+      /** @type {NewTargetBody} */
       const body = { name: name.trim(), kind };
       if (kind === "mail") body.recipients = splitRecipients(values.recipients);
       else body.url = values.url.trim();
