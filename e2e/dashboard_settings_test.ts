@@ -136,6 +136,11 @@ Deno.test({
       assert.equal(t.badUrlFocused, "new-target-url");
       assert.equal(t.edited, "Target oncall was saved.");
       assert.equal(t.mailRecipients, "oncall@example.com, ops@example.com");
+      assert.deepEqual(
+        [t.keyFieldType, t.keyFieldEmpty, t.keyAfterEdit],
+        ["password", true, "whsec_…"],
+        "a new key is typed into an empty password field and shown masked once saved",
+      );
       assert.match(t.inUse, /Notification target is in use: named by the alert policy's targets/);
       assert.deepEqual(t.deleted, ["log", "oncall", "ops-hook"]);
 

@@ -50,6 +50,9 @@ export interface Report {
     inUse: string;
     deleted: string[];
     mailRecipients: string;
+    keyFieldType: string;
+    keyFieldEmpty: boolean;
+    keyAfterEdit: string;
   };
   policy: { saved: string; shown: string };
   overrides: { saved: string; effective: string };
@@ -177,6 +180,9 @@ async function run(args: Args): Promise<Report> {
       inUse: "",
       deleted: [],
       mailRecipients: "",
+      keyFieldType: "",
+      keyFieldEmpty: false,
+      keyAfterEdit: "",
     },
     policy: { saved: "", shown: "" },
     overrides: { saved: "", effective: "" },
@@ -337,6 +343,15 @@ async function run(args: Args): Promise<Report> {
     const recipients = mailCard.locator("dd").first();
     await recipients.getByText(/ops@example\.com/).waitFor().catch(() => {});
     report.targets.mailRecipients = await recipients.innerText();
+    // The webhook's key replaced: entered once, in a password field, then masked again.
+    await hookCard.getByRole("button", { name: "Edit ops-hook" }).click();
+    const keyField = hookCard.getByLabel("Signing key (whsec_…)");
+    report.targets.keyFieldType = await keyField.getAttribute("type") ?? "";
+    report.targets.keyFieldEmpty = (await keyField.inputValue()) === "";
+    await keyField.fill(`whsec_${btoa(String.fromCharCode(...new Uint8Array(32).fill(7)))}`);
+    await hookCard.getByRole("button", { name: "Save ops-hook" }).click();
+    await main.getByText("Target ops-hook was saved.").waitFor();
+    report.targets.keyAfterEdit = await hookCard.locator("dd code").last().innerText();
     await views("targets");
 
     // ---- The alert policy: the webhook added, thresholds of 1.
