@@ -51,7 +51,11 @@ const KINDS = [
   ["webhook", "Webhook", "The event as signed JSON (Standard Webhooks)"],
   ["slack", "Slack", "A Slack incoming webhook"],
   ["discord", "Discord", "A Discord webhook"],
-  ["mail", "Mail", "Plain-text mail through the server's SMTP_URL"],
+  [
+    "mail",
+    "Mail",
+    "Plain-text mail through the server's SMTP_URL, from MAIL_FROM (both must be set)",
+  ],
 ];
 
 /** @type {Record<Kind, string>} */
@@ -74,7 +78,8 @@ function testText(result) {
   const attempts = plural(result.attempts, "attempt");
   if (result.outcome === "delivered") return `Test delivered to ${result.target} (${attempts}).`;
   const why = result.error ? `: ${result.error}` : "";
-  return `Test to ${result.target} ${result.outcome.replace("_", " ")} (${attempts})${why}.`;
+  if (result.outcome === "not_configured") return `Test to ${result.target} not sent${why}.`;
+  return `Test to ${result.target} failed (${attempts})${why}.`;
 }
 
 /**
