@@ -116,6 +116,7 @@ Deno.test({
         shotDir,
       });
       console.log(`screenshots (in ${shotDir}): ${r.screenshots.length} files`);
+      console.log(`Tab presses per keyboard step: ${JSON.stringify(r.keyboard)}`);
 
       // Targets: the generated key once, in full, copied; masked in the list afterwards.
       const t = r.targets;

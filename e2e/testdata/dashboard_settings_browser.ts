@@ -99,6 +99,8 @@ export interface Report {
     hookUrl: string;
   };
   narrow: Record<string, number>;
+  /** Tab presses each keyboard step took. */
+  keyboard: Record<string, number>;
   axe: AxeFinding[];
   axePages: string[];
   csp: string[];
@@ -134,6 +136,28 @@ async function axeScan(page: Page, name: string): Promise<AxeFinding[]> {
   });
   log(`axe on ${name}: ${found.length} findings`);
   return found.map((f: Omit<AxeFinding, "page">) => ({ page: name, ...f }));
+}
+
+/** What the focused element is called: its label, or its text. */
+function focusedName(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    if (!el || el === document.body) return "";
+    const labelled = el.getAttribute("aria-label");
+    if (labelled) return labelled;
+    const id = el.getAttribute("id");
+    const label = id ? document.querySelector(`label[for="${id}"]`) : null;
+    return (label?.textContent ?? el.textContent ?? "").trim().replace(/\s+/g, " ");
+  });
+}
+
+/** Presses Tab until the focused element is `name`; answers the presses. Throws after 60. */
+async function tabTo(page: Page, name: string): Promise<number> {
+  for (let presses = 1; presses <= 60; presses++) {
+    await page.keyboard.press("Tab");
+    if ((await focusedName(page)) === name) return presses;
+  }
+  throw new Error(`${name} was not reached with 60 presses of Tab`);
 }
 
 /** Controls that change something, by role and accessible name. */
@@ -218,6 +242,7 @@ async function run(args: Args): Promise<Report> {
     },
     readOnly: { tag: "", pages: [], writeControls: {}, hookUrl: "" },
     narrow: {},
+    keyboard: {},
     axe: [],
     axePages: [],
     csp: [],
@@ -411,8 +436,11 @@ async function run(args: Args): Promise<Report> {
     await subnav.getByRole("link", { name: "Maintenance" }).click();
     await main.getByRole("heading", { name: "Maintenance", exact: true }).waitFor();
     const windowForm = main.getByRole("form", { name: "Add a window" });
-    await windowForm.getByLabel("Reason (optional)").fill("Database upgrade");
-    await windowForm.getByRole("button", { name: "Add window" }).click();
+    // With the keyboard alone: to the reason (the times are filled in), then Add window.
+    report.keyboard.reason = await tabTo(page, "Reason (optional)");
+    await page.keyboard.type("Database upgrade");
+    report.keyboard.addWindow = await tabTo(page, "Add window");
+    await page.keyboard.press("Enter");
     await main.getByRole("heading", { name: "Upcoming (1)" }).waitFor();
     await windowForm.getByLabel("Starts (UTC)").fill("2026-01-10T08:00");
     await windowForm.getByLabel("Ends (UTC)").fill("2026-01-10T07:00");
