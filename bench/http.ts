@@ -115,6 +115,8 @@ function combine(runs: WrkResult[]): WrkResult {
   };
 }
 
+/** CPU microseconds a process spent per request it answered. */
+const cpuUs = (cpuSeconds: number, result: WrkResult) => 1e6 * cpuSeconds / result.requests;
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const row = (cells: string[], widths: number[]) =>
   cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
@@ -185,13 +187,21 @@ async function main(): Promise<number> {
       // Rounds in alternating order, so that drift in the machine's load falls on both sides.
       const bases: WrkResult[] = [];
       const svcs: WrkResult[] = [];
+      const cpu = { base: 0, svc: 0 };
+      const measured = async (side: "base" | "svc"): Promise<WrkResult> => {
+        const process = side === "base" ? baseline : service;
+        const before = await process.cpuSeconds();
+        const result = await drive(process.url, seconds);
+        cpu[side] += (await process.cpuSeconds()) - before;
+        return result;
+      };
       for (let round = 0; round < rounds; round++) {
         if (round % 2 === 0) {
-          bases.push(await drive(baseline.url, seconds));
-          svcs.push(await drive(service.url, seconds));
+          bases.push(await measured("base"));
+          svcs.push(await measured("svc"));
         } else {
-          svcs.push(await drive(service.url, seconds));
-          bases.push(await drive(baseline.url, seconds));
+          svcs.push(await measured("svc"));
+          bases.push(await measured("base"));
         }
       }
       const base = combine(bases);
@@ -222,6 +232,11 @@ async function main(): Promise<number> {
         target,
       ], widths));
       if (problems.length) console.log(`  ${problems.join("; ")}`);
+      console.log(
+        `  CPU per request: base ${fmt(cpuUs(cpu.base, base))} µs, service ${
+          fmt(cpuUs(cpu.svc, svc))
+        } µs (user + system of the process, all threads)`,
+      );
     }
     if (!only || HELLO.includes(only)) {
       const bare = await startHello("deno");

@@ -11,12 +11,13 @@
  * 4. the whole handler (`createHttpHandler`) — URL parsing, key check, rate limit, context,
  *    security headers, the log line (to a discarding writer);
  * 5. the same over `/trpc` through the fast path;
- * 6. the same over `/trpc` through tRPC's `fetchRequestHandler` (the fast path declines a call
- *    with `trpc-accept`): what the fast path saves.
+ * 6. the same over `/trpc` through tRPC's `fetchRequestHandler` (a handler made with
+ *    `trpcFastPath: false`): what the fast path saves.
  *
  * Environment: BENCH_DATABASE_URL (admin URL; default the local 127.0.0.1:5432), BENCH_CALLS
  * (calls per measurement, 3000), BENCH_ROUNDS (5; the median round is printed).
  */
+import { cpuUsage } from "node:process";
 import { openDatabase } from "../server/db/database.ts";
 import { getProject } from "../server/domain/projects.ts";
 import { createKeyCheck } from "../server/keys/api_key.ts";
@@ -42,14 +43,18 @@ const db = handle.db;
 const document = buildOpenApiDocument(appRouter, REST_PREFIX);
 const rest = createRestHandler({ router: appRouter, onError: () => {} });
 const createCaller = createCallerFactory(appRouter);
-const handler = createHttpHandler({
-  router: appRouter,
-  document,
-  db,
-  checkKey: createKeyCheck([BENCH_KEY]),
-  log: createLogger("info", () => {}),
-  rateLimiter: createRateLimiter({ perSecond: 1e9 }),
-});
+const handlerWith = (trpcFastPath: boolean) =>
+  createHttpHandler({
+    router: appRouter,
+    document,
+    db,
+    checkKey: createKeyCheck([BENCH_KEY]),
+    log: createLogger("info", () => {}),
+    rateLimiter: createRateLimiter({ perSecond: 1e9 }),
+    trpcFastPath,
+  });
+const handler = handlerWith(true);
+const general = handlerWith(false);
 const headers = { "x-service-api-key": BENCH_KEY };
 const ctx = () => createContext({ db, authenticated: true });
 
@@ -78,38 +83,53 @@ const layers: [string, (i: number) => Promise<unknown>][] = [
     return await response.text();
   }],
   ["HTTP handler, /trpc tRPC's handler", async (i) => {
-    // The same call, which `trpc-accept` sends to `fetchRequestHandler` instead of the fast path.
     const input = encodeURIComponent(JSON.stringify({ project: projectAt(i % 1000) }));
-    const response = await handler(
-      new Request(`http://bench.test/trpc/projects.get?input=${input}`, {
-        headers: { ...headers, "trpc-accept": "application/json" },
-      }),
+    const response = await general(
+      new Request(`http://bench.test/trpc/projects.get?input=${input}`, { headers }),
     );
     return await response.text();
   }],
 ];
 
-async function measure(call: (i: number) => Promise<unknown>): Promise<number> {
+/** Wall-clock and CPU (user + system, this process) microseconds per call. */
+async function measure(call: (i: number) => Promise<unknown>): Promise<[number, number]> {
   const started = performance.now();
+  const cpu = cpuUsage();
   for (let i = 0; i < CALLS; i++) await call(i);
-  return ((performance.now() - started) * 1000) / CALLS;
+  const used = cpuUsage(cpu);
+  return [((performance.now() - started) * 1000) / CALLS, (used.user + used.system) / CALLS];
 }
+
+const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 try {
   for (const [, call] of layers) await measure(call); // warm-up: JIT, prepared statements
   const rounds: number[][] = layers.map(() => []);
+  const cpuRounds: number[][] = layers.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate the order so that drift in the machine's load spreads over every layer.
     const order = round % 2 === 0 ? [...layers.keys()] : [...layers.keys()].reverse();
-    for (const index of order) rounds[index].push(await measure(layers[index][1]));
+    for (const index of order) {
+      const [wall, cpu] = await measure(layers[index][1]);
+      rounds[index].push(wall);
+      cpuRounds[index].push(cpu);
+    }
   }
-  const medians = rounds.map((r) => r.sort((a, b) => a - b)[Math.floor(r.length / 2)]);
+  const medians = rounds.map(median);
+  const cpus = cpuRounds.map(median);
   console.log(`${CALLS} calls × ${ROUNDS} rounds, one at a time; median µs per call`);
-  console.log(`${"layer".padEnd(34)} ${"µs/call".padStart(9)} ${"added".padStart(9)}`);
+  console.log(
+    `${"layer".padEnd(34)} ${"µs/call".padStart(9)} ${"added".padStart(9)} ${
+      "CPU µs".padStart(9)
+    } ${"added".padStart(9)}`,
+  );
   medians.forEach((us, i) => {
-    const added = i === 0 ? us : i >= 4 ? us - medians[1] : us - medians[i - 1];
+    const over = (values: number[]) =>
+      i === 0 ? values[i] : i >= 4 ? values[i] - values[1] : values[i] - values[i - 1];
     console.log(
-      `${layers[i][0].padEnd(34)} ${us.toFixed(1).padStart(9)} ${added.toFixed(1).padStart(9)}`,
+      [layers[i][0].padEnd(34), us, over(medians), cpus[i], over(cpus)].map((v) =>
+        typeof v === "string" ? v : v.toFixed(1).padStart(9)
+      ).join(" "),
     );
   });
   console.log("(added: over the line above; the /trpc lines over the tRPC caller's)");

@@ -1,9 +1,10 @@
 /**
  * `deno task bench:trpc-paths`: what the `/trpc` fast path (`server/trpc/fast_path.ts`) saves
  * over tRPC's own `fetchRequestHandler`, in one process, on the embedded database: the same
- * single-call read (`GET /trpc/projects.get?input=…`) through the whole handler, sent once as is
- * (the fast path) and once with `trpc-accept: application/json` (which the fast path declines),
- * the two alternating call by call so that drift in the machine's load falls on both alike.
+ * single-call read (`GET /trpc/projects.get?input=…`) through the whole handler of a service with
+ * the fast path and of one without it (`trpcFastPath: false`), each on an embedded database of
+ * its own, the two alternating call by call so that drift in the machine's load falls on both
+ * alike.
  * `whoami.get` (no database) shows the same without the SQL round trip.
  *
  * Environment: BENCH_CALLS (pairs of calls per measurement, 2000), BENCH_ROUNDS (5; the median
@@ -17,28 +18,31 @@ const CALLS = envNumber("BENCH_CALLS", 2000);
 const ROUNDS = envNumber("BENCH_ROUNDS", 5);
 
 console.log(`Starting … (${loadNote()})`);
-const app = await createApp({
-  database: { kind: "pglite" },
-  apiKeys: [BENCH_KEY],
-  log: createLogger("silent"),
-  rateLimitPerSecond: 1e9,
-});
 const headers = { "x-service-api-key": BENCH_KEY };
-const created = await app.handler(
-  new Request("http://bench.test/api/v1/projects", {
-    method: "POST",
-    headers: { ...headers, "content-type": "application/json" },
-    body: JSON.stringify({ project: "bench" }),
-  }),
-);
-if (created.status !== 201) throw new Error(`create: ${created.status} ${await created.text()}`);
-
-const call = (path: string, general: boolean) => async () => {
-  const response = await app.handler(
-    new Request(`http://bench.test/trpc/${path}`, {
-      headers: general ? { ...headers, "trpc-accept": "application/json" } : headers,
+/** A service over an embedded database of its own, holding the project `bench`. */
+async function serviceWith(trpcFastPath: boolean) {
+  const app = await createApp({
+    database: { kind: "pglite" },
+    apiKeys: [BENCH_KEY],
+    log: createLogger("silent"),
+    rateLimitPerSecond: 1e9,
+    trpcFastPath,
+  });
+  const created = await app.handler(
+    new Request("http://bench.test/api/v1/projects", {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ project: "bench" }),
     }),
   );
+  if (created.status !== 201) throw new Error(`create: ${created.status} ${await created.text()}`);
+  return app;
+}
+const apps = { fast: await serviceWith(true), general: await serviceWith(false) };
+
+const call = (path: string, general: boolean) => async () => {
+  const app = general ? apps.general : apps.fast;
+  const response = await app.handler(new Request(`http://bench.test/trpc/${path}`, { headers }));
   if (response.status !== 200) throw new Error(`${path}: ${response.status}`);
   return await response.text();
 };
@@ -92,5 +96,6 @@ try {
   }
   console.log(`(${loadNote()})`);
 } finally {
-  await app.close();
+  await apps.fast.close();
+  await apps.general.close();
 }

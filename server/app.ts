@@ -105,6 +105,8 @@ export interface AppOptions {
   now?: () => number;
   /** Told of each `/trpc` call the fast path answers (for tests). */
   onFastPath?: (procedure: string) => void;
+  /** Whether `/trpc`'s fast path answers plain calls (true by default; `HttpDeps`). */
+  trpcFastPath?: boolean;
   /** `/metrics`: per-probe series (on by default), process metrics, the connection layer. */
   metrics?: Omit<ServiceMetricsOptions, "db" | "log" | "poolStats">;
   /** The most characters of JSON an answer or a tRPC batch may build (`MAX_ANSWER_BYTES`). */
@@ -224,6 +226,7 @@ function createEdgeHandler(
     corsOrigins = [],
     now,
     onFastPath,
+    trpcFastPath,
     maxAnswerBytes,
   }: AppOptions,
   { handle, reporter, notifier, runNow, metrics, summary }: {
@@ -251,6 +254,7 @@ function createEdgeHandler(
     clientAddress: createClientAddress(parseTrustedProxies(trustedProxies.join(","))),
     cors: createCors(corsOrigins),
     onFastPath,
+    trpcFastPath,
     metrics: metrics.http,
     maxAnswerBytes,
     summary,

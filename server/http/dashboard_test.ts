@@ -92,9 +92,13 @@ Deno.test("every file the page names is served with its type, revalidated by ETa
   }
 });
 
+/** Files of server/ui for `deno check` only (docs/dashboard.md, "Type checking"): never served. */
+const TYPE_CHECK_ONLY = /^deno\.json$|\.d\.ts$/;
+
 Deno.test("every file of server/ui is served as it is on disk", async () => {
   let files = 0;
   for await (const entry of Deno.readDir(UI_DIR)) {
+    if (TYPE_CHECK_ONLY.test(entry.name)) continue;
     const res = await get(`/ui/${entry.name}`);
     assert.equal(res.status, 200, entry.name);
     assert.equal(res.headers.get("content-type"), typeFor(entry.name), entry.name);
@@ -157,7 +161,10 @@ apiSuite("the dashboard through the service's handler", (test) => {
     assert.equal(asset.status, 200);
     assert.equal(asset.headers.get("content-type"), "text/javascript; charset=utf-8");
 
-    for (const path of ["/ui/missing.js", "/ui/../deno.json", "/ui/vendor/axe.min.js"]) {
+    const paths = ["/ui/missing.js", "/ui/../deno.json", "/ui/vendor/axe.min.js"];
+    // What server/ui holds for `deno check` only is not served either.
+    paths.push("/ui/deno.json", "/ui/api_types.d.ts", "/ui/htm.d.ts");
+    for (const path of paths) {
       const missing = await api.get(path, { key: null });
       assert.equal(missing.status, 404, path);
       assert.equal(missing.body.error.code, "not_found", path);

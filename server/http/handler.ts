@@ -59,6 +59,11 @@ export interface HttpDeps {
   /** Told of each `/trpc` call the fast path answers (for tests). */
   onFastPath?: (procedure: string) => void;
   /**
+   * Whether `/trpc`'s fast path answers plain calls (true by default); when false, tRPC's
+   * handler answers all but the streamed lists (`server/trpc/fast_path.ts`).
+   */
+  trpcFastPath?: boolean;
+  /**
    * What is served without a key besides health checks and the documentation (the status pages,
    * badges, the dashboard, under the paths `router.ts` gives them): each answers the requests
    * that are its own, and null for the rest. Asked in order; their answers keep their own
@@ -163,6 +168,7 @@ export function createHttpHandler(
       onError: failed,
       headers: SECURITY_HEADERS,
       maxAnswerBytes,
+      procedures: deps.trpcFastPath,
     }),
     onFastPath,
     onError: failed,

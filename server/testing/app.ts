@@ -294,6 +294,8 @@ export async function startTestApp(
   options: {
     apiKeys?: string[];
     onFastPath?: (procedure: string) => void;
+    /** Whether `/trpc`'s fast path answers plain calls (true by default). */
+    trpcFastPath?: boolean;
     /** `MAX_ANSWER_BYTES`; the service's default when absent. */
     maxAnswerBytes?: number;
     /** Where the log goes; nowhere when absent. */
@@ -306,6 +308,7 @@ export async function startTestApp(
     apiKeys: options.apiKeys ?? [TEST_API_KEY],
     log: options.log ?? createLogger("silent"),
     onFastPath: options.onFastPath,
+    trpcFastPath: options.trpcFastPath,
     maxAnswerBytes: options.maxAnswerBytes,
     // Run-now may reach local targets (`startTarget()`), as the tests' runners may.
     runProbe: (target, hooks) =>

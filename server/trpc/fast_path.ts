@@ -1,10 +1,16 @@
 /**
  * The common `/trpc` call answered without tRPC's generic HTTP resolver: one query by GET or one
- * mutation by POST, JSON input, no batching, no streaming. The procedure is called through
- * tRPC's public caller (middlewares, input and output validation all run), and the answer is the
- * one `fetchRequestHandler` gives, byte for byte: `{"result":{"data":…}}`, or `{"error":…}` in
- * the shape of the router's error formatter with its HTTP status (`fast_path_test.ts` compares
- * the two for every procedure). Anything else returns null and goes to `fetchRequestHandler`.
+ * mutation by POST, JSON input, no batching, JSON answer (`trpc-accept` absent or
+ * `application/json`). The procedure is called through tRPC's public caller (middlewares, input
+ * and output validation all run), and the answer is the one `fetchRequestHandler` gives, byte
+ * for byte and header for header: `{"result":{"data":…}}`, or `{"error":…}` in the shape of the
+ * router's error formatter with its HTTP status (`fast_path_test.ts` compares the two for every
+ * procedure, and the service's `/trpc` with and without this path). Anything else returns null
+ * and goes to `fetchRequestHandler`.
+ *
+ * One such call is answered here whatever `procedures` says: a paged list asked for without
+ * `limit` is streamed whole (`pages.ts`), as on REST, where tRPC's handler would refuse a list
+ * past 1,000 items. So `/trpc` answers it the same with the fast path off.
  *
  * Which procedures are queries, and which lists are paged, comes from the procedures themselves
  * (`operationsOf` in `operations.ts`), not from the OpenAPI document.
@@ -23,7 +29,8 @@ import { type Operation, operationsOf } from "./operations.ts";
 import { STREAMED, streamList } from "./pages.ts";
 import type { AppRouter } from "./router.ts";
 
-const HEADERS = { "content-type": "application/json", vary: "trpc-accept" };
+/** The headers of tRPC's handler's JSON answers. */
+const HEADERS = { "content-type": "application/json", vary: "trpc-accept, accept" };
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -45,6 +52,19 @@ function isJson(request: Request): boolean {
   return type?.split(";", 1)[0].trim() === "application/json";
 }
 
+/**
+ * Whether `fetchRequestHandler` would take this as one call of a procedure of `type`, with JSON
+ * input, answered as one JSON text.
+ */
+function isPlainCall(request: Request, url: URL, type: string | undefined): boolean {
+  const plain = type === "query"
+    ? request.method === "GET" && (!request.headers.has("content-type") || isJson(request))
+    : type === "mutation" && request.method === "POST" && isJson(request);
+  const accept = request.headers.get("trpc-accept");
+  return plain && !url.searchParams.has("batch") && !url.searchParams.has("connectionParams") &&
+    (accept === null || accept === "application/json");
+}
+
 export function createTrpcFastPath(
   {
     router,
@@ -52,6 +72,7 @@ export function createTrpcFastPath(
     onError,
     headers: extra = {},
     maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES,
+    procedures = true,
   }: {
     router: AppRouter;
     /** The router's REST operations (`operationsOf`), when they are already at hand. */
@@ -62,6 +83,11 @@ export function createTrpcFastPath(
     headers?: Record<string, string>;
     /** The most characters of JSON a query's answer may build; past it 413 (`answer_size.ts`). */
     maxAnswerBytes?: number;
+    /**
+     * Whether calls other than streamed lists are answered here (true by default); when false,
+     * they all go to tRPC's handler (for tests and benchmarks comparing the two paths).
+     */
+    procedures?: boolean;
   },
 ): FastPath {
   const headers = { ...HEADERS, ...extra };
@@ -71,24 +97,20 @@ export function createTrpcFastPath(
   const call = createProcedureCaller(router);
   return async ({ request, url, path, input, ctx }) => {
     const type = types.get(path);
-    const plain = type === "query"
-      ? request.method === "GET" && (!request.headers.has("content-type") || isJson(request))
-      : type === "mutation" && request.method === "POST" && isJson(request);
-    if (
-      !plain || url.searchParams.has("batch") || url.searchParams.has("connectionParams") ||
-      request.headers.has("trpc-accept")
-    ) {
-      return null;
-    }
+    if (!isPlainCall(request, url, type)) return null;
+    // No input at all is an empty one to a list's schema.
+    const list = input === undefined ? {} : input;
+    const streamed = paged.has(path) && isObject(list) && list.limit === undefined;
+    if (!streamed && !procedures) return null;
     let json;
     let status = 200;
     try {
-      if (paged.has(path) && isObject(input) && input.limit === undefined) {
+      if (streamed) {
         const body = await streamList({
           call,
           ctx,
           path: path.split("."),
-          input,
+          input: list,
           prefix: `{"result":{"data":`,
           suffix: "}}",
           onError: (error) => onError(error, ctx),

@@ -1,10 +1,19 @@
+// @ts-check
 /**
  * Calls to the REST API under `/api/v1`, each with the `X-Service-Api-Key` header. The key is
- * kept in `sessionStorage` only: this tab, until sign-out or until the tab is closed.
+ * kept in `sessionStorage` only: this tab, until sign-out or until the tab is closed. `get`,
+ * `post`, `patch` and `del` are typed by the OpenAPI document (`api_types.d.ts`): a path the
+ * API lacks, a query parameter or body field its operation does not take, or a field its answer
+ * lacks fails `deno check`.
  */
+/** @import { Del, Get, GetOptions, Patch, Post, Prefetch } from "./api_types.d.ts" */
+
+/** What a key may do, as `/whoami` says. */
+/** @typedef {"read" | "write"} Scope */
 
 const KEY_ITEM = "probe-dashboard:api-key";
 const SCOPE_ITEM = "probe-dashboard:scope";
+/** @type {Set<() => void>} */
 const unauthorizedListeners = new Set();
 
 /** The key signed in with, or null. */
@@ -16,7 +25,10 @@ export function storedKey() {
   }
 }
 
-/** What the stored key may do, as `/whoami` said at sign-in: `write` or `read` (if unknown). */
+/**
+ * What the stored key may do, as `/whoami` said at sign-in: `write` or `read` (if unknown).
+ * @returns {Scope}
+ */
 export function storedScope() {
   try {
     return sessionStorage.getItem(SCOPE_ITEM) === "write" ? "write" : "read";
@@ -25,6 +37,10 @@ export function storedScope() {
   }
 }
 
+/**
+ * @param {string} key
+ * @param {Scope} scope
+ */
 export function keepKey(key, scope) {
   sessionStorage.setItem(KEY_ITEM, key);
   sessionStorage.setItem(SCOPE_ITEM, scope);
@@ -35,13 +51,21 @@ export function forgetKey() {
   sessionStorage.removeItem(SCOPE_ITEM);
 }
 
+/** One field at fault in a refusal: its path (`headers.x-a`) and what is wrong with it. */
+/** @typedef {{ path: string, message: string }} ErrorDetail */
+
 /** An answer that was not 2xx: the API's error body (`code`, `message`, `details`). */
 export class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {{ code: string, message: string, details?: unknown }} error
+   * @param {string | null} retryAfter
+   */
   constructor(status, error, retryAfter = null) {
     super(error.message);
     this.status = status;
     this.code = error.code;
-    /** `[{ path, message }]`: the fields at fault. */
+    /** @type {ErrorDetail[]} `[{ path, message }]`: the fields at fault. */
     this.details = Array.isArray(error.details) ? error.details : [];
     this.retryAfter = retryAfter;
   }
@@ -50,7 +74,10 @@ export class ApiError extends Error {
 /** A 401 that came before anyone listened (to a call made while the page loaded). */
 let missedUnauthorized = false;
 
-/** Calls `listener` when a call made with the stored key is refused with 401. */
+/**
+ * Calls `listener` when a call made with the stored key is refused with 401.
+ * @param {() => void} listener
+ */
 export function onUnauthorized(listener) {
   unauthorizedListeners.add(listener);
   if (missedUnauthorized) {
@@ -60,27 +87,40 @@ export function onUnauthorized(listener) {
   return () => unauthorizedListeners.delete(listener);
 }
 
+/** @type {Map<string, Promise<any>>} */
 const prefetched = new Map();
 
-/** Starts a GET now, for `getPrefetched(path)` to pick up later. */
+/**
+ * Starts a GET now, for `getPrefetched(path)` to pick up later.
+ * @type {Prefetch}
+ */
 export function prefetch(path) {
-  const call = get(path);
+  const call = request("GET", path);
   call.catch(() => {}); // Whoever picks it up sees the failure.
   prefetched.set(path, call);
 }
 
-/** The prefetched GET of `path` (once), or a new one. */
-export function getPrefetched(path) {
+/**
+ * The prefetched GET of `path` (once), or a new one.
+ * @type {Get}
+ */
+export const getPrefetched = (path, ...rest) => {
   const call = prefetched.get(path);
   prefetched.delete(path);
-  return call ?? get(path);
-}
+  return call ?? request("GET", path, /** @type {GetOptions | undefined} */ (rest[0]));
+};
 
 /**
  * Calls the API: answers the parsed body (null for 204), throws an ApiError otherwise (status
- * 0 when the service could not be reached).
+ * 0 when the service could not be reached). Untyped, so not exported: every call goes through
+ * `get`, `post`, `patch` or `del` below, which are typed.
+ * @param {"GET" | "POST" | "PATCH" | "DELETE"} method
+ * @param {string} path
+ * @param {{ body?: unknown, key?: string | null }} [options]
+ * @returns {Promise<any>}
  */
-export async function request(method, path, { body, key = storedKey() } = {}) {
+async function request(method, path, { body, key = storedKey() } = {}) {
+  /** @type {Record<string, string>} */
   const headers = { "x-service-api-key": key ?? "" };
   if (body !== undefined) headers["content-type"] = "application/json";
   let response;
@@ -116,13 +156,26 @@ export async function request(method, path, { body, key = storedKey() } = {}) {
   return parsed;
 }
 
-export const get = (path, options) => request("GET", path, options);
-export const post = (path, body) => request("POST", path, { body });
-export const patch = (path, body) => request("PATCH", path, { body });
-export const del = (path) => request("DELETE", path);
+/** @type {Get} */
+export const get = (path, ...[options]) =>
+  request("GET", path, /** @type {GetOptions | undefined} */ (options));
+/** @type {Post} */
+export const post = (path, ...[body]) => request("POST", path, { body });
+/** @type {Patch} */
+export const patch = (path, ...[body]) => request("PATCH", path, { body });
+/** @type {Del} */
+export const del = (path, ..._checked) => request("DELETE", path);
 
-/** A path segment: a project name or a probe id as it goes into a URL. */
+/**
+ * A path segment: a project name or a probe id as it goes into a URL.
+ * @param {string} value
+ */
 export const seg = (value) => encodeURIComponent(value);
 
-/** `/projects/{project}/probes/{probeId}` for the API and the dashboard's own routes. */
+/**
+ * `/projects/{project}/probes/{probeId}` for the API and the dashboard's own routes.
+ * @param {string} project
+ * @param {string} probeId
+ * @returns {`/projects/${string}/probes/${string}`}
+ */
 export const probePath = (project, probeId) => `/projects/${seg(project)}/probes/${seg(probeId)}`;

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The dashboard's entry: sign-in (the API key, kept in sessionStorage only), then the page the
  * URL's fragment names. Every call goes to the REST API with the key; a 401 from any of them
@@ -22,7 +23,10 @@ import { AlertPolicyPage, ProjectAlertsPage } from "./policy.js";
 import { MaintenancePage } from "./maintenance.js";
 import { StatusPageSettings } from "./status_page_settings.js";
 import { BadgesPage } from "./badges.js";
+/** @import { ApiError, Scope } from "./api.js" */
+/** @import { Route } from "./routes.js" */
 
+/** @param {ApiError} error */
 function refusal(error) {
   if (error.status === 401) {
     return "This key was refused (401 unauthorized). Check it and try again.";
@@ -34,13 +38,17 @@ function refusal(error) {
   return `Could not sign in: ${error.message}${error.status ? ` [${error.status}]` : ""}.`;
 }
 
+/** @param {{ onSignedIn: (scope: Scope) => void, message: string | null }} props */
 function SignIn({ onSignedIn, message }) {
   useTitle("Sign in");
   const [key, setKey] = useState("");
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(false);
-  const input = useRef(null);
+  const input = useRef(/** @type {HTMLInputElement | null} */ (null));
   useEffect(() => input.current?.focus(), []);
+  /** @param {{ currentTarget: HTMLInputElement }} event */
+  const typed = (event) => setKey(event.currentTarget.value);
+  /** @param {SubmitEvent} event */
   const submit = async (event) => {
     event.preventDefault();
     const candidate = key.trim();
@@ -57,7 +65,7 @@ function SignIn({ onSignedIn, message }) {
       keepKey(candidate, answer.data.scope);
       onSignedIn(answer.data.scope);
     } catch (e) {
-      setError(refusal(e));
+      setError(refusal(/** @type {ApiError} */ (e)));
       input.current?.select();
     } finally {
       setBusy(false);
@@ -70,7 +78,7 @@ function SignIn({ onSignedIn, message }) {
       <div class=${error ? "field invalid" : "field"}>
         <label for="api-key">API key</label>
         <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false"
-          ref=${input} value=${key} onInput=${(e) => setKey(e.currentTarget.value)}
+          ref=${input} value=${key} onInput=${typed}
           aria-invalid=${error ? "true" : undefined}
           aria-describedby=${error ? "api-key-hint api-key-error" : "api-key-hint"} />
         <p class="hint" id="api-key-hint">
@@ -115,6 +123,7 @@ function ReadOnly() {
 /** Routes whose page changes something: a read-only key is told it cannot. */
 const WRITING_ROUTES = new Set(["newProject", "newProbe", "editProbe"]);
 
+/** @param {{ route: Route }} props */
 function Page({ route }) {
   const canWrite = useCanWrite();
   if (!canWrite && WRITING_ROUTES.has(route.name)) return view`<${ReadOnly} />`;
@@ -153,7 +162,11 @@ function Page({ route }) {
   }
 }
 
-/** Moves focus to the new page's heading after navigation, as a page load would. */
+/**
+ * Moves focus to the new page's heading after navigation, as a page load would.
+ * @param {Route} route
+ * @param {boolean} focusFirst
+ */
 function useFocusOnNavigation(route, focusFirst) {
   const first = useRef(!focusFirst);
   const key = JSON.stringify(route);
@@ -162,19 +175,21 @@ function useFocusOnNavigation(route, focusFirst) {
       first.current = false;
       return;
     }
-    document.querySelector("main h1")?.focus();
+    /** @type {HTMLElement | null} */ (document.querySelector("main h1"))?.focus();
     scrollTo(0, 0);
   }, [key]);
 }
 
+/** @param {{ onSignOut: () => void, justSignedIn: boolean, scope: Scope }} props */
 function Signedin({ onSignOut, justSignedIn, scope }) {
   const route = useRoute();
-  const [notice, setNotice] = useState(null);
-  const noticeRoute = useRef(null);
+  const [notice, setNotice] = useState(/** @type {string | null} */ (null));
+  /** The route the notice belongs to: `next` until the next page is shown. */
+  const noticeRoute = useRef(/** @type {string | null} */ (null));
   useFocusOnNavigation(route, justSignedIn);
   const key = JSON.stringify(route);
   // A notice lives for the page it was made for: set before navigating, shown on the next page.
-  const notify = useCallback((text) => {
+  const notify = useCallback((/** @type {string} */ text) => {
     setNotice(text);
     noticeRoute.current = "next";
   }, []);
@@ -182,6 +197,7 @@ function Signedin({ onSignOut, justSignedIn, scope }) {
     if (noticeRoute.current === "next") noticeRoute.current = key;
     else if (noticeRoute.current !== key) setNotice(null);
   }, [key]);
+  /** @param {MouseEvent} event */
   const skip = (event) => {
     event.preventDefault();
     document.getElementById("main")?.focus();
@@ -226,7 +242,7 @@ function Signedin({ onSignOut, justSignedIn, scope }) {
 
 function App() {
   const [signedIn, setSignedIn] = useState(() => storedKey() !== null);
-  const [message, setMessage] = useState(null);
+  const [message, setMessage] = useState(/** @type {string | null} */ (null));
   const [justSignedIn, setJustSignedIn] = useState(false);
   const [scope, setScope] = useState(storedScope);
   // A key kept from before a reload: ask again what it may do (its scope may have changed).
@@ -254,7 +270,7 @@ function App() {
     setSignedIn(false);
   };
   if (!signedIn) {
-    return view`<${SignIn} message=${message} onSignedIn=${(granted) => {
+    return view`<${SignIn} message=${message} onSignedIn=${(/** @type {Scope} */ granted) => {
       setScope(granted);
       setMessage(null);
       setJustSignedIn(true);
@@ -264,4 +280,4 @@ function App() {
   return view`<${Signedin} onSignOut=${signOut} justSignedIn=${justSignedIn} scope=${scope} />`;
 }
 
-render(view`<${App} />`, document.getElementById("app"));
+render(view`<${App} />`, /** @type {HTMLElement} */ (document.getElementById("app")));

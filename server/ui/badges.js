@@ -14,18 +14,11 @@ import { At, ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
 import { FormError } from "./forms.js";
 import { CopyBox, ProjectSettingsHead, useData, useFieldForm } from "./settings_parts.js";
 
+/** @import { Answer } from "./api_types.d.ts" */
 /**
- * @typedef {{
- *   id: string,
- *   project: string,
- *   scope: "probe" | "project",
- *   probe_id: string | null,
- *   created_at: string,
- *   rotated_at: string | null,
- * }} Badge
- * @typedef {{ status_svg: string, uptime_svg: string, latency_svg: string, json: string }} Urls
- * @typedef {Badge & { token: string, urls: Urls }} NewBadge
- * @typedef {{ probe_id: string, url: string, label?: string | null }} Probe
+ * @typedef {NonNullable<Answer<"get", "/projects/{project}/badges">>["data"][number]} Badge
+ * @typedef {NonNullable<Answer<"post", "/projects/{project}/badges">>["data"]} NewBadge
+ * @typedef {NonNullable<Answer<"get", "/projects/{project}/probes">>["data"][number]} Probe
  * @typedef {"status" | "uptime" | "latency"} BadgeKind
  */
 
@@ -169,8 +162,8 @@ export function BadgesPage({ project }) {
   const { data, error, loading, reload } = useData(
     () =>
       Promise.all([
-        /** @type {Promise<{ data: Badge[] }>} */ (get(`/projects/${seg(project)}/badges`)),
-        /** @type {Promise<{ data: Probe[] }>} */ (get(`/projects/${seg(project)}/probes`)),
+        get(`/projects/${seg(project)}/badges`),
+        get(`/projects/${seg(project)}/probes`),
       ]),
     [project],
   );

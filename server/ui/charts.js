@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The probe page's charts: latency per bucket (p50, p95, max) drawn by uPlot on a canvas, the
  * outcome of each bucket as a strip of bars, and the overview's 24-hour sparkline. The strip
@@ -7,13 +8,14 @@ import uPlot from "uplot";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { millis, percent, utc } from "./format.js";
+/** @import { Bucket, Series } from "./api_types.d.ts" */
 
 const CHART_HEIGHT = 240;
 
 /** The chart colours of the current scheme, from the page's CSS variables. */
 function palette() {
   const style = getComputedStyle(document.documentElement);
-  const read = (name) => style.getPropertyValue(name).trim();
+  const read = (/** @type {string} */ name) => style.getPropertyValue(name).trim();
   return {
     text: read("--fg-muted"),
     grid: read("--border"),
@@ -35,20 +37,27 @@ function useScheme() {
   return dark;
 }
 
-const seconds = (iso) => Date.parse(iso) / 1000;
+const seconds = (/** @type {string} */ iso) => Date.parse(iso) / 1000;
 
-/** Axis labels: `250 ms`, `1.5 s`. */
+/**
+ * Axis labels: `250 ms`, `1.5 s`.
+ * @param {number} v
+ */
 const axisMillis = (v) => (v >= 1000 ? `${+(v / 1000).toFixed(2)} s` : `${v} ms`);
 
-/** Latency per bucket: p50, p95 and max, in ms; gaps where a bucket had no response. */
+/**
+ * Latency per bucket: p50, p95 and max, in ms; gaps where a bucket had no response.
+ * @param {{ series: Series }} props
+ */
 export function LatencyChart({ series }) {
-  const box = useRef(null);
+  const box = useRef(/** @type {HTMLDivElement | null} */ (null));
   const dark = useScheme();
   useEffect(() => {
     const element = box.current;
     if (!element) return;
     const colors = palette();
     const buckets = series.buckets;
+    /** @type {uPlot.AlignedData} */
     const data = [
       buckets.map((b) => seconds(b.start)),
       buckets.map((b) => b.p50),
@@ -62,6 +71,12 @@ export function LatencyChart({ series }) {
     };
     // Few buckets with data (a new probe): each is drawn as a dot, as a lone value makes no line.
     const sparse = countPoints(series) <= 60;
+    /**
+     * @param {string} label
+     * @param {string} stroke
+     * @param {number} width
+     * @returns {uPlot.Series}
+     */
     const line = (label, stroke, width) => ({
       label,
       stroke,
@@ -110,21 +125,29 @@ export function LatencyChart({ series }) {
   return view`<div class="chart" ref=${box} data-points=${countPoints(series)}></div>`;
 }
 
+/** @param {Series} series */
 function countPoints(series) {
   return series.buckets.filter((b) => b.p50 !== null || b.max !== null).length;
 }
 
-/** What the latency chart shows, in words. */
+/**
+ * What the latency chart shows, in words.
+ * @param {Series} series
+ */
 export function latencySummary(series) {
   const withData = series.buckets.filter((b) => b.p95 !== null);
   if (withData.length === 0) return "No responses in this window.";
-  const p95s = withData.map((b) => b.p95);
+  const p95s = withData.map((b) => b.p95 ?? 0);
   const maxes = withData.map((b) => b.max ?? 0);
   return `p95 per bucket from ${millis(Math.min(...p95s))} to ${millis(Math.max(...p95s))}; ` +
     `slowest response ${millis(Math.max(...maxes))}.`;
 }
 
-/** The worst outcome a bucket holds: what its bar shows. */
+/**
+ * The worst outcome a bucket holds: what its bar shows.
+ * @param {Bucket} bucket
+ * @returns {"down" | "degraded" | "up" | "maintenance" | "none"}
+ */
 export function bucketOutcome(bucket) {
   if (bucket.down > 0 || bucket.blocked > 0) return "down";
   if (bucket.degraded > 0) return "degraded";
@@ -133,15 +156,19 @@ export function bucketOutcome(bucket) {
   return "none";
 }
 
+/** @param {Bucket} bucket */
 function bucketText(bucket) {
   const parts = [`${bucket.runs} runs`];
-  for (const key of ["up", "degraded", "down", "blocked", "maintenance"]) {
+  for (const key of /** @type {const} */ (["up", "degraded", "down", "blocked", "maintenance"])) {
     if (bucket[key] > 0) parts.push(`${bucket[key]} ${key}`);
   }
   return `${utc(bucket.start, { seconds: false })}: ${parts.join(", ")}`;
 }
 
-/** One bar per bucket, coloured by its worst outcome; hover shows the counts. */
+/**
+ * One bar per bucket, coloured by its worst outcome; hover shows the counts.
+ * @param {{ series: Series }} props
+ */
 export function OutcomeStrip({ series }) {
   const n = series.buckets.length;
   const tally = { up: 0, degraded: 0, down: 0, maintenance: 0, none: 0 };
@@ -164,7 +191,10 @@ export function OutcomeStrip({ series }) {
   `;
 }
 
-/** The last 24 hours of a probe, hour by hour: bar height and colour follow uptime. */
+/**
+ * The last 24 hours of a probe, hour by hour: bar height and colour follow uptime.
+ * @param {{ values: (number | null)[] }} props
+ */
 export function Sparkline({ values }) {
   const known = values.filter((v) => v !== null);
   const lowest = known.length ? Math.min(...known) : null;

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Form fields that show the API's own validation messages next to the field they name
  * (`error.details[].path`), and the submit logic that puts them there.
@@ -5,12 +6,16 @@
 import { useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { describe } from "./parts.js";
+/** @import { ApiError } from "./api.js" */
 
 /**
  * Splits an ApiError's details over the form's fields: a detail whose path starts with a field's
  * name goes to that field (`headers.x-a` to `headers`, as `x-a: …`), the rest to the form.
+ * @param {Pick<ApiError, "details">} error
+ * @param {readonly string[]} fields
  */
 export function placeErrors(error, fields) {
+  /** @type {Record<string, string>} */
   const byField = {};
   const rest = [];
   for (const { path, message } of error.details ?? []) {
@@ -28,18 +33,22 @@ export function placeErrors(error, fields) {
 /**
  * State for one form: `submit(action)` runs the action and, when the API refuses it, shows each
  * message beside its field and moves focus to the first field at fault.
+ * @param {readonly string[]} fields
  */
 export function useForm(fields) {
-  const [errors, setErrors] = useState({});
-  const [formError, setFormError] = useState(null);
+  const [errors, setErrors] = useState(/** @type {Record<string, string>} */ ({}));
+  const [formError, setFormError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(false);
-  const formRef = useRef(null);
+  const formRef = useRef(/** @type {HTMLFormElement | null} */ (null));
 
+  /** @param {string[]} names */
   const focusFirst = (names) => {
     const first = fields.find((f) => names.includes(f));
-    formRef.current?.querySelector(`[name="${first}"]`)?.focus();
+    const control = formRef.current?.querySelector(`[name="${first}"]`);
+    /** @type {HTMLElement | null | undefined} */ (control)?.focus();
   };
 
+  /** @param {() => Promise<void>} action */
   async function submit(action) {
     setBusy(true);
     setErrors({});
@@ -52,11 +61,12 @@ export function useForm(fields) {
         focusFirst(Object.keys(error.fields));
         return;
       }
-      const { byField, rest } = placeErrors(error, fields);
+      const refusal = /** @type {ApiError} */ (error);
+      const { byField, rest } = placeErrors(refusal, fields);
       setErrors(byField);
-      const others = rest.length ? `${error.message}: ${rest.join("; ")}` : null;
+      const others = rest.length ? `${refusal.message}: ${rest.join("; ")}` : null;
       const placed = Object.keys(byField).length > 0;
-      setFormError(others ?? (placed ? null : describe(error)));
+      setFormError(others ?? (placed ? null : describe(refusal)));
       if (placed) focusFirst(Object.keys(byField));
     } finally {
       setBusy(false);
@@ -67,6 +77,7 @@ export function useForm(fields) {
 
 /** Thrown by a form for what it checks itself before sending (JSON it cannot parse). */
 export class FieldError extends Error {
+  /** @param {Record<string, string>} fields messages by field name */
   constructor(fields) {
     super("Some fields need attention");
     this.fields = fields;
@@ -76,6 +87,17 @@ export class FieldError extends Error {
 /**
  * A labelled control with its hint and its error. `as` is `input` (default), `textarea` or
  * `select` (with `options`).
+ * @param {{
+ *   name: string,
+ *   label: string,
+ *   error?: string,
+ *   hint?: string,
+ *   as?: "input" | "textarea" | "select",
+ *   options?: string[],
+ *   value: string,
+ *   onInput: (value: string) => void,
+ *   [attribute: string]: unknown,
+ * }} props
  */
 export function Field(
   { name, label, error, hint, as = "input", options = [], value, onInput, ...rest },
@@ -88,7 +110,8 @@ export function Field(
     value,
     "aria-invalid": error ? "true" : undefined,
     "aria-describedby": described || undefined,
-    onInput: (e) => onInput(e.currentTarget.value),
+    onInput: (/** @type {{ currentTarget: { value: string } }} */ e) =>
+      onInput(e.currentTarget.value),
     ...rest,
   };
   let control;
@@ -107,16 +130,22 @@ export function Field(
 }
 
 /** The form's own error (not tied to a field), announced when it appears. */
+/** @param {{ message: string | null }} props */
 export function FormError({ message }) {
   return message ? view`<p class="error" role="alert">${message}</p>` : null;
 }
 
-/** Parses JSON typed into a field; empty text is `undefined`. Throws FieldError on bad JSON. */
+/**
+ * Parses JSON typed into a field; empty text is `undefined`. Throws FieldError on bad JSON.
+ * @param {string} name
+ * @param {string} text
+ * @returns {unknown}
+ */
 export function parseJsonField(name, text) {
   if (!text.trim()) return undefined;
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new FieldError({ [name]: `is not valid JSON (${error.message})` });
+    throw new FieldError({ [name]: `is not valid JSON (${/** @type {Error} */ (error).message})` });
   }
 }

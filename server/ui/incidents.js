@@ -1,3 +1,4 @@
+// @ts-check
 /** Incidents: the overview's open ones, a probe's history, and acknowledging one. */
 import { useState } from "preact/hooks";
 import { view } from "./view.js";
@@ -6,11 +7,16 @@ import { post, seg } from "./api.js";
 import { href } from "./routes.js";
 import { Ago, At, describe } from "./parts.js";
 import { duration, plural } from "./format.js";
+/** @import { ApiError } from "./api.js" */
+/** @import { Incident } from "./api_types.d.ts" */
 
-/** `POST /incidents/{id}/acknowledge`, then `onDone()`; an error is shown beside the button. */
+/**
+ * `POST /incidents/{id}/acknowledge`, then `onDone()`; an error is shown beside the button.
+ * @param {{ incident: Incident, onDone: () => void }} props
+ */
 export function AcknowledgeButton({ incident, onDone }) {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   const canWrite = useCanWrite();
   if (incident.acknowledged_at) {
     return view`<span class="muted">Acknowledged <${Ago} iso=${incident.acknowledged_at} /></span>`;
@@ -23,7 +29,7 @@ export function AcknowledgeButton({ incident, onDone }) {
       await post(`/incidents/${seg(incident.id)}/acknowledge`);
       onDone();
     } catch (e) {
-      setError(e);
+      setError(/** @type {ApiError} */ (e));
     } finally {
       setBusy(false);
     }
@@ -35,12 +41,13 @@ export function AcknowledgeButton({ incident, onDone }) {
   </span>`;
 }
 
-const openFor = (incident) =>
+const openFor = (/** @type {Incident} */ incident) =>
   Math.max(0, Math.round((Date.now() - Date.parse(incident.started_at)) / 1000));
 
 /** Open incidents listed before "Show all" is pressed. */
 const FIRST_INCIDENTS = 10;
 
+/** @param {{ incident: Incident, onChanged: () => void }} props */
 function OpenIncident({ incident, onChanged }) {
   const lastError = incident.last_error && incident.last_error !== incident.cause
     ? view`; last error <code>${incident.last_error}</code>`
@@ -60,7 +67,10 @@ function OpenIncident({ incident, onChanged }) {
   </li>`;
 }
 
-/** The open incidents, newest first, each linking to its probe; the first ten until asked. */
+/**
+ * The open incidents, newest first, each linking to its probe; the first ten until asked.
+ * @param {{ incidents: Incident[], onChanged: () => void }} props
+ */
 export function OpenIncidents({ incidents, onChanged }) {
   const [all, setAll] = useState(false);
   const shown = all ? incidents : incidents.slice(0, FIRST_INCIDENTS);
@@ -82,7 +92,10 @@ export function OpenIncidents({ incidents, onChanged }) {
   </section>`;
 }
 
-/** A probe's incidents, open and resolved, newest first. */
+/**
+ * A probe's incidents, open and resolved, newest first.
+ * @param {{ incidents: Incident[], onChanged: () => void }} props
+ */
 export function IncidentTable({ incidents, onChanged }) {
   if (incidents.length === 0) return view`<p class="muted">No incidents.</p>`;
   return view`

@@ -14,22 +14,8 @@ import { AcknowledgeButton } from "./incidents.js";
 import { useData } from "./settings_parts.js";
 import { duration } from "./format.js";
 
+/** @import { Incident } from "./api_types.d.ts" */
 /**
- * @typedef {{
- *   id: string,
- *   project: string,
- *   probe_id: string,
- *   label: string,
- *   state: "open" | "resolved",
- *   started_at: string,
- *   resolved_at: string | null,
- *   duration_seconds: number | null,
- *   resolution: string | null,
- *   cause: string,
- *   runs_failed: number,
- *   last_error: string | null,
- *   acknowledged_at: string | null,
- * }} Incident
  * @typedef {{ state: string, project: string, probe: string }} Filters
  */
 
@@ -204,7 +190,6 @@ export function IncidentsPage() {
     async () => {
       // The path as its template's type: the query's names are the operation's own (above).
       const path = /** @type {"/incidents"} */ (query(filters, before, size));
-      /** @type {{ data: Incident[], meta: { next_before: string | null } }} */
       const answer = await get(path);
       // The page the answer is for: the heading changes with the rows, not before them.
       return { ...answer, page: cursors.length };

@@ -1,13 +1,30 @@
+// @ts-check
 /** Loading what a page shows, with reloads that keep the last answer on screen meanwhile. */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+/** @import { ApiError } from "./api.js" */
+
+/**
+ * What a page shows of a load: the last answer (kept while a reload runs), the error of the last
+ * attempt (an ApiError, as the API's calls throw), whether one runs, and `reload()`.
+ * @template T
+ * @typedef {{ data: T | undefined, error: ApiError | null, loading: boolean }} LoadState
+ */
 
 /**
  * Runs `load()` when `deps` change (dropping what was shown), and on `reload()` or a new
  * `refresh` value (keeping it until the new answer comes). Answers
  * `{ data, error, loading, reload }`.
  */
+/**
+ * @template T
+ * @param {() => Promise<T>} load
+ * @param {unknown[]} deps
+ * @returns {LoadState<T> & { reload: () => void }}
+ */
 export function useLoad(load, deps, refresh = 0) {
-  const [state, setState] = useState({ data: undefined, error: null, loading: true });
+  const [state, setState] = useState(
+    /** @type {LoadState<T>} */ ({ data: undefined, error: null, loading: true }),
+  );
   const [round, setRound] = useState(0);
   const key = JSON.stringify(deps);
   const shownKey = useRef(key);
@@ -18,7 +35,7 @@ export function useLoad(load, deps, refresh = 0) {
     setState((s) => ({ data: keep ? s.data : undefined, error: null, loading: true }));
     load().then(
       (data) => current && setState({ data, error: null, loading: false }),
-      (error) =>
+      (/** @type {ApiError} */ error) =>
         current && setState((s) => ({ data: keep ? s.data : undefined, error, loading: false })),
     );
     return () => {
@@ -29,7 +46,11 @@ export function useLoad(load, deps, refresh = 0) {
   return { ...state, reload };
 }
 
-/** Calls `tick` every `ms` while the tab is visible (and once when it becomes visible again). */
+/**
+ * Calls `tick` every `ms` while the tab is visible (and once when it becomes visible again).
+ * @param {number} ms
+ * @param {() => void} tick
+ */
 export function useEvery(ms, tick) {
   const latest = useRef(tick);
   latest.current = tick;
@@ -46,7 +67,10 @@ export function useEvery(ms, tick) {
   }, [ms]);
 }
 
-/** Sets the document's title for the page shown. */
+/**
+ * Sets the document's title for the page shown.
+ * @param {string} title
+ */
 export function useTitle(title) {
   useEffect(() => {
     document.title = title ? `${title} · Probe monitor` : "Probe monitor";

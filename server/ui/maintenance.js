@@ -14,17 +14,8 @@ import { FieldError, FormError } from "./forms.js";
 import { ProjectSettingsHead, TextField, useData, useFieldForm } from "./settings_parts.js";
 import { duration } from "./format.js";
 
-/**
- * @typedef {{
- *   id: string,
- *   project: string,
- *   starts_at: string,
- *   ends_at: string,
- *   reason: string | null,
- *   state: "upcoming" | "active" | "past",
- *   created_at: string,
- * }} Window
- */
+/** @import { Answer } from "./api_types.d.ts" */
+/** @typedef {NonNullable<Answer<"get", "/projects/{project}/maintenance">>["data"][number]} Window */
 
 const HOUR = 3_600_000;
 
@@ -68,7 +59,6 @@ function NewWindow({ project, onAdded }) {
         ends_at: utcOf("ends_at", values.ends_at),
         reason: values.reason.trim() === "" ? null : values.reason,
       };
-      /** @type {{ data: Window }} */
       const answer = await post(`/projects/${seg(project)}/maintenance`, body);
       setValues((old) => ({ ...old, reason: "" }));
       onAdded(`Maintenance window added: ${when(answer.data)}.`);
@@ -161,7 +151,7 @@ export function MaintenancePage({ project }) {
   const [message, setMessage] = useState("");
   const [failure, setFailure] = useState(/** @type {any} */ (null));
   const { data, error, loading, reload } = useData(
-    () => /** @type {Promise<{ data: Window[] }>} */ (get(`/projects/${seg(project)}/maintenance`)),
+    () => get(`/projects/${seg(project)}/maintenance`),
     [project],
   );
   const windows = data?.data ?? [];

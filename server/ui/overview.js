@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The overview: open incidents, then every project with its probes' states (worst first), last
  * run, uptime over 24 hours, 7 and 30 days, p95 latency and a 24-hour sparkline. One call to
@@ -14,13 +15,20 @@ import { Ago, ErrorNote, Loading, StateBadge } from "./parts.js";
 import { Sparkline } from "./charts.js";
 import { OpenIncidents } from "./incidents.js";
 import { count, millis, percent, plural, utc } from "./format.js";
+/** @import { OverviewProbe, OverviewProject } from "./api_types.d.ts" */
+/** @typedef {OverviewProbe["state"]} ProbeState */
+/** A project as shown on a page: some of its probes, `continued` from the page before. */
+/** @typedef {OverviewProject & { continued: boolean }} Group */
 
 /** Probes shown per page of the overview. */
 export const PAGE_SIZE = 100;
 const REFRESH_MS = 30_000;
+/** @type {ProbeState[]} */
 const STATES = ["down", "degraded", "unknown", "up"];
+/** @type {Record<ProbeState, number>} */
 const RANK = { down: 0, degraded: 1, unknown: 2, up: 3 };
 
+/** @param {{ project: string, probe: OverviewProbe }} props */
 function ProbeRow({ project, probe }) {
   const name = probe.label ?? probe.url;
   return view`
@@ -49,7 +57,10 @@ function ProbeRow({ project, probe }) {
   `;
 }
 
-/** A project's probes as a table (a list of cards on narrow screens). */
+/**
+ * A project's probes as a table (a list of cards on narrow screens).
+ * @param {{ project: string, probes: OverviewProbe[], caption: string }} props
+ */
 export function ProbeTable({ project, probes, caption }) {
   return view`
     <div class="table-wrap">
@@ -79,20 +90,27 @@ export function ProbeTable({ project, probes, caption }) {
   `;
 }
 
-/** Counts of probes by state, in the order they are shown. */
+/**
+ * Counts of probes by state, in the order they are shown.
+ * @param {OverviewProbe[]} probes
+ */
 export function tally(probes) {
+  /** @type {Record<ProbeState, number>} */
   const counts = { down: 0, degraded: 0, unknown: 0, up: 0 };
   for (const probe of probes) counts[probe.state]++;
   return counts;
 }
 
-const worst = (project) =>
+const worst = (/** @type {OverviewProject} */ project) =>
   project.probes.reduce((rank, probe) => Math.min(rank, RANK[probe.state]), RANK.up + 1);
 
-/** Projects with a probe down first, then degraded, unknown, up; disabled ones last. */
+/**
+ * Projects with a probe down first, then degraded, unknown, up; disabled ones last.
+ * @param {OverviewProject[]} projects
+ */
 function order(projects) {
   return projects.toSorted((a, b) =>
-    (a.status === "disabled") - (b.status === "disabled") || worst(a) - worst(b) ||
+    Number(a.status === "disabled") - Number(b.status === "disabled") || worst(a) - worst(b) ||
     (a.project < b.project ? -1 : a.project > b.project ? 1 : 0)
   );
 }
@@ -100,8 +118,11 @@ function order(projects) {
 /**
  * Splits the projects shown into pages of at most `size` probes; a project longer than what is
  * left of a page goes on over the next (marked `continued`). A project without probes takes one.
+ * @param {OverviewProject[]} groups
+ * @param {number} size
  */
 export function paginate(groups, size) {
+  /** @type {Group[][]} */
   const pages = [[]];
   let used = 0;
   for (const group of groups) {
@@ -112,7 +133,7 @@ export function paginate(groups, size) {
         used = 0;
       }
       const take = Math.min(size - used, group.probes.length - start);
-      pages.at(-1).push({
+      pages[pages.length - 1].push({
         ...group,
         probes: group.probes.slice(start, start + take),
         continued: start > 0,
@@ -124,13 +145,23 @@ export function paginate(groups, size) {
   return pages;
 }
 
+/**
+ * @param {string | null} text
+ * @param {string} query
+ */
 function matches(text, query) {
   return text !== null && text.toLowerCase().includes(query);
 }
 
-/** The projects and probes the filters let through. */
+/**
+ * The projects and probes the filters let through.
+ * @param {OverviewProject[]} projects
+ * @param {string} query
+ * @param {string} state `all`, or a probe's state
+ */
 function select(projects, query, state) {
   const q = query.trim().toLowerCase();
+  /** @type {OverviewProject[]} */
   const groups = [];
   for (const project of projects) {
     const projectHit = !q || matches(project.project, q) || matches(project.label, q);
@@ -143,6 +174,7 @@ function select(projects, query, state) {
   return groups;
 }
 
+/** @param {{ group: Group }} props */
 function ProjectGroup({ group }) {
   const canWrite = useCanWrite();
   const counts = tally(group.probes);
@@ -172,7 +204,10 @@ function ProjectGroup({ group }) {
   </section>`;
 }
 
-/** Marks the first overview drawn on this page load (`data-overview-drawn`, ms since load). */
+/**
+ * Marks the first overview drawn on this page load (`data-overview-drawn`, ms since load).
+ * @param {boolean} ready
+ */
 function useDrawnMark(ready) {
   useEffect(() => {
     const root = document.documentElement;
@@ -187,7 +222,19 @@ function useDrawnMark(ready) {
   }, [ready]);
 }
 
+/**
+ * @param {{
+ *   counts: Record<ProbeState, number>,
+ *   total: number,
+ *   value: string,
+ *   onChange: (state: string) => void,
+ * }} props
+ */
 function StateFilter({ counts, total, value, onChange }) {
+  /**
+   * @param {string} state
+   * @param {string} label
+   */
   const option = (state, label) =>
     view`<label class="choice">
       <input type="radio" name="state-filter" value=${state} checked=${value === state}
@@ -209,7 +256,7 @@ export function Overview() {
   const [query, setQuery] = useState("");
   const [state, setState] = useState("all");
   const [page, setPage] = useState(0);
-  const listTop = useRef(null);
+  const listTop = useRef(/** @type {HTMLDivElement | null} */ (null));
   useDrawnMark(data !== undefined);
 
   const projects = useMemo(() => (data ? order(data.data.projects) : []), [data]);
@@ -228,11 +275,14 @@ export function Overview() {
   );
   const onPage = pages[shown].reduce((m, g) => m + g.probes.length, 0);
 
-  const filterBy = (setter) => (value) => {
+  /** @param {(value: string) => void} setter */
+  const filterBy = (setter) => (/** @type {string} */ value) => {
     setter(value);
     setPage(0);
   };
-  const go = (to) => {
+  /** @param {{ currentTarget: HTMLInputElement }} event */
+  const filterText = (event) => filterBy(setQuery)(event.currentTarget.value);
+  const go = (/** @type {number} */ to) => {
     setPage(to);
     listTop.current?.scrollIntoView({ block: "start" });
   };
@@ -269,7 +319,7 @@ export function Overview() {
                 <div class="field search">
                   <label for="overview-filter">Filter by project, label or URL</label>
                   <input id="overview-filter" type="search" value=${query}
-                    onInput=${(e) => filterBy(setQuery)(e.currentTarget.value)} />
+                    onInput=${filterText} />
                 </div>
               </div>
               ${

@@ -1,32 +1,46 @@
+// @ts-check
 /** Small pieces every page uses: state badges, times, errors, confirmations. */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { ago, utc } from "./format.js";
+/** @import { ComponentChildren } from "preact" */
+/** @import { ApiError } from "./api.js" */
 
 /** A probe's state as a word, coloured by CSS (the word is what counts, not the colour). */
+/** @param {{ state: string }} props */
 export function StateBadge({ state }) {
   return view`<span class="state state-${state}">${state}</span>`;
 }
 
 /** An outcome of a run (`up`, `degraded`, `down`, `blocked`). */
+/** @param {{ outcome: string | null | undefined }} props */
 export function OutcomeBadge({ outcome }) {
   if (!outcome) return view`<span class="muted">none yet</span>`;
   return view`<span class="state state-${outcome}">${outcome}</span>`;
 }
 
-/** A time shown relative to now, with the exact UTC time on hover. */
+/**
+ * A time shown relative to now, with the exact UTC time on hover.
+ * @param {{ iso: string | null | undefined }} props
+ */
 export function Ago({ iso }) {
   if (!iso) return view`<span class="muted">never</span>`;
   return view`<time datetime=${iso} title=${utc(iso)}>${ago(iso)}</time>`;
 }
 
-/** A time in UTC. */
+/**
+ * A time in UTC.
+ * @param {{ iso: string | null | undefined }} props
+ */
 export function At({ iso }) {
   if (!iso) return view`<span class="muted">—</span>`;
   return view`<time datetime=${iso}>${utc(iso)}</time>`;
 }
 
-/** What a failed load or action says, from the API's error body. */
+/**
+ * What a failed load or action says, from the API's error body.
+ * @param {ApiError | null | undefined} error
+ */
 export function describe(error) {
   if (!error) return "";
   if (error.status === 0) return error.message;
@@ -37,11 +51,13 @@ export function describe(error) {
   return error.status ? `${text} [${error.status}]` : text;
 }
 
+/** @param {{ error: ApiError | null, children?: ComponentChildren }} props */
 export function ErrorNote({ error, children }) {
   if (!error) return null;
   return view`<p class="error" role="alert">${children ?? ""}${describe(error)}</p>`;
 }
 
+/** @param {{ what?: string }} props */
 export function Loading({ what = "Loading" }) {
   return view`<p class="muted" role="status">${what}…</p>`;
 }
@@ -49,12 +65,19 @@ export function Loading({ what = "Loading" }) {
 /**
  * A button that asks again before doing something that cannot be undone: the first press shows
  * the confirmation and moves focus to it; Cancel puts focus back.
+ * @param {{
+ *   label: string,
+ *   confirmLabel: string,
+ *   question: string,
+ *   onConfirm: () => Promise<void>,
+ *   disabled?: boolean,
+ * }} props
  */
 export function ConfirmButton({ label, confirmLabel, question, onConfirm, disabled }) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
-  const confirmRef = useRef(null);
-  const openRef = useRef(null);
+  const confirmRef = useRef(/** @type {HTMLButtonElement | null} */ (null));
+  const openRef = useRef(/** @type {HTMLButtonElement | null} */ (null));
   const wasAsking = useRef(false);
   useEffect(() => {
     if (asking) confirmRef.current?.focus();

@@ -20,18 +20,12 @@ import {
   useFieldForm,
 } from "./settings_parts.js";
 
+/** @import { Answer, Body } from "./api_types.d.ts" */
 /**
- * @typedef {{
- *   enabled: boolean,
- *   targets: string[],
- *   failure_threshold: number,
- *   success_threshold: number,
- *   reminder_minutes: number,
- *   notify_degraded: boolean,
- *   notify_recovered: boolean,
- * }} Policy
- * @typedef {{ [K in keyof Policy]: Policy[K] | null }} Overrides
- * @typedef {{ project: string, overrides: Overrides, effective: Policy }} ProjectAlerts
+ * @typedef {NonNullable<Answer<"get", "/settings/alerts">>["data"]} Policy
+ * @typedef {NonNullable<Answer<"get", "/projects/{project}/alerts">>["data"]} ProjectAlerts
+ * @typedef {ProjectAlerts["overrides"]} Overrides
+ * @typedef {Body<"patch", "/projects/{project}/alerts">} OverridesChange
  * @typedef {"failure_threshold" | "success_threshold" | "reminder_minutes"} NumberField
  * @typedef {"enabled" | "notify_degraded" | "notify_recovered"} SwitchField
  */
@@ -246,7 +240,7 @@ export function AlertPolicyPage() {
   const { data, error, loading, reload } = useData(
     () =>
       Promise.all([
-        /** @type {Promise<{ data: Policy }>} */ (get("/settings/alerts")),
+        get("/settings/alerts"),
         targetNames(),
       ]),
     [],
@@ -303,7 +297,7 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
   const onSubmit = (/** @type {Event} */ event) => {
     event.preventDefault();
     form.submit(async () => {
-      /** @type {Overrides} */
+      /** @type {OverridesChange} */
       const body = {
         enabled: switchOf(values.enabled),
         targets: values.targets,
@@ -380,8 +374,8 @@ export function ProjectAlertsPage({ project }) {
   const { data, error, loading, reload } = useData(
     () =>
       Promise.all([
-        /** @type {Promise<{ data: ProjectAlerts }>} */ (get(`/projects/${seg(project)}/alerts`)),
-        /** @type {Promise<{ data: Policy }>} */ (get("/settings/alerts")),
+        get(`/projects/${seg(project)}/alerts`),
+        get("/settings/alerts"),
         targetNames(),
       ]),
     [project],

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * A probe's page: its state and definition, run now, edit, delete; latency (p50, p95, max) and
  * outcomes per bucket over 24 hours, 7, 30 or 90 days (`…/series`); its recent results with
@@ -22,17 +23,24 @@ import { LatencyChart, latencySummary, OutcomeStrip } from "./charts.js";
 import { IncidentTable } from "./incidents.js";
 import { millis, percent, plural } from "./format.js";
 import { useNotice } from "./notice.js";
+/** @import { ApiError } from "./api.js" */
+/** @import { FailedCheck, ProbeResult, Series } from "./api_types.d.ts" */
 
+/** @type {[Series["window"], string][]} */
 const WINDOWS = [["24h", "24 hours"], ["7d", "7 days"], ["30d", "30 days"], ["90d", "90 days"]];
+/** @type {Record<number, string>} */
 const BUCKET_NAMES = { 300: "5 minutes", 3600: "hour", 86400: "day" };
 const REFRESH_MS = 30_000;
 const RESULTS_SHOWN = 50;
 /** The newest incidents of the probe listed on its page. */
 const INCIDENTS_SHOWN = 50;
 
+/** @param {{ project: string, probeId: string, onDone: () => void }} props */
 function RunNow({ project, probeId, onDone }) {
   const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState(null);
+  const [outcome, setOutcome] = useState(
+    /** @type {{ ok: boolean, text: string } | null} */ (null),
+  );
   const run = async () => {
     setBusy(true);
     setOutcome(null);
@@ -47,7 +55,10 @@ function RunNow({ project, probeId, onDone }) {
       });
       onDone();
     } catch (error) {
-      setOutcome({ ok: false, text: `Could not run it: ${describe(error)}` });
+      setOutcome({
+        ok: false,
+        text: `Could not run it: ${describe(/** @type {ApiError} */ (error))}`,
+      });
     } finally {
       setBusy(false);
     }
@@ -60,6 +71,9 @@ function RunNow({ project, probeId, onDone }) {
   `;
 }
 
+/**
+ * @param {{ value: Series["window"], onChange: (window: Series["window"]) => void }} props
+ */
 function WindowChoice({ value, onChange }) {
   return view`<fieldset class="choices">
     <legend>Window</legend>
@@ -83,7 +97,10 @@ const KEYS = [
   ["none", "no runs"],
 ];
 
-/** The window in a sentence: runs, uptime, bucket size, how percentiles were made. */
+/**
+ * The window in a sentence: runs, uptime, bucket size, how percentiles were made.
+ * @param {Series} series
+ */
 function seriesSummary(series) {
   let runs = 0;
   let ok = 0;
@@ -99,8 +116,9 @@ function seriesSummary(series) {
     `one bar per ${bucket}; percentiles ${series.percentiles}; times in UTC.`;
 }
 
+/** @param {{ project: string, probeId: string, round: number }} props */
 function SeriesView({ project, probeId, round }) {
-  const [window, setWindow] = useState("24h");
+  const [window, setWindow] = useState(/** @type {Series["window"]} */ ("24h"));
   const { data, error, loading } = useLoad(
     () => get(`${probePath(project, probeId)}/series?window=${window}`),
     [project, probeId, window],
@@ -132,6 +150,7 @@ function SeriesView({ project, probeId, round }) {
   `;
 }
 
+/** @param {FailedCheck[] | null} checks */
 function failedChecks(checks) {
   if (!checks || checks.length === 0) return null;
   return view`<ul class="checks">
@@ -147,6 +166,7 @@ function failedChecks(checks) {
   </ul>`;
 }
 
+/** @param {{ results: ProbeResult[] }} props */
 function Results({ results }) {
   if (results.length === 0) return view`<p class="muted">No runs yet.</p>`;
   return view`
@@ -190,6 +210,7 @@ function Results({ results }) {
   `;
 }
 
+/** @param {{ project: string, probeId: string }} props */
 export function ProbePage({ project, probeId }) {
   const notice = useNotice();
   const canWrite = useCanWrite();

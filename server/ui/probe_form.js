@@ -1,3 +1,4 @@
+// @ts-check
 /** Creating and editing a probe: every field of the API, its messages beside each field. */
 import { useState } from "preact/hooks";
 import { view } from "./view.js";
@@ -7,6 +8,7 @@ import { href, navigate } from "./routes.js";
 import { ErrorNote, Loading } from "./parts.js";
 import { Field, FieldError, FormError, parseJsonField, useForm } from "./forms.js";
 import { useNotice } from "./notice.js";
+/** @import { FormBody, Probe, ProbeCreate, ProbeUpdate } from "./api_types.d.ts" */
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 const FIELDS = [
@@ -21,8 +23,12 @@ const FIELDS = [
   "expect",
 ];
 
-/** `Name: value` lines to an object; lines without a colon are an error on the field. */
+/**
+ * `Name: value` lines to an object; lines without a colon are an error on the field.
+ * @param {string} text
+ */
 function parseHeaders(text) {
+  /** @type {Record<string, string>} */
   const headers = {};
   const lines = text.split("\n");
   for (const [i, line] of lines.entries()) {
@@ -36,13 +42,16 @@ function parseHeaders(text) {
   return headers;
 }
 
-const headerLines = (headers) =>
+const headerLines = (/** @type {Record<string, string> | undefined} */ headers) =>
   Object.entries(headers ?? {}).map(([name, value]) => `${name}: ${value}`).join("\n");
 
-const jsonText = (value) =>
+const jsonText = (/** @type {unknown} */ value) =>
   value === null || value === undefined ? "" : JSON.stringify(value, null, 2);
 
-/** A number when the text is one; otherwise the text, for the API to refuse in its words. */
+/**
+ * A number when the text is one; otherwise the text, for the API to refuse in its words.
+ * @param {string} text
+ */
 function latencyValue(text) {
   const trimmed = text.trim();
   if (trimmed === "") return null;
@@ -51,8 +60,16 @@ function latencyValue(text) {
 }
 
 /** A number field's text; empty for null (the service-wide setting). */
-const numberText = (value) => value === null || value === undefined ? "" : String(value);
+const numberText = (/** @type {number | null | undefined} */ value) =>
+  value === null || value === undefined ? "" : String(value);
 
+/**
+ * @param {{
+ *   project: string,
+ *   probe?: Probe,
+ *   onSaved: (probeId: string, how: "saved" | "rewritten" | "created") => void,
+ * }} props
+ */
 function ProbeForm({ project, probe, onSaved }) {
   const form = useForm(FIELDS);
   const [values, setValues] = useState({
@@ -66,21 +83,26 @@ function ProbeForm({ project, probe, onSaved }) {
     body: jsonText(probe?.body),
     expect: jsonText(probe?.expect),
   });
-  const set = (name) => (value) => setValues((v) => ({ ...v, [name]: value }));
+  /** @param {keyof typeof values} name */
+  const set = (name) => (/** @type {string} */ value) =>
+    setValues((v) => ({ ...v, [name]: value }));
+  /** @param {SubmitEvent} event */
   const onSubmit = (event) => {
     event.preventDefault();
     form.submit(async () => {
+      /** @type {Record<string, string>} */
       const fieldErrors = {};
+      /** @type {{ headers?: unknown, body?: unknown, expect?: unknown }} */
       const parsed = {};
-      for (
-        const [name, parse] of [["headers", parseHeaders], [
-          "body",
-          (t) => parseJsonField("body", t),
-        ], [
-          "expect",
-          (t) => parseJsonField("expect", t),
-        ]]
-      ) {
+      /** @type {["headers" | "body" | "expect", (text: string) => unknown][]} */
+      const parsers = [["headers", parseHeaders], [
+        "body",
+        (t) => parseJsonField("body", t),
+      ], [
+        "expect",
+        (t) => parseJsonField("expect", t),
+      ]];
+      for (const [name, parse] of parsers) {
         try {
           parsed[name] = parse(values[name]);
         } catch (error) {
@@ -89,6 +111,7 @@ function ProbeForm({ project, probe, onSaved }) {
         }
       }
       if (Object.keys(fieldErrors).length) throw new FieldError(fieldErrors);
+      /** @type {FormBody<ProbeCreate>} */
       const definition = {
         url: values.url,
         method: values.method,
@@ -102,18 +125,23 @@ function ProbeForm({ project, probe, onSaved }) {
       };
       if (probe) {
         // A PATCH sends every field: what was emptied is cleared.
-        const answer = await patch(probePath(project, probe.probe_id), {
-          ...definition,
-          body: parsed.body ?? null,
-        });
+        const answer = await patch(
+          probePath(project, probe.probe_id),
+          /** @type {ProbeUpdate} */ ({ ...definition, body: parsed.body ?? null }),
+        );
         onSaved(answer.data.probe_id, "saved");
       } else {
         const body = { ...definition };
         if (parsed.body !== undefined) body.body = parsed.body;
-        for (const name of ["latency", "interval_seconds", "timeout_ms", "label", "expect"]) {
+        /** @type {(keyof typeof body)[]} */
+        const optional = ["latency", "interval_seconds", "timeout_ms", "label", "expect"];
+        for (const name of optional) {
           if (body[name] === null) delete body[name];
         }
-        const answer = await post(`/projects/${seg(project)}/probes`, body);
+        const answer = await post(
+          `/projects/${seg(project)}/probes`,
+          /** @type {ProbeCreate} */ (body),
+        );
         onSaved(answer.data.probe_id, answer.meta?.created === false ? "rewritten" : "created");
       }
     });
@@ -164,9 +192,11 @@ function ProbeForm({ project, probe, onSaved }) {
   `;
 }
 
+/** @param {{ project: string }} props */
 export function NewProbe({ project }) {
   useTitle(`New probe in ${project}`);
   const notice = useNotice();
+  /** @param {string} probeId @param {string} how */
   const saved = (probeId, how) => {
     notice(`The probe was ${how}.`);
     navigate(href.probe(project, probeId));
@@ -184,11 +214,13 @@ export function NewProbe({ project }) {
   `;
 }
 
+/** @param {{ project: string, probeId: string }} props */
 export function EditProbe({ project, probeId }) {
   const notice = useNotice();
   const { data, error } = useLoad(() => get(probePath(project, probeId)), [project, probeId]);
   const probe = data?.data;
   useTitle(`Edit ${probe?.label ?? "probe"}`);
+  /** @param {string} newId @param {string} how */
   const saved = (newId, how) => {
     notice(`The probe was ${how}.`);
     navigate(href.probe(project, newId));

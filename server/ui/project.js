@@ -1,3 +1,4 @@
+// @ts-check
 /** A project's page (its probes, edit, enable or disable, delete) and the new-project form. */
 import { useState } from "preact/hooks";
 import { view } from "./view.js";
@@ -11,8 +12,10 @@ import { ProbeTable, tally } from "./overview.js";
 import { useNotice } from "./notice.js";
 import { ProjectNav } from "./settings_parts.js";
 import { StatusPageLink } from "./status_page_settings.js";
+/** @import { ApiError } from "./api.js" */
+/** @import { Project, ProjectCreate } from "./api_types.d.ts" */
 
-const orNull = (text) => (text.trim() === "" ? null : text);
+const orNull = (/** @type {string} */ text) => (text.trim() === "" ? null : text);
 
 export function NewProject() {
   useTitle("New project");
@@ -20,16 +23,21 @@ export function NewProject() {
   const form = useForm(fields);
   const notice = useNotice();
   const [values, setValues] = useState({ project: "", label: "", description: "" });
-  const set = (name) => (value) => setValues((v) => ({ ...v, [name]: value }));
+  /** @param {keyof typeof values} name */
+  const set = (name) => (/** @type {string} */ value) =>
+    setValues((v) => ({ ...v, [name]: value }));
+  /** @param {SubmitEvent} event */
   const onSubmit = (event) => {
     event.preventDefault();
     form.submit(async () => {
+      /** @type {ProjectCreate} */
       const body = { project: values.project };
       if (values.label.trim()) body.label = values.label;
       if (values.description.trim()) body.description = values.description;
       try {
         await post("/projects", body);
-      } catch (error) {
+      } catch (thrown) {
+        const error = /** @type {ApiError} */ (thrown);
         // A name taken is the name's problem: said beside it.
         if (error.code === "conflict") {
           error.details = [{ path: "project", message: error.message }];
@@ -65,6 +73,7 @@ export function NewProject() {
   `;
 }
 
+/** @param {{ project: Project, onSaved: () => void }} props */
 function EditProject({ project, onSaved }) {
   const fields = ["label", "description"];
   const form = useForm(fields);
@@ -73,10 +82,12 @@ function EditProject({ project, onSaved }) {
     description: project.description ?? "",
   });
   const [saved, setSaved] = useState(false);
-  const set = (name) => (value) => {
+  /** @param {keyof typeof values} name */
+  const set = (name) => (/** @type {string} */ value) => {
     setSaved(false);
     setValues((v) => ({ ...v, [name]: value }));
   };
+  /** @param {SubmitEvent} event */
   const onSubmit = (event) => {
     event.preventDefault();
     form.submit(async () => {
@@ -107,9 +118,10 @@ function EditProject({ project, onSaved }) {
   `;
 }
 
+/** @param {{ project: Project, onDone: () => void }} props */
 function StatusToggle({ project, onDone }) {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   const next = project.status === "enabled" ? "disabled" : "enabled";
   const toggle = async () => {
     setBusy(true);
@@ -118,7 +130,7 @@ function StatusToggle({ project, onDone }) {
       await patch(`/projects/${seg(project.project)}`, { status: next });
       onDone();
     } catch (e) {
-      setError(e);
+      setError(/** @type {ApiError} */ (e));
     } finally {
       setBusy(false);
     }
@@ -129,6 +141,7 @@ function StatusToggle({ project, onDone }) {
     ${error && view`<span class="error" role="alert">${describe(error)}</span>`}`;
 }
 
+/** @param {{ name: string }} props */
 export function ProjectPage({ name }) {
   const notice = useNotice();
   const canWrite = useCanWrite();

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The dashboard's places, in the URL's fragment (`#/projects/shop`), so one page at `/` serves
  * them all and the back button works.
@@ -9,22 +10,36 @@ const part = encodeURIComponent;
 export const href = {
   overview: () => "#/",
   newProject: () => "#/new-project",
+  /** @param {string} project */
   project: (project) => `#/projects/${part(project)}`,
+  /** @param {string} project */
   newProbe: (project) => `#/projects/${part(project)}/new-probe`,
+  /** @param {string} project @param {string} probeId */
   probe: (project, probeId) => `#/projects/${part(project)}/probes/${part(probeId)}`,
+  /** @param {string} project @param {string} probeId */
   editProbe: (project, probeId) => `${href.probe(project, probeId)}/edit`,
   incidents: () => "#/incidents",
   targets: () => "#/targets",
   alertPolicy: () => "#/alert-policy",
+  /** @param {string} project */
   projectAlerts: (project) => `${href.project(project)}/alerts`,
+  /** @param {string} project */
   maintenance: (project) => `${href.project(project)}/maintenance`,
+  /** @param {string} project */
   statusPage: (project) => `${href.project(project)}/status-page`,
+  /** @param {string} project */
   badges: (project) => `${href.project(project)}/badges`,
 };
 
-/** Pages of their own, named by one word of the fragment: `#/incidents`. */
+/**
+ * Pages of their own, named by one word of the fragment: `#/incidents`.
+ * @type {Record<string, "incidents" | "targets" | "alertPolicy">}
+ */
 const TOP_PAGES = { incidents: "incidents", targets: "targets", "alert-policy": "alertPolicy" };
-/** A project's settings pages: `#/projects/shop/maintenance`. */
+/**
+ * A project's settings pages: `#/projects/shop/maintenance`.
+ * @type {Record<string, "projectAlerts" | "maintenance" | "statusPage" | "badges">}
+ */
 const PROJECT_PAGES = {
   alerts: "projectAlerts",
   maintenance: "maintenance",
@@ -32,7 +47,21 @@ const PROJECT_PAGES = {
   badges: "badges",
 };
 
-/** The route a fragment names: `{ name, project?, probeId? }`; `notFound` for anything else. */
+/**
+ * A place of the dashboard.
+ * @typedef {{ name: "overview" | "newProject" | "notFound" | "incidents" | "targets" | "alertPolicy" }
+ *   | {
+ *     name: "project" | "newProbe" | "projectAlerts" | "maintenance" | "statusPage" | "badges",
+ *     project: string,
+ *   }
+ *   | { name: "probe" | "editProbe", project: string, probeId: string }} Route
+ */
+
+/**
+ * The route a fragment names: `{ name, project?, probeId? }`; `notFound` for anything else.
+ * @param {string} hash
+ * @returns {Route}
+ */
 export function parseRoute(hash) {
   let parts;
   try {
@@ -70,6 +99,7 @@ export function useRoute() {
   return parseRoute(hash);
 }
 
+/** @param {string} to */
 export function navigate(to) {
   location.hash = to;
 }

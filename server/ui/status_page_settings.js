@@ -21,18 +21,10 @@ import {
   useFieldForm,
 } from "./settings_parts.js";
 
+/** @import { Answer } from "./api_types.d.ts" */
 /**
- * @typedef {{
- *   project: string,
- *   public: boolean,
- *   title: string | null,
- *   description: string | null,
- *   show_urls: boolean,
- *   page_path: string,
- *   json_path: string,
- *   updated_at: string | null,
- * }} Settings
- * @typedef {{ probe_id: string, url: string, method: string, label?: string | null }} Probe
+ * @typedef {NonNullable<Answer<"get", "/projects/{project}/status-page">>["data"]} Settings
+ * @typedef {NonNullable<Answer<"get", "/projects/{project}/probes">>["data"][number]} Probe
  */
 
 /**
@@ -140,8 +132,8 @@ export function StatusPageSettings({ project }) {
   const { data, error, loading, reload } = useData(
     () =>
       Promise.all([
-        /** @type {Promise<{ data: Settings }>} */ (get(`/projects/${seg(project)}/status-page`)),
-        /** @type {Promise<{ data: Probe[] }>} */ (get(`/projects/${seg(project)}/probes`)),
+        get(`/projects/${seg(project)}/status-page`),
+        get(`/projects/${seg(project)}/probes`),
       ]),
     [project],
   );
@@ -182,7 +174,7 @@ export function StatusPageSettings({ project }) {
  */
 export function StatusPageLink({ project }) {
   const { data } = useData(
-    () => /** @type {Promise<{ data: Settings }>} */ (get(`/projects/${seg(project)}/status-page`)),
+    () => get(`/projects/${seg(project)}/status-page`),
     [project],
   );
   const settings = data?.data;

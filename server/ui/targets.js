@@ -25,25 +25,13 @@ import {
 } from "./settings_parts.js";
 import { plural } from "./format.js";
 
+/** @import { Answer, Body } from "./api_types.d.ts" */
 /**
- * @typedef {{
- *   name: string,
- *   kind: "webhook" | "slack" | "discord" | "mail" | "log",
- *   url: string | null,
- *   recipients?: string[] | null,
- *   secret: string | null,
- *   created_at: string | null,
- *   updated_at: string | null,
- * }} Target
- * @typedef {{ target: string, outcome: string, attempts: number, error?: string }} TestOutcome
+ * @typedef {NonNullable<Answer<"get", "/notification-targets">>["data"][number]} Target
+ * @typedef {NonNullable<Answer<"post", "/notification-targets/{name}/test">>["data"]} TestOutcome
  * @typedef {"webhook" | "slack" | "discord" | "mail"} Kind
- * @typedef {{
- *   name: string,
- *   kind: Kind,
- *   url?: string,
- *   secret?: string,
- *   recipients?: string[],
- * }} NewTargetBody
+ * @typedef {Body<"post", "/notification-targets">} NewTargetBody
+ * @typedef {Body<"patch", "/notification-targets/{name}">} TargetChange
  */
 
 /** @type {[Kind, string, string][]} */
@@ -187,7 +175,7 @@ function EditTarget({ target, onDone, onCancel }) {
   const onSubmit = (/** @type {Event} */ event) => {
     event.preventDefault();
     form.submit(async () => {
-      /** @type {Record<string, unknown>} */
+      /** @type {TargetChange} */
       const body = {};
       if (kind === "mail") body.recipients = splitRecipients(values.recipients);
       else {
@@ -348,7 +336,7 @@ export function TargetsPage() {
   const canWrite = useCanWrite();
   const [message, setMessage] = useState("");
   const { data, error, loading, reload } = useData(
-    () => /** @type {Promise<{ data: Target[] }>} */ (get("/notification-targets")),
+    () => get("/notification-targets"),
     [],
   );
   /** @type {Target[]} */
