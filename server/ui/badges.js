@@ -7,12 +7,13 @@
  */
 import { useState } from "preact/hooks";
 import { view } from "./view.js";
+/** @import { ApiError } from "./api.js" */
 import { useCanWrite } from "./scope.js";
 import { del, get, post, seg } from "./api.js";
-import { useTitle } from "./load.js";
+import { useLoad, useTitle } from "./load.js";
 import { At, ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
-import { FormError } from "./forms.js";
-import { CopyBox, ProjectSettingsHead, useData, useFieldForm } from "./settings_parts.js";
+import { FormError, useForm } from "./forms.js";
+import { CopyBox, ProjectSettingsHead } from "./settings_parts.js";
 
 /** @import { Answer } from "./api_types.d.ts" */
 /**
@@ -111,7 +112,7 @@ function FreshToken({ badge, name, project, onDismiss }) {
  * @param {{ project: string, probes: Probe[], onCreated: (badge: NewBadge) => void }} props
  */
 function NewBadgeForm({ project, probes, onCreated }) {
-  const form = useFieldForm(["probe_id"]);
+  const form = useForm(["probe_id"]);
   const [target, setTarget] = useState("");
   const onSubmit = (/** @type {Event} */ event) => {
     event.preventDefault();
@@ -158,8 +159,8 @@ export function BadgesPage({ project }) {
   const canWrite = useCanWrite();
   const [fresh, setFresh] = useState(/** @type {NewBadge | null} */ (null));
   const [message, setMessage] = useState("");
-  const [failure, setFailure] = useState(/** @type {any} */ (null));
-  const { data, error, loading, reload } = useData(
+  const [failure, setFailure] = useState(/** @type {ApiError | null} */ (null));
+  const { data, error, loading, reload } = useLoad(
     () =>
       Promise.all([
         get(`/projects/${seg(project)}/badges`),
@@ -183,7 +184,7 @@ export function BadgesPage({ project }) {
       const answer = await post(`/projects/${seg(project)}/badges/${seg(badge.id)}/rotate`);
       show(answer.data, `Badge ${badge.id} was rotated: its old token no longer works.`);
     } catch (e) {
-      setFailure(e);
+      setFailure(/** @type {ApiError} */ (e));
     }
   };
   const remove = async (/** @type {Badge} */ badge) => {
@@ -194,7 +195,7 @@ export function BadgesPage({ project }) {
       setMessage(`Badge ${badge.id} was deleted: its token no longer works.`);
       reload();
     } catch (e) {
-      setFailure(e);
+      setFailure(/** @type {ApiError} */ (e));
     }
   };
   return view`<div>

@@ -7,11 +7,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { get, seg } from "./api.js";
-import { useTitle } from "./load.js";
+import { useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
 import { At, ErrorNote, Loading } from "./parts.js";
 import { AcknowledgeButton } from "./incidents.js";
-import { useData } from "./settings_parts.js";
 import { duration } from "./format.js";
 
 /** @import { Incident } from "./api_types.d.ts" */
@@ -63,12 +62,12 @@ function query(filters, before, size) {
  * @param {{ filters: Filters, onChange: (filters: Filters) => void }} props
  */
 function IncidentFilters({ filters, onChange }) {
-  const { data: projects } = useData(
+  const { data: projects } = useLoad(
     async () =>
       (await get("/projects")).data.map((/** @type {{ project: string }} */ p) => p.project),
     [],
   );
-  const { data: probes } = useData(
+  const { data: probes } = useLoad(
     async () =>
       filters.project
         ? /** @type {{ probe_id: string, url: string, label?: string | null }[]} */ (
@@ -186,7 +185,7 @@ export function IncidentsPage() {
   // Another page size makes other pages: back to the first.
   useEffect(() => setCursors([null]), [size]);
   const before = cursors[cursors.length - 1];
-  const { data, error, loading, reload } = useData(
+  const { data, error, loading, reload } = useLoad(
     async () => {
       // The path as its template's type: the query's names are the operation's own (above).
       const path = /** @type {"/incidents"} */ (query(filters, before, size));

@@ -6,12 +6,13 @@
  */
 import { useState } from "preact/hooks";
 import { view } from "./view.js";
+/** @import { ApiError } from "./api.js" */
 import { useCanWrite } from "./scope.js";
 import { del, get, post, seg } from "./api.js";
-import { useTitle } from "./load.js";
+import { useLoad, useTitle } from "./load.js";
 import { At, ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
-import { FieldError, FormError } from "./forms.js";
-import { ProjectSettingsHead, TextField, useData, useFieldForm } from "./settings_parts.js";
+import { FieldError, FormError, useForm } from "./forms.js";
+import { ProjectSettingsHead, TextField } from "./settings_parts.js";
 import { duration } from "./format.js";
 
 /** @import { Answer } from "./api_types.d.ts" */
@@ -40,7 +41,7 @@ function utcOf(name, text) {
  * @param {{ project: string, onAdded: (message: string) => void }} props
  */
 function NewWindow({ project, onAdded }) {
-  const form = useFieldForm(["starts_at", "ends_at", "reason"]);
+  const form = useForm(["starts_at", "ends_at", "reason"]);
   const nextHour = Math.ceil(Date.now() / HOUR) * HOUR;
   const [values, setValues] = useState({
     starts_at: fieldTime(nextHour),
@@ -149,8 +150,8 @@ export function MaintenancePage({ project }) {
   useTitle(`Maintenance of ${project}`);
   const canWrite = useCanWrite();
   const [message, setMessage] = useState("");
-  const [failure, setFailure] = useState(/** @type {any} */ (null));
-  const { data, error, loading, reload } = useData(
+  const [failure, setFailure] = useState(/** @type {ApiError | null} */ (null));
+  const { data, error, loading, reload } = useLoad(
     () => get(`/projects/${seg(project)}/maintenance`),
     [project],
   );
@@ -168,7 +169,7 @@ export function MaintenancePage({ project }) {
       await del(`/projects/${seg(project)}/maintenance/${seg(w.id)}`);
       changed(`The window from ${when(w)} was deleted.`);
     } catch (e) {
-      setFailure(e);
+      setFailure(/** @type {ApiError} */ (e));
     }
   };
   return view`<div>

@@ -8,17 +8,11 @@ import { useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { get, patch, seg } from "./api.js";
-import { useTitle } from "./load.js";
+import { useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
 import { ErrorNote, Loading } from "./parts.js";
-import { FieldError, FormError } from "./forms.js";
-import {
-  CheckField,
-  ProjectSettingsHead,
-  TextField,
-  useData,
-  useFieldForm,
-} from "./settings_parts.js";
+import { FieldError, FormError, useForm } from "./forms.js";
+import { CheckField, ProjectSettingsHead, TextField } from "./settings_parts.js";
 
 /** @import { Answer, Body } from "./api_types.d.ts" */
 /**
@@ -167,7 +161,7 @@ function TargetChoice({ legend, names, chosen, onChange, error, disabled, idPref
  * @param {{ policy: Policy, targets: string[], onSaved: () => void }} props
  */
 function PolicyForm({ policy, targets, onSaved }) {
-  const form = useFieldForm(FIELDS);
+  const form = useForm(FIELDS);
   const [values, setValues] = useState({
     ...policy,
     failure_threshold: String(policy.failure_threshold),
@@ -237,7 +231,7 @@ async function targetNames() {
 export function AlertPolicyPage() {
   useTitle("Alert policy");
   const canWrite = useCanWrite();
-  const { data, error, loading, reload } = useData(
+  const { data, error, loading, reload } = useLoad(
     () =>
       Promise.all([
         get("/settings/alerts"),
@@ -276,7 +270,7 @@ export function AlertPolicyPage() {
  *   onSaved: () => void }} props
  */
 function OverridesForm({ project, alerts, global, targets, onSaved }) {
-  const form = useFieldForm(FIELDS);
+  const form = useForm(FIELDS);
   const own = alerts.overrides;
   const [values, setValues] = useState({
     targets: own.targets,
@@ -371,7 +365,7 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
 export function ProjectAlertsPage({ project }) {
   useTitle(`Alerts of ${project}`);
   const canWrite = useCanWrite();
-  const { data, error, loading, reload } = useData(
+  const { data, error, loading, reload } = useLoad(
     () =>
       Promise.all([
         get(`/projects/${seg(project)}/alerts`),

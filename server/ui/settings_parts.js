@@ -6,10 +6,9 @@
  */
 import { useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
+/** @import { ApiError } from "./api.js" */
 import { href } from "./routes.js";
 import { describe } from "./parts.js";
-import { useLoad } from "./load.js";
-import { useForm } from "./forms.js";
 
 /**
  * @typedef {"project" | "projectAlerts" | "maintenance" | "statusPage" | "badges"} ProjectPlace
@@ -93,7 +92,7 @@ export function CheckField({ name, label, checked, onChange, hint, error, idPref
  * @template T
  * @typedef {{
  *   busy: boolean,
- *   error: any,
+ *   error: ApiError | null,
  *   result: T | null,
  *   run: (action: () => Promise<T>) => Promise<T | undefined>,
  *   clear: () => void,
@@ -107,7 +106,7 @@ export function CheckField({ name, label, checked, onChange, hint, error, idPref
  */
 export function useAction() {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(/** @type {any} */ (null));
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   const [result, setResult] = useState(/** @type {T | null} */ (null));
   /** @param {() => Promise<T>} action */
   const run = async (action) => {
@@ -119,7 +118,7 @@ export function useAction() {
       setResult(() => value);
       return value;
     } catch (e) {
-      setError(e);
+      setError(/** @type {ApiError} */ (e));
       return undefined;
     } finally {
       setBusy(false);
@@ -134,7 +133,7 @@ export function useAction() {
 
 /**
  * What an action said, announced: its error, or `text` when it went well.
- * @param {{ error?: any, text?: string | null }} props
+ * @param {{ error?: ApiError | null, text?: string | null }} props
  */
 export function ActionOutcome({ error, text }) {
   if (error) return view`<p class="error outcome" role="alert">${describe(error)}</p>`;
@@ -217,36 +216,10 @@ export function TextField(
 /**
  * A conflict's message with the reasons its details give (`Notification target is in use:
  * named by the alert policy's targets`); other errors as `describe` says them.
- * @param {any} error
+ * @param {ApiError} error
  */
 export function conflictText(error) {
   if (error?.status !== 409 || !error.details?.length) return describe(error);
   const reasons = error.details.map((/** @type {{ message: string }} */ d) => d.message);
   return `${error.message}: ${reasons.join("; ")}.`;
-}
-
-/**
- * `useLoad` (load.js) with the type of what `load` answers.
- * @template T
- * @param {() => Promise<T>} load
- * @param {unknown[]} deps
- * @returns {{ data: T | undefined, error: any, loading: boolean, reload: () => void }}
- */
-export function useData(load, deps) {
-  return /** @type {any} */ (useLoad(load, deps));
-}
-
-/**
- * A form's state from `useForm` (forms.js), with its errors typed by field.
- * @param {string[]} fields
- * @returns {{
- *   errors: Record<string, string | undefined>,
- *   formError: string | null,
- *   busy: boolean,
- *   submit: (action: () => Promise<void>) => Promise<void>,
- *   formRef: import("preact").RefObject<HTMLFormElement>,
- * }}
- */
-export function useFieldForm(fields) {
-  return /** @type {any} */ (useForm(fields));
 }

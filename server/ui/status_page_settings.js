@@ -9,17 +9,11 @@ import { useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { get, patch, seg } from "./api.js";
-import { useTitle } from "./load.js";
+import { useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
 import { ErrorNote, Loading } from "./parts.js";
-import { FormError } from "./forms.js";
-import {
-  CheckField,
-  ProjectSettingsHead,
-  TextField,
-  useData,
-  useFieldForm,
-} from "./settings_parts.js";
+import { FormError, useForm } from "./forms.js";
+import { CheckField, ProjectSettingsHead, TextField } from "./settings_parts.js";
 
 /** @import { Answer } from "./api_types.d.ts" */
 /**
@@ -76,7 +70,7 @@ function PageProbes({ probes, showUrls }) {
  * @param {{ settings: Settings, onSaved: () => void }} props
  */
 function SettingsForm({ settings, onSaved }) {
-  const form = useFieldForm(["public", "title", "description", "show_urls"]);
+  const form = useForm(["public", "title", "description", "show_urls"]);
   const [values, setValues] = useState({
     public: settings.public,
     title: settings.title ?? "",
@@ -129,7 +123,7 @@ function SettingsForm({ settings, onSaved }) {
 export function StatusPageSettings({ project }) {
   useTitle(`Status page of ${project}`);
   const canWrite = useCanWrite();
-  const { data, error, loading, reload } = useData(
+  const { data, error, loading, reload } = useLoad(
     () =>
       Promise.all([
         get(`/projects/${seg(project)}/status-page`),
@@ -173,7 +167,7 @@ export function StatusPageSettings({ project }) {
  * @param {{ project: string }} props
  */
 export function StatusPageLink({ project }) {
-  const { data } = useData(
+  const { data } = useLoad(
     () => get(`/projects/${seg(project)}/status-page`),
     [project],
   );

@@ -9,20 +9,12 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
-import { del, get, patch, post, seg } from "./api.js";
-import { useTitle } from "./load.js";
+import { ApiError, del, get, patch, post, seg } from "./api.js";
+import { useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
 import { At, ConfirmButton, ErrorNote, Loading } from "./parts.js";
-import { FieldError, FormError } from "./forms.js";
-import {
-  ActionOutcome,
-  conflictText,
-  CopyBox,
-  TextField,
-  useAction,
-  useData,
-  useFieldForm,
-} from "./settings_parts.js";
+import { FieldError, FormError, useForm } from "./forms.js";
+import { ActionOutcome, conflictText, CopyBox, TextField, useAction } from "./settings_parts.js";
 import { plural } from "./format.js";
 
 /** @import { Answer, Body } from "./api_types.d.ts" */
@@ -164,7 +156,7 @@ function KindFields({ idPrefix, kind, values, set, errors, editing }) {
  */
 function EditTarget({ target, onDone, onCancel }) {
   const kind = /** @type {Kind} */ (target.kind);
-  const form = useFieldForm(["url", "secret", "recipients"]);
+  const form = useForm(["url", "secret", "recipients"]);
   const [values, setValues] = useState({
     url: kind === "webhook" ? target.url ?? "" : "",
     secret: "",
@@ -209,7 +201,7 @@ function EditTarget({ target, onDone, onCancel }) {
 function TargetCard({ target, onChanged }) {
   const canWrite = useCanWrite();
   const [editing, setEditing] = useState(false);
-  const [error, setError] = useState(/** @type {any} */ (null));
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   const builtIn = target.kind === "log";
   const remove = async () => {
     setError(null);
@@ -217,7 +209,7 @@ function TargetCard({ target, onChanged }) {
       await del(`/notification-targets/${seg(target.name)}`);
       onChanged(`Target ${target.name} was deleted.`);
     } catch (e) {
-      setError(e);
+      setError(/** @type {ApiError} */ (e));
     }
   };
   const headingId = `target-${target.name}`;
@@ -257,7 +249,7 @@ function TargetCard({ target, onChanged }) {
  * @param {{ onCreated: (message: string) => void }} props
  */
 function NewTarget({ onCreated }) {
-  const form = useFieldForm(["name", "kind", "url", "secret", "recipients"]);
+  const form = useForm(["name", "kind", "url", "secret", "recipients"]);
   const [kind, setKind] = useState(/** @type {Kind} */ ("webhook"));
   const [name, setName] = useState("");
   const [values, setValues] = useState({ url: "", secret: "", recipients: "" });
@@ -282,8 +274,8 @@ function NewTarget({ onCreated }) {
         const answer = await post("/notification-targets", body);
         if (kind === "webhook" && !body.secret) setGenerated(answer.data);
       } catch (error) {
-        if (/** @type {any} */ (error).code === "conflict") {
-          /** @type {any} */ (error).details = [{ path: "name", message: "is taken already" }];
+        if (error instanceof ApiError && error.code === "conflict") {
+          error.details = [{ path: "name", message: "is taken already" }];
         }
         throw error;
       }
@@ -335,7 +327,7 @@ export function TargetsPage() {
   useTitle("Notification targets");
   const canWrite = useCanWrite();
   const [message, setMessage] = useState("");
-  const { data, error, loading, reload } = useData(
+  const { data, error, loading, reload } = useLoad(
     () => get("/notification-targets"),
     [],
   );
