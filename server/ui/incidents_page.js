@@ -7,7 +7,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { get, seg } from "./api.js";
-import { useLoad, useTitle } from "./load.js";
+import { useEvery, useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
 import { At, ErrorNote, Loading } from "./parts.js";
 import { AcknowledgeButton } from "./incidents.js";
@@ -18,6 +18,8 @@ import { duration } from "./format.js";
  * @typedef {{ state: string, project: string, probe: string }} Filters
  */
 
+/** How often the first page is asked again. */
+const REFRESH_MS = 30_000;
 /** Incidents per page. */
 export const INCIDENTS_PAGE = 25;
 /** Incidents per page on a narrow screen, where each is a card of seven lines. */
@@ -195,6 +197,9 @@ export function IncidentsPage() {
     },
     [filters, before, cursors.length, size],
   );
+  // The first page is asked again every 30 s while the tab is visible, as the overview is:
+  // new incidents come in at its top. Later pages stay as they are while they are read.
+  useEvery(REFRESH_MS, () => cursors.length === 1 && reload());
   const change = (/** @type {Filters} */ next) => {
     setCursors([null]);
     setFilters(next);
