@@ -153,6 +153,64 @@ function NewBadgeForm({ project, probes, onCreated }) {
   </form>`;
 }
 
+/**
+ * The project's badges, each with Rotate and Delete for a key that may write.
+ * @param {{
+ *   project: string,
+ *   badges: Badge[],
+ *   probes: Map<string, Probe>,
+ *   onRotate: (badge: Badge) => Promise<void>,
+ *   onDelete: (badge: Badge) => Promise<void>,
+ * }} props
+ */
+function BadgeTable({ project, badges, probes, onRotate, onDelete }) {
+  const canWrite = useCanWrite();
+  return view`<section aria-labelledby="badges-title">
+    <h2 id="badges-title">Badges (${badges.length})</h2>
+    ${
+    badges.length === 0 ? view`<p class="muted">No badges yet.</p>` : view`<div class="table-wrap">
+      <table class="grid">
+        <caption class="sr-only">Badges of ${project}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Badge</th>
+            <th scope="col">For</th>
+            <th scope="col">Made</th>
+            <th scope="col">Rotated</th>
+            ${canWrite && view`<th scope="col"><span class="sr-only">Actions</span></th>`}
+          </tr>
+        </thead>
+        <tbody>
+          ${
+      badges.map((b) =>
+        view`<tr key=${b.id}>
+            <th scope="row" data-label="Badge">${b.id}</th>
+            <td data-label="For">${subject(b, probes)}</td>
+            <td data-label="Made"><${At} iso=${b.created_at} /></td>
+            <td data-label="Rotated">${
+          b.rotated_at
+            ? view`<${At} iso=${b.rotated_at} />`
+            : view`<span class="muted">never</span>`
+        }</td>
+            ${
+          canWrite && view`<td data-label="Actions"><span class="actions">
+              <${ConfirmButton} label="Rotate" confirmLabel=${`Rotate badge ${b.id}`}
+                question="A new token; the old one stops at once. Rotate?"
+                onConfirm=${() => onRotate(b)} />
+              <${ConfirmButton} label="Delete" confirmLabel=${`Delete badge ${b.id}`}
+                question="Delete it? Its token stops at once." onConfirm=${() => onDelete(b)} />
+            </span></td>`
+        }
+          </tr>`
+      )
+    }
+        </tbody>
+      </table>
+    </div>`
+  }
+  </section>`;
+}
+
 /** @param {{ project: string }} props */
 export function BadgesPage({ project }) {
   useTitle(`Badges of ${project}`);
@@ -211,52 +269,8 @@ export function BadgesPage({ project }) {
       name=${subject(fresh, probes)} onDismiss=${() => setFresh(null)} />`
   }
     ${
-    data && view`<section aria-labelledby="badges-title">
-      <h2 id="badges-title">Badges (${badges.length})</h2>
-      ${
-      badges.length === 0
-        ? view`<p class="muted">No badges yet.</p>`
-        : view`<div class="table-wrap">
-        <table class="grid">
-          <caption class="sr-only">Badges of ${project}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Badge</th>
-              <th scope="col">For</th>
-              <th scope="col">Made</th>
-              <th scope="col">Rotated</th>
-              ${canWrite && view`<th scope="col"><span class="sr-only">Actions</span></th>`}
-            </tr>
-          </thead>
-          <tbody>
-            ${
-          badges.map((b) =>
-            view`<tr key=${b.id}>
-              <th scope="row" data-label="Badge">${b.id}</th>
-              <td data-label="For">${subject(b, probes)}</td>
-              <td data-label="Made"><${At} iso=${b.created_at} /></td>
-              <td data-label="Rotated">${
-              b.rotated_at
-                ? view`<${At} iso=${b.rotated_at} />`
-                : view`<span class="muted">never</span>`
-            }</td>
-              ${
-              canWrite && view`<td data-label="Actions"><span class="actions">
-                <${ConfirmButton} label="Rotate" confirmLabel=${`Rotate badge ${b.id}`}
-                  question="A new token; the old one stops at once. Rotate?"
-                  onConfirm=${() => rotate(b)} />
-                <${ConfirmButton} label="Delete" confirmLabel=${`Delete badge ${b.id}`}
-                  question="Delete it? Its token stops at once." onConfirm=${() => remove(b)} />
-              </span></td>`
-            }
-            </tr>`
-          )
-        }
-          </tbody>
-        </table>
-      </div>`
-    }
-    </section>`
+    data && view`<${BadgeTable} project=${project} badges=${badges} probes=${probes}
+      onRotate=${rotate} onDelete=${remove} />`
   }
     ${
     canWrite && data && view`<${NewBadgeForm} project=${project} probes=${probeList}
