@@ -220,6 +220,12 @@ Deno.test({
       assert.equal(new Set([...page1, ...page2]).size, 26, "two pages, no incident twice");
       assert.ok(Number(page1.at(-1)) > Number(page2[0]), "newest first, across the pages");
 
+      assert.equal(i.fromProject, `Page 1: 25 incidents in ${project}`);
+      assert.deepEqual(i.afterReload, {
+        heading: `Page 1: 25 resolved incidents in ${project}`,
+        hash: `#/incidents?state=resolved&project=${project}`,
+      });
+
       // A read-only key: every screen, no control that writes; a webhook's URL by its host.
       const ro = r.readOnly;
       assert.equal(ro.tag, "Read-only key");

@@ -91,6 +91,10 @@ export interface Report {
     pagerAfterNext: string;
     /** The ids of the rows on pages 1 and 2 of the resolved ones. */
     ids: string[][];
+    /** The heading of the page a project's Incidents link opens. */
+    fromProject: string;
+    /** The page reloaded after a filter was chosen: its heading and its address. */
+    afterReload: { heading: string; hash: string };
   };
   readOnly: {
     tag: string;
@@ -239,6 +243,8 @@ async function run(args: Args): Promise<Report> {
       page2: 0,
       pagerAfterNext: "",
       ids: [],
+      fromProject: "",
+      afterReload: { heading: "", hash: "" },
     },
     readOnly: { tag: "", pages: [], writeControls: {}, hookUrl: "" },
     narrow: {},
@@ -579,6 +585,20 @@ async function run(args: Args): Promise<Report> {
     await main.getByRole("button", { name: "Previous page" }).click();
     await main.getByText(/^Page 1: /).waitFor();
     await views("incidents");
+
+    // A project's incidents from its pages: the filters in the address, kept on a reload.
+    await page.goto(`${args.baseUrl}/#/projects/${args.project}`);
+    await subnav.getByRole("link", { name: "Incidents" }).click();
+    await main.getByText(new RegExp(`^Page 1: \\d+ incidents in ${args.project}$`)).waitFor();
+    report.incidents.fromProject = await listHeading.innerText();
+    await main.getByLabel("Resolved").check();
+    await main.getByText(/^Page 1: \d+ resolved incidents in /).waitFor();
+    await page.reload();
+    await main.getByText(/^Page 1: \d+ resolved incidents in /).waitFor();
+    report.incidents.afterReload = {
+      heading: await listHeading.innerText(),
+      hash: decodeURIComponent(new URL(page.url()).hash),
+    };
 
     log("a read-only key");
     report.readOnly = await readOnlyTab(browser, args, report);

@@ -144,7 +144,7 @@ function Page({ route }) {
     case "editProbe":
       return view`<${EditProbe} project=${route.project} probeId=${route.probeId} />`;
     case "incidents":
-      return view`<${IncidentsPage} />`;
+      return view`<${IncidentsPage} key=${route.query} query=${route.query} />`;
     case "targets":
       return view`<${TargetsPage} />`;
     case "alertPolicy":

@@ -45,6 +45,35 @@ const openFor = (incident) =>
   Math.max(0, Math.round((Date.now() - Date.parse(incident.started_at)) / 1000));
 
 /**
+ * The filters a fragment's query names (`state=resolved&project=shop&probe=…`): open incidents of
+ * every project when it names none.
+ * @param {string} text
+ * @returns {Filters}
+ */
+export function filtersOf(text) {
+  const params = new URLSearchParams(text);
+  const state = params.get("state") ?? "";
+  const project = params.get("project") ?? "";
+  return {
+    state: STATES.some(([value]) => value === state) ? state : "open",
+    project,
+    probe: project ? params.get("probe") ?? "" : "",
+  };
+}
+
+/**
+ * The fragment's query for some filters: the default ones left out.
+ * @param {Filters} filters
+ */
+export function queryOf(filters) {
+  const params = new URLSearchParams();
+  if (filters.state !== "open") params.set("state", filters.state);
+  if (filters.project) params.set("project", filters.project);
+  if (filters.project && filters.probe) params.set("probe", filters.probe);
+  return params.toString();
+}
+
+/**
  * The query of one page.
  * @param {Filters} filters
  * @param {string | null} before
@@ -176,11 +205,12 @@ function IncidentRows({ incidents, onChanged, caption }) {
   </div>`;
 }
 
-export function IncidentsPage() {
+/**
+ * @param {{ query: string }} props the filters, from the fragment (`#/incidents?state=resolved`)
+ */
+export function IncidentsPage({ query: fromUrl }) {
   useTitle("Incidents");
-  const [filters, setFilters] = useState(
-    /** @type {Filters} */ ({ state: "open", project: "", probe: "" }),
-  );
+  const [filters, setFilters] = useState(() => filtersOf(fromUrl));
   // The `before` of each page shown so far: the first page has none.
   const [cursors, setCursors] = useState(/** @type {(string | null)[]} */ ([null]));
   const size = usePageSize();
@@ -203,6 +233,9 @@ export function IncidentsPage() {
   const change = (/** @type {Filters} */ next) => {
     setCursors([null]);
     setFilters(next);
+    // In the address too, so a reload or a bookmark keeps them; replaced, not a new page, so
+    // focus stays on the filter and Back leaves the page.
+    history.replaceState(history.state, "", href.incidents(queryOf(next)));
   };
   const incidents = data?.data ?? [];
   const next = data?.meta.next_before ?? null;

@@ -18,7 +18,8 @@ export const href = {
   probe: (project, probeId) => `#/projects/${part(project)}/probes/${part(probeId)}`,
   /** @param {string} project @param {string} probeId */
   editProbe: (project, probeId) => `${href.probe(project, probeId)}/edit`,
-  incidents: () => "#/incidents",
+  /** @param {string} [query] the filters, as `state=resolved&project=shop` */
+  incidents: (query = "") => (query ? `#/incidents?${query}` : "#/incidents"),
   targets: () => "#/targets",
   alertPolicy: () => "#/alert-policy",
   /** @param {string} project */
@@ -32,10 +33,10 @@ export const href = {
 };
 
 /**
- * Pages of their own, named by one word of the fragment: `#/incidents`.
- * @type {Record<string, "incidents" | "targets" | "alertPolicy">}
+ * Pages of their own, named by one word of the fragment: `#/targets`.
+ * @type {Record<string, "targets" | "alertPolicy">}
  */
-const TOP_PAGES = { incidents: "incidents", targets: "targets", "alert-policy": "alertPolicy" };
+const TOP_PAGES = { targets: "targets", "alert-policy": "alertPolicy" };
 /**
  * A project's settings pages: `#/projects/shop/maintenance`.
  * @type {Record<string, "projectAlerts" | "maintenance" | "statusPage" | "badges">}
@@ -49,7 +50,8 @@ const PROJECT_PAGES = {
 
 /**
  * A place of the dashboard.
- * @typedef {{ name: "overview" | "newProject" | "notFound" | "incidents" | "targets" | "alertPolicy" }
+ * @typedef {{ name: "overview" | "newProject" | "notFound" | "targets" | "alertPolicy" }
+ *   | { name: "incidents", query: string }
  *   | {
  *     name: "project" | "newProbe" | "projectAlerts" | "maintenance" | "statusPage" | "badges",
  *     project: string,
@@ -63,15 +65,20 @@ const PROJECT_PAGES = {
  * @returns {Route}
  */
 export function parseRoute(hash) {
+  // A query (`#/incidents?state=resolved`) is the incidents page's filters; others have none.
+  const mark = hash.indexOf("?");
+  const query = mark < 0 ? "" : hash.slice(mark + 1);
+  const place = mark < 0 ? hash : hash.slice(0, mark);
   let parts;
   try {
-    parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+    parts = place.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   } catch {
     return { name: "notFound" };
   }
   const [first, project, third, probeId, fifth] = parts;
   if (parts.length === 0) return { name: "overview" };
   if (first === "new-project" && parts.length === 1) return { name: "newProject" };
+  if (first === "incidents" && parts.length === 1) return { name: "incidents", query };
   if (parts.length === 1 && Object.hasOwn(TOP_PAGES, first)) return { name: TOP_PAGES[first] };
   if (first !== "projects" || !project) return { name: "notFound" };
   if (parts.length === 2) return { name: "project", project };

@@ -24,7 +24,8 @@ const PROJECT_PLACES = [
 ];
 
 /**
- * A project's pages: its probes and each of its settings, the current one marked.
+ * A project's pages: its probes and each of its settings, the current one marked; and its
+ * incidents, open and resolved, on the incidents page.
  * @param {{ project: string, current: ProjectPlace }} props
  */
 export function ProjectNav({ project, current }) {
@@ -39,6 +40,11 @@ export function ProjectNav({ project, current }) {
         </li>`
     )
   }
+      <li>
+        <a href=${href.incidents(new URLSearchParams({ state: "all", project }).toString())}>
+          Incidents
+        </a>
+      </li>
     </ul>
   </nav>`;
 }
