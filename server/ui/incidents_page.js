@@ -181,7 +181,7 @@ function IncidentRows({ incidents, onChanged, caption }) {
           <td data-label="State">${
         i.state === "open"
           ? view`<span class="state state-down">open</span>`
-          : view`<span class="state state-up">resolved</span>
+          : view`<span class="state state-up">resolved</span>${" "}
               <span class="muted">${i.resolution}</span>`
       }</td>
           <td data-label="Started"><${At} iso=${i.started_at} /></td>
