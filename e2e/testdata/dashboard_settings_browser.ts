@@ -448,12 +448,12 @@ async function run(args: Args): Promise<Report> {
     report.keyboard.addWindow = await tabTo(page, "Add window");
     await page.keyboard.press("Enter");
     await main.getByRole("heading", { name: "Upcoming (1)" }).waitFor();
-    await windowForm.getByLabel("Starts (UTC)").fill("2026-01-10T08:00");
-    await windowForm.getByLabel("Ends (UTC)").fill("2026-01-10T07:00");
+    await windowForm.getByLabel("Starts (UTC)").fill("2026-01-10 08:00");
+    await windowForm.getByLabel("Ends (UTC)").fill("2026-01-10 07:00");
     await windowForm.getByRole("button", { name: "Add window" }).click();
     await windowForm.locator("#window-ends_at-error").waitFor();
     report.maintenance.endsError = await windowForm.locator("#window-ends_at-error").innerText();
-    await windowForm.getByLabel("Ends (UTC)").fill("2026-01-10T09:30");
+    await windowForm.getByLabel("Ends (UTC)").fill("2026-01-10 09:30");
     await windowForm.getByLabel("Reason (optional)").fill("Network move");
     await windowForm.getByRole("button", { name: "Add window" }).click();
     await main.getByRole("heading", { name: "Past (1)" }).waitFor();

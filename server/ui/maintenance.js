@@ -20,21 +20,30 @@ import { duration } from "./format.js";
 
 const HOUR = 3_600_000;
 
-/** `2031-03-01T08:00`: a time as a `datetime-local` field holds it, in UTC. */
-const fieldTime = (/** @type {number} */ ms) => new Date(ms).toISOString().slice(0, 16);
+/**
+ * `2031-03-01 08:00`: a time as the fields show it, in UTC, as every time of the dashboard is
+ * written (a `datetime-local` field would show it in the browser's own format, `03/01/2031, 08:00
+ * AM`).
+ */
+const fieldTime = (/** @type {number} */ ms) =>
+  new Date(ms).toISOString().slice(0, 16).replace("T", " ");
+
+/** `2031-03-01 08:00`, with `T` or a space, with or without seconds. */
+const FIELD_TIME = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(:\d\d(?:\.\d+)?)?$/;
 
 /**
- * The ISO time (UTC) a `datetime-local` field's text stands for; FieldError when empty.
+ * The ISO time (UTC) a field's text stands for; FieldError when empty or not a date and time.
  * @param {"starts_at" | "ends_at"} name
  * @param {string} text
  */
 function utcOf(name, text) {
   const value = text.trim();
   if (!value) throw new FieldError({ [name]: "Enter a date and a time (UTC)" });
-  // `2031-03-01T08:00` or with seconds; anything else goes as typed, for the API to judge.
-  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(value)) return `${value}:00Z`;
-  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?$/.test(value)) return `${value}Z`;
-  return value;
+  const parts = FIELD_TIME.exec(value);
+  if (!parts) {
+    throw new FieldError({ [name]: "Write it as 2031-03-01 08:00 (a date, then a 24-hour time)" });
+  }
+  return `${parts[1]}T${parts[2]}${parts[3] ?? ":00"}Z`;
 }
 
 /**
@@ -72,11 +81,13 @@ function NewWindow({ project, onAdded }) {
       a probe's state, open no incident, notify nobody, and do not count toward uptime.</p>
     <${FormError} message=${form.formError} />
     <div class="settings-grid">
-      <${TextField} idPrefix="window" name="starts_at" label="Starts (UTC)" type="datetime-local"
-        step="60" value=${values.starts_at} onInput=${set("starts_at")}
-        error=${form.errors.starts_at} hint="Included." />
-      <${TextField} idPrefix="window" name="ends_at" label="Ends (UTC)" type="datetime-local"
-        step="60" value=${values.ends_at} onInput=${set("ends_at")} error=${form.errors.ends_at}
+      <${TextField} idPrefix="window" name="starts_at" label="Starts (UTC)"
+        autocomplete="off" spellcheck=${false} value=${values.starts_at} onInput=${set("starts_at")}
+        error=${form.errors.starts_at} hint="As 2031-03-01 08:00: a date, then a 24-hour time, in UTC. Included." />
+      <${TextField} idPrefix="window" name="ends_at" label="Ends (UTC)"
+        autocomplete="off" spellcheck=${false} value=${values.ends_at} onInput=${
+    set("ends_at")
+  } error=${form.errors.ends_at}
         hint="Not included; at most 366 days after the start." />
     </div>
     <${TextField} idPrefix="window" name="reason" label="Reason (optional)" as="textarea" rows="2"
