@@ -125,6 +125,7 @@ Deno.test({
       assert.equal(t.listedKey, "whsec_…", "masked in the list");
       assert.match(t.webhookTest, /^Test delivered to ops-hook \(1 attempt\)\.$/);
       assert.match(t.slackUrlShown, /^http:\/\/127\.0\.0\.1:\d+\/…$/, "only the Slack URL's host");
+      assert.equal(t.discordTest, "Test delivered to team-discord (1 attempt).");
       assert.match(t.slackTest, /^Test to team-slack failed \(1 attempt\): HTTP 404\.$/);
       const refused = await restCall(server, KEY, "POST", "/notification-targets", {
         name: "x",
@@ -144,7 +145,7 @@ Deno.test({
         "a new key is typed into an empty password field and shown masked once saved",
       );
       assert.match(t.inUse, /Notification target is in use: named by the alert policy's targets/);
-      assert.deepEqual(t.deleted, ["log", "oncall", "ops-hook"]);
+      assert.deepEqual(t.deleted, ["log", "oncall", "ops-hook", "team-discord"]);
 
       // The policy and a project's overrides, as the API now has them.
       assert.deepEqual(JSON.parse(r.policy.saved), {

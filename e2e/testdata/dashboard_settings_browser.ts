@@ -44,6 +44,7 @@ export interface Report {
     webhookTest: string;
     slackUrlShown: string;
     slackTest: string;
+    discordTest: string;
     badUrlError: string;
     badUrlFocused: string | null;
     edited: string;
@@ -202,6 +203,7 @@ async function run(args: Args): Promise<Report> {
       webhookTest: "",
       slackUrlShown: "",
       slackTest: "",
+      discordTest: "",
       badUrlError: "",
       badUrlFocused: null,
       edited: "",
@@ -358,12 +360,23 @@ async function run(args: Args): Promise<Report> {
     await slackCard.getByText(/^Test /).waitFor();
     report.targets.slackTest = await slackCard.getByText(/^Test /).innerText();
 
+    // A Discord target: its test delivered (the local target answers 200 to any path).
+    await newTarget.getByLabel("Discord").check();
+    await newTarget.getByLabel("Name").fill("team-discord");
+    await newTarget.getByLabel("URL", { exact: true }).fill(`${target.origin}/discord/hook`);
+    await newTarget.getByRole("button", { name: "Add target" }).click();
+    await main.getByRole("heading", { name: "Targets (4)" }).waitFor();
+    const discordCard = main.getByRole("listitem", { name: "team-discord" });
+    await discordCard.getByRole("button", { name: "Send test to team-discord" }).click();
+    await discordCard.getByText(/^Test /).waitFor();
+    report.targets.discordTest = await discordCard.getByText(/^Test /).innerText();
+
     // A mail target, then its recipients edited.
     await newTarget.getByLabel("Mail").check();
     await newTarget.getByLabel("Name").fill("oncall");
     await newTarget.getByLabel("Recipients").fill("oncall@example.com");
     await newTarget.getByRole("button", { name: "Add target" }).click();
-    await main.getByRole("heading", { name: "Targets (4)" }).waitFor();
+    await main.getByRole("heading", { name: "Targets (5)" }).waitFor();
     const mailCard = main.getByRole("listitem", { name: "oncall" });
     await mailCard.getByRole("button", { name: "Edit oncall" }).click();
     await mailCard.getByLabel("Recipients").fill("oncall@example.com\nops@example.com");
@@ -404,7 +417,7 @@ async function run(args: Args): Promise<Report> {
 
     // The webhook is in use now: its delete is refused, saying why; the Slack one goes.
     await nav.getByRole("link", { name: "Notification targets" }).click();
-    await main.getByRole("heading", { name: "Targets (4)" }).waitFor();
+    await main.getByRole("heading", { name: "Targets (5)" }).waitFor();
     const hookAgain = main.getByRole("listitem", { name: "ops-hook" });
     await hookAgain.getByRole("button", { name: "Delete" }).click();
     await hookAgain.getByRole("button", { name: "Delete ops-hook" }).click();
@@ -413,7 +426,7 @@ async function run(args: Args): Promise<Report> {
     const slackAgain = main.getByRole("listitem", { name: "team-slack" });
     await slackAgain.getByRole("button", { name: "Delete" }).click();
     await slackAgain.getByRole("button", { name: "Delete team-slack" }).click();
-    await main.getByRole("heading", { name: "Targets (3)" }).waitFor();
+    await main.getByRole("heading", { name: "Targets (4)" }).waitFor();
     report.targets.deleted = (await api("GET", "/notification-targets")).data
       .map((t: { name: string }) => t.name);
 
@@ -665,7 +678,7 @@ async function readOnlyTab(
     report.screenshots.push(path);
   };
   try {
-    await look("targets", "#/targets", "Targets (3)");
+    await look("targets", "#/targets", "Targets (4)");
     const hookUrl = await main.getByRole("listitem", { name: "ops-hook" }).locator("dd code")
       .first().innerText();
     const tag = await page.locator("header .scope").innerText();
