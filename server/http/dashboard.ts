@@ -111,6 +111,7 @@ function page(importMap: string, modules: string[]): string {
 ${FIRST_MODULES.map(preload).join("\n")}
 <link rel="stylesheet" href="${VENDOR_PREFIX}uplot.css">
 <link rel="stylesheet" href="${UI_PREFIX}dashboard.css">
+<link rel="stylesheet" href="${UI_PREFIX}settings.css">
 <link rel="icon" type="image/svg+xml" href="${UI_PREFIX}icon.svg">
 ${modules.filter((path) => !FIRST_MODULES.includes(path)).map(preload).join("\n")}
 </head>

@@ -17,6 +17,12 @@ import { Overview } from "./overview.js";
 import { NewProject, ProjectPage } from "./project.js";
 import { EditProbe, NewProbe } from "./probe_form.js";
 import { ProbePage } from "./probe.js";
+import { IncidentsPage } from "./incidents_page.js";
+import { TargetsPage } from "./targets.js";
+import { AlertPolicyPage, ProjectAlertsPage } from "./policy.js";
+import { MaintenancePage } from "./maintenance.js";
+import { StatusPageSettings } from "./status_page_settings.js";
+import { BadgesPage } from "./badges.js";
 /** @import { ApiError, Scope } from "./api.js" */
 /** @import { Route } from "./routes.js" */
 import { LocationsPage } from "./locations.js";
@@ -140,6 +146,20 @@ function Page({ route }) {
       `;
     case "editProbe":
       return view`<${EditProbe} project=${route.project} probeId=${route.probeId} />`;
+    case "incidents":
+      return view`<${IncidentsPage} key=${route.query} query=${route.query} />`;
+    case "targets":
+      return view`<${TargetsPage} />`;
+    case "alertPolicy":
+      return view`<${AlertPolicyPage} />`;
+    case "projectAlerts":
+      return view`<${ProjectAlertsPage} key=${route.project} project=${route.project} />`;
+    case "maintenance":
+      return view`<${MaintenancePage} key=${route.project} project=${route.project} />`;
+    case "statusPage":
+      return view`<${StatusPageSettings} key=${route.project} project=${route.project} />`;
+    case "badges":
+      return view`<${BadgesPage} key=${route.project} project=${route.project} />`;
     default:
       return view`<${NotFound} />`;
   }
@@ -203,6 +223,12 @@ function Signedin({ onSignOut, justSignedIn, scope }) {
               New project
             </a>`
   }
+          <a href=${href.incidents()}
+            aria-current=${route.name === "incidents" ? "page" : undefined}>Incidents</a>
+          <a href=${href.targets()}
+            aria-current=${route.name === "targets" ? "page" : undefined}>Notification targets</a>
+          <a href=${href.alertPolicy()}
+            aria-current=${route.name === "alertPolicy" ? "page" : undefined}>Alert policy</a>
           <a href=${href.locations()} aria-current=${
     route.name === "locations" ? "page" : undefined
   }>Locations</a>

@@ -88,6 +88,7 @@ export function OpenIncidents({ incidents, onChanged }) {
     incidents.length > shown.length && view`<button type="button" onClick=${() =>
       setAll(true)}>Show all ${incidents.length} open incidents</button>`
   }
+    <p><a href=${href.incidents()}>All incidents, open and resolved</a></p>
   </section>`;
 }
 

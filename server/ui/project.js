@@ -10,6 +10,8 @@ import { ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
 import { Field, FormError, useForm } from "./forms.js";
 import { ProbeTable, tally } from "./overview.js";
 import { useNotice } from "./notice.js";
+import { ProjectNav } from "./settings_parts.js";
+import { StatusPageLink } from "./status_page_settings.js";
 /** @import { ApiError } from "./api.js" */
 /** @import { Project, ProjectCreate } from "./api_types.d.ts" */
 
@@ -180,6 +182,7 @@ export function ProjectPage({ name }) {
       <h1 tabindex="-1">${project?.label ?? name}</h1>
       ${project?.status === "disabled" && view`<span class="tag">disabled</span>`}
     </div>
+    <${ProjectNav} project=${name} current="project" />
     <${ErrorNote} error=${error} />
     ${!data && loading && view`<${Loading} what="Loading the project" />`}
     ${
@@ -188,6 +191,7 @@ export function ProjectPage({ name }) {
       project.status === "enabled" ? "enabled: its probes run." : "disabled: its probes do not run."
     }</p>
       ${project.description && view`<p>${project.description}</p>`}
+      <${StatusPageLink} project=${name} />
       ${
       canWrite && view`<div class="actions">
         <a class="button primary" href=${href.newProbe(name)}>Add probe</a>

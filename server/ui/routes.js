@@ -19,12 +19,44 @@ export const href = {
   probe: (project, probeId) => `#/projects/${part(project)}/probes/${part(probeId)}`,
   /** @param {string} project @param {string} probeId */
   editProbe: (project, probeId) => `${href.probe(project, probeId)}/edit`,
+  /** @param {string} [query] the filters, as `state=resolved&project=shop` */
+  incidents: (query = "") => (query ? `#/incidents?${query}` : "#/incidents"),
+  targets: () => "#/targets",
+  alertPolicy: () => "#/alert-policy",
+  /** @param {string} project */
+  projectAlerts: (project) => `${href.project(project)}/alerts`,
+  /** @param {string} project */
+  maintenance: (project) => `${href.project(project)}/maintenance`,
+  /** @param {string} project */
+  statusPage: (project) => `${href.project(project)}/status-page`,
+  /** @param {string} project */
+  badges: (project) => `${href.project(project)}/badges`,
+};
+
+/**
+ * Pages of their own, named by one word of the fragment: `#/targets`.
+ * @type {Record<string, "targets" | "alertPolicy">}
+ */
+const TOP_PAGES = { targets: "targets", "alert-policy": "alertPolicy" };
+/**
+ * A project's settings pages: `#/projects/shop/maintenance`.
+ * @type {Record<string, "projectAlerts" | "maintenance" | "statusPage" | "badges">}
+ */
+const PROJECT_PAGES = {
+  alerts: "projectAlerts",
+  maintenance: "maintenance",
+  "status-page": "statusPage",
+  badges: "badges",
 };
 
 /**
  * A place of the dashboard.
- * @typedef {{ name: "overview" | "newProject" | "notFound" | "locations" }
- *   | { name: "project" | "newProbe", project: string }
+ * @typedef {{ name: "overview" | "newProject" | "notFound" | "targets" | "alertPolicy" | "locations" }
+ *   | { name: "incidents", query: string }
+ *   | {
+ *     name: "project" | "newProbe" | "projectAlerts" | "maintenance" | "statusPage" | "badges",
+ *     project: string,
+ *   }
  *   | { name: "probe" | "editProbe", project: string, probeId: string }} Route
  */
 
@@ -34,9 +66,13 @@ export const href = {
  * @returns {Route}
  */
 export function parseRoute(hash) {
+  // A query (`#/incidents?state=resolved`) is the incidents page's filters; others have none.
+  const mark = hash.indexOf("?");
+  const query = mark < 0 ? "" : hash.slice(mark + 1);
+  const place = mark < 0 ? hash : hash.slice(0, mark);
   let parts;
   try {
-    parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+    parts = place.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   } catch {
     return { name: "notFound" };
   }
@@ -44,9 +80,14 @@ export function parseRoute(hash) {
   if (parts.length === 0) return { name: "overview" };
   if (first === "new-project" && parts.length === 1) return { name: "newProject" };
   if (first === "locations" && parts.length === 1) return { name: "locations" };
+  if (first === "incidents" && parts.length === 1) return { name: "incidents", query };
+  if (parts.length === 1 && Object.hasOwn(TOP_PAGES, first)) return { name: TOP_PAGES[first] };
   if (first !== "projects" || !project) return { name: "notFound" };
   if (parts.length === 2) return { name: "project", project };
   if (third === "new-probe" && parts.length === 3) return { name: "newProbe", project };
+  if (parts.length === 3 && Object.hasOwn(PROJECT_PAGES, third)) {
+    return { name: PROJECT_PAGES[third], project };
+  }
   if (third === "probes" && probeId && parts.length === 4) {
     return { name: "probe", project, probeId };
   }

@@ -1,0 +1,264 @@
+/**
+ * The dashboard's settings screens and its incidents page in a real headless Chromium (Debian's
+ * `chromium`), driven by playwright-core in e2e/testdata/dashboard_settings_browser.ts, against
+ * the real server (`server/main.ts` in a subprocess, with its runner):
+ *
+ * - notification targets: a webhook made without a key shows the generated key once (copied),
+ *   then masked; a test send delivered; a Slack URL refused, then one shown by its host only
+ *   whose test fails with the receiver's status; a mail target's recipients edited; a target in
+ *   use refused deletion with the reason; another deleted;
+ * - the alert policy and a project's overrides saved through their forms (checked over REST);
+ * - maintenance windows: an upcoming one, a past one, an end before the start refused beside its
+ *   field, a delete;
+ * - the status page made public: its page and JSON answer, the project page links to it;
+ * - a badge made for a probe, its Markdown copied, its preview drawn, rotated (the old token
+ *   stops), deleted;
+ * - incidents across projects: open ones, a project filter, acknowledge, resolved ones in pages
+ *   of 25;
+ * - a read-only key sees each screen without a control that writes;
+ * - each screen in light, dark and at 375 px: axe-core finds nothing (any impact), nothing is
+ *   wider than the screen; no CSP violation, nothing from another origin, no page error.
+ *
+ * Screenshots go to DASHBOARD_SCREENSHOT_DIR, or a temporary folder; the test prints which.
+ */
+import assert from "node:assert/strict";
+import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromium.ts";
+import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
+import {
+  isListeningLine,
+  restCall,
+  type ServerProcess,
+  startServerProcess,
+} from "../server/testing/process.ts";
+import type { Args, Report } from "./testdata/dashboard_settings_browser.ts";
+
+const KEY = "dashboard-settings-key-0123456789";
+const READ_KEY = "dashboard-settings-reader-0123456789";
+const BROWSER_SCRIPT = new URL("./testdata/dashboard_settings_browser.ts", import.meta.url)
+  .pathname;
+/** The browser run gives up after this long rather than hang the suite. */
+const BROWSER_DEADLINE_MS = 300_000;
+
+const adminUrl = Deno.env.get("TEST_DATABASE_URL");
+
+/** The environment a fresh clone would have, plus the given variables. */
+function env(vars: Record<string, string>): Record<string, string> {
+  const keep = ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"];
+  const base = Object.fromEntries(
+    keep.flatMap((k) => Deno.env.get(k) !== undefined ? [[k, Deno.env.get(k)!]] : []),
+  );
+  return { ...base, ...vars };
+}
+
+async function runBrowser(args: Args): Promise<Report> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      "--config",
+      new URL("../deno.dev.json", import.meta.url).pathname,
+      BROWSER_SCRIPT,
+      JSON.stringify(args),
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const deadline = setTimeout(() => child.kill("SIGKILL"), BROWSER_DEADLINE_MS);
+  try {
+    const { success, code, stdout, stderr } = await child.output();
+    const lines = new TextDecoder().decode(stdout).split("\n");
+    const last = lines.reverse().find((line) => line.startsWith('{"report"'));
+    const log = new TextDecoder().decode(stderr);
+    assert.ok(success && last, `the browser run failed (${code}):\n${log}`);
+    return JSON.parse(last).report;
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+Deno.test({
+  name: "the dashboard's settings screens and incidents page: main paths, read-only view, " +
+    "light, dark, 375 px, accessibility (headless Chromium)",
+  ignore: skipWithoutChromium("the dashboard's settings screens"),
+  async fn() {
+    assertChromium();
+    const shotDir = Deno.env.get("DASHBOARD_SCREENSHOT_DIR") ??
+      await Deno.makeTempDir({ prefix: "dashboard-settings-shots-" });
+    await Deno.mkdir(shotDir, { recursive: true });
+    const dataDir = await Deno.makeTempDir({ prefix: "dashboard-settings-" });
+    const database = adminUrl ? await createPostgresDatabase(adminUrl) : null;
+    let server: ServerProcess | undefined;
+    try {
+      server = await startServerProcess({
+        env: env({
+          SERVICE_API_KEY: KEY,
+          SERVICE_API_KEYS_READONLY: READ_KEY,
+          DATA_DIR: dataDir,
+          ...(database && { DATABASE_URL: database.url }),
+          // The script's local target (probes and webhook receivers) is on loopback.
+          PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
+          // A new probe runs once when created, then a day later: the others are run-now's.
+          PROBE_INTERVAL_SECONDS: "86400",
+        }),
+        clearEnv: true,
+        output: "capture",
+        readyLine: isListeningLine,
+      });
+      const project = uniqueName("shop");
+      const other = uniqueName("ops");
+      const r = await runBrowser({
+        chromium: CHROMIUM,
+        baseUrl: server.url,
+        apiKey: KEY,
+        readKey: READ_KEY,
+        project,
+        other,
+        shotDir,
+      });
+      console.log(`screenshots (in ${shotDir}): ${r.screenshots.length} files`);
+      console.log(`Tab presses per keyboard step: ${JSON.stringify(r.keyboard)}`);
+
+      // Targets: the generated key once, in full, copied; masked in the list afterwards.
+      const t = r.targets;
+      assert.match(t.generatedKey, /^whsec_[A-Za-z0-9+/]{40,}={0,2}$/);
+      assert.equal(t.copiedKey, t.generatedKey);
+      assert.equal(t.listedKey, "whsec_…", "masked in the list");
+      assert.match(t.webhookTest, /^Test delivered to ops-hook \(1 attempt\)\.$/);
+      assert.match(t.slackUrlShown, /^http:\/\/127\.0\.0\.1:\d+\/…$/, "only the Slack URL's host");
+      assert.equal(t.discordTest, "Test delivered to team-discord (1 attempt).");
+      assert.match(t.slackTest, /^Test to team-slack failed \(1 attempt\): HTTP 404\.$/);
+      const refused = await restCall(server, KEY, "POST", "/notification-targets", {
+        name: "x",
+        kind: "slack",
+        url: "not a url",
+      });
+      const apiMessage = refused.body.error.details
+        .find((d: { path: string }) => d.path === "url").message;
+      // The API's message beside the URL field, as a sentence (its first letter a capital).
+      assert.equal(t.badUrlError.toLowerCase(), apiMessage.toLowerCase());
+      assert.equal(t.badUrlFocused, "new-target-url");
+      assert.equal(t.edited, "Target oncall was saved.");
+      assert.equal(t.mailRecipients, "oncall@example.com, ops@example.com");
+      assert.deepEqual(
+        [t.keyFieldType, t.keyFieldEmpty, t.keyAfterEdit],
+        ["password", true, "whsec_…"],
+        "a new key is typed into an empty password field and shown masked once saved",
+      );
+      assert.match(t.inUse, /Notification target is in use: named by the alert policy's targets/);
+      assert.deepEqual(t.deleted, ["log", "oncall", "ops-hook", "team-discord"]);
+
+      // The policy and a project's overrides, as the API now has them.
+      assert.deepEqual(JSON.parse(r.policy.saved), {
+        enabled: true,
+        targets: ["log", "ops-hook"],
+        failure_threshold: 1,
+        success_threshold: 1,
+        reminder_minutes: 0,
+        notify_degraded: true,
+        notify_recovered: true,
+      });
+      assert.match(r.policy.shown, /Targets\s+log, ops-hook/);
+      assert.deepEqual(JSON.parse(r.overrides.saved), {
+        enabled: null,
+        targets: null,
+        failure_threshold: null,
+        success_threshold: null,
+        reminder_minutes: 30,
+        notify_degraded: false,
+        notify_recovered: null,
+      });
+      assert.match(r.overrides.effective, /Reminder every \(minutes\)\s+30/);
+      assert.match(r.overrides.effective, /On degraded\s+not notified/);
+
+      // Maintenance.
+      const m = r.maintenance;
+      assert.equal(m.upcoming.length, 1);
+      assert.match(m.upcoming[0], /Database upgrade/);
+      assert.equal(m.past.length, 1);
+      assert.match(m.past[0], /2026-01-10 08:00:00 UTC[\s\S]*2026-01-10 09:30:00 UTC/);
+      assert.match(m.past[0], /1 h 30 min[\s\S]*Network move/);
+      assert.ok(m.endsError.length > 0, "the end before the start is refused beside Ends");
+      assert.deepEqual(m.afterDelete, ["Database upgrade"]);
+
+      // The status page.
+      const s = r.statusPage;
+      assert.equal(s.heading, "Public");
+      assert.equal(s.pageLink, `/status/${project}`);
+      assert.equal(s.pageTitle, "Shop status");
+      assert.equal(s.jsonTitle, "Shop status");
+      assert.match(s.projectLink, new RegExp(`Public status page: /status/${project} \\(JSON\\)`));
+      assert.equal(s.probesListed.length, 2);
+      assert.ok(s.probesListed.some((p) => p.startsWith("Checkout")));
+
+      // Badges.
+      const b = r.badges;
+      const link = `(${server.url}/status/${project})`;
+      assert.match(
+        b.markdown,
+        /^\[!\[.+ status\]\(http:\/\/127\.0\.0\.1:\d+\/badge\/[\w-]{43}\/status\.svg\)\]/,
+      );
+      assert.ok(b.markdown.endsWith(link), b.markdown);
+      assert.equal(b.copied, b.markdown);
+      assert.match(b.html, /^<a href="[^"]+"><img src="[^"]+\/status\.svg" alt="[^"]+"><\/a>$/);
+      assert.ok(b.previewWidth > 20, "the preview shows the badge");
+      assert.notEqual(b.rotatedMarkdown, b.markdown);
+      assert.equal(b.oldTokenStatus, 404, "the old token stops at once");
+      assert.equal(b.newTokenStatus, 200);
+      assert.match(b.afterDelete, /Badge \d+ was deleted/);
+
+      // Incidents across projects.
+      const i = r.incidents;
+      assert.equal(i.openHeading, "Page 1: 2 open incidents");
+      assert.equal(i.openRows, 2);
+      assert.equal(i.filteredRows.length, 1);
+      assert.match(i.filteredRows[0], /Ops API[\s\S]*HTTP 503/);
+      assert.match(i.acknowledged, /Acknowledged/);
+      assert.equal(i.resolvedHeading, "Page 1: 25 resolved incidents");
+      assert.equal(i.page1, 25);
+      assert.equal(i.page2, 1);
+      assert.match(i.pagerAfterNext, /Page 2/);
+      const [page1, page2] = i.ids;
+      assert.equal(new Set([...page1, ...page2]).size, 26, "two pages, no incident twice");
+      assert.ok(Number(page1.at(-1)) > Number(page2[0]), "newest first, across the pages");
+
+      assert.equal(i.fromProject, `Page 1: 25 incidents in ${project}`);
+      assert.deepEqual(i.afterReload, {
+        heading: `Page 1: 25 resolved incidents in ${project}`,
+        hash: `#/incidents?state=resolved&project=${project}`,
+      });
+
+      // A read-only key: every screen, no control that writes; a webhook's URL by its host.
+      const ro = r.readOnly;
+      assert.equal(ro.tag, "Read-only key");
+      assert.deepEqual(ro.pages, [
+        "targets",
+        "alert-policy",
+        "project-alerts",
+        "maintenance",
+        "status-page",
+        "badges",
+        "incidents",
+      ]);
+      for (const page of ro.pages) assert.deepEqual(ro.writeControls[page], [], page);
+      assert.match(ro.hookUrl, /^http:\/\/127\.0\.0\.1:\d+\/…$/);
+
+      for (const [page, width] of Object.entries(r.narrow)) {
+        assert.ok(width <= 375, `${page} is ${width} px wide at 375 px`);
+      }
+      assert.equal(Object.keys(r.narrow).length, 8);
+      // 8 screens (the project page with its links too) in light, dark and 375 px, and 7 with
+      // the read-only key.
+      assert.equal(r.axePages.length, 31, r.axePages.join(", "));
+      assert.deepEqual(r.axe, [], "axe-core: no violations");
+      assert.deepEqual(r.csp, [], "no Content-Security-Policy violations");
+      assert.deepEqual(r.foreign, [], "nothing is loaded from another origin");
+      assert.deepEqual(r.pageErrors, []);
+      assert.deepEqual(r.consoleErrors, []);
+    } finally {
+      const stopped: Deno.CommandStatus | undefined = await server?.stop();
+      await database?.drop();
+      await Deno.remove(dataDir, { recursive: true });
+      if (stopped) assert.equal(stopped.code, 0, server?.output());
+    }
+  },
+});

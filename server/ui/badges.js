@@ -1,0 +1,280 @@
+// @ts-check
+/**
+ * A project's badges (`/projects/{project}/badges`): tokens that serve the status, uptime and
+ * latency badges of one probe or of the whole project. Made, rotated (the old token stops) and
+ * deleted here; a token is shown only in the answer that made or rotated it, so the Markdown and
+ * HTML snippets to copy are shown then. A read-only key sees the list only.
+ */
+import { useState } from "preact/hooks";
+import { view } from "./view.js";
+/** @import { ApiError } from "./api.js" */
+import { useCanWrite } from "./scope.js";
+import { del, get, post, seg } from "./api.js";
+import { useLoad, useTitle } from "./load.js";
+import { At, ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
+import { FormError, useForm } from "./forms.js";
+import { CopyBox, ProjectSettingsHead } from "./settings_parts.js";
+
+/** @import { Answer } from "./api_types.d.ts" */
+/**
+ * @typedef {NonNullable<Answer<"get", "/projects/{project}/badges">>["data"][number]} Badge
+ * @typedef {NonNullable<Answer<"post", "/projects/{project}/badges">>["data"]} NewBadge
+ * @typedef {NonNullable<Answer<"get", "/projects/{project}/probes">>["data"][number]} Probe
+ * @typedef {"status" | "uptime" | "latency"} BadgeKind
+ */
+
+/** @type {[BadgeKind, string][]} */
+const BADGE_KINDS = [["status", "Status"], ["uptime", "Uptime"], ["latency", "Latency p95"]];
+const WINDOWS = ["24h", "7d", "30d"];
+
+/**
+ * What a badge shows, in words.
+ * @param {Badge} badge
+ * @param {Map<string, Probe>} probes
+ */
+function subject(badge, probes) {
+  if (badge.scope === "project") return "The whole project";
+  const probe = badge.probe_id ? probes.get(badge.probe_id) : undefined;
+  return probe ? `Probe ${probe.label ?? probe.url}` : `Probe ${badge.probe_id}`;
+}
+
+/**
+ * The badge image's address, absolute (as it goes into a README).
+ * @param {NewBadge} badge
+ * @param {BadgeKind} kind
+ * @param {string} window
+ */
+function imageUrl(badge, kind, window) {
+  const path = kind === "status"
+    ? badge.urls.status_svg
+    : `/badge/${badge.token}/${kind}.svg?window=${window}`;
+  return `${location.origin}${path}`;
+}
+
+/**
+ * A token just made or rotated: a preview and the snippets to copy, while it is on screen.
+ * @param {{ badge: NewBadge, name: string, project: string, onDismiss: () => void }} props
+ */
+function FreshToken({ badge, name, project, onDismiss }) {
+  const [kind, setKind] = useState(/** @type {BadgeKind} */ ("status"));
+  const [window, setWindow] = useState("24h");
+  const src = imageUrl(badge, kind, window);
+  const text = kind === "status"
+    ? "status"
+    : `${kind === "latency" ? "latency p95" : kind} ${window}`;
+  const alt = `${project} ${text}`;
+  const page = `${location.origin}/status/${encodeURIComponent(project)}`;
+  const markdown = `[![${alt}](${src})](${page})`;
+  const html = `<a href="${page}"><img src="${src}" alt="${alt}"></a>`;
+  const shields = `https://img.shields.io/endpoint?url=${
+    encodeURIComponent(`${location.origin}${badge.urls.json}?kind=${kind}&window=${window}`)
+  }`;
+  return view`<section class="notice secret-once" aria-labelledby="fresh-title">
+    <h2 id="fresh-title" tabindex="-1">Badge ${badge.id}: ${name}</h2>
+    <p>Its token is shown only now: copy a snippet before leaving this page. To get a snippet
+      later, rotate the badge (the old token then stops working).</p>
+    <fieldset class="choices">
+      <legend>Badge</legend>
+      ${
+    BADGE_KINDS.map(([value, label]) =>
+      view`<label class="choice" key=${value}>
+          <input type="radio" name="badge-kind" value=${value} checked=${kind === value}
+            onChange=${() => setKind(value)} /> ${label}
+        </label>`
+    )
+  }
+    </fieldset>
+    ${
+    kind !== "status" && view`<div class="field">
+      <label for="badge-window">Window</label>
+      <select id="badge-window" value=${window}
+        onChange=${(/** @type {Event} */ e) =>
+      setWindow(/** @type {HTMLSelectElement} */ (e.currentTarget).value)}>
+        ${WINDOWS.map((w) => view`<option value=${w} key=${w}>${w}</option>`)}
+      </select>
+    </div>`
+  }
+    <p>Preview: <img src=${src} alt=${alt} class="badge-preview" /></p>
+    <div class="snippets">
+      <${CopyBox} id="snippet-markdown" label="Markdown" text=${markdown} />
+      <${CopyBox} id="snippet-html" label="HTML" text=${html} />
+      <${CopyBox} id="snippet-shields" label="Shields URL" text=${shields} />
+    </div>
+    <p class="hint">The links point at ${location.origin}, the address this dashboard is open
+      at; behind a proxy, put the service's public address in their place. The status page link
+      works while the page is public.</p>
+    <div class="actions"><button type="button" onClick=${onDismiss}>Done</button></div>
+  </section>`;
+}
+
+/**
+ * A new badge, for the project or one of its probes.
+ * @param {{ project: string, probes: Probe[], onCreated: (badge: NewBadge) => void }} props
+ */
+function NewBadgeForm({ project, probes, onCreated }) {
+  const form = useForm(["probe_id"]);
+  const [target, setTarget] = useState("");
+  const onSubmit = (/** @type {Event} */ event) => {
+    event.preventDefault();
+    form.submit(async () => {
+      const answer = await post(
+        `/projects/${seg(project)}/badges`,
+        target ? { probe_id: target } : {},
+      );
+      onCreated(answer.data);
+    });
+  };
+  const error = form.errors.probe_id;
+  return view`<form class="form" ref=${form.formRef} onSubmit=${onSubmit} novalidate
+    aria-labelledby="new-badge-title">
+    <h2 id="new-badge-title">Make a badge</h2>
+    <${FormError} message=${form.formError} />
+    <div class=${error ? "field invalid" : "field"}>
+      <label for="badge-for">For</label>
+      <select id="badge-for" name="probe_id" value=${target}
+        aria-describedby=${error ? "badge-for-hint badge-for-error" : "badge-for-hint"}
+        aria-invalid=${error ? "true" : undefined}
+        onChange=${(/** @type {Event} */ e) =>
+    setTarget(/** @type {HTMLSelectElement} */ (e.currentTarget).value)}>
+        <option value="">The whole project (its worst state, all probes' uptime)</option>
+        ${
+    probes.map((p) =>
+      view`<option value=${p.probe_id} key=${p.probe_id}>Probe ${p.label ?? p.url}</option>`
+    )
+  }
+      </select>
+      <p class="hint" id="badge-for-hint">A token serves the status, uptime and latency badges of
+        what it is for, and nothing else.</p>
+      ${error && view`<p class="field-error" id="badge-for-error">${error}</p>`}
+    </div>
+    <div class="actions">
+      <button type="submit" class="primary" disabled=${form.busy}>Make badge</button>
+    </div>
+  </form>`;
+}
+
+/**
+ * The project's badges, each with Rotate and Delete for a key that may write.
+ * @param {{
+ *   project: string,
+ *   badges: Badge[],
+ *   probes: Map<string, Probe>,
+ *   onRotate: (badge: Badge) => Promise<void>,
+ *   onDelete: (badge: Badge) => Promise<void>,
+ * }} props
+ */
+function BadgeTable({ project, badges, probes, onRotate, onDelete }) {
+  const canWrite = useCanWrite();
+  return view`<section aria-labelledby="badges-title">
+    <h2 id="badges-title">Badges (${badges.length})</h2>
+    ${
+    badges.length === 0 ? view`<p class="muted">No badges yet.</p>` : view`<div class="table-wrap">
+      <table class="grid">
+        <caption class="sr-only">Badges of ${project}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Badge</th>
+            <th scope="col">For</th>
+            <th scope="col">Made</th>
+            <th scope="col">Rotated</th>
+            ${canWrite && view`<th scope="col"><span class="sr-only">Actions</span></th>`}
+          </tr>
+        </thead>
+        <tbody>
+          ${
+      badges.map((b) =>
+        view`<tr key=${b.id}>
+            <th scope="row" data-label="Badge">${b.id}</th>
+            <td data-label="For">${subject(b, probes)}</td>
+            <td data-label="Made"><${At} iso=${b.created_at} /></td>
+            <td data-label="Rotated">${
+          b.rotated_at
+            ? view`<${At} iso=${b.rotated_at} />`
+            : view`<span class="muted">never</span>`
+        }</td>
+            ${
+          canWrite && view`<td data-label="Actions"><span class="actions">
+              <${ConfirmButton} label="Rotate" confirmLabel=${`Rotate badge ${b.id}`}
+                question="A new token; the old one stops at once. Rotate?"
+                onConfirm=${() => onRotate(b)} />
+              <${ConfirmButton} label="Delete" confirmLabel=${`Delete badge ${b.id}`}
+                question="Delete it? Its token stops at once." onConfirm=${() => onDelete(b)} />
+            </span></td>`
+        }
+          </tr>`
+      )
+    }
+        </tbody>
+      </table>
+    </div>`
+  }
+  </section>`;
+}
+
+/** @param {{ project: string }} props */
+export function BadgesPage({ project }) {
+  useTitle(`Badges of ${project}`);
+  const canWrite = useCanWrite();
+  const [fresh, setFresh] = useState(/** @type {NewBadge | null} */ (null));
+  const [message, setMessage] = useState("");
+  const [failure, setFailure] = useState(/** @type {ApiError | null} */ (null));
+  const { data, error, loading, reload } = useLoad(
+    () =>
+      Promise.all([
+        get(`/projects/${seg(project)}/badges`),
+        get(`/projects/${seg(project)}/probes`),
+      ]),
+    [project],
+  );
+  const badges = data?.[0].data ?? [];
+  const probeList = data?.[1].data ?? [];
+  const probes = new Map(probeList.map((p) => [p.probe_id, p]));
+  const show = (/** @type {NewBadge} */ badge, /** @type {string} */ text) => {
+    setFailure(null);
+    setFresh(badge);
+    setMessage(text);
+    reload();
+    // The snippets are what the user came for: focus (and so scroll) to them.
+    requestAnimationFrame(() => document.getElementById("fresh-title")?.focus());
+  };
+  const rotate = async (/** @type {Badge} */ badge) => {
+    try {
+      const answer = await post(`/projects/${seg(project)}/badges/${seg(badge.id)}/rotate`);
+      show(answer.data, `Badge ${badge.id} was rotated: its old token no longer works.`);
+    } catch (e) {
+      setFailure(/** @type {ApiError} */ (e));
+    }
+  };
+  const remove = async (/** @type {Badge} */ badge) => {
+    try {
+      await del(`/projects/${seg(project)}/badges/${seg(badge.id)}`);
+      if (fresh?.id === badge.id) setFresh(null);
+      setFailure(null);
+      setMessage(`Badge ${badge.id} was deleted: its token no longer works.`);
+      reload();
+    } catch (e) {
+      setFailure(/** @type {ApiError} */ (e));
+    }
+  };
+  return view`<div>
+    <${ProjectSettingsHead} project=${project} title="Badges" current="badges" />
+    <p class="muted">Small images of a probe's or the project's status, uptime or latency, for a
+      README or a wiki. Each is served by a token of its own, without the API key.</p>
+    <p role="status" class=${message ? "notice" : "sr-only"}>${message}</p>
+    ${failure && view`<p class="error" role="alert">${describe(failure)}</p>`}
+    <${ErrorNote} error=${error} />
+    ${!data && loading && view`<${Loading} what="Loading the badges" />`}
+    ${
+    fresh && view`<${FreshToken} key=${fresh.token} badge=${fresh} project=${project}
+      name=${subject(fresh, probes)} onDismiss=${() => setFresh(null)} />`
+  }
+    ${
+    data && view`<${BadgeTable} project=${project} badges=${badges} probes=${probes}
+      onRotate=${rotate} onDelete=${remove} />`
+  }
+    ${
+    canWrite && data && view`<${NewBadgeForm} project=${project} probes=${probeList}
+      onCreated=${(/** @type {NewBadge} */ b) => show(b, `Badge ${b.id} was made.`)} />`
+  }
+  </div>`;
+}
