@@ -88,10 +88,10 @@ Deno.test("an unknown --window or a --limit that is not a number is a usage erro
   assert.match(limit.stderr, /Not a whole number/);
 });
 
-Deno.test("a series --window other than 24h, 7d, 30d, 90d and a bad --origin are usage errors", async () => {
-  const window = await offline(["results", "series", "p", "0123456789abcdef", "--window", "1h"]);
+Deno.test("a series --window other than 1h, 6h, 24h, 7d, 30d, 90d and a bad --origin are usage errors", async () => {
+  const window = await offline(["results", "series", "p", "0123456789abcdef", "--window", "2h"]);
   assert.equal(window.code, EXIT.usage);
-  assert.match(window.stderr, /Allowed choices are 24h, 7d, 30d, 90d/);
+  assert.match(window.stderr, /Allowed choices are 1h, 6h, 24h, 7d, 30d, 90d/);
   const origin = await offline(["badges", "create", "p", "--origin", "ftp://x.example"]);
   assert.equal(origin.code, EXIT.usage);
   assert.match(origin.stderr, /Not an http\(s\) URL/);
