@@ -35,6 +35,8 @@ import { type RunnerClock, systemClock } from "./clock.ts";
 import { createLoops, type Loops } from "./loops.ts";
 import { LOCAL, runnerSeen } from "../domain/locations.ts";
 import { SERVICE_VERSION } from "../version.ts";
+import { probeUserAgent } from "./user_agent.ts";
+import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 
 export { claimWindow } from "./window.ts";
 export { hostOf } from "./slots.ts";
@@ -195,6 +197,7 @@ function settingsOf(options: RunnerOptions) {
         policy: options.policy,
         resolve: options.resolve,
         timeoutMs,
+        userAgent: probeUserAgent(DEFAULT_LOCAL_LOCATION),
         ca: options.ca,
         now: () => clock.now(),
         retryPauseMs: options.retryPauseMs ?? RETRY_PAUSE_MS,
