@@ -213,6 +213,40 @@ apiSuite("the runner protocol", (test) => {
     }
   });
 
+  test("a remote location's failures move its own state, not the probe's alerts", async ({ api, app }) => {
+    const target = await startTarget();
+    try {
+      const eu = await location(api);
+      const { project, probeId } = await probeAt(api, target, eu.name);
+      for (let i = 0; i < 4; i++) {
+        // Due again at once: the next run of the probe is claimable.
+        await sql`update probe_schedule set next_due_at = now() where location = ${eu.name}`
+          .execute(app.database.db);
+        const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
+          .find((r: { url: string }) => r.url.startsWith(target.origin));
+        const res = await post(api, eu.token, [{
+          ...resultOf(run.run_id),
+          outcome: "down",
+          http_status: 503,
+          error: "HTTP 503",
+        }]);
+        assert.equal(res.body.data.recorded, 1);
+      }
+      const { rows } = await sql<{ state: string; fail_streak: number }>`
+        select state, fail_streak from probe_schedule where location = ${eu.name}
+          and probe_key = (select key from probes where project = ${project})`
+        .execute(app.database.db);
+      assert.deepEqual(rows, [{ state: "down", fail_streak: 4 }]);
+      const incidents = await api.get(`/api/v1/incidents?project=${project}`);
+      assert.equal(incidents.status, 200);
+      assert.equal(incidents.body.data.length, 0);
+      const probe = await api.get(`/api/v1/projects/${project}/probes/${probeId}`);
+      assert.equal(probe.body.data.state, "unknown");
+    } finally {
+      await target.close();
+    }
+  });
+
   test("rotating or deleting a location stops its token", async ({ api }) => {
     const eu = await location(api);
     assert.equal((await claim(api, eu.token)).status, 200);

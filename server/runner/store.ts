@@ -330,7 +330,9 @@ export async function recordRunsIn(
       : []
   );
   await insertRuns(trx, runner, runs, location);
-  await applyStateChanges(trx, changes, new Date());
+  // The probe's state and alerts follow the built-in location's runs (docs/locations.md); every
+  // location's row keeps its own state and streaks.
+  if (location === LOCAL) await applyStateChanges(trx, changes, new Date());
   const skipped = sorted.filter((c) => !c.result && settled.has(c.key)).length;
   return {
     recorded: new Set(runs.map((r) => r.key)),
