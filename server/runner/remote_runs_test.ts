@@ -220,7 +220,8 @@ apiSuite("the runner protocol", (test) => {
       const { project, probeId } = await probeAt(api, target, eu.name);
       for (let i = 0; i < 4; i++) {
         // Due again at once: the next run of the probe is claimable.
-        await sql`update probe_schedule set next_due_at = now() where location = ${eu.name}`
+        await sql`update probe_schedule set next_due_at = date_trunc('milliseconds', now())
+          where location = ${eu.name}`
           .execute(app.database.db);
         const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
           .find((r: { url: string }) => r.url.startsWith(target.origin));
