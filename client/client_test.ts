@@ -33,6 +33,7 @@ for (const backend of backends()) {
           label: "Shop",
           description: null,
           status: "enabled",
+          default_locations: null,
         });
 
         const listed = await client.projects.list({ project });
@@ -276,6 +277,7 @@ for (const backend of backends()) {
             error: null,
             address: "127.0.0.1",
             failed_checks: null,
+            location: "local",
             trigger: "schedule",
             in_maintenance: false,
           },
@@ -378,6 +380,7 @@ for (const backend of backends()) {
             error: null,
             address: "127.0.0.1",
             failed_checks: null,
+            location: "local",
             trigger: "schedule",
             in_maintenance: false,
           }],

@@ -213,7 +213,7 @@ apiSuite("the runner protocol", (test) => {
     }
   });
 
-  test("a remote location's failures move its own state, not the probe's alerts", async ({ api, app }) => {
+  test("a remote location's failures move its state, and the probe's by quorum", async ({ api, app }) => {
     const target = await startTarget();
     try {
       const eu = await location(api);
@@ -238,11 +238,18 @@ apiSuite("the runner protocol", (test) => {
           and probe_key = (select key from probes where project = ${project})`
         .execute(app.database.db);
       assert.deepEqual(rows, [{ state: "down", fail_streak: 4 }]);
+      // Its only location: one of one is a majority.
       const incidents = await api.get(`/api/v1/incidents?project=${project}`);
-      assert.equal(incidents.status, 200);
-      assert.equal(incidents.body.data.length, 0);
-      const probe = await api.get(`/api/v1/projects/${project}/probes/${probeId}`);
-      assert.equal(probe.body.data.state, "unknown");
+      assert.equal(incidents.body.data.length, 1);
+      assert.deepEqual(incidents.body.data[0].locations.down, [eu.name]);
+      const probe = (await api.get(`/api/v1/projects/${project}/probes/${probeId}`)).body.data;
+      assert.equal(probe.state, "down");
+      assert.deepEqual(
+        probe.location_states.map((
+          l: { location: string; state: string },
+        ) => [l.location, l.state]),
+        [[eu.name, "down"]],
+      );
     } finally {
       await target.close();
     }
