@@ -144,13 +144,20 @@ function exportProbe(
     ...(probe.interval_seconds !== null && { interval_seconds: probe.interval_seconds }),
     ...(probe.timeout_ms !== null && { timeout_ms: probe.timeout_ms }),
     ...(probe.expect !== null && { expect: probe.expect }),
+    ...(probe.locations !== null && { locations: probe.locations }),
   };
 }
 
 /** A project's entry: its fields, overrides, status page when not the default, probes, windows. */
 async function exportProject(
   client: ProbeClient,
-  project: { project: string; label: string | null; description: string | null; status: string },
+  project: {
+    project: string;
+    label: string | null;
+    description: string | null;
+    status: string;
+    default_locations: string[] | null;
+  },
   probes: Probe[],
   names: Names,
   options: ExportOptions,
@@ -183,6 +190,7 @@ async function exportProject(
       ...(project.label !== null && { label: project.label }),
       ...(project.description !== null && { description: project.description }),
       status: project.status,
+      ...(project.default_locations !== null && { default_locations: project.default_locations }),
       ...(Object.keys(overrides).length > 0 && { alerts: overrides }),
       ...(pageChanged && { status_page: { public: isPublic, title, description, show_urls } }),
       probes: probes.sort((a, b) => byText(a.url, b.url)).map((p) =>
@@ -202,14 +210,19 @@ export async function exportSeed(
   client: ProbeClient,
   options: ExportOptions = {},
 ): Promise<Exported> {
-  const [targets, policy, iamAlive, projects, probes] = await Promise.all([
+  const [targets, policy, iamAlive, projects, probes, locations] = await Promise.all([
     client.targets.list(),
     client.alerts.get(),
     client.settings.getIamAlive(),
     client.projects.list(),
     client.probes.list(),
+    client.locations.list(),
   ]);
   const names = variableNames();
+  // Remote locations, without their tokens (a seed that makes one prints its new token).
+  const remote = locations.data.filter((l) => l.kind === "remote")
+    .sort((a, b) => byText(a.name, b.name))
+    .map((l) => ({ name: l.name, ...(l.label !== null && { label: l.label }) }));
   const stored = targets.data.filter((t) => t.kind !== "log").sort((a, b) =>
     byText(a.name, b.name)
   );
@@ -233,6 +246,7 @@ export async function exportSeed(
   return {
     seed: {
       targets: exportedTargets,
+      ...(remote.length > 0 && { locations: remote }),
       alerts: Object.fromEntries(ALERT_POLICY_FIELDS.map((f) => [f, policy.data[f]])),
       projects: entries,
       settings: {

@@ -1,6 +1,7 @@
 /**
  * The operator's CLI over the typed client: `overview`, `projects`, `probes`, `results`,
- * `incidents`, `alerts`, `targets`, `maintenance`, `status-page`, `badges`, `settings`, `import`,
+ * `incidents`, `alerts`, `targets`, `maintenance`, `status-page`, `badges`, `locations`,
+ * `settings`, `import`,
  * `export` and `whoami`.
  * Tables for people, `--json` for scripts; the exit status says what failed (see EXIT).
  */
@@ -11,6 +12,7 @@ import { badgesCommand } from "./commands/badges.ts";
 import { exportCommand } from "./commands/export.ts";
 import { importCommand } from "./commands/import.ts";
 import { incidentsCommand } from "./commands/incidents.ts";
+import { locationsCommand } from "./commands/locations.ts";
 import { maintenanceCommand } from "./commands/maintenance.ts";
 import { overviewCommand } from "./commands/overview.ts";
 import { probesCommand } from "./commands/probes.ts";
@@ -170,6 +172,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       maintenanceCommand,
       statusPageCommand,
       badgesCommand,
+      locationsCommand,
       settingsCommand,
       importCommand,
       exportCommand,

@@ -15,6 +15,8 @@ import {
   findRepeatedKey,
   hasUrlCredentials,
   iamAlivePatchInput,
+  locationList,
+  locationName,
   maintenanceCreateInput,
   MASKED_WEBHOOK_SECRET,
   probeExpect,
@@ -57,6 +59,8 @@ const seedProbe = z.strictObject({
   /** Absent or null: the service-wide `PROBE_INTERVAL_SECONDS` / `PROBE_TIMEOUT_MS`. */
   interval_seconds: probeIntervalSeconds.nullable().optional(),
   timeout_ms: probeTimeoutMs.nullable().optional(),
+  /** Absent or null: the project's `default_locations`. */
+  locations: locationList.nullable().optional(),
 }).superRefine((probe, ctx) => {
   if (certificateOnHttp(probe.url, probe.expect)) {
     ctx.addIssue({
@@ -139,6 +143,8 @@ const seedProject = z.strictObject({
   label: z.string().nullable().optional(),
   description: z.string().nullable().optional(),
   status: projectStatus.optional(),
+  /** Where its probes without their own `locations` run; absent or null: the built-in one. */
+  default_locations: locationList.nullable().optional(),
   alerts: projectOverrides.optional(),
   /** The public status page's settings: the fields given are set, the others stay. */
   status_page: statusPagePatchInput.omit({ project: true }).optional(),
@@ -224,12 +230,17 @@ export const seedFile = z.strictObject({
   /** Free text for people (a JSON file has no comments); ignored. */
   $comment: z.string().optional(),
   targets: z.array(seedTarget).default([]),
+  /** Remote locations (never their tokens: a location made here prints its token once). */
+  locations: z.array(
+    z.strictObject({ name: locationName, label: z.string().min(1).max(200).nullable().optional() }),
+  ).default([]),
   alerts: alertPolicyPatchInput.optional(),
   projects: z.array(seedProject).default([]),
   settings: z.strictObject({ iam_alive: iamAlivePatchInput.optional() }).optional(),
 }).superRefine((file, ctx) => {
   listedTwice(file.projects, (p) => p.project, (i) => ["projects", i, "project"], ctx);
   listedTwice(file.targets, (t) => t.name, (i) => ["targets", i, "name"], ctx);
+  listedTwice(file.locations, (l) => l.name, (i) => ["locations", i, "name"], ctx);
 });
 export type SeedFile = z.infer<typeof seedFile>;
 type SeedProject = SeedFile["projects"][number];
@@ -275,7 +286,15 @@ export type Action =
   | "deleted";
 
 export interface Step {
-  kind: "target" | "alerts" | "project" | "probe" | "maintenance" | "status_page" | "settings";
+  kind:
+    | "target"
+    | "location"
+    | "alerts"
+    | "project"
+    | "probe"
+    | "maintenance"
+    | "status_page"
+    | "settings";
   project?: string;
   /**
    * What the step is about: the probe's URL, the target's name, `policy` for the global alert
@@ -333,6 +352,7 @@ function stored(probe: SeedProbe) {
     expect: probe.expect ?? null,
     interval_seconds: probe.interval_seconds ?? null,
     timeout_ms: probe.timeout_ms ?? null,
+    locations: probe.locations ?? null,
   };
 }
 
@@ -346,6 +366,7 @@ const sameProbe = (want: SeedProbe, have: Probe) =>
     expect: have.expect,
     interval_seconds: have.interval_seconds,
     timeout_ms: have.timeout_ms,
+    locations: have.locations,
   });
 
 /** Whether any field the file gives differs from what the service holds. */
@@ -551,6 +572,7 @@ async function seedOneProject(
   const fields = {
     ...(want.label !== undefined && { label: want.label }),
     ...(want.description !== undefined && { description: want.description }),
+    ...(want.default_locations !== undefined && { default_locations: want.default_locations }),
   };
   if (!have) {
     if (!dryRun) {
@@ -560,7 +582,9 @@ async function seedOneProject(
     steps.push({ kind: "project", project, action: "created" });
   } else {
     const changes = { ...fields, ...(want.status !== undefined && { status: want.status }) };
-    const differs = Object.entries(changes).some(([k, v]) => have[k as keyof Project] !== v);
+    const differs = Object.entries(changes).some(([k, v]) =>
+      !isDeepStrictEqual(have[k as keyof Project], v)
+    );
     if (differs && !dryRun) await client.projects.update({ project, ...changes });
     steps.push({ kind: "project", project, action: differs ? "updated" : "unchanged" });
   }
@@ -638,6 +662,39 @@ async function seedMaintenance(
 }
 
 /**
+ * A remote location: made when missing (its token, answered this once, in the step's note), its
+ * label set when it differs. Never deleted by a seed.
+ */
+async function seedOneLocation(
+  client: ProbeClient,
+  want: SeedFile["locations"][number],
+  dryRun: boolean,
+): Promise<Step> {
+  let have = null;
+  try {
+    have = (await client.locations.get({ location: want.name })).data;
+  } catch (error) {
+    if (!(error instanceof ProbeApiError && error.status === 404)) throw error;
+  }
+  if (!have) {
+    if (dryRun) return { kind: "location", target: want.name, action: "created" };
+    const made = await client.locations.create({ name: want.name, label: want.label });
+    return {
+      kind: "location",
+      target: want.name,
+      action: "created",
+      note: `location ${want.name} was made: its token, shown this once, is ${made.data.token} ` +
+        "(start its runners with LOCATION_TOKEN set to it)",
+    };
+  }
+  const differs = want.label !== undefined && want.label !== have.label;
+  if (differs && !dryRun) {
+    await client.locations.update({ location: want.name, label: want.label });
+  }
+  return { kind: "location", target: want.name, action: differs ? "updated" : "unchanged" };
+}
+
+/**
  * Brings the service in line with the file; answers what was (or, dry, would be) done. Targets
  * come first (the policies name them), then the global alert policy, the projects with their
  * overrides, probes, maintenance windows and status page, and the I'm alive settings. Throws a
@@ -651,6 +708,9 @@ export async function applySeed(
   const { targets, projects } = resolveSecrets(file, options.env);
   const steps: Step[] = [];
   for (const target of targets) steps.push(await seedOneTarget(client, target, options));
+  for (const location of file.locations) {
+    steps.push(await seedOneLocation(client, location, options.dryRun ?? false));
+  }
   if (file.alerts && Object.keys(file.alerts).length > 0) {
     const have = (await client.alerts.get()).data;
     const differs = differsFrom(file.alerts, have);

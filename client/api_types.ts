@@ -253,3 +253,18 @@ export type BadgeRotateResult = Outputs["badges"]["rotate"];
 export type WhoamiResult = Outputs["whoami"]["get"];
 /** A key's scope: `write` (every operation) or `read` (queries only; the rest answer 403). */
 export type KeyScope = WhoamiResult["data"]["scope"];
+
+/** A location probes run from: the built-in one (`local`) or a remote one. */
+export type Location = Outputs["locations"]["get"]["data"];
+/** `locations.list`: `{ data: Location[], meta: { count } }`, the built-in location first. */
+export type LocationListResult = Outputs["locations"]["list"];
+/** `locations.create`: `{ name, label? }`. */
+export type LocationCreateInput = Inputs["locations"]["create"];
+/** `locations.create` and `locations.rotateToken`: the location with its `token`, shown once. */
+export type LocationWithTokenResult = Outputs["locations"]["create"];
+/** `{ location }`: a location by name. */
+export type LocationRef = Inputs["locations"]["get"];
+/** `locations.get` and `locations.update`: `{ data: Location }`. */
+export type LocationGetResult = Outputs["locations"]["get"];
+/** `locations.update`: `{ location, label }`. */
+export type LocationUpdateInput = Inputs["locations"]["update"];

@@ -21,6 +21,12 @@ import type {
   IncidentListInput,
   IncidentListResult,
   IncidentRef,
+  LocationCreateInput,
+  LocationGetResult,
+  LocationListResult,
+  LocationRef,
+  LocationUpdateInput,
+  LocationWithTokenResult,
   MaintenanceCreateInput,
   MaintenanceCreateResult,
   MaintenanceListInput,
@@ -266,6 +272,21 @@ export interface BadgesApi {
   delete(input: BadgeRef): Promise<void>;
 }
 
+/** Locations: where probes run from (docs/locations.md). A token is answered only when made. */
+export interface LocationsApi {
+  /** Every location with its runners' health: the built-in one first, then by name. */
+  list(): Promise<LocationListResult>;
+  get(input: LocationRef): Promise<LocationGetResult>;
+  /** Makes a remote location; its `token` is in this answer only. 409 for a taken name. */
+  create(input: LocationCreateInput): Promise<LocationWithTokenResult>;
+  /** Changes its `label`; the built-in location rejects with 409. */
+  update(input: LocationUpdateInput): Promise<LocationGetResult>;
+  /** Deletes a remote location; rejects with `conflict` (409) while a probe or project names it. */
+  delete(input: LocationRef): Promise<void>;
+  /** Replaces its token: the old one stops at once; the new one is in this answer only. */
+  rotateToken(input: LocationRef): Promise<LocationWithTokenResult>;
+}
+
 /** The key in use. */
 export interface WhoamiApi {
   /**
@@ -289,6 +310,7 @@ export interface ProbeClient {
   overview: OverviewApi;
   statusPages: StatusPagesApi;
   badges: BadgesApi;
+  locations: LocationsApi;
   whoami: WhoamiApi;
 }
 
@@ -411,6 +433,14 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       create: (input) => call(() => trpc.badges.create.mutate(input)),
       rotate: (input) => call(() => trpc.badges.rotate.mutate(input)),
       delete: (input) => call(() => trpc.badges.delete.mutate(input)),
+    },
+    locations: {
+      list: () => call(() => trpc.locations.list.query({})),
+      get: (input) => call(() => trpc.locations.get.query(input)),
+      create: (input) => call(() => trpc.locations.create.mutate(input)),
+      update: (input) => call(() => trpc.locations.update.mutate(input)),
+      delete: (input) => call(() => trpc.locations.delete.mutate(input)),
+      rotateToken: (input) => call(() => trpc.locations.rotateToken.mutate(input)),
     },
     whoami: {
       get: () => call(() => trpc.whoami.get.query({})),

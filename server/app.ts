@@ -135,6 +135,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     iamAlive;
   const metrics = createServiceMetrics({
     ...options.metrics,
+    localLocation: options.probeDefaults?.localLocation,
     db: handle.db,
     log,
     poolStats: handle.poolStats,

@@ -3,7 +3,7 @@ import type { Probe, ProbeExpect, ProbeResult } from "@probe/client";
 import { parse as parseYaml } from "yaml";
 import { type CliContext, UsageError } from "../context.ts";
 import { EXIT } from "../exit_codes.ts";
-import { header, integer, jsonValue } from "../options.ts";
+import { header, integer, jsonValue, list } from "../options.ts";
 import { record, table } from "../output.ts";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
@@ -43,6 +43,7 @@ interface DefinitionOptions {
   timeout?: number | false;
   expect?: unknown;
   expectFile?: string;
+  locations?: string[] | false;
 }
 
 const expectOption = () =>
@@ -133,6 +134,11 @@ export function probesCommand(context: () => CliContext): Command {
       "how long a run may take, 100-120000 (default: the service's)",
       integer,
     )
+    .option(
+      "--locations <list>",
+      "where it runs: comma-separated location names (default: the project's)",
+      list,
+    )
     .addOption(expectOption())
     .addOption(expectFileOption())
     .action(async (project: string, url: string, options: DefinitionOptions) => {
@@ -148,6 +154,7 @@ export function probesCommand(context: () => CliContext): Command {
         label: options.label === false ? null : options.label,
         interval_seconds: options.interval === false ? null : options.interval,
         timeout_ms: options.timeout === false ? null : options.timeout,
+        locations: options.locations === false ? null : options.locations,
         expect: await expectOf(ctx, options),
       });
       out.result(
@@ -175,6 +182,8 @@ export function probesCommand(context: () => CliContext): Command {
     .option("--no-interval", "run at the service-wide interval (PROBE_INTERVAL_SECONDS)")
     .option("--timeout <ms>", "how long a run may take, 100-120000", integer)
     .option("--no-timeout", "use the service-wide timeout (PROBE_TIMEOUT_MS)")
+    .option("--locations <list>", "where it runs: comma-separated location names", list)
+    .option("--no-locations", "run where the project's default_locations say")
     .addOption(expectOption())
     .addOption(expectFileOption())
     .option("--no-expect", "clear the assertions: a status below 400 passes")
@@ -196,6 +205,7 @@ export function probesCommand(context: () => CliContext): Command {
         label: options.label === false ? null : options.label,
         interval_seconds: options.interval === false ? null : options.interval,
         timeout_ms: options.timeout === false ? null : options.timeout,
+        locations: options.locations === false ? null : options.locations,
         expect: await expectOf(ctx, options),
       });
       out.result(() => {

@@ -110,19 +110,21 @@ export function resultsCommand(context: () => CliContext): Command {
     .argument("<probeId>", "probe id")
     .option("--limit <n>", "how many, 1 to 1000 (default 100)", integer)
     .option("--before <time>", "only results older than this ISO time (the next page's cursor)")
+    .option("--location <name>", "only the runs of this location (default: every location's)")
     .action(async (
       project: string,
       probeId: string,
-      options: { limit?: number; before?: string },
+      options: { limit?: number; before?: string; location?: string },
     ) => {
       const { client, out } = context();
       const result = await client().results.list({ project, probeId, ...options });
       out.result(() => {
         if (result.data.length === 0) return "No results.";
         const rows = table(
-          ["STARTED_AT", "OUTCOME", "HTTP", "DURATION_MS", "ADDRESS", "ERROR"],
+          ["STARTED_AT", "LOCATION", "OUTCOME", "HTTP", "DURATION_MS", "ADDRESS", "ERROR"],
           result.data.map((r) => [
             r.started_at,
+            r.location,
             r.outcome,
             r.http_status,
             r.duration_ms,
@@ -142,9 +144,19 @@ export function resultsCommand(context: () => CliContext): Command {
     .addOption(
       new Option("--window <window>", "how far back (default 24h)").choices(WINDOWS),
     )
-    .action(async (project: string, probeId: string, options: { window?: StatsWindow }) => {
+    .option("--location <name>", "only the runs of this location (default: every location's)")
+    .action(async (
+      project: string,
+      probeId: string,
+      options: { window?: StatsWindow; location?: string },
+    ) => {
       const { client, out } = context();
-      const result = await client().results.stats({ project, probeId, window: options.window });
+      const result = await client().results.stats({
+        project,
+        probeId,
+        window: options.window,
+        location: options.location,
+      });
       out.result(() => showStats(result.data), result);
     });
 
@@ -158,9 +170,19 @@ export function resultsCommand(context: () => CliContext): Command {
     .addOption(
       new Option("--window <window>", "how far back (default 24h)").choices(SERIES_WINDOWS),
     )
-    .action(async (project: string, probeId: string, options: { window?: SeriesWindow }) => {
+    .option("--location <name>", "only the runs of this location (default: every location's)")
+    .action(async (
+      project: string,
+      probeId: string,
+      options: { window?: SeriesWindow; location?: string },
+    ) => {
       const { client, out } = context();
-      const result = await client().results.series({ project, probeId, window: options.window });
+      const result = await client().results.series({
+        project,
+        probeId,
+        window: options.window,
+        location: options.location,
+      });
       out.result(() => showSeries(result.data), result);
     });
 

@@ -14,6 +14,7 @@ import { databaseMetrics, poolMetrics } from "./database.ts";
 import { type HttpMetrics, httpMetrics } from "./http.ts";
 import { createRegistry, scrapeReads } from "./registry.ts";
 import { type RunnerMetrics, runnerMetrics } from "./runner.ts";
+import { locationMetrics } from "./locations.ts";
 
 export interface ServiceMetrics {
   registry: Registry;
@@ -34,10 +35,12 @@ export interface ServiceMetricsOptions {
   processMetrics?: boolean;
   /** The connection layer's figures (`HttpServer.stats`), when the app is served by `serve()`. */
   connections?: () => ConnectionStats;
+  /** The built-in location's name (`RUNNER_LOCATION`), as the per-location series name it. */
+  localLocation?: string;
 }
 
 export function createServiceMetrics(
-  { db, log, poolStats, perProbe = true, processMetrics = false, connections }:
+  { db, log, poolStats, perProbe = true, processMetrics = false, connections, localLocation }:
     ServiceMetricsOptions,
 ): ServiceMetrics {
   const registry = createRegistry({ processMetrics });
@@ -52,6 +55,7 @@ export function createServiceMetrics(
     registers: [registry],
   });
   databaseMetrics(registry, { db, reads, perProbe });
+  locationMetrics(registry, { db, reads, localLocation });
   return {
     registry,
     http,

@@ -130,6 +130,17 @@ apiSuite("the runner protocol", (test) => {
       assert.equal(read.version, "test-1");
       assert.ok(read.last_seen_at !== null);
       assert.equal(read.checks_per_minute, 1);
+      // And in /metrics, per location.
+      const metrics = (await api.get("/metrics")).text;
+      assert.match(
+        metrics,
+        new RegExp(`^location_runners\\{location="${eu.name}",kind="remote"\\} 2$`, "m"),
+      );
+      assert.match(
+        metrics,
+        new RegExp(`^location_checks_per_minute\\{location="${eu.name}",kind="remote"\\} 1$`, "m"),
+      );
+      assert.match(metrics, /^location_schedule_lag_seconds\{location="local",kind="local"\} /m);
     } finally {
       await target.close();
     }
