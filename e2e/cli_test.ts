@@ -73,7 +73,13 @@ for (const backend of backends()) {
 
         const listed = expect(await run(["--json", "projects", "list", "--project", project]), 0);
         assert.deepEqual(listed.json(), {
-          data: [{ project, label: "Shop", description: null, status: "enabled" }],
+          data: [{
+            project,
+            label: "Shop",
+            description: null,
+            status: "enabled",
+            default_locations: null,
+          }],
           meta: { count: 1, next_after: null },
         });
 
@@ -96,6 +102,7 @@ for (const backend of backends()) {
           label: null,
           description: "D",
           status: "disabled",
+          default_locations: null,
         });
 
         const deleted = expect(await run(["--json", "projects", "delete", project]), 0);
@@ -392,8 +399,14 @@ for (const backend of backends()) {
 
         const listed = expect(await run(["results", "list", project, probeId]), 0);
         const [head, row, ...rest] = listed.stdout.trimEnd().split("\n");
-        assert.match(head, /^STARTED_AT\s+OUTCOME\s+HTTP\s+DURATION_MS\s+ADDRESS\s+ERROR$/);
-        assert.match(row, /^\d{4}-\d\d-\d\dT\S+Z\s+up\s+200\s+\d+\s+127\.0\.0\.1\s+-$/);
+        assert.match(
+          head,
+          /^STARTED_AT\s+LOCATION\s+OUTCOME\s+HTTP\s+DURATION_MS\s+ADDRESS\s+ERROR$/,
+        );
+        assert.match(
+          row,
+          /^\d{4}-\d\d-\d\dT\S+Z\s+local\s+up\s+200\s+\d+\s+127\.0\.0\.1\s+-$/,
+        );
         assert.deepEqual(rest, []);
         const json = expect(await run(["--json", "results", "list", project, failingId]), 0).json();
         assert.equal(json.meta.count, 1);
