@@ -426,6 +426,8 @@ async function main(args: MainArgs): Promise<MainReport> {
     await main.getByText(/^Ran now: up/).waitFor();
     report.recovered.runNow = await main.getByText(/^Ran now:/).innerText();
     await main.locator(".page-head .state").getByText("up").waitFor();
+    // Each location's own state (the built-in one alone here).
+    await main.locator(".facts dd").getByText("local: up").waitFor({ timeout: 10_000 });
     report.recovered.incidentRows = await main.locator("section", { hasText: "Incidents" })
       .locator("tbody tr").allInnerTexts();
 

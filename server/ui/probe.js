@@ -190,6 +190,17 @@ function Results({ results }) {
   `;
 }
 
+/**
+ * Where the probe runs, each location with its own state (the probe's state is decided from them
+ * by the alert policy's location_quorum); a location with no recent result is marked so.
+ */
+function locationStates(probe) {
+  if (probe.location_states.length === 0) return probe.effective_locations.join(", ");
+  return probe.location_states.map((l, i) =>
+    view`${i > 0 ? " · " : ""}${l.location}: ${l.state}${l.stale ? " (no recent result)" : ""}`
+  );
+}
+
 export function ProbePage({ project, probeId }) {
   const notice = useNotice();
   const canWrite = useCanWrite();
@@ -240,6 +251,10 @@ export function ProbePage({ project, probeId }) {
           <dd>${probe.state}${
       probe.state_since ? view` since <${At} iso=${probe.state_since} />` : ""
     }</dd>
+        </div>
+        <div>
+          <dt>Locations</dt>
+          <dd>${locationStates(probe)}</dd>
         </div>
         <div>
           <dt>Expected latency</dt>
