@@ -455,6 +455,16 @@ async function main(args: MainArgs): Promise<MainReport> {
     report.recovered.openIncidents = await main.locator(".incidents").innerText();
     await shot("overview-recovered");
 
+    // The locations and their runners' health: the built-in one, whose runner made the runs.
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Locations" })
+      .click();
+    await main.getByRole("heading", { name: "Locations" }).waitFor();
+    await main.locator("tbody tr").filter({ hasText: "local" }).first().waitFor();
+    await scan("locations");
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Overview" })
+      .click();
+    await main.getByRole("heading", { name: "Overview" }).waitFor();
+
     // 375 px wide: nothing wider than the screen.
     log("narrow screen");
     await page.setViewportSize({ width: 375, height: 812 });

@@ -16,6 +16,7 @@ import { Overview } from "./overview.js";
 import { NewProject, ProjectPage } from "./project.js";
 import { EditProbe, NewProbe } from "./probe_form.js";
 import { ProbePage } from "./probe.js";
+import { LocationsPage } from "./locations.js";
 
 function refusal(error) {
   if (error.status === 401) {
@@ -117,6 +118,8 @@ function Page({ route }) {
       return view`<${Overview} />`;
     case "newProject":
       return view`<${NewProject} />`;
+    case "locations":
+      return view`<${LocationsPage} />`;
     case "project":
       return view`<${ProjectPage} key=${route.project} name=${route.project} />`;
     case "newProbe":
@@ -184,6 +187,9 @@ function Signedin({ onSignOut, justSignedIn, scope }) {
               New project
             </a>`
   }
+          <a href=${href.locations()} aria-current=${
+    route.name === "locations" ? "page" : undefined
+  }>Locations</a>
           <a href="/docs">API reference</a>
         </nav>
         ${scope === "read" && view`<span class="tag scope">Read-only key</span>`}

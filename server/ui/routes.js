@@ -8,6 +8,7 @@ const part = encodeURIComponent;
 
 export const href = {
   overview: () => "#/",
+  locations: () => "#/locations",
   newProject: () => "#/new-project",
   project: (project) => `#/projects/${part(project)}`,
   newProbe: (project) => `#/projects/${part(project)}/new-probe`,
@@ -26,6 +27,7 @@ export function parseRoute(hash) {
   const [first, project, third, probeId, fifth] = parts;
   if (parts.length === 0) return { name: "overview" };
   if (first === "new-project" && parts.length === 1) return { name: "newProject" };
+  if (first === "locations" && parts.length === 1) return { name: "locations" };
   if (first !== "projects" || !project) return { name: "notFound" };
   if (parts.length === 2) return { name: "project", project };
   if (third === "new-probe" && parts.length === 3) return { name: "newProbe", project };
