@@ -70,6 +70,7 @@ apiSuite("CLI: alerting commands", (test) => {
       reminder_minutes: 30,
       notify_degraded: true,
       notify_recovered: true,
+      location_quorum: "majority",
     });
     const got = expect(await cli(t, ["alerts", "get"]), 0).stdout;
     assert.match(got, /^failure_threshold\s+4$/m);

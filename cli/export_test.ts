@@ -176,6 +176,7 @@ async function configurationOf(client: ProbeClient) {
       ...p,
       state: undefined,
       state_since: undefined,
+      location_states: undefined,
     })),
     targets: (await client.targets.list()).data.map((t) => ({
       ...t,

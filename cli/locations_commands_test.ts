@@ -137,6 +137,20 @@ apiSuite("cli: locations", (test) => {
       await target.close();
     }
   });
+
+  test("alerts set --location-quorum takes a number or majority", async ({ app }) => {
+    const cli = (...args: string[]) => runCliOn(app, args);
+    const quorum = expectExit(
+      await cli("--json", "alerts", "set", "--location-quorum", "2"),
+      EXIT.ok,
+    );
+    assert.equal(quorum.json().data.location_quorum, 2);
+    const majority = expectExit(
+      await cli("--json", "alerts", "set", "--location-quorum", "majority"),
+      EXIT.ok,
+    );
+    assert.equal(majority.json().data.location_quorum, "majority");
+  });
 });
 
 Deno.test("ago: how long ago, for people", () => {

@@ -333,6 +333,7 @@ projects:
       reminder_minutes: null,
       notify_degraded: null,
       notify_recovered: null,
+      location_quorum: null,
     });
     assert.deepEqual(actions(await applySeed(client, file)), [
       `target ${hook} unchanged`,

@@ -56,6 +56,7 @@ apiSuite("typed client: alerting", (test) => {
         reminder_minutes: 0,
         notify_degraded: false,
         notify_recovered: true,
+        location_quorum: "majority",
       },
     });
     const changed = await client.alerts.update({ failure_threshold: 4, reminder_minutes: 30 });

@@ -277,9 +277,9 @@ for (const backend of backends()) {
             error: null,
             address: "127.0.0.1",
             failed_checks: null,
+            location: "local",
             trigger: "schedule",
             in_maintenance: false,
-            location: "local",
           },
         );
         assert.ok(Date.parse(run.started_at) <= Date.now());
@@ -380,9 +380,9 @@ for (const backend of backends()) {
             error: null,
             address: "127.0.0.1",
             failed_checks: null,
+            location: "local",
             trigger: "schedule",
             in_maintenance: false,
-            location: "local",
           }],
           meta: { count: 1, next_before: null },
         });

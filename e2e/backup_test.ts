@@ -107,7 +107,13 @@ async function view(call: Call) {
     return res.body.data;
   };
   const projects = await get("/projects");
-  const probes = await get("/probes");
+  // Each location's last run moves on as the copy's runner runs: the rest of its state is data.
+  const probes = (await get("/probes")).map((
+    p: { location_states: { last_run_at: string | null }[] },
+  ) => ({
+    ...p,
+    location_states: p.location_states.map(({ last_run_at: _, ...l }) => l),
+  }));
   const results: Record<string, { started_at: string }[]> = {};
   for (const probe of probes) {
     results[`${probe.project}/${probe.probe_id}`] = await get(

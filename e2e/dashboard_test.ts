@@ -268,7 +268,7 @@ Deno.test({
       }
       assert.equal(report.dark.background, "rgb(20, 23, 27)", "the dark scheme is followed");
 
-      assert.equal(report.axePages.length, 10, report.axePages.join(", "));
+      assert.equal(report.axePages.length, 11, report.axePages.join(", "));
       assert.deepEqual(report.axe, [], "axe-core: no serious or critical violations");
       assert.deepEqual(report.csp, [], "no Content-Security-Policy violations");
       assert.deepEqual(report.foreign, [], "nothing is loaded from another origin");

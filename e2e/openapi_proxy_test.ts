@@ -207,6 +207,13 @@ interface Data {
   targetToDelete: string;
   badgeId: string;
   badgeToDelete: string;
+  /** A remote location with its token (the runner protocol's key), and ones to rotate, delete. */
+  locationName: string;
+  locationToken: string;
+  locationToRotate: string;
+  locationToDelete: string;
+  /** A run of the location claimed at set-up, for the results post. */
+  runId: string;
 }
 
 async function makeData(base: string, apiKey: string): Promise<Data> {
@@ -255,7 +262,27 @@ async function makeData(base: string, apiKey: string): Promise<Data> {
   }
   const badge = await call("POST", `/projects/${project}/badges`, {});
   const badgeToDelete = await call("POST", `/projects/${project}/badges`, {});
+  const [location, locationToRotate, locationToDelete] = await Promise.all(
+    ["prism-loc", "prism-rot", "prism-del"].map((p) =>
+      call("POST", "/locations", { name: uniqueName(p) })
+    ),
+  );
+  await call("POST", `/projects/${project}/probes`, {
+    url: "http://127.0.0.1:9/remote",
+    locations: [location.data.name],
+  });
+  const claimed = await fetch(`${base}${API}/runner/claim`, {
+    method: "POST",
+    headers: { "x-service-api-key": location.data.token, "content-type": "application/json" },
+    body: JSON.stringify({ runner: "prism", version: "1", wait_seconds: 5 }),
+  }).then((r) => r.json());
+  assert.equal(claimed.data.runs.length, 1, JSON.stringify(claimed));
   return {
+    locationName: location.data.name,
+    locationToken: location.data.token,
+    locationToRotate: locationToRotate.data.name,
+    locationToDelete: locationToDelete.data.name,
+    runId: claimed.data.runs[0].run_id,
     badgeId: badge.data.id,
     badgeToDelete: badgeToDelete.data.id,
     incidentId: incidents.data[0].id,
@@ -417,6 +444,38 @@ const SUCCESS: Record<string, (d: Data) => Spec[]> = {
     { label: "test the built-in log", params: { name: "log" }, expect: 200 },
   ],
   "GET /whoami": () => [{ label: "a write key", expect: 200 }],
+  "GET /locations": () => [{ label: "list", expect: 200 }],
+  "POST /locations": () => [{ label: "create", body: { name: uniqueName("l-new") }, expect: 201 }],
+  "GET /locations/{location}": () => [{ label: "get", expect: 200 }],
+  "PATCH /locations/{location}": () => [{ label: "label", body: { label: "Office" }, expect: 200 }],
+  "DELETE /locations/{location}": (d) => [
+    { label: "delete", params: { location: d.locationToDelete }, expect: 204 },
+  ],
+  "POST /locations/{location}/token": (d) => [
+    { label: "rotate", params: { location: d.locationToRotate }, expect: 200 },
+  ],
+  // The runner protocol takes the location's token (see `run`).
+  "POST /runner/claim": () => [
+    { label: "claim", body: { runner: "prism", version: "1", wait_seconds: 0 }, expect: 200 },
+  ],
+  "POST /runner/results": (d) => [{
+    label: "post a result",
+    body: {
+      runner: "prism",
+      version: "1",
+      results: [{
+        run_id: d.runId,
+        started_at: new Date().toISOString(),
+        duration_ms: 3,
+        outcome: "down",
+        http_status: null,
+        error: "connection refused",
+        address: "127.0.0.1",
+        failed_checks: null,
+      }],
+    },
+    expect: 200,
+  }],
 };
 
 /** Bodies with a bad field, by operation (422). */
@@ -543,6 +602,7 @@ function concretePath(call: Call, d: Data): string {
     probeId: d.probeId,
     id: d.incidentId,
     name: d.targetName,
+    location: d.locationName,
   };
   Object.assign(values, call.params);
   return call.op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
@@ -576,7 +636,9 @@ async function run(
   findings: Finding[],
 ): Promise<void> {
   const headers: Record<string, string> = { "accept-encoding": "identity" };
-  if (call.key !== false) headers["x-service-api-key"] = apiKey;
+  // The runner protocol answers a location's token only (every key is out of its scope).
+  const key = call.op.path.startsWith("/runner/") ? d.locationToken : apiKey;
+  if (call.key !== false) headers["x-service-api-key"] = key;
   if (call.body !== undefined) headers["content-type"] = call.contentType ?? "application/json";
   const url = `${bases[call.via]}${concretePath(call, d)}${call.query ? `?${call.query}` : ""}`;
   const found = (status: number | null, problem: string) =>

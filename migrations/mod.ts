@@ -10,6 +10,7 @@ import * as addProbeSchedules from "./2026_11_25_100000_add_probe_schedules.ts";
 import * as partitionProbeResults from "./2026_11_25_110000_partition_probe_results.ts";
 import * as addLocations from "./2026_11_25_130000_add_locations.ts";
 import * as addRemoteRunners from "./2026_11_25_140000_add_remote_runners.ts";
+import * as addLocationVerdicts from "./2026_11_25_150000_add_location_verdicts.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_25_110000_partition_probe_results": partitionProbeResults,
   "2026_11_25_130000_add_locations": addLocations,
   "2026_11_25_140000_add_remote_runners": addRemoteRunners,
+  "2026_11_25_150000_add_location_verdicts": addLocationVerdicts,
 };

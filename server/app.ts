@@ -164,6 +164,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const runNow = createRunNow({
     db: handle.db,
+    intervalMs: (options.probeDefaults?.intervalSeconds ?? PROBE_INTERVAL_SECONDS.default) * 1000,
     ...(options.probeDefaults?.localLocation && {
       location: options.probeDefaults.localLocation,
     }),
@@ -175,6 +176,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     db: handle.db,
     intervalMs: (options.probeDefaults?.intervalSeconds ?? PROBE_INTERVAL_SECONDS.default) * 1000,
     timeoutMs: options.probeDefaults?.timeoutMs ?? PROBE_TIMEOUT_MS.default,
+    ...(options.probeDefaults?.localLocation && {
+      localName: options.probeDefaults.localLocation,
+    }),
     ...options.remoteRuns,
   });
   const summary = createRequestSummary({ log, windowSeconds: options.logSummarySeconds });

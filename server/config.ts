@@ -363,3 +363,71 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
   };
 }
+
+/** The remote runner's settings (`deno task runner:remote`, docs/locations.md). */
+export interface RemoteRunnerConfig {
+  /** The service's origin, such as `https://probes.example.com`. */
+  serviceUrl: string;
+  /** The location's token (`plt_…`). */
+  token: string;
+  /** CIDRs opened to probes despite the network policy, on this runner's network. */
+  probeAllowNetworks: string[];
+  /** Runs in flight at once. */
+  concurrency: number;
+  /** A run's timeout when the service names none (it always does). */
+  probeTimeoutMs: number;
+  /** The runner's name among its location's runners; `<host>:<pid>:<random>` when unset. */
+  runnerId?: string;
+  /** Results kept while the service cannot be reached: at most this many, this old. */
+  bufferMax: number;
+  bufferMaxAgeMs: number;
+  logLevel: (typeof LOG_LEVELS)[number];
+}
+
+const remoteRunnerSchema = z.object({
+  SERVICE_URL: z.string({ error: "is required" })
+    .refine(isUrlOf(["http:", "https:"]), "must be an http:// or https:// URL")
+    .transform((v) => new URL(v).origin),
+  LOCATION_TOKEN: z.string({ error: "is required" })
+    .refine((v) => v.startsWith("plt_"), "must be a location token (plt_…)"),
+  PROBE_ALLOW_NETWORKS: configSchema.shape.PROBE_ALLOW_NETWORKS,
+  PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(200)),
+  PROBE_TIMEOUT_MS: configSchema.shape.PROBE_TIMEOUT_MS,
+  RUNNER_ID: optional(z.string().max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/).optional()),
+  RESULT_BUFFER_MAX: optional(z.coerce.number().int().min(100).max(1_000_000).default(100_000)),
+  RESULT_BUFFER_MINUTES: optional(z.coerce.number().int().min(1).max(1440).default(10)),
+  LOG_LEVEL: configSchema.shape.LOG_LEVEL,
+});
+
+/** Reads the remote runner's configuration once; throws ConfigError on a bad or missing value. */
+export function parseRemoteRunnerConfig(
+  env: Record<string, string | undefined>,
+): RemoteRunnerConfig {
+  const parsed = remoteRunnerSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration: ${problems.join("; ")}`);
+  }
+  const c = parsed.data as {
+    SERVICE_URL: string;
+    LOCATION_TOKEN: string;
+    PROBE_ALLOW_NETWORKS: string[];
+    PROBE_CONCURRENCY: number;
+    PROBE_TIMEOUT_MS: number;
+    RUNNER_ID?: string;
+    RESULT_BUFFER_MAX: number;
+    RESULT_BUFFER_MINUTES: number;
+    LOG_LEVEL: RemoteRunnerConfig["logLevel"];
+  };
+  return {
+    serviceUrl: c.SERVICE_URL,
+    token: c.LOCATION_TOKEN,
+    probeAllowNetworks: c.PROBE_ALLOW_NETWORKS,
+    concurrency: c.PROBE_CONCURRENCY,
+    probeTimeoutMs: c.PROBE_TIMEOUT_MS,
+    runnerId: c.RUNNER_ID,
+    bufferMax: c.RESULT_BUFFER_MAX,
+    bufferMaxAgeMs: c.RESULT_BUFFER_MINUTES * 60_000,
+    logLevel: c.LOG_LEVEL,
+  };
+}

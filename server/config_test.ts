@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ConfigError, parseConfig } from "./config.ts";
+import { ConfigError, parseConfig, parseRemoteRunnerConfig } from "./config.ts";
 
 Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", () => {
   assert.deepEqual(parseConfig({}), {
@@ -331,4 +331,30 @@ Deno.test("PROBE_SECRET_HEADERS lists header names, lower-cased; none by default
     () => parseConfig({ PROBE_SECRET_HEADERS: "X-Pin,not a header" }),
     /PROBE_SECRET_HEADERS: must be a comma-separated list of header names/,
   );
+});
+
+Deno.test("the remote runner's settings: SERVICE_URL and LOCATION_TOKEN required", () => {
+  const c = parseRemoteRunnerConfig({
+    SERVICE_URL: "https://probes.example.com/some/path",
+    LOCATION_TOKEN: "plt_abc",
+    PROBE_ALLOW_NETWORKS: "10.0.0.0/8",
+    RESULT_BUFFER_MINUTES: "5",
+  });
+  assert.equal(c.serviceUrl, "https://probes.example.com");
+  assert.equal(c.token, "plt_abc");
+  assert.deepEqual(c.probeAllowNetworks, ["10.0.0.0/8"]);
+  assert.equal(c.concurrency, 200);
+  assert.equal(c.bufferMax, 100_000);
+  assert.equal(c.bufferMaxAgeMs, 300_000);
+  assert.throws(() => parseRemoteRunnerConfig({}), /SERVICE_URL.*LOCATION_TOKEN/);
+  for (
+    const bad of [
+      { SERVICE_URL: "ftp://x", LOCATION_TOKEN: "plt_a" },
+      { SERVICE_URL: "https://x", LOCATION_TOKEN: "an-api-key" },
+      { SERVICE_URL: "https://x", LOCATION_TOKEN: "plt_a", RESULT_BUFFER_MAX: "10" },
+      { SERVICE_URL: "https://x", LOCATION_TOKEN: "plt_a", RUNNER_ID: "a b" },
+    ]
+  ) {
+    assert.throws(() => parseRemoteRunnerConfig(bad), ConfigError, JSON.stringify(bad));
+  }
 });

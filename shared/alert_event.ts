@@ -14,6 +14,20 @@ export const ALERT_EVENT_TYPES = [
 export const alertEventType = z.enum(ALERT_EVENT_TYPES);
 export type AlertEventType = z.infer<typeof alertEventType>;
 
+/**
+ * Where a probe stood, location by location, when the event happened (docs/locations.md): the
+ * locations down, up, degraded and unknown (no result yet, or stale: none for three intervals;
+ * `stale` lists those of them that had results before).
+ */
+export const locationStates = z.object({
+  down: z.array(z.string()),
+  up: z.array(z.string()),
+  degraded: z.array(z.string()),
+  unknown: z.array(z.string()),
+  stale: z.array(z.string()),
+});
+export type LocationStates = z.infer<typeof locationStates>;
+
 /** The details of an event; fields that do not apply (a test has no incident) are null. */
 export const alertEventData = z.object({
   incident_id: z.string().nullable().describe(
@@ -36,6 +50,10 @@ export const alertEventData = z.object({
     "How long the probe has been (or was) down.",
   ),
   runs_failed: z.int().min(0).nullable().describe("Failing runs in a row that opened it."),
+  locations: locationStates.nullable().describe(
+    "The probe's locations by state: those failing (down) and those fine (up, degraded), and " +
+      "those unknown or stale; null for a test.",
+  ),
 });
 export type AlertEventData = z.infer<typeof alertEventData>;
 

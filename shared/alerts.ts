@@ -23,6 +23,7 @@ export const ALERT_DEFAULTS = {
   reminder_minutes: 0,
   notify_degraded: false,
   notify_recovered: true,
+  location_quorum: "majority",
 } as const;
 
 /** A target's name, as notification targets are named (the project name rules). */
@@ -68,6 +69,16 @@ export const reminderMinutes = z.int()
     `Minutes between reminders while a probe stays down and unacknowledged: 0 (none) or ${ALERT_LIMITS.reminderMinutes.min} to ${ALERT_LIMITS.reminderMinutes.max}.`,
   );
 
+/**
+ * How many of a probe's locations must be down for the probe to be down: a number (1 to 16; more
+ * than the probe has means all of them), or `majority` (more than half: 1 of 1, 2 of 2, 2 of 3).
+ */
+export const locationQuorum = z.union([z.int().min(1).max(16), z.literal("majority")]).describe(
+  "How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: " +
+    'all of them), or "majority" (more than half).',
+);
+export type LocationQuorum = z.infer<typeof locationQuorum>;
+
 const policyFields = {
   enabled: z.boolean(),
   targets: alertTargets,
@@ -76,6 +87,7 @@ const policyFields = {
   reminder_minutes: reminderMinutes,
   notify_degraded: z.boolean(),
   notify_recovered: z.boolean(),
+  location_quorum: locationQuorum,
 };
 
 export const ALERT_POLICY_FIELDS = Object.keys(policyFields) as (keyof typeof policyFields)[];
@@ -90,6 +102,7 @@ export const alertPolicy = z.object({
   reminder_minutes: z.int(),
   notify_degraded: z.boolean(),
   notify_recovered: z.boolean(),
+  location_quorum: locationQuorum,
 });
 export type AlertPolicy = z.infer<typeof alertPolicy>;
 
@@ -102,6 +115,7 @@ export const alertPolicyPatchInput = z.strictObject({
   reminder_minutes: policyFields.reminder_minutes.optional(),
   notify_degraded: policyFields.notify_degraded.optional(),
   notify_recovered: policyFields.notify_recovered.optional(),
+  location_quorum: policyFields.location_quorum.optional(),
 });
 export type AlertPolicyPatchInput = z.infer<typeof alertPolicyPatchInput>;
 
@@ -114,6 +128,7 @@ export const alertOverrides = z.object({
   reminder_minutes: z.int().nullable(),
   notify_degraded: z.boolean().nullable(),
   notify_recovered: z.boolean().nullable(),
+  location_quorum: locationQuorum.nullable(),
 });
 export type AlertOverrides = z.infer<typeof alertOverrides>;
 
@@ -137,6 +152,7 @@ export const projectAlertsPatchInput = z.strictObject({
   reminder_minutes: policyFields.reminder_minutes.nullable().optional(),
   notify_degraded: policyFields.notify_degraded.nullable().optional(),
   notify_recovered: policyFields.notify_recovered.nullable().optional(),
+  location_quorum: policyFields.location_quorum.nullable().optional(),
 });
 export type ProjectAlertsPatchInput = z.infer<typeof projectAlertsPatchInput>;
 

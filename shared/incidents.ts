@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { locationStates } from "./alert_event.ts";
 
 export const INCIDENT_RESOLUTIONS = ["recovered", "changed", "deleted", "disabled"] as const;
 export const MAX_INCIDENTS_LIMIT = 500;
@@ -36,6 +37,8 @@ export const incident = z.object({
   runs_failed: z.int(),
   last_error: z.string().nullable(),
   acknowledged_at: z.string().nullable(),
+  /** The probe's locations failing, fine and unknown (stale), as the incident last saw them. */
+  locations: locationStates.nullable(),
 });
 export type Incident = z.infer<typeof incident>;
 

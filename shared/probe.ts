@@ -275,6 +275,17 @@ export const probeListByProjectInput = z.object({ project: nameInPath, ...pageQu
 export const PROBE_STATES = ["unknown", "up", "degraded", "down"] as const;
 export const probeState = z.enum(PROBE_STATES);
 
+/** One location's own state of a probe (docs/locations.md). */
+export const locationState = z.object({
+  location: z.string(),
+  state: probeState,
+  state_since: z.string().nullable(),
+  last_run_at: z.string().nullable(),
+  /** No result for three of the probe's intervals: counted as unknown. */
+  stale: z.boolean(),
+});
+export type LocationState = z.infer<typeof locationState>;
+
 export const probe = z.object({
   project: z.string(),
   probe_id: z.string(),
@@ -308,6 +319,11 @@ export const probe = z.object({
   /** Where it runs: `locations`, or its project's default when that is null. */
   effective_locations: z.array(z.string()).describe(
     "Read-only: the locations the probe runs from, its own or its project's default.",
+  ),
+  /** Each location's own state (its streaks, by the thresholds), by location name. */
+  location_states: z.array(locationState).describe(
+    "Read-only: each location's own state; `unknown` and `stale` when it has no result for " +
+      "three intervals.",
   ),
   /** From its consecutive runs: `unknown`, `up`, `degraded` or `down` (docs/alerts.md). */
   state: probeState,

@@ -67,6 +67,8 @@ export const statusPageProbe = z.object({
   url: z.string().nullable(),
   state: probeState,
   state_since: z.string().nullable(),
+  /** Each location's state, by name, as the probe's state was last decided from them. */
+  locations: z.array(z.object({ location: z.string(), state: probeState })),
   /** Over the page's 90 days; null without counted runs. */
   uptime: z.number().nullable(),
   /** Oldest first, one per UTC day, today last. */

@@ -21,6 +21,7 @@ const FIELDS = [
   "reminder_minutes",
   "notify_degraded",
   "notify_recovered",
+  "location_quorum",
 ] as const satisfies readonly (keyof AlertPolicy)[];
 
 const shown = (value: unknown) => Array.isArray(value) ? value.join(", ") : value;
@@ -61,7 +62,14 @@ const FLAG_OF = {
   reminder_minutes: "reminderMinutes",
   notify_degraded: "notifyDegraded",
   notify_recovered: "notifyRecovered",
+  location_quorum: "locationQuorum",
 } as const;
+
+/** A quorum: a number of locations, or `majority`. */
+function quorum(value: string): number | "majority" {
+  if (value === "majority") return value;
+  return integer(value);
+}
 
 type SetOptions =
   & { project?: string }
@@ -122,6 +130,11 @@ export function alertsCommand(context: () => CliContext): Command {
       "--notify-recovered <true|false>",
       "notify when a probe leaves down",
       orInherit(boolean),
+    )
+    .option(
+      "--location-quorum <n|majority>",
+      "how many of a probe's locations must be down for it to be down: 1 to 16, or majority",
+      orInherit(quorum),
     )
     .addHelpText(
       "after",

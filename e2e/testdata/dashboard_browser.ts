@@ -442,6 +442,8 @@ async function main(args: MainArgs): Promise<MainReport> {
     await main.getByText(/^Ran now: up/).waitFor();
     report.recovered.runNow = await main.getByText(/^Ran now:/).innerText();
     await main.locator(".page-head .state").getByText("up").waitFor();
+    // Each location's own state (the built-in one alone here).
+    await main.locator(".facts dd").getByText("local: up").waitFor({ timeout: 10_000 });
     report.recovered.incidentRows = await main.locator("section", { hasText: "Incidents" })
       .locator("tbody tr").allInnerTexts();
 
@@ -487,6 +489,16 @@ async function main(args: MainArgs): Promise<MainReport> {
     report.recovered.state = await settledText(rowAgain.locator(".state"), "up");
     report.recovered.openIncidents = await main.locator(".incidents").innerText();
     await shot("overview-recovered");
+
+    // The locations and their runners' health: the built-in one, whose runner made the runs.
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Locations" })
+      .click();
+    await main.getByRole("heading", { name: "Locations" }).waitFor();
+    await main.locator("tbody tr").filter({ hasText: "local" }).first().waitFor();
+    await scan("locations");
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Overview" })
+      .click();
+    await main.getByRole("heading", { name: "Overview" }).waitFor();
 
     // 375 px wide: nothing wider than the screen.
     log("narrow screen");

@@ -10,6 +10,7 @@
 import type { Db } from "../db/database.ts";
 import { resolveQuietly } from "./incidents.ts";
 import { resetStates } from "./states.ts";
+import { forgetVerdicts } from "./verdicts.ts";
 
 export async function probeChanged(trx: Db, key: string, at = new Date()): Promise<void> {
   await resetStates(trx, { keys: [key] }, at);
@@ -27,4 +28,5 @@ export async function probesDeleted(
   at = new Date(),
 ): Promise<void> {
   await resolveQuietly(trx, where, "deleted", at);
+  await forgetVerdicts(trx, where);
 }

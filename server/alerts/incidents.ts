@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { AlertEvent, AlertEventType } from "@probe/shared";
+import type { AlertEvent, AlertEventType, LocationStates } from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
@@ -45,6 +45,7 @@ interface IncidentRow {
   last_error: string | null;
   resolved_at: Date | string | null;
   resolution: Resolution | null;
+  locations: LocationStates | null;
 }
 
 const isoOf = (value: Date | string | null) =>
@@ -61,6 +62,7 @@ function eventOf(
     label: string;
     state: ProbeState;
     cause: string | null;
+    locations?: LocationStates | null;
   },
 ): AlertEvent {
   const { incident } = data;
@@ -82,6 +84,7 @@ function eventOf(
         ? Math.round((resolved.getTime() - started.getTime()) / 1000)
         : null,
       runs_failed: incident?.runs_failed ?? null,
+      locations: data.locations ?? incident?.locations ?? null,
     },
   };
 }
@@ -111,6 +114,7 @@ export async function applyStateChanges(
       started_at: c.startedAt.toISOString(),
       cause: c.error ?? "failed",
       runs_failed: c.failStreak,
+      locations: c.locations ?? null,
       next_reminder_at: c.policy.enabled && c.policy.reminderMinutes > 0
         ? new Date(c.startedAt.getTime() + c.policy.reminderMinutes * 60_000).toISOString()
         : null,
@@ -118,12 +122,12 @@ export async function applyStateChanges(
     const { rows: opened } = await sql<IncidentRow>`
       insert into incidents
         (project, probe_key, probe_id, label, started_at, cause, runs_failed, last_error,
-         next_reminder_at)
+         next_reminder_at, locations)
       select x.project, x.probe_key, x.probe_id, x.label, x.started_at, x.cause, x.runs_failed,
-             x.cause, x.next_reminder_at
+             x.cause, x.next_reminder_at, x.locations
       from json_to_recordset(${json(rows)})
         as x(probe_key bigint, project text, probe_id text, label text, started_at timestamptz,
-             cause text, runs_failed integer, next_reminder_at timestamptz)
+             cause text, runs_failed integer, next_reminder_at timestamptz, locations json)
       order by x.probe_key
       on conflict (probe_key) where resolved_at is null do nothing
       returning *`.execute(trx);
@@ -192,6 +196,7 @@ const named = (c: StateChange) => ({
   project: c.project,
   probeId: c.probeId,
   label: displayLabel(c.label, c.url),
+  locations: c.locations ?? null,
 });
 
 async function resolve(

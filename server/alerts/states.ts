@@ -14,7 +14,7 @@
  */
 import { compareKeys } from "../db/keys.ts";
 import { sql } from "kysely";
-import { ALERT_POLICY_FIELDS, type Outcome } from "@probe/shared";
+import { ALERT_POLICY_FIELDS, type LocationStates, type Outcome } from "@probe/shared";
 import type { Db } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { json } from "../db/json.ts";
@@ -41,6 +41,8 @@ export interface StateChange {
   probeId: string;
   url: string;
   label: string | null;
+  /** The probe's locations by state, when decided by quorum (`verdicts.ts`). */
+  locations?: LocationStates;
   policy: {
     enabled: boolean;
     targets: string[];
@@ -255,4 +257,12 @@ export async function resetStates(
         fail_streak = 0, pass_streak = 0
     from locked where s.probe_key = locked.probe_key and s.location = locked.location
       and (s.state <> 'unknown' or s.fail_streak <> 0 or s.pass_streak <> 0)`.execute(trx);
+  // And the probe's own state (decided from its locations': docs/locations.md).
+  await sql`
+    update probe_verdicts v
+    set state = 'unknown', stale_at = null, locations = null,
+        state_since = case when v.state <> 'unknown' then ${at.toISOString()}::timestamptz
+                           else v.state_since end
+    where v.probe_key in (${keys}) and (v.state <> 'unknown' or v.stale_at is not null)`
+    .execute(trx);
 }

@@ -37,6 +37,9 @@ function appOver(database: DatabaseHandle): Promise<App> {
   });
 }
 
+/** A backup's lines, parsed. */
+const lines0 = (text: string) => text.trimEnd().split("\n").map((l) => JSON.parse(l));
+
 /** A database with no tables at all: PGlite in memory, or a new PostgreSQL database. */
 async function emptyDatabase(backend: Backend): Promise<DatabaseHandle> {
   if (backend === "pglite") return await openDatabase({ kind: "pglite" });
@@ -104,11 +107,16 @@ for (const backend of backends()) {
         });
         assert.equal(made.status, 201, made.text);
       }
+      // A remote location, with its token's digest only, and a probe that runs from it.
+      const location = await api.post("/api/v1/locations", { name: uniqueName("loc") });
+      assert.equal(location.status, 201, location.text);
+      const token = location.body.data.token as string;
       // A probe's own schedule is dumped and restored with it (the view reads it back).
       await api.post(`/api/v1/projects/${other}/probes`, {
         url: `${target.origin}/ok`,
         interval_seconds: 15,
         timeout_ms: 1_500,
+        locations: ["local", location.body.data.name],
       });
       const slack = await api.post("/api/v1/notification-targets", {
         name: uniqueName("slack"),
@@ -163,6 +171,8 @@ for (const backend of backends()) {
       assert.equal(response.headers.get("transfer-encoding"), "chunked");
       const text = await response.text();
       assert.ok(text.includes(SLACK_URL), "the backup holds the target's secret");
+      assert.ok(lines0(text).some((l) => l.table === "locations"), "locations are backed up");
+      assert.ok(!text.includes(token), "never a location's token, only its digest");
       const lines = text.trimEnd().split("\n").map((l) => JSON.parse(l));
       assert.equal(lines[0].format, "probe-backup");
       assert.equal(lines[0].database, backend);
@@ -191,6 +201,13 @@ for (const backend of backends()) {
       const second = await (await backupOf(restored)).text();
       assert.equal(second.slice(second.indexOf("\n")), text.slice(text.indexOf("\n")));
 
+      // The location's runners keep their token across the restore.
+      const claim = await again.post(
+        "/api/v1/runner/claim",
+        { runner: "r", version: "1", wait_seconds: 0 },
+        { key: token },
+      );
+      assert.equal(claim.status, 200, claim.text);
       // New rows get new keys: the sequences went on from where they were.
       const added = await again.post(`/api/v1/projects/${other}/probes`, {
         url: `${target.origin}/status/200`,

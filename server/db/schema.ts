@@ -145,6 +145,8 @@ export interface IncidentsTable {
   resolution: "recovered" | "changed" | "deleted" | "disabled" | null;
   acknowledged_at: Timestamp | null;
   next_reminder_at: Timestamp | null;
+  /** The locations failing, fine and unknown, as the incident last saw them. */
+  locations: Json<unknown> | null;
 }
 
 export interface AlertSettingsTable {
@@ -156,6 +158,8 @@ export interface AlertSettingsTable {
   reminder_minutes: Generated<number>;
   notify_degraded: Generated<boolean>;
   notify_recovered: Generated<boolean>;
+  /** 0: a majority of the probe's locations. */
+  location_quorum: Generated<number>;
   updated_at: Timestamp;
 }
 
@@ -169,6 +173,8 @@ export interface ProjectAlertsTable {
   reminder_minutes: number | null;
   notify_degraded: boolean | null;
   notify_recovered: boolean | null;
+  /** 0: a majority; null inherits. */
+  location_quorum: number | null;
   updated_at: Timestamp;
 }
 
@@ -274,7 +280,18 @@ export interface LocationRunnersTable {
   last_seen_at: Timestamp;
 }
 
+/** A probe's state, decided from its locations' states by the quorum. */
+export interface ProbeVerdictsTable {
+  probe_key: number | string;
+  state: Generated<ProbeState>;
+  state_since: Timestamp | null;
+  /** When one of its locations turns stale: the sweep decides again then. */
+  stale_at: Timestamp | null;
+  locations: Json<unknown> | null;
+}
+
 export interface Database {
+  probe_verdicts: ProbeVerdictsTable;
   locations: LocationsTable;
   location_claims: LocationClaimsTable;
   location_runners: LocationRunnersTable;

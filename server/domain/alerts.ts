@@ -12,6 +12,7 @@ import {
   type AlertPolicy,
   type AlertPolicyPatchInput,
   type ErrorDetail,
+  type LocationQuorum,
   type ProjectAlerts,
   type ProjectAlertsPatchInput,
 } from "@probe/shared";
@@ -28,12 +29,25 @@ const POLICY_COLUMNS = [
   "reminder_minutes",
   "notify_degraded",
   "notify_recovered",
+  "location_quorum",
 ] as const;
+
+/** `location_quorum` as stored: 0 is "majority". */
+const quorumColumn = (q: LocationQuorum) => (q === "majority" ? 0 : q);
+const quorumOf = (column: number): LocationQuorum => (column === 0 ? "majority" : column);
+
+/** The global policy as stored. */
+const policyOf = (row: Omit<AlertPolicy, "location_quorum"> & { location_quorum: number }) => ({
+  ...row,
+  location_quorum: quorumOf(row.location_quorum),
+});
 
 /** The global alert policy. */
 export async function getAlertPolicy({ db }: { db: Db }): Promise<AlertPolicy> {
-  return await db.selectFrom("alert_settings").select(POLICY_COLUMNS)
-    .where("id", "=", 1).executeTakeFirstOrThrow();
+  return policyOf(
+    await db.selectFrom("alert_settings").select(POLICY_COLUMNS)
+      .where("id", "=", 1).executeTakeFirstOrThrow(),
+  );
 }
 
 /**
@@ -75,6 +89,11 @@ function changesOf<N extends null = never>(f: PolicyFields<N>) {
     ...(f.reminder_minutes !== undefined && { reminder_minutes: f.reminder_minutes }),
     ...(f.notify_degraded !== undefined && { notify_degraded: f.notify_degraded }),
     ...(f.notify_recovered !== undefined && { notify_recovered: f.notify_recovered }),
+    ...(f.location_quorum !== undefined && {
+      location_quorum: (f.location_quorum === null ? null : quorumColumn(f.location_quorum)) as
+        | number
+        | N,
+    }),
   };
 }
 
@@ -90,11 +109,13 @@ export async function updateAlertPolicy(
   if (Object.keys(changes).length === 0) throw noFieldsProvided();
   return await db.transaction().execute(async (trx) => {
     await checkTargets(trx, input.targets);
-    return await trx.updateTable("alert_settings")
-      .set({ ...changes, updated_at: sql`now()` })
-      .where("id", "=", 1)
-      .returning(POLICY_COLUMNS)
-      .executeTakeFirstOrThrow();
+    return policyOf(
+      await trx.updateTable("alert_settings")
+        .set({ ...changes, updated_at: sql`now()` })
+        .where("id", "=", 1)
+        .returning(POLICY_COLUMNS)
+        .executeTakeFirstOrThrow(),
+    );
   });
 }
 
@@ -108,6 +129,7 @@ export function mergePolicy(global: AlertPolicy, overrides: AlertOverrides): Ale
     reminder_minutes: overrides.reminder_minutes ?? global.reminder_minutes,
     notify_degraded: overrides.notify_degraded ?? global.notify_degraded,
     notify_recovered: overrides.notify_recovered ?? global.notify_recovered,
+    location_quorum: overrides.location_quorum ?? global.location_quorum,
   };
 }
 
@@ -125,6 +147,7 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
       "s.reminder_minutes as g_reminder_minutes",
       "s.notify_degraded as g_notify_degraded",
       "s.notify_recovered as g_notify_recovered",
+      "s.location_quorum as g_location_quorum",
       "a.enabled",
       "a.targets",
       "a.failure_threshold",
@@ -132,6 +155,7 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
       "a.reminder_minutes",
       "a.notify_degraded",
       "a.notify_recovered",
+      "a.location_quorum",
     ])
     .where("p.name", "=", project)
     .executeTakeFirst();
@@ -144,6 +168,7 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
     reminder_minutes: row.g_reminder_minutes,
     notify_degraded: row.g_notify_degraded,
     notify_recovered: row.g_notify_recovered,
+    location_quorum: quorumOf(row.g_location_quorum),
   };
   const overrides: AlertOverrides = {
     enabled: row.enabled,
@@ -153,6 +178,7 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
     reminder_minutes: row.reminder_minutes,
     notify_degraded: row.notify_degraded,
     notify_recovered: row.notify_recovered,
+    location_quorum: row.location_quorum === null ? null : quorumOf(row.location_quorum),
   };
   return { project: row.project, overrides, effective: mergePolicy(global, overrides) };
 }

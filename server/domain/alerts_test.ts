@@ -16,6 +16,7 @@ const NO_OVERRIDES: AlertOverrides = {
   reminder_minutes: null,
   notify_degraded: null,
   notify_recovered: null,
+  location_quorum: null,
 };
 
 async function newProject(api: TestClient): Promise<string> {
@@ -58,6 +59,7 @@ apiSuite("alert policy", (test) => {
         reminder_minutes: 0,
         notify_degraded: false,
         notify_recovered: true,
+        location_quorum: "majority",
       },
     });
     assert.deepEqual(res.body.data, ALERT_DEFAULTS);
@@ -340,6 +342,7 @@ Deno.test("mergePolicy takes each override that is not null, else the global val
     reminder_minutes: 5,
     notify_degraded: true,
     notify_recovered: false,
+    location_quorum: 2,
   };
   assert.deepEqual(mergePolicy(global, all), all);
   assert.deepEqual(mergePolicy(global, { ...NO_OVERRIDES, enabled: false }), {

@@ -206,13 +206,8 @@ export async function badgeState(
 ): Promise<ProbeState> {
   // A probe not yet scheduled has no schedule row: it is `unknown` too.
   const rows = await db.selectFrom("probes")
-    .leftJoin(
-      "probe_schedule",
-      (j) =>
-        j.onRef("probe_schedule.probe_key", "=", "probes.key")
-          .on("probe_schedule.location", "=", ""),
-    )
-    .select("probe_schedule.state")
+    .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
+    .select("probe_verdicts.state")
     .where(inScope("probes.key", scope)).execute();
   const states = rows.map((r) => r.state ?? "unknown");
   return worstState(states);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Incident, IncidentDetail, IncidentListInput } from "@probe/shared";
+import type { Incident, IncidentDetail, IncidentListInput, LocationStates } from "@probe/shared";
 import type { Selectable } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { IncidentsTable } from "../db/schema.ts";
@@ -29,6 +29,7 @@ function incidentOf(row: Selectable<IncidentsTable>): Incident {
     runs_failed: row.runs_failed,
     last_error: row.last_error,
     acknowledged_at: iso(row.acknowledged_at),
+    locations: row.locations as LocationStates | null,
   };
 }
 

@@ -14,6 +14,7 @@
  */
 import {
   type Incident,
+  type Outcome,
   type Overview,
   type OverviewProbe,
   type OverviewProject,
@@ -235,12 +236,7 @@ export function getOverview(
     if (project !== undefined && projects.length === 0) throw notFound("Project");
 
     let probesQuery = trx.selectFrom("probes")
-      .leftJoin(
-        "probe_schedule",
-        (j) =>
-          j.onRef("probe_schedule.probe_key", "=", "probes.key")
-            .on("probe_schedule.location", "=", ""),
-      )
+      .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
       .select([
         "probes.key",
         "probes.project",
@@ -249,10 +245,13 @@ export function getOverview(
         "probes.url",
         "probes.method",
         sql<Date>`probes.created_at`.as("created_at"),
-        "probe_schedule.state",
-        "probe_schedule.state_since",
-        "probe_schedule.last_outcome",
-        "probe_schedule.last_run_at",
+        "probe_verdicts.state",
+        "probe_verdicts.state_since",
+        sql<Outcome | null>`(select s.last_outcome from probe_schedule s
+          where s.probe_key = probes.key and s.last_run_at is not null
+          order by s.last_run_at desc limit 1)`.as("last_outcome"),
+        sql<Date | null>`(select max(s.last_run_at) from probe_schedule s
+          where s.probe_key = probes.key)`.as("last_run_at"),
       ]);
     if (project !== undefined) probesQuery = probesQuery.where("probes.project", "=", project);
     const probes: ProbeRow[] = await probesQuery.execute();

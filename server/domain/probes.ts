@@ -35,6 +35,7 @@ import {
   storedLocations,
 } from "./locations.ts";
 import { syncProbeLocations } from "./probe_locations.ts";
+import { STALE_INTERVALS } from "../alerts/verdicts.ts";
 
 /** The columns a probe is read with: exactly the fields of the `probe` schema. */
 export const probeColumns = [
@@ -302,12 +303,7 @@ export async function listProbes(
 ): Promise<Page<Probe>> {
   let query = db.selectFrom("probes")
     .innerJoin("projects", "projects.name", "probes.project")
-    .leftJoin(
-      "probe_schedule",
-      (j) =>
-        j.onRef("probe_schedule.probe_key", "=", "probes.key")
-          .on("probe_schedule.location", "=", LOCAL),
-    )
+    .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
     .select([...probeReadColumns, ...stateColumns]);
   // Conditions the index (`probes_list_idx`) can start a page at: bytewise, as it is ordered.
   if (project !== undefined) query = query.where(sql`project collate "C"`, "=", project);
@@ -334,26 +330,52 @@ export async function listProbes(
 const probeAt = prepared((db, project: string, probeId: string) =>
   db.selectFrom("probes")
     .innerJoin("projects", "projects.name", "probes.project")
-    .leftJoin(
-      "probe_schedule",
-      (j) =>
-        j.onRef("probe_schedule.probe_key", "=", "probes.key")
-          .on("probe_schedule.location", "=", LOCAL),
-    )
+    .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
     .select([...probeReadColumns, ...stateColumns])
     .where("project", "=", project).where("probe_id", "=", probeId)
 );
 
 /**
- * A probe's state is on the schedule row of the built-in location; a probe without one (not yet
- * scheduled, or not run there) is `unknown`.
+ * A probe's state is its verdict (decided from its locations' states by the quorum:
+ * `server/alerts/verdicts.ts`); a probe without one (not yet run) is `unknown`. Each location's
+ * own state comes with it (`location_states`).
  */
 const stateColumns = [
-  "probe_schedule.state",
-  "probe_schedule.state_since",
+  "probe_verdicts.state",
+  "probe_verdicts.state_since",
   "probes.locations",
   "projects.default_locations",
+  sql<StoredLocationState[]>`(
+    select coalesce(json_agg(json_build_object('location', s.location, 'state', s.state,
+      'state_since', s.state_since, 'last_run_at', s.last_run_at) order by s.location), '[]')
+    from probe_schedule s where s.probe_key = probes.key)`.as("location_states"),
 ] as const;
+
+/** A location's schedule row as a probe read gets it (`location_states`). */
+interface StoredLocationState {
+  location: string;
+  state: ProbeState;
+  state_since: string | null;
+  last_run_at: string | null;
+}
+
+/**
+ * Each location's state as a read shows it: `unknown` and `stale` when it has no result for three
+ * of the probe's intervals (`STALE_INTERVALS`), as the verdict counts it.
+ */
+function locationStatesOf(row: ProbeRow, defaults: ProbeDefaults, now = Date.now()) {
+  const staleMs = STALE_INTERVALS * (row.interval_seconds ?? defaults.intervalSeconds) * 1000;
+  return row.location_states.map((l) => {
+    const stale = l.last_run_at !== null && new Date(l.last_run_at).getTime() < now - staleMs;
+    return {
+      location: shownLocation(l.location, localNameOf(defaults)),
+      state: stale ? "unknown" as const : l.state,
+      state_since: l.state_since === null ? null : new Date(l.state_since).toISOString(),
+      last_run_at: l.last_run_at === null ? null : new Date(l.last_run_at).toISOString(),
+      stale,
+    };
+  });
+}
 
 /** `probeColumns` named with their table, for reads that join projects (which has a label). */
 const probeReadColumns = probeColumns.map((c) => `probes.${c}` as const);
@@ -374,6 +396,7 @@ interface ProbeRow {
   state_since: Date | string | null;
   locations: string[] | null;
   default_locations: string[] | null;
+  location_states: StoredLocationState[];
 }
 
 /**
@@ -398,6 +421,7 @@ function probeOf(row: ProbeRow, defaults: ProbeDefaults): Probe {
     locations: shownLocations(row.locations, localNameOf(defaults)),
     effective_locations: (row.locations ?? row.default_locations ?? [LOCAL])
       .map((l) => shownLocation(l, localNameOf(defaults))),
+    location_states: locationStatesOf(row, defaults),
     state: row.state ?? "unknown",
     state_since: row.state_since === null ? null : new Date(row.state_since).toISOString(),
   };

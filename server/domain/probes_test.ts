@@ -143,6 +143,7 @@ apiSuite("probes", (test) => {
         effective_timeout_ms: 10_000,
         locations: null,
         effective_locations: ["local"],
+        location_states: [],
         state: "unknown",
         state_since: null,
       },
@@ -384,6 +385,7 @@ apiSuite("probes", (test) => {
       effective_timeout_ms: 10_000,
       locations: null,
       effective_locations: ["local"],
+      location_states: [],
       state: "unknown",
       state_since: null,
     });
@@ -430,6 +432,7 @@ apiSuite("probes", (test) => {
         "interval_seconds",
         "label",
         "latency",
+        "location_states",
         "locations",
         "method",
         "probe_id",
@@ -506,6 +509,7 @@ apiSuite("probes", (test) => {
       effective_timeout_ms: 10_000,
       locations: null,
       effective_locations: ["local"],
+      location_states: [],
       state: "unknown",
       state_since: null,
     });
@@ -878,6 +882,7 @@ apiSuite("probes", (test) => {
       effective_timeout_ms: 10_000,
       locations: null,
       effective_locations: ["local"],
+      location_states: [],
       state: "unknown",
       state_since: null,
     });

@@ -337,6 +337,7 @@ apiSuite("projects", (test) => {
           effective_interval_seconds: _ei,
           effective_timeout_ms: _et,
           effective_locations: _el,
+          location_states: _ls,
           ...probe
         }: Record<string, unknown>,
       ) => probe),

@@ -19,13 +19,7 @@ import { type RawBuilder, sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { notFound } from "./errors.ts";
 import { addInto, bucketOf, emptyHistogram, percentileOf } from "./histogram.ts";
-import {
-  LOCAL,
-  localNameOf,
-  type LocationNames,
-  shownLocation,
-  storedLocation,
-} from "./locations.ts";
+import { localNameOf, type LocationNames, shownLocation, storedLocation } from "./locations.ts";
 
 const HOUR_MS = 3_600_000;
 type Reader = Db;
@@ -266,22 +260,20 @@ export function projectStatus(
     if (!row) throw notFound("Project");
     // The state and last run of the built-in location's schedule row.
     const probes = await trx.selectFrom("probes")
-      .leftJoin(
-        "probe_schedule",
-        (j) =>
-          j.onRef("probe_schedule.probe_key", "=", "probes.key")
-            .on("probe_schedule.location", "=", LOCAL),
-      )
+      .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
       .select([
         "probes.key",
         "probes.probe_id",
         "probes.url",
         "probes.method",
         "probes.label",
-        "probe_schedule.state",
-        "probe_schedule.state_since",
-        "probe_schedule.last_outcome",
-        "probe_schedule.last_run_at",
+        "probe_verdicts.state",
+        "probe_verdicts.state_since",
+        sql<Outcome | null>`(select s.last_outcome from probe_schedule s
+          where s.probe_key = probes.key and s.last_run_at is not null
+          order by s.last_run_at desc limit 1)`.as("last_outcome"),
+        sql<Date | null>`(select max(s.last_run_at) from probe_schedule s
+          where s.probe_key = probes.key)`.as("last_run_at"),
       ])
       .where("probes.project", "=", project)
       .orderBy(sql`probes.url collate "C"`)

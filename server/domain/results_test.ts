@@ -220,6 +220,9 @@ apiSuite("results and statistics", (test) => {
                 (probe_key, next_due_at, last_outcome, last_run_at, state, state_since)
               values (${key}, now(), 'degraded', ${new Date(now - 60_000)}, 'degraded',
                       ${new Date(now - 60_000)})`.execute(t.app.database.db);
+    // And the probe's verdict, as the runner decides it from its locations' rows.
+    await sql`insert into probe_verdicts (probe_key, state, state_since)
+              values (${key}, 'degraded', ${new Date(now - 60_000)})`.execute(t.app.database.db);
     const res = await t.api.get(`/api/v1/projects/${project}/status`);
     assert.equal(res.status, 200);
     assert.deepEqual(res.body.meta, { count: 2, status: "enabled" });

@@ -7,6 +7,7 @@
  * @module
  */
 import {
+  type LocationStates,
   type PublicStatusPage,
   STATUS_PAGE_DAYS,
   STATUS_PAGE_INCIDENTS,
@@ -22,6 +23,14 @@ import type { ProbeState } from "../db/schema.ts";
 import { noFieldsProvided, notFound } from "./errors.ts";
 import { isInMaintenance } from "./maintenance.ts";
 import { effectivePolicy } from "./alerts.ts";
+
+/** Each location's state, by name, from a verdict's summary (stale ones are unknown). */
+function locationListOf(l: LocationStates | null): { location: string; state: ProbeState }[] {
+  if (!l) return [];
+  const states = ["down", "degraded", "up", "unknown"] as const;
+  return states.flatMap((state) => l[state].map((location) => ({ location, state })))
+    .sort((a, b) => a.location < b.location ? -1 : a.location > b.location ? 1 : 0);
+}
 
 const DAY_MS = 86_400_000;
 const iso = (value: Date | string | null) => value === null ? null : new Date(value).toISOString();
@@ -138,18 +147,14 @@ export function publicStatusPage(
     if (!page) return null;
 
     const probes = await trx.selectFrom("probes")
-      .leftJoin(
-        "probe_schedule",
-        (j) =>
-          j.onRef("probe_schedule.probe_key", "=", "probes.key")
-            .on("probe_schedule.location", "=", ""),
-      )
+      .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
       .select([
         "probes.key",
         "probes.url",
         "probes.label",
-        "probe_schedule.state",
-        "probe_schedule.state_since",
+        "probe_verdicts.state",
+        "probe_verdicts.state_since",
+        "probe_verdicts.locations",
       ])
       .where("probes.project", "=", project)
       .orderBy("probes.key")
@@ -214,6 +219,7 @@ export function publicStatusPage(
         url,
         state: probe.state ?? "unknown",
         state_since: iso(probe.state_since ?? null),
+        locations: locationListOf(probe.locations as LocationStates | null),
         uptime: runs === 0 ? null : passed / runs,
         days,
       };

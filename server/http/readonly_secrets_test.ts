@@ -150,6 +150,7 @@ for (const backend of backends()) {
           effective_interval_seconds: _ei,
           effective_timeout_ms: _et,
           effective_locations: _el,
+          location_states: _ls,
           ...definition
         } = probe;
         const again = await api.post(`/api/v1/projects/${project}/probes`, definition);

@@ -135,10 +135,20 @@ function probeHtml(probe: PublicStatusPage["probes"][number]): string {
 <div class="head"><h3>${escapeHtml(probe.name)}</h3>` +
     `<span class="state st-${probe.state}">${STATE_TEXT[probe.state]}</span></div>
 ${probe.url === null ? "" : `<p class="url">${escapeHtml(probe.url)}</p>\n`}` +
+    locationsHtml(probe) +
     `<ol class="bars" aria-label="Uptime per day, UTC">${bars}</ol>
 <div class="axis"><span><span class="d90">${STATUS_PAGE_DAYS} days ago</span>` +
     `<span class="d30">30 days ago</span></span><span>${uptime}</span><span>Today</span></div>
 </li>`;
+}
+
+/** From more than one place: each location's state on a line (`local: Up · office: Down`). */
+function locationsHtml(probe: PublicStatusPage["probes"][number]): string {
+  if (probe.locations.length < 2) return "";
+  const parts = probe.locations.map((l) =>
+    `${escapeHtml(l.location)}: <span class="st-${l.state}">${STATE_TEXT[l.state]}</span>`
+  );
+  return `<p class="url locations">${parts.join(" · ")}</p>\n`;
 }
 
 function incidentHtml(incident: PublicStatusPage["incidents"][number]): string {

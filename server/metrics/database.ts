@@ -89,9 +89,11 @@ export function databaseMetrics(
   // The latency of the last run is the result the schedule row's last run points at.
   const probes = reads("probes", async () => {
     const { rows } = await sql<ProbeRow>`
-      select p.project, p.probe_id, s.state, s.last_outcome, r.duration_ms
+      select p.project, p.probe_id, coalesce(v.state, 'unknown') as state, s.last_outcome,
+        r.duration_ms
       from probes p
       join projects pr on pr.name = p.project
+      left join probe_verdicts v on v.probe_key = p.key
       left join probe_schedule s on s.probe_key = p.key and s.location = ''
       left join lateral (
         select duration_ms from probe_results

@@ -66,6 +66,9 @@ export function detailsOf(event: AlertEvent): [string, string][] {
     ["State", d.state],
     ["Cause", d.cause],
     ["Runs failed", d.runs_failed === null ? null : String(d.runs_failed)],
+    ["Failing from", d.locations?.down.join(", ") ?? null],
+    ["Fine from", d.locations ? [...d.locations.up, ...d.locations.degraded].join(", ") : null],
+    ["Unknown from", d.locations ? unknownText(d.locations) : null],
     ["Started", d.started_at],
     ["Resolved", d.resolved_at],
     ["Duration", d.duration_seconds === null ? null : durationText(d.duration_seconds)],
@@ -73,6 +76,12 @@ export function detailsOf(event: AlertEvent): [string, string][] {
     ["Probe id", d.probe_id],
   ];
   return rows.filter((row): row is [string, string] => row[1] !== null && row[1] !== "");
+}
+
+/** The unknown locations, the stale ones said so: `eu (no result for 3 intervals), us`. */
+function unknownText(l: NonNullable<AlertEvent["data"]["locations"]>): string {
+  return l.unknown.map((n) => l.stale.includes(n) ? `${n} (no result for 3 intervals)` : n)
+    .join(", ");
 }
 
 /** Slack mrkdwn treats `&`, `<` and `>` as markup (`<!channel>` pings everyone): escaped. */

@@ -105,6 +105,7 @@ export function testEvent(target: string, at: Date): AlertEvent {
       resolved_at: null,
       duration_seconds: null,
       runs_failed: null,
+      locations: null,
     },
   };
 }

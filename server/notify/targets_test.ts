@@ -39,6 +39,7 @@ const DOWN: AlertEvent = {
     resolved_at: null,
     duration_seconds: null,
     runs_failed: 3,
+    locations: { down: ["local"], up: [], degraded: [], unknown: [], stale: [] },
   },
 };
 
@@ -204,6 +205,7 @@ Deno.test("notify: a Slack target gets a text line and blocks with the details, 
         "*State*\ndown",
         "*Cause*\ntimeout",
         "*Runs failed*\n3",
+        "*Failing from*\nlocal",
         "*Started*\n2026-11-22T11:59:00.000Z",
         "*Incident*\n42",
         "*Probe id*\n0123456789abcdef",
@@ -248,6 +250,7 @@ Deno.test("notify: a Discord target gets content and an embed with fields, menti
           "Probe=@everyone api",
           "State=up",
           "Runs failed=3",
+          "Failing from=local",
           "Started=2026-11-22T11:59:00.000Z",
           "Resolved=2026-11-22T13:00:00.000Z",
           "Duration=1 h 1 min",

@@ -48,6 +48,8 @@ export interface OutboundOptions {
   ca?: string;
   /** A monotonic clock in milliseconds, for durations. */
   elapsed?: () => number;
+  /** The `User-Agent` sent unless the request's headers name one (`probeUserAgent`). */
+  userAgent?: string;
   /**
    * Told before each request is sent: every hop of a redirect chain (once its address passed
    * the policy). Run-now charges the caller's key with it (`server/runner/run_now.ts`).
@@ -167,12 +169,13 @@ function exchange(
   url: URL,
   target: { hostname: string; address: string; family: 4 | 6 },
   req: { method: string; headers: Record<string, string>; body: string | Uint8Array | null },
-  { timeoutMs, maxBodyBytes, keepBody, readCertificate, ca }: {
+  { timeoutMs, maxBodyBytes, keepBody, readCertificate, ca, userAgent }: {
     timeoutMs: number;
     maxBodyBytes: number;
     keepBody: boolean;
     readCertificate: boolean;
     ca?: string;
+    userAgent?: string;
   },
 ): Promise<Hop> {
   return new Promise<Hop>((resolve) => {
@@ -186,7 +189,10 @@ function exchange(
       resolve(hop);
     };
     const https_ = url.protocol === "https:";
-    const headers: Record<string, string> = { "user-agent": USER_AGENT, ...req.headers };
+    const headers: Record<string, string> = {
+      "user-agent": userAgent ?? USER_AGENT,
+      ...req.headers,
+    };
     if (req.body !== null) {
       const length = typeof req.body === "string"
         ? new TextEncoder().encode(req.body).byteLength
@@ -330,6 +336,7 @@ export async function outboundRequest(
       keepBody: options.keepBody ?? false,
       readCertificate: options.readCertificate ?? false,
       ca: options.ca,
+      userAgent: options.userAgent,
     });
     if (result.kind === "timeout") return timeout();
     if (result.kind === "error") {

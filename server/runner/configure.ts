@@ -6,17 +6,19 @@ import { executeProbe } from "./execute.ts";
 import type { Executor } from "./run_now.ts";
 import { createRunner, type Runner, type RunnerOptions } from "./runner.ts";
 import { createWorkerExecutor } from "./worker_executor.ts";
+import { probeUserAgent } from "./user_agent.ts";
 
 /**
  * How the configuration runs one probe: the network policy (`PROBE_ALLOW_NETWORKS`) and the
  * timeout (`PROBE_TIMEOUT_MS`). The runner and run-now (`POST …/run`) use the same.
  */
 export function executorFromConfig(
-  config: Pick<Config, "probeAllowNetworks" | "probeTimeoutMs">,
+  config: Pick<Config, "probeAllowNetworks" | "probeTimeoutMs" | "runnerLocation">,
 ): Executor {
   const policy = createNetworkPolicy(config.probeAllowNetworks);
+  const userAgent = probeUserAgent(config.runnerLocation);
   return (target, hooks) =>
-    executeProbe(target, { ...hooks, policy, timeoutMs: config.probeTimeoutMs });
+    executeProbe(target, { ...hooks, policy, timeoutMs: config.probeTimeoutMs, userAgent });
 }
 
 /**
@@ -35,6 +37,7 @@ export function runnerFromConfig(
   const worker = overrides?.execute ? null : createWorkerExecutor({
     allowNetworks: config.probeAllowNetworks,
     timeoutMs: config.probeTimeoutMs,
+    userAgent: probeUserAgent(config.runnerLocation),
   });
   const runner = createRunner({
     db,
@@ -44,6 +47,7 @@ export function runnerFromConfig(
     concurrency: config.probeConcurrency,
     hostConcurrency: config.probeHostConcurrency,
     retentionDays: config.resultsRetentionDays,
+    localLocation: config.runnerLocation,
     policy: createNetworkPolicy(config.probeAllowNetworks),
     ...(worker && { execute: worker.execute }),
     ...overrides,

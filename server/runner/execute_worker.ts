@@ -13,7 +13,7 @@ import { executeProbe, type ProbeTarget, type RunResult } from "./execute.ts";
 
 /** What the worker is told: its settings once, then probes to run. */
 export type WorkerRequest =
-  | { kind: "settings"; allowNetworks: string[]; timeoutMs: number }
+  | { kind: "settings"; allowNetworks: string[]; timeoutMs: number; userAgent?: string }
   | { kind: "run"; id: number; target: ProbeTarget };
 
 /** What it answers for each run: its result, or the defect that kept it from one. */
@@ -26,7 +26,8 @@ let run: ((target: ProbeTarget) => Promise<RunResult>) | undefined;
 self.onmessage = async ({ data }: MessageEvent<WorkerRequest>) => {
   if (data.kind === "settings") {
     const policy = createNetworkPolicy(data.allowNetworks);
-    run = (target) => executeProbe(target, { policy, timeoutMs: data.timeoutMs });
+    run = (target) =>
+      executeProbe(target, { policy, timeoutMs: data.timeoutMs, userAgent: data.userAgent });
     return;
   }
   let reply: WorkerReply;

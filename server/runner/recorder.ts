@@ -7,7 +7,8 @@
  */
 import type { Db } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
-import { type Completed, recordRuns } from "./store.ts";
+import { type Completed, recordRuns, type Verdicts } from "./store.ts";
+import { LOCAL } from "../domain/locations.ts";
 
 export interface RecorderOptions {
   db: Db;
@@ -20,6 +21,8 @@ export interface RecorderOptions {
   counters: { recorded: number; skipped: number; lost: number };
   /** A run is no longer held: recorded, or dropped from a buffer grown too long. */
   released(run: Completed): void;
+  /** The built-in location's name and the service-wide interval, for probes' verdicts. */
+  verdicts?: Verdicts;
 }
 
 export interface Recorder {
@@ -35,7 +38,7 @@ export interface Recorder {
 
 /** A recording buffer for one runner (see the module's note). */
 export function createRecorder(
-  { db, log, runner, now, flushBatch, counters, released }: RecorderOptions,
+  { db, log, runner, now, flushBatch, counters, released, verdicts }: RecorderOptions,
 ): Recorder {
   let buffer: Completed[] = [];
   let flushing: Promise<void> | null = null;
@@ -48,7 +51,7 @@ export function createRecorder(
         const batch = buffer.slice(0, flushBatch);
         try {
           const began = now();
-          const r = await recordRuns(db, runner, batch);
+          const r = await recordRuns(db, runner, batch, LOCAL, verdicts);
           // Per run, from batches big enough that a transaction's fixed cost does not swamp it
           // (a batch of one when little is due would say recording is slow).
           if (batch.length >= Math.min(flushBatch, 50)) {

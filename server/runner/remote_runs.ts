@@ -30,7 +30,15 @@ import { json } from "../db/json.ts";
 import { DomainError } from "../domain/errors.ts";
 import { runnerSeen as seen } from "../domain/locations.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
-import { claimDue, type Completed, extendLeases, recordRunsIn, syncSchedules } from "./store.ts";
+import {
+  claimDue,
+  type Completed,
+  extendLeases,
+  recordRunsIn,
+  syncSchedules,
+  type Verdicts,
+} from "./store.ts";
+import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 import { leaseFor } from "./runner.ts";
 
 export interface RemoteRuns {
@@ -52,6 +60,8 @@ export interface RemoteRunsOptions {
   syncEveryMs?: number;
   /** A claim's lease for a run of timeout t: `leaseFor(t)` unless given (tests). */
   leaseMs?: (timeoutMs: number) => number;
+  /** The built-in location's name (`RUNNER_LOCATION`), as messages name it. */
+  localName?: string;
 }
 
 /** The holder a claim's leases are taken by: the runner and the claim, so no two share one. */
@@ -81,10 +91,12 @@ export function createRemoteRuns(
     pollMs = 1000,
     syncEveryMs = 2000,
     leaseMs = leaseFor,
+    localName = DEFAULT_LOCAL_LOCATION,
   }: RemoteRunsOptions,
 ): RemoteRuns {
   let syncedAt = -Infinity;
   const defaults = { intervalMs, timeoutMs };
+  const verdicts = { localName, intervalMs };
 
   /** New probes get their rows even where no built-in runner runs (`RUNNER=off` everywhere). */
   async function sync() {
@@ -117,6 +129,7 @@ export function createRemoteRuns(
           holder,
           skipped.map((c) => ({ key: c.key, due: c.due, nextDue: next(c, at), result: null })),
           location,
+          verdicts,
         );
       }
       if (runnable.length === 0) return [];
@@ -159,7 +172,7 @@ export function createRemoteRuns(
       await seen(db, location, input);
       const refs = input.results.map((r) => parseRunId(r.run_id));
       await checkClaims(db, location, input, refs);
-      return await record(db, location, input, refs as RunRef[], defaults, now());
+      return await record(db, location, input, refs as RunRef[], verdicts, now());
     },
   };
 }
@@ -214,9 +227,10 @@ async function record(
   location: string,
   input: ResultsPostInput,
   refs: RunRef[],
-  defaults: { intervalMs: number },
+  verdicts: Verdicts,
   at: number,
 ): Promise<ResultsPostAnswer> {
+  const defaults = verdicts;
   const status: RunStatus[] = input.results.map(() => "expired");
   await withBudget(db, "runner").transaction().execute(async (trx) => {
     const intervals = await intervalsOf(trx, refs.map((r) => r.key), defaults.intervalMs);
@@ -242,6 +256,7 @@ async function record(
         holder,
         runs.map((r) => r.completed),
         location,
+        verdicts,
       );
       const missed = runs.filter((r) => !recorded.has(r.ref.key));
       const before = await recordedBefore(trx, location, holder, missed.map((r) => r.ref));

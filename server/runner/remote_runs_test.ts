@@ -130,6 +130,17 @@ apiSuite("the runner protocol", (test) => {
       assert.equal(read.version, "test-1");
       assert.ok(read.last_seen_at !== null);
       assert.equal(read.checks_per_minute, 1);
+      // And in /metrics, per location.
+      const metrics = (await api.get("/metrics")).text;
+      assert.match(
+        metrics,
+        new RegExp(`^location_runners\\{location="${eu.name}",kind="remote"\\} 2$`, "m"),
+      );
+      assert.match(
+        metrics,
+        new RegExp(`^location_checks_per_minute\\{location="${eu.name}",kind="remote"\\} 1$`, "m"),
+      );
+      assert.match(metrics, /^location_schedule_lag_seconds\{location="local",kind="local"\} /m);
     } finally {
       await target.close();
     }
@@ -208,6 +219,48 @@ apiSuite("the runner protocol", (test) => {
       assert.equal(res.body.data.recorded, 1);
       const results = await api.get(`/api/v1/projects/${project}/probes/${probeId}/results`);
       assert.equal(results.body.data.length, 1);
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("a remote location's failures move its state, and the probe's by quorum", async ({ api, app }) => {
+    const target = await startTarget();
+    try {
+      const eu = await location(api);
+      const { project, probeId } = await probeAt(api, target, eu.name);
+      for (let i = 0; i < 4; i++) {
+        // Due again at once: the next run of the probe is claimable.
+        await sql`update probe_schedule set next_due_at = date_trunc('milliseconds', now())
+          where location = ${eu.name}`
+          .execute(app.database.db);
+        const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
+          .find((r: { url: string }) => r.url.startsWith(target.origin));
+        const res = await post(api, eu.token, [{
+          ...resultOf(run.run_id),
+          outcome: "down",
+          http_status: 503,
+          error: "HTTP 503",
+        }]);
+        assert.equal(res.body.data.recorded, 1);
+      }
+      const { rows } = await sql<{ state: string; fail_streak: number }>`
+        select state, fail_streak from probe_schedule where location = ${eu.name}
+          and probe_key = (select key from probes where project = ${project})`
+        .execute(app.database.db);
+      assert.deepEqual(rows, [{ state: "down", fail_streak: 4 }]);
+      // Its only location: one of one is a majority.
+      const incidents = await api.get(`/api/v1/incidents?project=${project}`);
+      assert.equal(incidents.body.data.length, 1);
+      assert.deepEqual(incidents.body.data[0].locations.down, [eu.name]);
+      const probe = (await api.get(`/api/v1/projects/${project}/probes/${probeId}`)).body.data;
+      assert.equal(probe.state, "down");
+      assert.deepEqual(
+        probe.location_states.map((
+          l: { location: string; state: string },
+        ) => [l.location, l.state]),
+        [[eu.name, "down"]],
+      );
     } finally {
       await target.close();
     }

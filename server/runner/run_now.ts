@@ -17,9 +17,9 @@ import type { Db } from "../db/database.ts";
 import { DomainError, notFound } from "../domain/errors.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import type { OutboundOptions } from "../outbound/request.ts";
-import { applyStateChanges } from "../alerts/incidents.ts";
+import { decideVerdicts } from "../alerts/verdicts.ts";
 import { settleSchedule } from "../alerts/states.ts";
-import { insertRuns, resultFields } from "./store.ts";
+import { insertRuns, resultFields, type Verdicts } from "./store.ts";
 import { effectiveLocationsSql, LOCAL } from "../domain/locations.ts";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 
@@ -46,8 +46,11 @@ export function createRunNow(
     leaseMs = 120_000,
     now = () => new Date(),
     location = DEFAULT_LOCAL_LOCATION,
+    intervalMs = 60_000,
   }: {
     db: Db;
+    /** The service-wide interval (ms), for deciding the probe's state (stale locations). */
+    intervalMs?: number;
     /** The built-in location's name (`RUNNER_LOCATION`), shown on the runs' results. */
     location?: string;
     /** Runs one probe: the runner's executor. */
@@ -72,7 +75,10 @@ export function createRunNow(
         result = await execute(target, { beforeRequest });
         // Recording lets the claim go in its transaction; when it fails, so must the claim,
         // or the probe answers 409 until the claim runs out.
-        recorded = await record(db, runner, key, result, inMaintenance);
+        recorded = await record(db, runner, key, result, inMaintenance, {
+          localName: location,
+          intervalMs,
+        });
       } catch (error) {
         await release(db, key, at);
         throw error;
@@ -180,6 +186,7 @@ function record(
   key: string,
   result: RunResult,
   inMaintenance: boolean,
+  verdicts: Verdicts,
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const { settled, changes } = await settleSchedule(trx, [{
@@ -197,7 +204,11 @@ function record(
       trigger: "manual",
       inMaintenance,
     }]);
-    await applyStateChanges(trx, changes, new Date());
+    await decideVerdicts(trx, changes.map((c) => c.key), {
+      ...verdicts,
+      now: new Date(),
+      triggers: new Map(changes.map((c) => [c.key, c])),
+    });
     return true;
   });
 }

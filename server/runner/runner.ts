@@ -34,7 +34,11 @@ import { type ClaimWindow, createWindow } from "./window.ts";
 import { type RunnerClock, systemClock } from "./clock.ts";
 import { createLoops, type Loops } from "./loops.ts";
 import { LOCAL, runnerSeen } from "../domain/locations.ts";
+import { sweepStale } from "../alerts/verdicts.ts";
+import type { Verdicts } from "./store.ts";
 import { SERVICE_VERSION } from "../version.ts";
+import { probeUserAgent } from "./user_agent.ts";
+import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 
 export { claimWindow } from "./window.ts";
 export { hostOf } from "./slots.ts";
@@ -42,6 +46,8 @@ export { type RunnerClock, systemClock } from "./clock.ts";
 
 export interface RunnerOptions {
   db: Db;
+  /** The built-in location's name (`RUNNER_LOCATION`): messages name it; `local` by default. */
+  localLocation?: string;
   log: Logger;
   intervalMs: number;
   timeoutMs: number;
@@ -195,6 +201,7 @@ function settingsOf(options: RunnerOptions) {
         policy: options.policy,
         resolve: options.resolve,
         timeoutMs,
+        userAgent: probeUserAgent(DEFAULT_LOCAL_LOCATION),
         ca: options.ca,
         now: () => clock.now(),
         retryPauseMs: options.retryPauseMs ?? RETRY_PAUSE_MS,
@@ -224,7 +231,20 @@ export function createRunner(options: RunnerOptions): Runner {
   const state = { active: 0, lastTick: clock.now() };
   const leases = createLeaseKeeper({ db, log, runner: id, now, leaseMs, deferMs, tickMs });
   const released = (c: Completed) => leases.drop(c);
-  const recorder = createRecorder({ db, log, runner: id, now, flushBatch, counters, released });
+  const verdicts = {
+    localName: options.localLocation ?? DEFAULT_LOCAL_LOCATION,
+    intervalMs: options.intervalMs,
+  };
+  const recorder = createRecorder({
+    db,
+    log,
+    runner: id,
+    now,
+    flushBatch,
+    counters,
+    released,
+    verdicts,
+  });
   const sizer = createWindow({
     concurrency,
     maxClaimed: s.maxClaimed,
@@ -275,7 +295,13 @@ export function createRunner(options: RunnerOptions): Runner {
     start() {
       if (!loops.start()) return;
       log.info("runner started", { runner: id, interval_ms: intervalMs, concurrency });
-      startLoops(loops, runner, { ...s, db, log, more: () => state.active < sizer.size });
+      startLoops(loops, runner, {
+        ...s,
+        db,
+        log,
+        verdicts,
+        more: () => state.active < sizer.size,
+      });
     },
     async stop() {
       if (await loops.stop()) await stopOnce(parts);
@@ -431,6 +457,7 @@ function startLoops(
   s: ReturnType<typeof settingsOf> & {
     db: Db;
     log: Logger;
+    verdicts: Verdicts;
     /** The window has room for more claims. */
     more: () => boolean;
   },
@@ -447,6 +474,12 @@ function startLoops(
       s.log.info("pruned", { ...r });
     }
   }, Math.min(s.pruneEveryMs, 30_000));
+  // Probes whose location went stale (no result for 3 intervals) are decided again.
+  every(
+    "verdicts",
+    5_000,
+    () => sweepStale(withBudget(s.db, "runner"), { ...s.verdicts, now: new Date(s.clock.now()) }),
+  );
   // Seen by the locations' read (`GET /locations`: runners, last seen, version).
   every(
     "heartbeat",

@@ -16,13 +16,14 @@ import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import {
+  DEFAULT_LOCAL_LOCATION,
   type Outcome,
   PROBE_INTERVAL_SECONDS,
   PROBE_TIMEOUT_MS,
   type ProbeExpect,
 } from "@probe/shared";
 import type { ProbeTarget, RunResult } from "./execute.ts";
-import { applyStateChanges } from "../alerts/incidents.ts";
+import { decideVerdicts } from "../alerts/verdicts.ts";
 import { settleSchedule } from "../alerts/states.ts";
 import { bucketOf, emptyHistogram } from "../domain/histogram.ts";
 import { gridAfter, multiplierFor, offsetOf } from "../domain/schedule.ts";
@@ -293,10 +294,17 @@ export function recordRuns(
   runner: string,
   completed: readonly Completed[],
   location = LOCAL,
+  verdicts: Verdicts = DEFAULT_VERDICTS,
 ): Promise<{ recorded: number; skipped: number; lost: number }> {
   if (completed.length === 0) return Promise.resolve({ recorded: 0, skipped: 0, lost: 0 });
   return withBudget(db, "runner").transaction().execute(async (trx) => {
-    const { recorded, skipped, lost } = await recordRunsIn(trx, runner, completed, location);
+    const { recorded, skipped, lost } = await recordRunsIn(
+      trx,
+      runner,
+      completed,
+      location,
+      verdicts,
+    );
     return { recorded: recorded.size, skipped, lost };
   });
 }
@@ -310,6 +318,7 @@ export async function recordRunsIn(
   runner: string,
   completed: readonly Completed[],
   location = LOCAL,
+  verdicts: Verdicts = DEFAULT_VERDICTS,
 ): Promise<{ recorded: Set<string>; skipped: number; lost: number }> {
   const sorted = [...completed].sort((a, b) => compareKeys(a.key, b.key));
   const { settled, changes } = await settleSchedule(
@@ -330,7 +339,12 @@ export async function recordRunsIn(
       : []
   );
   await insertRuns(trx, runner, runs, location);
-  await applyStateChanges(trx, changes, new Date());
+  // Each location's row moved its own state; the probe's is decided from them all.
+  await decideVerdicts(trx, changes.map((c) => c.key), {
+    ...verdicts,
+    now: new Date(),
+    triggers: new Map(changes.map((c) => [c.key, c])),
+  });
   const skipped = sorted.filter((c) => !c.result && settled.has(c.key)).length;
   return {
     recorded: new Set(runs.map((r) => r.key)),
@@ -338,6 +352,20 @@ export async function recordRunsIn(
     lost: completed.length - settled.size,
   };
 }
+
+/**
+ * What deciding probes' states by quorum needs beyond the runs: the built-in location's name (as
+ * messages name it) and the service-wide interval (stale locations).
+ */
+export interface Verdicts {
+  localName: string;
+  intervalMs: number;
+}
+
+export const DEFAULT_VERDICTS: Verdicts = {
+  localName: DEFAULT_LOCAL_LOCATION,
+  intervalMs: PROBE_INTERVAL_SECONDS.default * 1000,
+};
 
 /** A finished run to store. */
 export interface Run {

@@ -19,7 +19,7 @@ export interface WorkerExecutor {
 
 /** A worker for the probes of one runner, under the given network policy and timeout. */
 export function createWorkerExecutor(
-  settings: { allowNetworks: readonly string[]; timeoutMs: number },
+  settings: { allowNetworks: readonly string[]; timeoutMs: number; userAgent?: string },
 ): WorkerExecutor {
   const pending = new Map<number, PromiseWithResolvers<RunResult>>();
   let next = 0;
@@ -46,6 +46,7 @@ export function createWorkerExecutor(
       kind: "settings",
       allowNetworks: [...settings.allowNetworks],
       timeoutMs: settings.timeoutMs,
+      userAgent: settings.userAgent,
     };
     w.postMessage(hello);
     return w;

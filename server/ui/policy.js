@@ -70,6 +70,14 @@ const FIELDS = [
   "reminder_minutes",
   "notify_degraded",
   "notify_recovered",
+  "location_quorum",
+];
+
+/** The quorum field's label and hint. */
+const QUORUM = [
+  "Locations down for down",
+  "How many of a probe's locations must be down for the probe to be down: " +
+  "a number from 1 to 16, or majority (more than half: 1 of 1, 2 of 2, 2 of 3).",
 ];
 
 /** Each field as the lists name it. */
@@ -81,6 +89,7 @@ const FIELD_NAMES = {
   reminder_minutes: "the reminder",
   notify_degraded: "notifying degradations",
   notify_recovered: "notifying recoveries",
+  location_quorum: "the location quorum",
 };
 
 const onOff = (/** @type {boolean} */ value) => (value ? "on" : "off");
@@ -94,6 +103,20 @@ function numberOf(name, text) {
   const value = Number(text.trim());
   if (text.trim() === "" || !Number.isInteger(value)) {
     throw new FieldError({ [name]: "Enter a whole number" });
+  }
+  return value;
+}
+
+/**
+ * The location quorum typed into its field: `majority` or a whole number.
+ * @param {string} text
+ * @returns {number | "majority"}
+ */
+function quorumOf(text) {
+  if (text.trim().toLowerCase() === "majority") return "majority";
+  const value = Number(text.trim());
+  if (text.trim() === "" || !Number.isInteger(value)) {
+    throw new FieldError({ location_quorum: "Enter a whole number or majority" });
   }
   return value;
 }
@@ -113,6 +136,7 @@ function PolicyFacts({ policy, label }) {
   }
     <div><dt>On recovery</dt><dd>${policy.notify_recovered ? "notified" : "not notified"}</dd></div>
     <div><dt>On degraded</dt><dd>${policy.notify_degraded ? "notified" : "not notified"}</dd></div>
+    <div><dt>${QUORUM[0]}</dt><dd>${policy.location_quorum}</dd></div>
   </dl>`;
 }
 
@@ -167,6 +191,7 @@ function PolicyForm({ policy, targets, onSaved }) {
     failure_threshold: String(policy.failure_threshold),
     success_threshold: String(policy.success_threshold),
     reminder_minutes: String(policy.reminder_minutes),
+    location_quorum: String(policy.location_quorum),
   });
   const [saved, setSaved] = useState(false);
   /** @param {string} name */
@@ -186,6 +211,7 @@ function PolicyForm({ policy, targets, onSaved }) {
         reminder_minutes: numberOf("reminder_minutes", values.reminder_minutes),
         notify_degraded: values.notify_degraded,
         notify_recovered: values.notify_recovered,
+        location_quorum: quorumOf(values.location_quorum),
       };
       await patch("/settings/alerts", body);
       setSaved(true);
@@ -208,6 +234,9 @@ function PolicyForm({ policy, targets, onSaved }) {
           error=${form.errors[name]} hint=${hint} />`
     )
   }
+      <${TextField} idPrefix="policy" name="location_quorum" label=${QUORUM[0]}
+        value=${values.location_quorum} onInput=${set("location_quorum")}
+        error=${form.errors.location_quorum} hint=${QUORUM[1]} />
     </div>
     ${
     SWITCHES.slice(1).map(([name, label, hint]) =>
@@ -277,6 +306,7 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
     failure_threshold: own.failure_threshold === null ? "" : String(own.failure_threshold),
     success_threshold: own.success_threshold === null ? "" : String(own.success_threshold),
     reminder_minutes: own.reminder_minutes === null ? "" : String(own.reminder_minutes),
+    location_quorum: own.location_quorum === null ? "" : String(own.location_quorum),
     enabled: own.enabled === null ? "global" : onOff(own.enabled),
     notify_degraded: own.notify_degraded === null ? "global" : onOff(own.notify_degraded),
     notify_recovered: own.notify_recovered === null ? "global" : onOff(own.notify_recovered),
@@ -306,6 +336,9 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
           : numberOf("reminder_minutes", values.reminder_minutes),
         notify_degraded: switchOf(values.notify_degraded),
         notify_recovered: switchOf(values.notify_recovered),
+        location_quorum: values.location_quorum.trim() === ""
+          ? null
+          : quorumOf(values.location_quorum),
       };
       await patch(`/projects/${seg(project)}/alerts`, body);
       setSaved(true);
@@ -353,6 +386,10 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
           hint=${`${hint} Empty: the global ${global[name]}.`} />`
     )
   }
+      <${TextField} idPrefix="overrides" name="location_quorum" label=${QUORUM[0]}
+        value=${values.location_quorum} onInput=${set("location_quorum")}
+        error=${form.errors.location_quorum}
+        hint=${`${QUORUM[1]} Empty: the global ${global.location_quorum}.`} />
     </div>
     <div class="actions">
       <button type="submit" class="primary" disabled=${form.busy}>Save overrides</button>

@@ -26,7 +26,7 @@ import { AssertionList } from "./assertions.js";
 import { historySpan, millis, percent, plural } from "./format.js";
 import { useNotice } from "./notice.js";
 /** @import { ApiError } from "./api.js" */
-/** @import { FailedCheck, ProbeResult, Series } from "./api_types.d.ts" */
+/** @import { FailedCheck, Probe, ProbeResult, Series } from "./api_types.d.ts" */
 import { ProbeLocations } from "./probe_locations.js";
 
 /** @type {[Series["window"], string][]} */
@@ -343,6 +343,18 @@ function Results({ project, probeId, first }) {
   `;
 }
 
+/**
+ * Where the probe runs, each location with its own state (the probe's state is decided from them
+ * by the alert policy's location_quorum); a location with no recent result is marked so.
+ * @param {Probe} probe
+ */
+function locationStates(probe) {
+  if (probe.location_states.length === 0) return probe.effective_locations.join(", ");
+  return probe.location_states.map((l, i) =>
+    view`${i > 0 ? " · " : ""}${l.location}: ${l.state}${l.stale ? " (no recent result)" : ""}`
+  );
+}
+
 /** @param {{ project: string, probeId: string }} props */
 export function ProbePage({ project, probeId }) {
   const notice = useNotice();
@@ -397,6 +409,12 @@ export function ProbePage({ project, probeId }) {
     }</dd>
         </div>
         <div>
+          <dt>Locations</dt>
+          <dd>${locationStates(probe)}${
+      probe.locations === null ? " (the project's default)" : ""
+    }</dd>
+        </div>
+        <div>
           <dt>Expected latency</dt>
           <dd>${probe.latency ? millis(probe.latency) : "none"}</dd>
         </div>
@@ -410,12 +428,6 @@ export function ProbePage({ project, probeId }) {
           <dt>Timeout</dt>
           <dd>${millis(probe.effective_timeout_ms)}${
       probe.timeout_ms === null ? " (the service's default)" : ""
-    }</dd>
-        </div>
-        <div>
-          <dt>Locations</dt>
-          <dd>${probe.effective_locations.join(", ")}${
-      probe.locations === null ? " (the project's default)" : ""
     }</dd>
         </div>
         <div class="wide">

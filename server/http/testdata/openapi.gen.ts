@@ -1621,6 +1621,15 @@ export interface operations {
               locations: string[] | null;
               /** @description Read-only: the locations the probe runs from, its own or its project's default. */
               effective_locations: string[];
+              /** @description Read-only: each location's own state; `unknown` and `stale` when it has no result for three intervals. */
+              location_states: {
+                location: string;
+                /** @enum {string} */
+                state: "unknown" | "up" | "degraded" | "down";
+                state_since: string | null;
+                last_run_at: string | null;
+                stale: boolean;
+              }[];
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -2068,6 +2077,15 @@ export interface operations {
               locations: string[] | null;
               /** @description Read-only: the locations the probe runs from, its own or its project's default. */
               effective_locations: string[];
+              /** @description Read-only: each location's own state; `unknown` and `stale` when it has no result for three intervals. */
+              location_states: {
+                location: string;
+                /** @enum {string} */
+                state: "unknown" | "up" | "degraded" | "down";
+                state_since: string | null;
+                last_run_at: string | null;
+                stale: boolean;
+              }[];
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -2513,6 +2531,15 @@ export interface operations {
               locations: string[] | null;
               /** @description Read-only: the locations the probe runs from, its own or its project's default. */
               effective_locations: string[];
+              /** @description Read-only: each location's own state; `unknown` and `stale` when it has no result for three intervals. */
+              location_states: {
+                location: string;
+                /** @enum {string} */
+                state: "unknown" | "up" | "degraded" | "down";
+                state_since: string | null;
+                last_run_at: string | null;
+                stale: boolean;
+              }[];
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
@@ -4567,6 +4594,13 @@ export interface operations {
               runs_failed: number;
               last_error: string | null;
               acknowledged_at: string | null;
+              locations: {
+                down: string[];
+                up: string[];
+                degraded: string[];
+                unknown: string[];
+                stale: string[];
+              } | null;
             }[];
             meta: {
               count: number;
@@ -4738,6 +4772,13 @@ export interface operations {
               runs_failed: number;
               last_error: string | null;
               acknowledged_at: string | null;
+              locations: {
+                down: string[];
+                up: string[];
+                degraded: string[];
+                unknown: string[];
+                stale: string[];
+              } | null;
               notifications: {
                 id: string;
                 type: string;
@@ -4921,6 +4962,13 @@ export interface operations {
               runs_failed: number;
               last_error: string | null;
               acknowledged_at: string | null;
+              locations: {
+                down: string[];
+                up: string[];
+                degraded: string[];
+                unknown: string[];
+                stale: string[];
+              } | null;
             };
           };
         };
@@ -5114,6 +5162,8 @@ export interface operations {
               reminder_minutes: number;
               notify_degraded: boolean;
               notify_recovered: boolean;
+              /** @description How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: all of them), or "majority" (more than half). */
+              location_quorum: number | "majority";
             };
           };
         };
@@ -5232,6 +5282,8 @@ export interface operations {
           reminder_minutes?: number;
           notify_degraded?: boolean;
           notify_recovered?: boolean;
+          /** @description How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: all of them), or "majority" (more than half). */
+          location_quorum?: number | "majority";
         };
       };
     };
@@ -5251,6 +5303,8 @@ export interface operations {
               reminder_minutes: number;
               notify_degraded: boolean;
               notify_recovered: boolean;
+              /** @description How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: all of them), or "majority" (more than half). */
+              location_quorum: number | "majority";
             };
           };
         };
@@ -5406,6 +5460,7 @@ export interface operations {
                 reminder_minutes: number | null;
                 notify_degraded: boolean | null;
                 notify_recovered: boolean | null;
+                location_quorum: (number | "majority") | null;
               };
               effective: {
                 enabled: boolean;
@@ -5415,6 +5470,8 @@ export interface operations {
                 reminder_minutes: number;
                 notify_degraded: boolean;
                 notify_recovered: boolean;
+                /** @description How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: all of them), or "majority" (more than half). */
+                location_quorum: number | "majority";
               };
             };
           };
@@ -5569,6 +5626,7 @@ export interface operations {
           reminder_minutes?: number | null;
           notify_degraded?: boolean | null;
           notify_recovered?: boolean | null;
+          location_quorum?: (number | "majority") | null;
         };
       };
     };
@@ -5590,6 +5648,7 @@ export interface operations {
                 reminder_minutes: number | null;
                 notify_degraded: boolean | null;
                 notify_recovered: boolean | null;
+                location_quorum: (number | "majority") | null;
               };
               effective: {
                 enabled: boolean;
@@ -5599,6 +5658,8 @@ export interface operations {
                 reminder_minutes: number;
                 notify_degraded: boolean;
                 notify_recovered: boolean;
+                /** @description How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: all of them), or "majority" (more than half). */
+                location_quorum: number | "majority";
               };
             };
           };
@@ -7269,6 +7330,13 @@ export interface operations {
                 runs_failed: number;
                 last_error: string | null;
                 acknowledged_at: string | null;
+                locations: {
+                  down: string[];
+                  up: string[];
+                  degraded: string[];
+                  unknown: string[];
+                  stale: string[];
+                } | null;
               }[];
               projects: {
                 project: string;
@@ -10102,6 +10170,14 @@ export interface operations {
             duration_seconds: number | null;
             /** @description Failing runs in a row that opened it. */
             runs_failed: number | null;
+            /** @description The probe's locations by state: those failing (down) and those fine (up, degraded), and those unknown or stale; null for a test. */
+            locations: {
+              down: string[];
+              up: string[];
+              degraded: string[];
+              unknown: string[];
+              stale: string[];
+            } | null;
           };
         };
       };

@@ -1,0 +1,141 @@
+import assert from "node:assert/strict";
+import type { ClaimedRun, ResultsPostAnswer, ResultsPostInput } from "@probe/shared";
+import { createLogger } from "../log.ts";
+import type { Call, ServiceClient } from "./client.ts";
+import { createRemoteRunner } from "./runner.ts";
+
+const run = (id: string): ClaimedRun => ({
+  run_id: id,
+  due_at: new Date().toISOString(),
+  lease_until: new Date(Date.now() + 30_000).toISOString(),
+  url: "http://127.0.0.1:9/",
+  method: "GET",
+  headers: {},
+  body: null,
+  latency: null,
+  expect: null,
+  timeout_ms: 1000,
+});
+
+/** A service that hands out `runs` once, and answers posts as `link` says. */
+function fakeService(runs: ClaimedRun[]) {
+  const state = {
+    link: "up" as "up" | "down",
+    posted: [] as ResultsPostInput[],
+    conflict: new Set<string>(),
+  };
+  let handed = false;
+  const client: ServiceClient = {
+    async claim(_input, signal) {
+      if (state.link === "down") return { ok: false, kind: "unreachable", reason: "cut" };
+      if (!handed) {
+        handed = true;
+        return { ok: true, data: { location: "eu", runs } };
+      }
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, 50);
+        signal?.addEventListener("abort", () => (clearTimeout(t), r()));
+      });
+      return { ok: true, data: { location: "eu", runs: [] } };
+    },
+    post(input): Promise<Call<ResultsPostAnswer>> {
+      if (state.link === "down") {
+        return Promise.resolve({ ok: false, kind: "unreachable", reason: "cut" });
+      }
+      const refused = input.results.filter((r) => state.conflict.has(r.run_id));
+      if (refused.length > 0) {
+        return Promise.resolve({
+          ok: false,
+          kind: "conflict",
+          runIds: refused.map((r) => r.run_id),
+        });
+      }
+      state.posted.push(input);
+      return Promise.resolve({
+        ok: true,
+        data: {
+          results: input.results.map((r) => ({ run_id: r.run_id, status: "recorded" as const })),
+          recorded: input.results.length,
+          duplicate: 0,
+          expired: 0,
+        },
+      });
+    },
+  };
+  return { client, state };
+}
+
+async function until(check: () => boolean) {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(check());
+}
+
+Deno.test("results wait while the service cannot be reached, and go once it can", async () => {
+  const { client, state } = fakeService([run("a"), run("b"), run("c")]);
+  state.link = "down";
+  let locationSeen = "";
+  const runner = createRemoteRunner({
+    client,
+    execute: (_target, location) => {
+      locationSeen = location;
+      return Promise.resolve({
+        startedAt: new Date(),
+        durationMs: 5,
+        outcome: "up",
+        httpStatus: 200,
+        error: null,
+        address: "127.0.0.1",
+      });
+    },
+    log: createLogger("silent"),
+    runner: "r1",
+    version: "1",
+    concurrency: 10,
+    bufferMax: 100,
+    bufferMaxAgeMs: 60_000,
+    flushEveryMs: 10,
+  });
+  runner.start();
+  // Nothing claimed while down; then the link comes back.
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(runner.counters().claimed, 0);
+  state.link = "up";
+  await until(() => runner.counters().ran === 3);
+  assert.equal(locationSeen, "eu");
+  // Each result goes once.
+  await until(() => runner.counters().recorded === 3);
+  await runner.stop(1000);
+  const posted = state.posted.flatMap((p) => p.results.map((r) => r.run_id)).sort();
+  assert.deepEqual(posted, ["a", "b", "c"]);
+  assert.equal(runner.counters().buffered, 0);
+});
+
+Deno.test("results the service refuses as never this location's are dropped", async () => {
+  const { client, state } = fakeService([run("mine"), run("foreign")]);
+  state.conflict.add("foreign");
+  const runner = createRemoteRunner({
+    client,
+    execute: () =>
+      Promise.resolve({
+        startedAt: new Date(),
+        durationMs: 5,
+        outcome: "down",
+        httpStatus: null,
+        error: "connection refused",
+        address: null,
+      }),
+    log: createLogger("silent"),
+    runner: "r1",
+    version: "1",
+    concurrency: 10,
+    bufferMax: 100,
+    bufferMaxAgeMs: 60_000,
+    flushEveryMs: 10,
+  });
+  runner.start();
+  await until(() => runner.counters().recorded === 1);
+  await runner.stop(1000);
+  assert.equal(runner.counters().refused, 1);
+  assert.equal(runner.counters().buffered, 0);
+  assert.deepEqual(state.posted.flatMap((p) => p.results.map((r) => r.run_id)), ["mine"]);
+});
