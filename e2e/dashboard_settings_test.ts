@@ -156,6 +156,7 @@ Deno.test({
         reminder_minutes: 0,
         notify_degraded: true,
         notify_recovered: true,
+        location_quorum: "majority",
       });
       assert.match(r.policy.shown, /Targets\s+log, ops-hook/);
       assert.deepEqual(JSON.parse(r.overrides.saved), {
@@ -166,6 +167,7 @@ Deno.test({
         reminder_minutes: 30,
         notify_degraded: false,
         notify_recovered: null,
+        location_quorum: null,
       });
       assert.match(r.overrides.effective, /Reminder every \(minutes\)\s+30/);
       assert.match(r.overrides.effective, /On degraded\s+not notified/);

@@ -175,7 +175,8 @@ Deno.test({
       assert.equal(report.form.saved, "The probe was saved.");
       assert.equal(report.form.projectSaved, "Saved.");
       assert.deepEqual(report.health, { runners: "1", checks: "1", version: "test-1" });
-      assert.equal(report.probe.locationsFact, `local, ${location}`);
+      // Each location with its own state (the probe's comes from them by the location quorum).
+      assert.equal(report.probe.locationsFact, `local: up · ${location}: degraded`);
       assert.deepEqual(report.probe.rows, {
         local: { outcome: "up", latency: report.probe.rows.local?.latency },
         [location]: { outcome: "degraded", latency: "1234 ms" },
