@@ -97,23 +97,40 @@ const pct = (sorted: number[], p: number) =>
 
 /**
  * From the end of the run that moved the state (the incident's start or resolution is that run's
- * `started_at`) to the arrival, per arrival of `type`; arrivals with no such run are counted.
+ * `started_at`) to the arrival, per arrival of `type`, split at the notification's `created_at`
+ * (the start of the transaction that recorded the posted result and queued the notification);
+ * arrivals with no such run are counted.
  */
 async function delays(db: Db, arrivals: Arrival[], type: string) {
   const column = type === "probe.down" ? "started_at" : "resolved_at";
-  const out: number[] = [];
+  const total: number[] = [];
+  const toQueued: number[] = [];
+  const toArrival: number[] = [];
   let unmatched = 0;
   for (const a of arrivals.filter((x) => x.type === type && x.incidentId)) {
-    const { rows: [run] } = await sql<{ ended: Date }>`
-      select r.started_at + r.duration_ms * interval '1 millisecond' as ended
-      from incidents i join probe_results r
-        on r.probe_key = i.probe_key and r.started_at = i.${sql.ref(column)}
+    const { rows: [run] } = await sql<{ ended: Date; queued: Date }>`
+      select r.started_at + r.duration_ms * interval '1 millisecond' as ended,
+        n.created_at as queued
+      from incidents i
+      join probe_results r on r.probe_key = i.probe_key and r.started_at = i.${sql.ref(column)}
+      join notifications n on n.incident_id = i.id and n.event = ${type}
       where i.id = ${a.incidentId}`.execute(db);
-    if (run) out.push(a.at - new Date(run.ended).getTime());
-    else unmatched++;
+    if (!run) {
+      unmatched++;
+      continue;
+    }
+    const ended = new Date(run.ended).getTime();
+    const queued = new Date(run.queued).getTime();
+    total.push(a.at - ended);
+    toQueued.push(queued - ended);
+    toArrival.push(a.at - queued);
   }
-  return { sorted: out.sort((a, b) => a - b), unmatched };
+  const sort = (v: number[]) => v.sort((x, y) => x - y);
+  return { total: sort(total), toQueued: sort(toQueued), toArrival: sort(toArrival), unmatched };
 }
+
+const figures = (sorted: number[]) =>
+  `p50 ${pct(sorted, 0.5)} ms  p99 ${pct(sorted, 0.99)} ms  max ${sorted.at(-1)} ms`;
 
 console.log(
   `bench:remote-alert  probes=${N} flips=${FLIPS} interval=${INTERVAL_S}s ` +
@@ -132,6 +149,8 @@ try {
       SERVICE_API_KEY: KEY,
       DATA_DIR: dataDir,
       RUNNER: "off",
+      // The webhook receiver is on loopback: notifications follow the probes' network policy.
+      PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
       PROBE_INTERVAL_SECONDS: String(INTERVAL_S),
       RATE_LIMIT_PER_SECOND: "0",
       LOG_LEVEL: "warn",
@@ -185,15 +204,23 @@ try {
     console.log(`  … flip ${f} of ${FLIPS}: ${hook.arrivals.length} notifications`);
   }
   for (const type of ["probe.down", "probe.recovered"]) {
-    const { sorted, unmatched } = await delays(handle.db, hook.arrivals, type);
+    const d = await delays(handle.db, hook.arrivals, type);
     console.log(
-      `run end → webhook, ${type.padEnd(15)} count ${sorted.length}  p50 ${pct(sorted, 0.5)} ms` +
-        `  p99 ${pct(sorted, 0.99)} ms  max ${sorted.at(-1)} ms` +
-        (unmatched ? `  (${unmatched} with no run found)` : ""),
+      `${type}: count ${d.total.length}` +
+        (d.unmatched ? ` (${d.unmatched} with no run found)` : ""),
     );
+    console.log(`  run end → webhook arrival:     ${figures(d.total)}`);
+    console.log(`    run end → result recorded:   ${figures(d.toQueued)}`);
+    console.log(`    recorded → webhook arrival:  ${figures(d.toArrival)}`);
   }
-  const extra = hook.arrivals.filter((a) => a.type === "probe.down").length - N * FLIPS;
-  console.log(`notifications beyond one per transition: ${extra}`);
+  const once = (type: string) => hook.count(type) - N * FLIPS;
+  console.log(
+    `notifications beyond one per transition: ${once("probe.down")} down, ` +
+      `${once("probe.recovered")} recovered`,
+  );
+} catch (error) {
+  for (const child of children) console.error(child.output().slice(-2000));
+  throw error;
 } finally {
   for (const child of children) child.kill("SIGKILL");
   await Promise.allSettled(children.map((c) => c.status));
