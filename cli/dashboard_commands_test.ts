@@ -253,6 +253,24 @@ apiSuite("CLI: overview, series, status pages, badges, whoami", (test) => {
     const got = expect(await cli(t, ["--json", "status-page", "get", project]), 0).json();
     assert.deepEqual(got.data, back.data);
 
+    // --probes names the probes shown, in order; --no-probes shows every probe again.
+    const one = expect(
+      await cli(t, ["--json", "probes", "create", project, "https://a.example.com/"]),
+      0,
+    ).json().data.probe_id;
+    const chosen = expect(
+      await cli(t, ["--json", "status-page", "set", project, "--probes", one]),
+      0,
+    ).json();
+    assert.deepEqual(chosen.data.probe_ids, [one]);
+    const shown = expect(await cli(t, ["status-page", "get", project]), 0).stdout;
+    assert.match(shown, new RegExp(`^probes +${one}$`, "m"));
+    const unknown = await cli(t, ["status-page", "set", project, "--probes", "0123456789abcdef"]);
+    assert.equal(unknown.code, 6, unknown.stderr);
+    const all = expect(await cli(t, ["--json", "status-page", "set", project, "--no-probes"]), 0)
+      .json();
+    assert.equal(all.data.probe_ids, null);
+
     const proxied = expect(
       await cli(t, ["status-page", "get", project, "--origin", "https://status.example.com/"]),
       0,

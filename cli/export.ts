@@ -180,8 +180,9 @@ async function exportProject(
     ALERT_POLICY_FIELDS.map((f) => [f, alerts.data.overrides[f]] as const)
       .filter(([, value]) => value !== null),
   );
-  const { public: isPublic, title, description, show_urls } = page.data;
-  const pageChanged = isPublic || show_urls || title !== null || description !== null;
+  const { public: isPublic, title, description, show_urls, probe_ids } = page.data;
+  const pageChanged = isPublic || show_urls || title !== null || description !== null ||
+    probe_ids !== null;
   const maintenance = windows.data
     .map((w) => ({
       starts_at: w.starts_at,
@@ -201,7 +202,15 @@ async function exportProject(
       ...(project.default_locations !== null &&
         { default_locations: project.default_locations }),
       ...(Object.keys(overrides).length > 0 && { alerts: overrides }),
-      ...(pageChanged && { status_page: { public: isPublic, title, description, show_urls } }),
+      ...(pageChanged && {
+        status_page: {
+          public: isPublic,
+          title,
+          description,
+          show_urls,
+          ...(probe_ids !== null && { probe_ids }),
+        },
+      }),
       probes: probes.sort((a, b) => byText(a.url, b.url)).map((p) =>
         exportProbe(p, names, options)
       ),

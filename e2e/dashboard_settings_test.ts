@@ -190,6 +190,7 @@ Deno.test({
       assert.equal(s.jsonTitle, "Shop status");
       assert.match(s.projectLink, new RegExp(`Public status page: /status/${project} \\(JSON\\)`));
       assert.equal(s.probesListed.length, 2);
+      assert.deepEqual(s.chosenProbes, ["Checkout"], "the page shows the probe chosen");
       assert.ok(s.probesListed.some((p) => p.startsWith("Checkout")));
 
       // Badges.

@@ -11,6 +11,7 @@ import * as partitionProbeResults from "./2026_11_25_110000_partition_probe_resu
 import * as addLocations from "./2026_11_25_130000_add_locations.ts";
 import * as addRemoteRunners from "./2026_11_25_140000_add_remote_runners.ts";
 import * as addLocationVerdicts from "./2026_11_25_150000_add_location_verdicts.ts";
+import * as addStatusPageProbes from "./2026_11_25_160000_add_status_page_probes.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_25_130000_add_locations": addLocations,
   "2026_11_25_140000_add_remote_runners": addRemoteRunners,
   "2026_11_25_150000_add_location_verdicts": addLocationVerdicts,
+  "2026_11_25_160000_add_status_page_probes": addStatusPageProbes,
 };

@@ -8,6 +8,8 @@ export const STATUS_PAGE_DAYS = 90;
 export const STATUS_PAGE_INCIDENTS = 50;
 export const MAX_STATUS_PAGE_TITLE = 200;
 export const MAX_STATUS_PAGE_DESCRIPTION = 2000;
+/** The most probes a status page may name (`probe_ids`). */
+export const MAX_STATUS_PAGE_PROBES = 500;
 
 /** Where a project's public status page and its JSON twin are served. */
 export const statusPagePaths = (project: string) => ({
@@ -28,6 +30,11 @@ export const statusPageSettings = z.object({
   description: z.string().nullable(),
   /** Whether the page shows probes' URLs (without credentials or query values). */
   show_urls: z.boolean(),
+  /**
+   * The probes the page shows, by probe id, in this order; null: every probe of the project. A
+   * probe whose method or URL changes gets a new id, which the page does not show until named.
+   */
+  probe_ids: z.array(z.string()).nullable(),
   page_path: z.string(),
   json_path: z.string(),
   /** When the settings were last changed; null while they are the defaults, never set. */
@@ -44,6 +51,8 @@ export const statusPagePatchInput = z.strictObject({
   title: title.nullable().optional(),
   description: text(MAX_STATUS_PAGE_DESCRIPTION).nullable().optional(),
   show_urls: z.boolean().optional(),
+  probe_ids: z.array(z.string().regex(/^[0-9a-f]{16}$/, "must be a probe id (16 hex digits)"))
+    .max(MAX_STATUS_PAGE_PROBES).nullable().optional(),
 });
 export type StatusPagePatchInput = z.infer<typeof statusPagePatchInput>;
 

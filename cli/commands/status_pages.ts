@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import type { StatusPageSettings, StatusPageUpdateInput } from "@probe/client";
 import type { CliContext } from "../context.ts";
 import { link, originOption } from "../links.ts";
+import { list } from "../options.ts";
 import { record } from "../output.ts";
 
 /** The settings one field a line, with the page's addresses in full, then whether anyone sees it. */
@@ -13,6 +14,7 @@ const showPage = (page: StatusPageSettings, base: string) => {
     title: page.title,
     description: page.description,
     show_urls: page.show_urls,
+    probes: page.probe_ids === null ? "all" : page.probe_ids.join(", "),
     page_url: pageUrl,
     json_url: link(base, page.json_path),
     updated_at: page.updated_at,
@@ -29,6 +31,7 @@ interface SetOptions {
   title?: string | false;
   description?: string | false;
   showUrls?: boolean;
+  probes?: string[] | false;
   origin?: string;
 }
 
@@ -61,6 +64,12 @@ export function statusPageCommand(context: () => CliContext): Command {
     .option("--no-description", "no paragraph")
     .option("--show-urls", "show each probe's URL (without credentials and query values)")
     .option("--no-show-urls", "name probes by their label, or Check N, never by URL")
+    .option(
+      "--probes <ids>",
+      "show only these probes, in this order (probe ids, comma-separated)",
+      list,
+    )
+    .option("--no-probes", "show every probe of the project (the default)")
     .addOption(originOption())
     .action(async (project: string, options: SetOptions) => {
       const { client, out, serviceUrl } = context();
@@ -70,6 +79,7 @@ export function statusPageCommand(context: () => CliContext): Command {
         title: textOf(options.title),
         description: textOf(options.description),
         show_urls: options.showUrls,
+        probe_ids: options.probes === false ? null : options.probes,
       };
       const result = await client().statusPages.update(input);
       out.result(() => showPage(result.data, options.origin ?? serviceUrl), result);

@@ -70,6 +70,8 @@ export interface Report {
     jsonTitle: string;
     projectLink: string;
     probesListed: string[];
+    /** The JSON's probes once the page is set to show Checkout only. */
+    chosenProbes: string[];
   };
   badges: {
     markdown: string;
@@ -224,6 +226,7 @@ async function run(args: Args): Promise<Report> {
       jsonTitle: "",
       projectLink: "",
       probesListed: [],
+      chosenProbes: [],
     },
     badges: {
       markdown: "",
@@ -507,6 +510,14 @@ async function run(args: Args): Promise<Report> {
     const json = await (await fetch(`${args.baseUrl}${jsonHref}`)).json();
     report.statusPage.jsonTitle = json.title;
     await publicPage.close();
+    // Only Checkout on the page: "every probe" off, the other probe unticked.
+    await pageForm.getByLabel("Every probe of the project").uncheck();
+    await pageForm.getByLabel(`${target.origin}/ok`).uncheck();
+    await pageForm.getByRole("button", { name: "Save status page" }).click();
+    await pageForm.getByText("Saved.").waitFor();
+    await main.getByText("1 chosen probes").waitFor();
+    const chosen = await (await fetch(`${args.baseUrl}${jsonHref}`)).json();
+    report.statusPage.chosenProbes = chosen.probes.map((p: { name: string }) => p.name);
     await subnav.getByRole("link", { name: "Probes" }).click();
     await main.getByRole("heading", { name: "Web shop" }).waitFor();
     const projectLink = main.getByText("Public status page:");

@@ -20,7 +20,8 @@ import { sql } from "kysely";
 import { displayLabel } from "../alerts/incidents.ts";
 import type { Db } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
-import { noFieldsProvided, notFound } from "./errors.ts";
+import { json } from "../db/json.ts";
+import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 import { isInMaintenance } from "./maintenance.ts";
 import { effectivePolicy } from "./alerts.ts";
 
@@ -73,6 +74,7 @@ export async function getStatusPage(
       "status_pages.title",
       "status_pages.description",
       "status_pages.show_urls",
+      "status_pages.probe_ids",
       (eb) => eb.ref("status_pages.updated_at").$castTo<Date | string | null>().as("updated_at"),
     ])
     .where("projects.name", "=", project).executeTakeFirst();
@@ -83,9 +85,25 @@ export async function getStatusPage(
     title: row.title,
     description: row.description,
     show_urls: row.show_urls ?? false,
+    probe_ids: row.probe_ids ?? null,
     ...statusPagePaths(project),
     updated_at: iso(row.updated_at),
   };
+}
+
+/** Each of `ids` names a probe of the project, once; 422 naming the entries that do not. */
+async function checkProbeIds(db: Db, project: string, ids: readonly string[]): Promise<void> {
+  const found = ids.length === 0 ? [] : await db.selectFrom("probes").select("probe_id")
+    .where("project", "=", project).where("probe_id", "in", [...new Set(ids)]).execute();
+  const known = new Set(found.map((row) => row.probe_id));
+  const details = ids.flatMap((id, i) =>
+    !known.has(id)
+      ? [{ path: `probe_ids.${i}`, message: `no probe of ${project} has the id ${id}` }]
+      : ids.indexOf(id) !== i
+      ? [{ path: `probe_ids.${i}`, message: `${id} is named twice` }]
+      : []
+  );
+  if (details.length) throw new DomainError("validation_failed", "Validation failed", details);
 }
 
 /** Changes some of a project's status page settings; the others keep their values. */
@@ -99,6 +117,7 @@ export async function updateStatusPage(
   if (Object.keys(changes).length === 0) throw noFieldsProvided();
   await db.transaction().execute(async (trx) => {
     await projectExists(trx, project, true);
+    if (changes.probe_ids) await checkProbeIds(trx, project, changes.probe_ids);
     await trx.insertInto("status_pages")
       .values({ project, ...changes })
       .onConflict((oc) => oc.column("project").doUpdateSet({ ...changes, updated_at: sql`now()` }))
@@ -141,15 +160,17 @@ export function publicStatusPage(
         "status_pages.title",
         "status_pages.description",
         "status_pages.show_urls",
+        "status_pages.probe_ids",
       ])
       .where("projects.name", "=", project).where("status_pages.public", "=", true)
       .executeTakeFirst();
     if (!page) return null;
 
-    const probes = await trx.selectFrom("probes")
+    const all = await trx.selectFrom("probes")
       .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
       .select([
         "probes.key",
+        "probes.probe_id",
         "probes.url",
         "probes.label",
         "probe_verdicts.state",
@@ -159,11 +180,19 @@ export function publicStatusPage(
       .where("probes.project", "=", project)
       .orderBy("probes.key")
       .execute();
+    // The probes the page names, in its order (those gone since are skipped), or every one.
+    const byId = new Map(all.map((probe) => [probe.probe_id, probe]));
+    const probes = page.probe_ids === null
+      ? all
+      : page.probe_ids.flatMap((id) => byId.get(id) ?? []);
+    const shownKeys = probes.map((probe) => String(probe.key));
 
     // Days are UTC days; rollups are hourly, so each falls in one day whole.
     const today = Math.floor(now / DAY_MS);
     const firstDay = today - STATUS_PAGE_DAYS + 1;
-    const ofProject = sql`(select key from probes where project = ${project})`;
+    const ofProject = sql`(select x.k from json_to_recordset(${
+      json(shownKeys.map((k) => ({ k })))
+    }) as x(k bigint))`;
     const { rows: dayRows } = await sql<{ probe_key: string | number; day: number } & DayCounts>`
       select probe_key, floor(extract(epoch from hour) / 86400)::int as day,
              sum(up)::int as up, sum(degraded)::int as degraded, sum(down)::int as down,

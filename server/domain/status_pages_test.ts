@@ -18,6 +18,7 @@ const defaults = (project: string) => ({
   title: null,
   description: null,
   show_urls: false,
+  probe_ids: null,
   page_path: `/status/${project}`,
   json_path: `/status/${project}/status.json`,
   updated_at: null,

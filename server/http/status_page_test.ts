@@ -205,6 +205,49 @@ apiSuite("public status pages", (test) => {
     assert.deepEqual(json.body.incident_rule, { failures: 4, passes: 1 });
   });
 
+  test("a page shows the probes it names, in their order; null shows them all", async (t) => {
+    const { api } = t;
+    const project = await newProject(api);
+    await makePublic(api, project);
+    const a = await newProbe(t, project, { url: "https://a.example.com/", label: "A" });
+    const b = await newProbe(t, project, { url: "https://b.example.com/", label: "B" });
+    await newProbe(t, project, { url: "https://c.example.com/", label: "C" });
+    const names = async () =>
+      publicStatusPage.parse((await api.get(jsonPath(project), anonymous)).body).probes
+        .map((p) => p.name);
+    assert.deepEqual(await names(), ["A", "B", "C"]);
+
+    const chosen = await api.patch(settingsPath(project), { probe_ids: [b.probeId, a.probeId] });
+    assert.equal(chosen.status, 200, chosen.text);
+    assert.deepEqual(chosen.body.data.probe_ids, [b.probeId, a.probeId]);
+    assert.deepEqual(await names(), ["B", "A"]);
+    const html = await (await api.get(pagePath(project), anonymous)).text;
+    assert.ok(html.includes("B") && !html.includes(">C<"), "the page leaves C out");
+
+    // Unknown, repeated and malformed ids: 422 naming each entry, nothing changed.
+    const bad = await api.patch(settingsPath(project), {
+      probe_ids: [a.probeId, "0123456789abcdef", a.probeId],
+    });
+    assert.equal(bad.status, 422, bad.text);
+    assert.deepEqual(bad.body.error.details.map((d: { path: string }) => d.path), [
+      "probe_ids.1",
+      "probe_ids.2",
+    ]);
+    const malformed = await api.patch(settingsPath(project), { probe_ids: ["nope"] });
+    assert.equal(malformed.status, 422, malformed.text);
+    assert.equal(malformed.body.error.details[0].path, "probe_ids.0");
+    assert.deepEqual(await names(), ["B", "A"]);
+
+    // A probe deleted is left out (once the page is read again: a settings change reads it at
+    // once); null is every probe again.
+    assert.equal((await api.delete(b.path)).status, 204);
+    assert.equal((await api.patch(settingsPath(project), { title: "Shop" })).status, 200);
+    assert.deepEqual(await names(), ["A"]);
+    const all = await api.patch(settingsPath(project), { probe_ids: null });
+    assert.equal(all.status, 200, all.text);
+    assert.deepEqual(await names(), ["A", "C"]);
+  });
+
   test("the JSON twin holds what the page shows, as data", async (t) => {
     const { api, app } = t;
     const target = await startTarget();

@@ -100,14 +100,15 @@ for (const backend of backends()) {
         async () => {
           const project = uniqueName();
           await api.post("/api/v1/projects", { project });
-          const paths = ["/slow?ms=1000&lease=1", "/slow?ms=1000&lease=2"];
+          const paths = ["/slow?ms=2000&lease=1", "/slow?ms=2000&lease=2"];
           for (const path of paths) {
             await api.post(`/api/v1/projects/${project}/probes`, { url: `${slow.origin}${path}` });
           }
-          // One run at a time against the host; a lease shorter than a wait and a run together.
+          // One run at a time against the host; a lease shorter than a wait and a run together
+          // (2 s + 2 s against 3 s), renewed at its half: 1.5 s of slack for a loaded machine.
           const runner = runnerWith({
             hostConcurrency: 1,
-            leaseMs: 1_500,
+            leaseMs: 3_000,
             pollMs: 20,
             lookaheadMs: 0,
             flushEveryMs: 20,
@@ -117,14 +118,14 @@ for (const backend of backends()) {
           runner.start();
           try {
             const probes = await probesOf(project);
-            for (let i = 0; i < 100; i++) {
+            for (let i = 0; i < 200; i++) {
               const done = await db.selectFrom("probe_results").select("probe_key")
                 .where("probe_key", "in", probes.map((p) => p.key)).execute();
               if (done.length >= 2) break;
               await new Promise((r) => setTimeout(r, 50));
             }
             // Time for a second claim of the run that waited, had its lease run out meanwhile.
-            await new Promise((r) => setTimeout(r, 1_500));
+            await new Promise((r) => setTimeout(r, 3_000));
           } finally {
             await runner.stop();
           }

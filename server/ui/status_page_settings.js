@@ -39,15 +39,29 @@ function PageLinks({ settings }) {
 }
 
 /**
- * The probes the page shows, named as it names them.
- * @param {{ probes: Probe[], showUrls: boolean }} props
+ * The probes a page shows: those `ids` names, in its order, or every one when it is null.
+ * @param {Probe[]} probes
+ * @param {string[] | null} ids
  */
-function PageProbes({ probes, showUrls }) {
+const shownOf = (probes, ids) =>
+  ids === null ? probes : ids.flatMap((id) => probes.filter((p) => p.probe_id === id));
+
+/**
+ * The probes the page shows, named as it names them.
+ * @param {{ probes: Probe[], ids: string[] | null, showUrls: boolean }} props
+ */
+function PageProbes({ probes: all, ids, showUrls }) {
+  const probes = shownOf(all, ids);
   if (probes.length === 0) {
-    return view`<p class="muted">The project has no probes: the page shows none.</p>`;
+    return view`<p class="muted">${
+      all.length === 0 ? "The project has no probes" : "No probe is chosen"
+    }: the page shows none.</p>`;
   }
-  return view`<p>The page shows every probe of the project (${probes.length}), with its state
-    and 90 days of uptime, and its incidents without their error texts:</p>
+  return view`<p>The page shows ${
+    ids === null
+      ? `every probe of the project (${probes.length})`
+      : `${probes.length} chosen probes`
+  }, with their state and 90 days of uptime, and their incidents without their error texts:</p>
   <ul class="links-list">
     ${
     probes.map((p) =>
@@ -67,15 +81,47 @@ function PageProbes({ probes, showUrls }) {
 }
 
 /**
- * @param {{ settings: Settings, onSaved: () => void }} props
+ * Which probes the page shows: every one, or those ticked (in the project's order).
+ * @param {{ probes: Probe[], chosen: string[] | null, onChange: (ids: string[] | null) => void,
+ *   error?: string }} props
  */
-function SettingsForm({ settings, onSaved }) {
-  const form = useForm(["public", "title", "description", "show_urls"]);
+function ProbeChoice({ probes, chosen, onChange, error }) {
+  const toggle = (/** @type {string} */ id, /** @type {boolean} */ on) => {
+    const ids = new Set(chosen ?? []);
+    if (on) ids.add(id);
+    else ids.delete(id);
+    onChange(probes.map((p) => p.probe_id).filter((p) => ids.has(p)));
+  };
+  return view`<fieldset class=${error ? "choices invalid" : "choices"}>
+    <legend>Probes on the page</legend>
+    <${CheckField} name="all-probes" idPrefix="page" label="Every probe of the project"
+      checked=${chosen === null}
+      onChange=${(/** @type {boolean} */ on) => onChange(on ? null : probes.map((p) => p.probe_id))}
+      hint="Probes made later are shown too. Off: only the probes ticked below." />
+    ${
+    chosen !== null && probes.map((p) =>
+      view`<${CheckField} key=${p.probe_id} name=${`probe-${p.probe_id}`} idPrefix="page"
+        label=${p.label ?? p.url} checked=${chosen.includes(p.probe_id)}
+        onChange=${(/** @type {boolean} */ on) =>
+        toggle(p.probe_id, on)} />`
+    )
+  }
+    ${error && view`<p class="field-error">${error}</p>`}
+  </fieldset>`;
+}
+
+/**
+ * @param {{ settings: Settings, probes: Probe[], onSaved: () => void }} props
+ */
+function SettingsForm({ settings, probes, onSaved }) {
+  const form = useForm(["public", "title", "description", "show_urls", "probe_ids"]);
   const [values, setValues] = useState({
     public: settings.public,
     title: settings.title ?? "",
     description: settings.description ?? "",
     show_urls: settings.show_urls,
+    /** @type {string[] | null} */
+    probe_ids: settings.probe_ids,
   });
   const [saved, setSaved] = useState(false);
   /** @param {string} name */
@@ -91,6 +137,7 @@ function SettingsForm({ settings, onSaved }) {
         title: values.title.trim() === "" ? null : values.title,
         description: values.description.trim() === "" ? null : values.description,
         show_urls: values.show_urls,
+        probe_ids: values.probe_ids,
       });
       setSaved(true);
       onSaved();
@@ -112,6 +159,8 @@ function SettingsForm({ settings, onSaved }) {
     <${CheckField} name="show_urls" label="Show the probes' URLs" checked=${values.show_urls}
       onChange=${set("show_urls")} error=${form.errors.show_urls}
       hint="Without user names, passwords and query values. Off: probes are shown by label only." />
+    <${ProbeChoice} probes=${probes} chosen=${values.probe_ids} onChange=${set("probe_ids")}
+      error=${form.errors.probe_ids} />
     <div class="actions">
       <button type="submit" class="primary" disabled=${form.busy}>Save status page</button>
       <span role="status">${saved ? "Saved." : ""}</span>
@@ -151,12 +200,12 @@ export function StatusPageSettings({ project }) {
       </dl>
       <${PageLinks} settings=${settings} />
       <h2>Probes on the page</h2>
-      <${PageProbes} probes=${probes} showUrls=${settings.show_urls} />
+      <${PageProbes} probes=${probes} ids=${settings.probe_ids} showUrls=${settings.show_urls} />
     </section>`
   }
     ${
     settings && canWrite &&
-    view`<${SettingsForm} settings=${settings} onSaved=${reload} />`
+    view`<${SettingsForm} settings=${settings} probes=${probes} onSaved=${reload} />`
   }
   </div>`;
 }

@@ -7528,6 +7528,7 @@ export interface operations {
               title: string | null;
               description: string | null;
               show_urls: boolean;
+              probe_ids: string[] | null;
               page_path: string;
               json_path: string;
               updated_at: string | null;
@@ -7681,6 +7682,7 @@ export interface operations {
           title?: string | null;
           description?: string | null;
           show_urls?: boolean;
+          probe_ids?: string[] | null;
         };
       };
     };
@@ -7698,6 +7700,7 @@ export interface operations {
               title: string | null;
               description: string | null;
               show_urls: boolean;
+              probe_ids: string[] | null;
               page_path: string;
               json_path: string;
               updated_at: string | null;
