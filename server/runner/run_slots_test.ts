@@ -100,19 +100,21 @@ for (const backend of backends()) {
         async () => {
           const project = uniqueName();
           await api.post("/api/v1/projects", { project });
-          const paths = ["/slow?ms=2000&lease=1", "/slow?ms=2000&lease=2"];
+          const paths = ["/slow?ms=2500&lease=1", "/slow?ms=2500&lease=2"];
           for (const path of paths) {
             await api.post(`/api/v1/projects/${project}/probes`, { url: `${slow.origin}${path}` });
           }
           // One run at a time against the host; a lease shorter than a wait and a run together
-          // (2 s + 2 s against 3 s), renewed at its half: 1.5 s of slack for a loaded machine.
+          // (2.5 s + 2.5 s against 4 s), renewed at its half and when the run starts. Claims every
+          // 100 ms, not every 20: on a loaded machine a renewal must not queue behind a stream of
+          // claims for the runner's connections until the lease has run out.
           const runner = runnerWith({
             hostConcurrency: 1,
-            leaseMs: 3_000,
-            pollMs: 20,
+            leaseMs: 4_000,
+            pollMs: 100,
             lookaheadMs: 0,
             flushEveryMs: 20,
-            syncEveryMs: 20,
+            syncEveryMs: 1_000,
           });
           const before = slow.counts.get("/slow") ?? 0;
           runner.start();
@@ -125,7 +127,7 @@ for (const backend of backends()) {
               await new Promise((r) => setTimeout(r, 50));
             }
             // Time for a second claim of the run that waited, had its lease run out meanwhile.
-            await new Promise((r) => setTimeout(r, 3_000));
+            await new Promise((r) => setTimeout(r, 4_000));
           } finally {
             await runner.stop();
           }
