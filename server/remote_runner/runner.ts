@@ -180,9 +180,10 @@ export function createRemoteRunner(o: RemoteRunnerOptions): RemoteRunner {
 
   async function flushLoop() {
     let pause = o.flushEveryMs ?? 200;
-    while (!stopping || buffer.length > 0) {
+    // When stopping, the runs still in flight are waited for: their results are posted too.
+    while (!stopping || buffer.length > 0 || inFlight > 0) {
       const more = await flushOnce();
-      if (stopping && !more) return;
+      if (stopping && !more && inFlight === 0) return;
       pause = more
         ? 0
         : buffer.length > 0 && outage !== null

@@ -139,3 +139,41 @@ Deno.test("results the service refuses as never this location's are dropped", as
   assert.equal(runner.counters().buffered, 0);
   assert.deepEqual(state.posted.flatMap((p) => p.results.map((r) => r.run_id)), ["mine"]);
 });
+
+Deno.test("a run still in flight when the runner stops has its result posted", async () => {
+  const { client, state } = fakeService([run("late")]);
+  const finish = Promise.withResolvers<void>();
+  let started = false;
+  const runner = createRemoteRunner({
+    client,
+    execute: async () => {
+      started = true;
+      await finish.promise;
+      return {
+        startedAt: new Date(),
+        durationMs: 5,
+        outcome: "up",
+        httpStatus: 200,
+        error: null,
+        address: "127.0.0.1",
+      };
+    },
+    log: createLogger("silent"),
+    runner: "r1",
+    version: "1",
+    concurrency: 10,
+    bufferMax: 100,
+    bufferMaxAgeMs: 60_000,
+    flushEveryMs: 10,
+  });
+  runner.start();
+  await until(() => started);
+  // Stopping while the run is under way, with nothing waiting to be posted: the flush loop
+  // must not end before the run does.
+  const stopped = runner.stop(2000);
+  await new Promise((r) => setTimeout(r, 50));
+  finish.resolve();
+  await stopped;
+  const posted = state.posted.flatMap((p) => p.results.map((r) => r.run_id));
+  assert.deepEqual(posted, ["late"]);
+});
