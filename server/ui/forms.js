@@ -156,6 +156,16 @@ export function FormError({ message }) {
 }
 
 /**
+ * Comma-separated names typed into a field (`local, office`) as a list; empty text is null.
+ * @param {string} text
+ * @returns {string[] | null}
+ */
+export function namesOrNull(text) {
+  const names = text.split(",").map((n) => n.trim()).filter((n) => n !== "");
+  return names.length ? names : null;
+}
+
+/**
  * Parses JSON typed into a field; empty text is `undefined`. Throws FieldError on bad JSON.
  * @param {string} name
  * @param {string} text

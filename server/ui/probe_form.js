@@ -6,7 +6,7 @@ import { get, patch, post, probePath, seg } from "./api.js";
 import { useLoad, useTitle } from "./load.js";
 import { href, navigate } from "./routes.js";
 import { ErrorNote, Loading } from "./parts.js";
-import { Field, FieldError, FormError, parseJsonField, useForm } from "./forms.js";
+import { Field, FieldError, FormError, namesOrNull, parseJsonField, useForm } from "./forms.js";
 import { AssertionsEditor, assertionsState, expectOf } from "./assertions.js";
 import { useNotice } from "./notice.js";
 /** @import { FormBody, Probe, ProbeCreate, ProbeUpdate } from "./api_types.d.ts" */
@@ -24,15 +24,6 @@ const FIELDS = [
   "body",
   "expect",
 ];
-
-/**
- * Comma-separated names to a list; empty text is null.
- * @param {string} text
- */
-const listValue = (text) => {
-  const names = text.split(",").map((n) => n.trim()).filter((n) => n !== "");
-  return names.length ? names : null;
-};
 
 /**
  * `Name: value` lines to an object; lines without a colon are an error on the field.
@@ -130,7 +121,7 @@ function ProbeForm({ project, probe, onSaved }) {
         interval_seconds: latencyValue(values.interval_seconds),
         timeout_ms: latencyValue(values.timeout_ms),
         // Empty: null, the project's default_locations.
-        locations: listValue(values.locations),
+        locations: namesOrNull(values.locations),
         label: values.label.trim() === "" ? null : values.label,
         expect: expectOf(assertions),
       };

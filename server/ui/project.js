@@ -7,7 +7,7 @@ import { del, get, patch, post, seg } from "./api.js";
 import { useLoad, useTitle } from "./load.js";
 import { href, navigate } from "./routes.js";
 import { ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
-import { Field, FormError, useForm } from "./forms.js";
+import { Field, FormError, namesOrNull, useForm } from "./forms.js";
 import { ProbeTable, tally } from "./overview.js";
 import { useNotice } from "./notice.js";
 import { ProjectNav } from "./settings_parts.js";
@@ -16,14 +16,6 @@ import { StatusPageLink } from "./status_page_settings.js";
 /** @import { Project, ProjectCreate } from "./api_types.d.ts" */
 
 const orNull = (/** @type {string} */ text) => (text.trim() === "" ? null : text);
-/**
- * Comma-separated names to a list; empty text is null.
- * @param {string} text
- */
-const namesOrNull = (text) => {
-  const names = text.split(",").map((n) => n.trim()).filter((n) => n !== "");
-  return names.length ? names : null;
-};
 
 export function NewProject() {
   useTitle("New project");
