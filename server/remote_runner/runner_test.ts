@@ -17,6 +17,17 @@ const run = (id: string): ClaimedRun => ({
   timeout_ms: 1000,
 });
 
+/** The runner's settings every test shares: small, quick to flush, silent. */
+const SETTINGS = {
+  log: createLogger("silent"),
+  runner: "r1",
+  version: "1",
+  concurrency: 10,
+  bufferMax: 100,
+  bufferMaxAgeMs: 60_000,
+  flushEveryMs: 10,
+};
+
 /** A service that hands out `runs` once, and answers posts as `link` says. */
 function fakeService(runs: ClaimedRun[]) {
   const state = {
@@ -87,13 +98,7 @@ Deno.test("results wait while the service cannot be reached, and go once it can"
         address: "127.0.0.1",
       });
     },
-    log: createLogger("silent"),
-    runner: "r1",
-    version: "1",
-    concurrency: 10,
-    bufferMax: 100,
-    bufferMaxAgeMs: 60_000,
-    flushEveryMs: 10,
+    ...SETTINGS,
   });
   runner.start();
   // Nothing claimed while down; then the link comes back.
@@ -124,13 +129,7 @@ Deno.test("results the service refuses as never this location's are dropped", as
         error: "connection refused",
         address: null,
       }),
-    log: createLogger("silent"),
-    runner: "r1",
-    version: "1",
-    concurrency: 10,
-    bufferMax: 100,
-    bufferMaxAgeMs: 60_000,
-    flushEveryMs: 10,
+    ...SETTINGS,
   });
   runner.start();
   await until(() => runner.counters().recorded === 1);
@@ -158,13 +157,7 @@ Deno.test("a run still in flight when the runner stops has its result posted", a
         address: "127.0.0.1",
       };
     },
-    log: createLogger("silent"),
-    runner: "r1",
-    version: "1",
-    concurrency: 10,
-    bufferMax: 100,
-    bufferMaxAgeMs: 60_000,
-    flushEveryMs: 10,
+    ...SETTINGS,
   });
   runner.start();
   await until(() => started);
