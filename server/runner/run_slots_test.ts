@@ -105,10 +105,11 @@ for (const backend of backends()) {
             await api.post(`/api/v1/projects/${project}/probes`, { url: `${slow.origin}${path}` });
           }
           // One run at a time against the host; a lease shorter than a wait and a run together
-          // (2.5 s + 2.5 s against 4 s), renewed at its half and when the run starts. Claims every
-          // 100 ms, not every 20: on a loaded machine a renewal must not queue behind a stream of
-          // claims for the runner's connections until the lease has run out.
+          // (2.5 s + 2.5 s against 4 s), renewed at its half and when the run starts. A day's
+          // interval: with a minute's, a probe's next grid point fell inside the step's ~9 s one
+          // time in three and was a third request of a slot of its own (seen in CI).
           const runner = runnerWith({
+            intervalMs: 86_400_000,
             hostConcurrency: 1,
             leaseMs: 4_000,
             pollMs: 100,
@@ -132,6 +133,10 @@ for (const backend of backends()) {
             await runner.stop();
           }
           // On main the queued run's lease ran out while it ran: claimed again, run twice.
+          const slots = await db.selectFrom("probe_results").select(["probe_key", "due_at"])
+            .where("probe_key", "in", (await probesOf(project)).map((p) => p.key)).execute();
+          assert.equal(slots.length, 2, `one due run each: ${JSON.stringify(slots)}`);
+          assert.notEqual(String(slots[0].probe_key), String(slots[1].probe_key));
           assert.equal((slow.counts.get("/slow") ?? 0) - before, 2, "each due run sent once");
           assert.equal(runner.counters().recorded, 2);
           assert.equal(runner.counters().lost, 0);
