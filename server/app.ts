@@ -3,7 +3,7 @@ import type { Config, IamAliveConfig } from "./config.ts";
 import { createCors } from "./http/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
-import { keepStatistics } from "./db/statistics.ts";
+import { keepStatisticsIfNeeded } from "./db/statistics.ts";
 import { type Client, createHttpHandler, REST_PREFIX } from "./http/handler.ts";
 import { createRequestSummary, type RequestSummary } from "./http/access_log.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
@@ -131,8 +131,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     await handle.close();
     throw error;
   }
-  // The embedded database has no autovacuum to keep the planner's statistics.
-  const statistics = handle.kind === "pglite" ? keepStatistics({ db: handle.db, log }) : null;
+  // The embedded database has no autovacuum to keep the planner's statistics (nor a server
+  // with autovacuum off).
+  const statistics = await keepStatisticsIfNeeded({ handle, log });
   const { config = {}, clock = systemClock, instanceId, pollMs, runnerFigures, ...channelDeps } =
     iamAlive;
   const metrics = createServiceMetrics({

@@ -7,6 +7,7 @@
 import { ConfigError, parseConfig } from "../config.ts";
 import { surviveDatabaseClientFaults } from "../db/client_faults.ts";
 import { openDatabase } from "../db/database.ts";
+import { keepStatisticsIfNeeded } from "../db/statistics.ts";
 import { migrateToLatest } from "../db/migrator.ts";
 import { createKeyCheck } from "../keys/api_key.ts";
 import { PortInUseError } from "../net/port_in_use.ts";
@@ -94,6 +95,8 @@ export async function runnerProcess(
       overrides: { observer: metrics.runner.observer, ...overrides },
     });
     metrics.runner.watch(runner);
+    // A server with autovacuum off gets its planner's statistics from the service's processes.
+    const statistics = await keepStatisticsIfNeeded({ handle, log });
     const stopped = Promise.withResolvers<void>();
     const stop = () => stopped.resolve();
     Deno.addSignalListener("SIGINT", stop);
@@ -103,6 +106,7 @@ export async function runnerProcess(
     Deno.removeSignalListener("SIGINT", stop);
     Deno.removeSignalListener("SIGTERM", stop);
     await runner.stop();
+    await statistics?.stop();
   } finally {
     serving.abort();
     await metricsServer?.finished;

@@ -30,14 +30,8 @@ import { json } from "../db/json.ts";
 import { DomainError } from "../domain/errors.ts";
 import { runnerSeen as seen } from "../domain/locations.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
-import {
-  claimDue,
-  type Completed,
-  extendLeases,
-  recordRunsIn,
-  syncSchedules,
-  type Verdicts,
-} from "./store.ts";
+import { claimDue, type Completed, extendLeases, recordRunsIn, type Verdicts } from "./store.ts";
+import { createScheduleSync } from "./schedule_sync.ts";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 import { leaseFor } from "./runner.ts";
 
@@ -95,6 +89,7 @@ export function createRemoteRuns(
   }: RemoteRunsOptions,
 ): RemoteRuns {
   let syncedAt = -Infinity;
+  const schedules = createScheduleSync(db, { intervalMs });
   const defaults = { intervalMs, timeoutMs };
   const verdicts = { localName, intervalMs };
 
@@ -102,7 +97,7 @@ export function createRemoteRuns(
   async function sync() {
     if (now() - syncedAt < syncEveryMs) return;
     syncedAt = now();
-    await syncSchedules(db, { now: now(), intervalMs });
+    await schedules.sync(now());
   }
 
   async function claimOnce(location: string, input: ClaimInput): Promise<ClaimedRun[]> {

@@ -25,7 +25,8 @@ import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
 import { pruneOnce, type PruneReport, purgeDeleted } from "./prune.ts";
 import { OVERLOAD_LAG_MS } from "../domain/schedule_lag.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
-import { claimDue, type Claimed, type Completed, releaseLeases, syncSchedules } from "./store.ts";
+import { claimDue, type Claimed, type Completed, releaseLeases } from "./store.ts";
+import { createScheduleSync, type ScheduleSync } from "./schedule_sync.ts";
 import { createLeaseKeeper, type LeaseKeeper } from "./leases.ts";
 import { createRunSlots, type RunSlots } from "./slots.ts";
 import { createRecorder, type Recorder } from "./recorder.ts";
@@ -219,6 +220,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const s = settingsOf(options);
   const { clock, id, leaseMs, flushBatch, deferMs, tickMs, overloadLagMs, warnEveryMs } = s;
   const now = () => clock.now();
+  const schedules = createScheduleSync(db, { intervalMs });
   const counters: Counted = {
     runs: 0,
     recorded: 0,
@@ -282,7 +284,7 @@ export function createRunner(options: RunnerOptions): Runner {
     poll: () => pollOnce(parts),
     tick: () => tickOnce(parts),
     flush: recorder.flush,
-    sync: () => syncOnce(db, log, now(), intervalMs),
+    sync: () => syncOnce(schedules, log, now()),
     idle: () => idleOnce(parts),
     prune: () => pruneOnce(db, { now: now(), retentionDays, stopped: () => loops.stopped }),
     counters: () => ({
@@ -444,8 +446,8 @@ async function stopOnce(parts: Parts): Promise<void> {
 }
 
 /** Gives new probes their schedule rows; returns how many. */
-async function syncOnce(db: Db, log: Logger, now: number, intervalMs: number): Promise<number> {
-  const added = await syncSchedules(db, { now, intervalMs });
+async function syncOnce(schedules: ScheduleSync, log: Logger, now: number): Promise<number> {
+  const added = await schedules.sync(now);
   if (added > 0) log.debug("probes scheduled", { count: added });
   return added;
 }
