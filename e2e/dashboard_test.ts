@@ -211,6 +211,17 @@ Deno.test({
       assert.equal(report.badUrl.invalid, "true");
       assert.deepEqual(report.focusVisible, { link: true, button: true });
 
+      // No spell-checking in the fields for keys, headers, JSON and pointers.
+      assert.deepEqual(report.spellcheck, {
+        "api-key": false,
+        "field-headers": false,
+        "field-body": false,
+        "assert-json-0-path": false,
+        "assert-json-0-value": false,
+        "assert-header-0-name": false,
+        "assert-header-0-value": false,
+      });
+
       // Failing, then recovered.
       assert.match(report.failing.runNow, /^Ran now: down \(HTTP 503\)/);
       assert.equal(report.failing.state, "down");

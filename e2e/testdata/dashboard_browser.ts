@@ -53,6 +53,11 @@ export interface MainReport {
   /** Whether the focused control showed a focus outline, for a link and a button. */
   focusVisible: { link: boolean; button: boolean };
   badUrl: { message: string; focusedField: string | null; invalid: string | null };
+  /**
+   * The `spellcheck` property of the fields that take keys, headers, JSON and pointers, by field
+   * id: false for each (a template's `spellcheck="false"` is a truthy string, which turns it on).
+   */
+  spellcheck: Record<string, boolean>;
   created: { probeId: string; heading: string };
   failing: { runNow: string; state: string; incident: string; acknowledged: string };
   recovered: { runNow: string; state: string; openIncidents: string; incidentRows: string[] };
@@ -285,6 +290,7 @@ async function main(args: MainArgs): Promise<MainReport> {
     keyboard: {},
     focusVisible: { link: false, button: false },
     badUrl: { message: "", focusedField: null, invalid: null },
+    spellcheck: {},
     created: { probeId: "", heading: "" },
     failing: { runNow: "", state: "", incident: "", acknowledged: "" },
     recovered: { runNow: "", state: "", openIncidents: "", incidentRows: [] },
@@ -325,11 +331,18 @@ async function main(args: MainArgs): Promise<MainReport> {
     const storedKey = () => page.evaluate((item) => sessionStorage.getItem(item), KEY_ITEM);
     const main = page.locator("main");
     const heading = () => main.locator("h1").innerText();
+    const spellcheck = async (...ids: string[]) => {
+      for (const id of ids) {
+        report.spellcheck[id] = await page.locator(`#${id}`)
+          .evaluate((field) => (field as HTMLElement).spellcheck);
+      }
+    };
 
     // Sign-in: a wrong key is refused and not kept.
     log("sign in");
     await page.goto(`${args.baseUrl}/`);
     await page.getByLabel("API key").waitFor();
+    await spellcheck("api-key");
     await scan("sign-in");
     await page.getByLabel("API key").fill("not-the-key-0123456789");
     await page.getByRole("button", { name: "Sign in" }).click();
@@ -392,6 +405,7 @@ async function main(args: MainArgs): Promise<MainReport> {
       focusedField: await page.evaluate(() => document.activeElement?.getAttribute("name") ?? null),
       invalid: await page.getByLabel("URL").getAttribute("aria-invalid"),
     };
+    await spellcheck("field-headers", "field-body");
     await scan("probe form with an error");
     await shot("probe-form-refused");
 
@@ -574,6 +588,12 @@ async function main(args: MainArgs): Promise<MainReport> {
     await main.getByRole("button", { name: "Add header check" }).click();
     await page.locator("#assert-header-0-name").fill("Content-Type");
     await page.locator("#assert-header-0-value").fill("json");
+    await spellcheck(
+      "assert-json-0-path",
+      "assert-json-0-value",
+      "assert-header-0-name",
+      "assert-header-0-value",
+    );
     await shot("assertions-form");
     await main.getByRole("button", { name: "Save probe" }).click();
     await main.getByRole("heading", { name: "Checkout", exact: true }).waitFor();

@@ -78,7 +78,7 @@ function SignIn({ onSignedIn, message }) {
     <form class="form" onSubmit=${submit} novalidate>
       <div class=${error ? "field invalid" : "field"}>
         <label for="api-key">API key</label>
-        <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false"
+        <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck=${false}
           ref=${input} value=${key} onInput=${typed}
           aria-invalid=${error ? "true" : undefined}
           aria-describedby=${error ? "api-key-hint api-key-error" : "api-key-hint"} />

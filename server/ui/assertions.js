@@ -319,7 +319,7 @@ function JsonRow({ row, index, errors, onChange, onRemove }) {
     <${Part} id=${`${id}-path`} label="JSON pointer" error=${error("path")}
       hint=${index === 0 ? "/status, /items/0/id; empty for the whole body." : null}>
       <input ...${described(`${id}-path`, index === 0, error("path"))} value=${row.path}
-        spellcheck="false" autocomplete="off" onInput=${set("path")} />
+        spellcheck=${false} autocomplete="off" onInput=${set("path")} />
     <//>
     <${Part} id=${`${id}-op`} label="Check" error=${error("op")}>
       <select ...${described(`${id}-op`, false, error("op"))} onChange=${set("op")}>
@@ -337,7 +337,7 @@ function JsonRow({ row, index, errors, onChange, onRemove }) {
     showValue && view`<${Part} id=${`${id}-value`} label=${numeric ? "Number" : "Value"}
       error=${error("value")}>
       <input ...${described(`${id}-value`, false, error("value"))} value=${row.value}
-        inputmode=${numeric || row.type === "number" ? "decimal" : undefined} spellcheck="false"
+        inputmode=${numeric || row.type === "number" ? "decimal" : undefined} spellcheck=${false}
         autocomplete="off" onInput=${set("value")} />
     <//>`
   }
@@ -366,7 +366,7 @@ function HeaderRow({ row, index, errors, onChange, onRemove }) {
     ${errors[`headers.${index}`] && view`<p class="field-error">${errors[`headers.${index}`]}</p>`}
     <${Part} id=${`${id}-name`} label="Header name" error=${error("name")}>
       <input ...${described(`${id}-name`, false, error("name"))} value=${row.name}
-        spellcheck="false" autocomplete="off" onInput=${set("name")} />
+        spellcheck=${false} autocomplete="off" onInput=${set("name")} />
     <//>
     <${Part} id=${`${id}-op`} label="Check" error=${error("op")}>
       <select ...${described(`${id}-op`, false, error("op"))} onChange=${set("op")}>
@@ -377,7 +377,7 @@ function HeaderRow({ row, index, errors, onChange, onRemove }) {
     !PRESENCE.includes(row.op) && view`<${Part} id=${`${id}-value`} label="Text"
       error=${error("value")}>
       <input ...${described(`${id}-value`, false, error("value"))} value=${row.value}
-        spellcheck="false" autocomplete="off" onInput=${set("value")} />
+        spellcheck=${false} autocomplete="off" onInput=${set("value")} />
     <//>`
   }
     <button type="button" aria-label=${`Remove header check ${index + 1}`}

@@ -182,9 +182,9 @@ function ProbeForm({ project, probe, onSaved }) {
         hint="Where it runs: location names, comma-separated (see Locations). Empty: the project's default." />
       <${Field} name="headers" label="Headers (optional)" as="textarea" rows="3"
         value=${values.headers} onInput=${set("headers")} error=${form.errors.headers}
-        hint="One per line, as Name: value." spellcheck="false" />
+        hint="One per line, as Name: value." spellcheck=${false} />
       <${Field} name="body" label="Request body (optional, JSON)" as="textarea" rows="3"
-        value=${values.body} onInput=${set("body")} error=${form.errors.body} spellcheck="false" />
+        value=${values.body} onInput=${set("body")} error=${form.errors.body} spellcheck=${false} />
       <${AssertionsEditor} state=${assertions} onChange=${setAssertions}
         details=${form.details.expect} />
       <div class="actions">
