@@ -3,7 +3,7 @@ import type { Config, IamAliveConfig } from "./config.ts";
 import { createCors } from "./http/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
-import { keepStatisticsIfNeeded } from "./db/statistics.ts";
+import { keepStatisticsIfNeeded, type StatisticsKeeper } from "./db/statistics.ts";
 import { type Client, createHttpHandler, REST_PREFIX } from "./http/handler.ts";
 import { createRequestSummary, type RequestSummary } from "./http/access_log.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
@@ -48,6 +48,8 @@ export interface App {
   deliverer: Deliverer;
   /** What `/metrics` serves; a runner in this process reports to `metrics.runner`. */
   metrics: ServiceMetrics;
+  /** Refreshes the planner's statistics where no autovacuum does; null where one does. */
+  statistics: StatisticsKeeper | null;
   /** Stops the reporter and the deliverer, then closes the database. */
   close(): Promise<void>;
 }
@@ -193,6 +195,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     summary,
   });
   return {
+    statistics,
     handler,
     database: handle,
     reporter,

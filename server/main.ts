@@ -26,6 +26,7 @@ import {
   sizeMaxConnections,
 } from "./http/serve.ts";
 import { reportRunnerFigures } from "./iam_alive/runner_figures.ts";
+import { warnAutovacuumOff } from "./db/statistics.ts";
 
 /**
  * Files the embedded database may hold open: PGlite keeps its data files open, about 100 after
@@ -186,6 +187,7 @@ async function main(): Promise<number> {
   // Each query of a request waits this long for the database at most (docs/operations.md).
   const database = await openDatabase(target);
   const app = await appFromConfig(config, { database, apiKeys, log, server });
+  warnAutovacuumOff(app.statistics, log);
   await app.reporter.start();
   app.deliverer.start();
   const runner = config.runner

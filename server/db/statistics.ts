@@ -38,20 +38,34 @@ export function keepStatistics(
   };
 }
 
+/** What keeps the statistics, and why the service does it: "embedded" or "autovacuum off". */
+export interface StatisticsKeeper {
+  why: "embedded" | "autovacuum off";
+  stop(): Promise<void>;
+}
+
 /**
  * Keeps the statistics where nothing else does: always on the embedded database, and on a
- * PostgreSQL server whose autovacuum is off (with a warning); null where autovacuum does it.
+ * PostgreSQL server whose autovacuum is off; null where autovacuum does it. The process that
+ * starts it says so (`warnAutovacuumOff`), once, not every app a test builds.
  */
 export async function keepStatisticsIfNeeded(
   { handle, log, everyMs }: { handle: DatabaseHandle; log: Logger; everyMs?: number },
-): Promise<{ stop(): Promise<void> } | null> {
+): Promise<StatisticsKeeper | null> {
+  let why: StatisticsKeeper["why"] = "embedded";
   if (handle.kind === "postgres") {
     const { rows: [row] } = await sql<{ autovacuum: string }>`show autovacuum`.execute(handle.db);
     if (row?.autovacuum !== "off") return null;
-    log.warn(
-      "autovacuum is off on the PostgreSQL server: the service refreshes the planner's " +
-        "statistics itself (ANALYZE every 5 minutes); turn autovacuum on to leave it to the server",
-    );
+    why = "autovacuum off";
   }
-  return keepStatistics({ db: handle.db, log, everyMs });
+  return { why, ...keepStatistics({ db: handle.db, log, everyMs }) };
+}
+
+/** The warning of a process whose PostgreSQL server has autovacuum off. */
+export function warnAutovacuumOff(keeper: StatisticsKeeper | null, log: Logger): void {
+  if (keeper?.why !== "autovacuum off") return;
+  log.warn(
+    "autovacuum is off on the PostgreSQL server: the service refreshes the planner's " +
+      "statistics itself (ANALYZE every 5 minutes); turn autovacuum on to leave it to the server",
+  );
 }

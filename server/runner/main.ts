@@ -7,7 +7,7 @@
 import { ConfigError, parseConfig } from "../config.ts";
 import { surviveDatabaseClientFaults } from "../db/client_faults.ts";
 import { openDatabase } from "../db/database.ts";
-import { keepStatisticsIfNeeded } from "../db/statistics.ts";
+import { keepStatisticsIfNeeded, warnAutovacuumOff } from "../db/statistics.ts";
 import { migrateToLatest } from "../db/migrator.ts";
 import { createKeyCheck } from "../keys/api_key.ts";
 import { PortInUseError } from "../net/port_in_use.ts";
@@ -97,6 +97,7 @@ export async function runnerProcess(
     metrics.runner.watch(runner);
     // A server with autovacuum off gets its planner's statistics from the service's processes.
     const statistics = await keepStatisticsIfNeeded({ handle, log });
+    warnAutovacuumOff(statistics, log);
     const stopped = Promise.withResolvers<void>();
     const stop = () => stopped.resolve();
     Deno.addSignalListener("SIGINT", stop);
