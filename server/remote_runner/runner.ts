@@ -81,135 +81,168 @@ const targetOf = (run: ClaimedRun): ProbeTarget => ({
   timeoutMs: run.timeout_ms,
 });
 
+/** What the runner's two loops share: its runs in flight, its buffer, its counts. */
+interface Shared {
+  o: RemoteRunnerOptions;
+  now: () => number;
+  buffer: ResultBuffer;
+  counts: {
+    claimed: number;
+    ran: number;
+    recorded: number;
+    duplicate: number;
+    expired: number;
+    refused: number;
+  };
+  who: { runner: string; version: string };
+  inFlight: number;
+  stopping: boolean;
+  claimAbort: AbortController;
+  /** Resolves the claim loop's wait for a free slot. */
+  slotFreed: (() => void) | null;
+  /** The runs under way (waiting for their due time or running). */
+  idle: Set<Promise<void>>;
+  /** When the service stopped answering; null while it answers. */
+  outage: number | null;
+}
+
+/** Logs an outage once, when it begins, and once when it ends. */
+function reachable(s: Shared, ok: boolean, reason?: string) {
+  if (!ok && s.outage === null) {
+    s.outage = s.now();
+    s.o.log.warn("service unreachable: runs go on, results wait", { reason });
+  } else if (ok && s.outage !== null) {
+    s.o.log.info("service reachable again", { after_seconds: (s.now() - s.outage) / 1000 });
+    s.outage = null;
+  }
+}
+
+/** Runs one claimed run at its due time; its result joins the buffer. */
+function run(s: Shared, claimed: ClaimedRun, location: string) {
+  s.inFlight++;
+  const task = (async () => {
+    await sleep(Math.max(0, Date.parse(claimed.due_at) - s.now()));
+    try {
+      s.buffer.add(postedOf(claimed, await s.o.execute(targetOf(claimed), location)));
+      s.counts.ran++;
+    } catch (error) {
+      // A defect of the executor: no result; the run is made again after its lease.
+      s.o.log.error("probe run failed", { error: String(error) });
+    } finally {
+      s.inFlight--;
+      s.slotFreed?.();
+    }
+  })();
+  s.idle.add(task);
+  task.finally(() => s.idle.delete(task));
+}
+
+/** Claims runs for the free slots, one claim at a time, until the runner stops. */
+async function claimLoop(s: Shared) {
+  let pause = 1000;
+  while (!s.stopping) {
+    const room = Math.min(1000, s.o.concurrency - s.inFlight);
+    if (room <= 0) {
+      await new Promise<void>((r) => (s.slotFreed = r));
+      s.slotFreed = null;
+      continue;
+    }
+    const answer = await s.o.client.claim({ ...s.who, max: room }, s.claimAbort.signal);
+    if (s.stopping) return;
+    if (answer.ok) {
+      reachable(s, true);
+      pause = 1000;
+      s.counts.claimed += answer.data.runs.length;
+      for (const claimed of answer.data.runs) run(s, claimed, answer.data.location);
+      continue;
+    }
+    if (answer.kind === "unreachable") reachable(s, false, answer.reason);
+    else s.o.log.error("claim refused", { ...answer });
+    await sleep(answer.kind === "unreachable" ? answer.retryAfterMs ?? pause : 10_000);
+    pause = Math.min(pause * 2, 10_000);
+  }
+}
+
+/** Posts one batch; true when the service answered for it (so more may go at once). */
+async function flushOnce(s: Shared): Promise<boolean> {
+  const { buffer, counts, o } = s;
+  const dropped = buffer.expire();
+  if (dropped > 0) o.log.warn("results dropped: older than the buffer keeps", { dropped });
+  const batch = buffer.peek(MAX_RESULTS_BATCH);
+  if (batch.length === 0) return false;
+  const answer = await o.client.post({ ...s.who, results: batch });
+  if (answer.ok) {
+    reachable(s, true);
+    counts.recorded += answer.data.recorded;
+    counts.duplicate += answer.data.duplicate;
+    counts.expired += answer.data.expired;
+    buffer.remove(new Set(batch.map((r) => r.run_id)));
+    return true;
+  }
+  if (answer.kind === "conflict") {
+    // Runs the service says were never this location's: they never will be.
+    counts.refused += answer.runIds.length;
+    o.log.error("results refused: runs not claimed for this location", {
+      count: answer.runIds.length,
+    });
+    buffer.remove(new Set(answer.runIds));
+    return answer.runIds.length > 0;
+  }
+  if (answer.kind === "unreachable") reachable(s, false, answer.reason);
+  else o.log.error("results post refused", { ...answer });
+  return false;
+}
+
+/** Posts what waits, every `flushEveryMs`, backing off while the service cannot be reached. */
+async function flushLoop(s: Shared) {
+  const every = s.o.flushEveryMs ?? 200;
+  let pause = every;
+  // When stopping, the runs still in flight are waited for: their results are posted too.
+  while (!s.stopping || s.buffer.length > 0 || s.inFlight > 0) {
+    const more = await flushOnce(s);
+    if (s.stopping && !more && s.inFlight === 0) return;
+    pause = more
+      ? 0
+      : s.buffer.length > 0 && s.outage !== null
+      ? Math.min(Math.max(pause * 2, 500), 5000)
+      : every;
+    if (pause > 0) await sleep(pause);
+  }
+}
+
 export function createRemoteRunner(o: RemoteRunnerOptions): RemoteRunner {
   const now = o.now ?? Date.now;
-  const buffer = new ResultBuffer(o.bufferMax, o.bufferMaxAgeMs, now);
-  const counts = { claimed: 0, ran: 0, recorded: 0, duplicate: 0, expired: 0, refused: 0 };
-  const who = { runner: o.runner, version: o.version };
-  let inFlight = 0;
-  let stopping = false;
-  const claimAbort = new AbortController();
-  let slotFreed: (() => void) | null = null;
+  const s: Shared = {
+    o,
+    now,
+    buffer: new ResultBuffer(o.bufferMax, o.bufferMaxAgeMs, now),
+    counts: { claimed: 0, ran: 0, recorded: 0, duplicate: 0, expired: 0, refused: 0 },
+    who: { runner: o.runner, version: o.version },
+    inFlight: 0,
+    stopping: false,
+    claimAbort: new AbortController(),
+    slotFreed: null,
+    idle: new Set(),
+    outage: null,
+  };
   const loops: Promise<void>[] = [];
-  const idle = new Set<Promise<void>>();
-  let outage: number | null = null;
-
-  /** Logs an outage once, when it begins, and once when it ends. */
-  function reachable(ok: boolean, reason?: string) {
-    if (!ok && outage === null) {
-      outage = now();
-      o.log.warn("service unreachable: runs go on, results wait", { reason });
-    } else if (ok && outage !== null) {
-      o.log.info("service reachable again", { after_seconds: (now() - outage) / 1000 });
-      outage = null;
-    }
-  }
-
-  function run(claimed: ClaimedRun, location: string) {
-    inFlight++;
-    const task = (async () => {
-      await sleep(Math.max(0, Date.parse(claimed.due_at) - now()));
-      try {
-        buffer.add(postedOf(claimed, await o.execute(targetOf(claimed), location)));
-        counts.ran++;
-      } catch (error) {
-        // A defect of the executor: no result; the run is made again after its lease.
-        o.log.error("probe run failed", { error: String(error) });
-      } finally {
-        inFlight--;
-        slotFreed?.();
-      }
-    })();
-    idle.add(task);
-    task.finally(() => idle.delete(task));
-  }
-
-  async function claimLoop() {
-    let pause = 1000;
-    while (!stopping) {
-      const room = Math.min(1000, o.concurrency - inFlight);
-      if (room <= 0) {
-        await new Promise<void>((r) => (slotFreed = r));
-        slotFreed = null;
-        continue;
-      }
-      const answer = await o.client.claim({ ...who, max: room }, claimAbort.signal);
-      if (stopping) return;
-      if (answer.ok) {
-        reachable(true);
-        pause = 1000;
-        counts.claimed += answer.data.runs.length;
-        for (const claimed of answer.data.runs) run(claimed, answer.data.location);
-        continue;
-      }
-      if (answer.kind === "unreachable") reachable(false, answer.reason);
-      else o.log.error("claim refused", { ...answer });
-      await sleep(answer.kind === "unreachable" ? answer.retryAfterMs ?? pause : 10_000);
-      pause = Math.min(pause * 2, 10_000);
-    }
-  }
-
-  /** Posts one batch; true when the service answered for it (so more may go at once). */
-  async function flushOnce(): Promise<boolean> {
-    const dropped = buffer.expire();
-    if (dropped > 0) o.log.warn("results dropped: older than the buffer keeps", { dropped });
-    const batch = buffer.peek(MAX_RESULTS_BATCH);
-    if (batch.length === 0) return false;
-    const answer = await o.client.post({ ...who, results: batch });
-    if (answer.ok) {
-      reachable(true);
-      counts.recorded += answer.data.recorded;
-      counts.duplicate += answer.data.duplicate;
-      counts.expired += answer.data.expired;
-      buffer.remove(new Set(batch.map((r) => r.run_id)));
-      return true;
-    }
-    if (answer.kind === "conflict") {
-      // Runs the service says were never this location's: they never will be.
-      counts.refused += answer.runIds.length;
-      o.log.error("results refused: runs not claimed for this location", {
-        count: answer.runIds.length,
-      });
-      buffer.remove(new Set(answer.runIds));
-      return answer.runIds.length > 0;
-    }
-    if (answer.kind === "unreachable") reachable(false, answer.reason);
-    else o.log.error("results post refused", { ...answer });
-    return false;
-  }
-
-  async function flushLoop() {
-    let pause = o.flushEveryMs ?? 200;
-    // When stopping, the runs still in flight are waited for: their results are posted too.
-    while (!stopping || buffer.length > 0 || inFlight > 0) {
-      const more = await flushOnce();
-      if (stopping && !more && inFlight === 0) return;
-      pause = more
-        ? 0
-        : buffer.length > 0 && outage !== null
-        ? Math.min(Math.max(pause * 2, 500), 5000)
-        : o.flushEveryMs ?? 200;
-      if (pause > 0) await sleep(pause);
-    }
-  }
-
   return {
     start() {
-      loops.push(claimLoop(), flushLoop());
+      loops.push(claimLoop(s), flushLoop(s));
     },
     async stop(graceMs = 10_000) {
-      stopping = true;
-      claimAbort.abort();
-      slotFreed?.();
+      s.stopping = true;
+      s.claimAbort.abort();
+      s.slotFreed?.();
       const deadline = sleep(graceMs);
-      await Promise.race([Promise.all([...idle]), deadline]);
+      await Promise.race([Promise.all([...s.idle]), deadline]);
       await Promise.race([Promise.all(loops), deadline]);
     },
     counters: () => ({
-      ...counts,
-      dropped: buffer.dropped,
-      buffered: buffer.length,
-      inFlight,
+      ...s.counts,
+      dropped: s.buffer.dropped,
+      buffered: s.buffer.length,
+      inFlight: s.inFlight,
     }),
   };
 }
