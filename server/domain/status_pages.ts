@@ -145,6 +145,52 @@ async function incidentRule(db: Db, project: string) {
   return { failures: policy.failure_threshold, passes: policy.success_threshold };
 }
 
+/** Each shown probe's run counts per UTC day since `firstDay`, from the hourly rollups. */
+async function dayCountsOf(
+  trx: Db,
+  ofProject: ReturnType<typeof sql>,
+  firstDay: number,
+): Promise<Map<string, Map<number, DayCounts>>> {
+  const { rows } = await sql<{ probe_key: string | number; day: number } & DayCounts>`
+    select probe_key, floor(extract(epoch from hour) / 86400)::int as day,
+           sum(up)::int as up, sum(degraded)::int as degraded, sum(down)::int as down,
+           sum(blocked)::int as blocked, sum(maintenance)::int as maintenance
+    from probe_rollups
+    where probe_key in ${ofProject} and hour >= ${new Date(firstDay * DAY_MS)}
+    group by 1, 2`.execute(trx);
+  const daysOf = new Map<string, Map<number, DayCounts>>();
+  for (const { probe_key, day, ...counts } of rows) {
+    const key = String(probe_key);
+    if (!daysOf.has(key)) daysOf.set(key, new Map());
+    daysOf.get(key)!.set(Number(day), counts);
+  }
+  return daysOf;
+}
+
+/** A probe's days from `firstDay` to `today` as the page shows them, and its uptime over them. */
+function daysShown(
+  counts: Map<number, DayCounts> = new Map(),
+  firstDay: number,
+  today: number,
+): { uptime: number | null; days: StatusPageDay[] } {
+  const days: StatusPageDay[] = [];
+  let runs = 0;
+  let passed = 0;
+  for (let day = firstDay; day <= today; day++) {
+    const c = counts.get(day);
+    const n = c ? counted(c) : 0;
+    runs += n;
+    passed += c ? passing(c) : 0;
+    days.push({
+      date: dateOf(day),
+      runs: n,
+      uptime: n === 0 ? null : passing(c!) / n,
+      maintenance: c?.maintenance ?? 0,
+    });
+  }
+  return { uptime: runs === 0 ? null : passed / runs, days };
+}
+
 /**
  * What the public page of `project` shows at `now`, or null when the project does not exist or
  * its page is not public: the two are told apart by no one outside.
@@ -193,19 +239,7 @@ export function publicStatusPage(
     const ofProject = sql`(select x.k from json_to_recordset(${
       json(shownKeys.map((k) => ({ k })))
     }) as x(k bigint))`;
-    const { rows: dayRows } = await sql<{ probe_key: string | number; day: number } & DayCounts>`
-      select probe_key, floor(extract(epoch from hour) / 86400)::int as day,
-             sum(up)::int as up, sum(degraded)::int as degraded, sum(down)::int as down,
-             sum(blocked)::int as blocked, sum(maintenance)::int as maintenance
-      from probe_rollups
-      where probe_key in ${ofProject} and hour >= ${new Date(firstDay * DAY_MS)}
-      group by 1, 2`.execute(trx);
-    const daysOf = new Map<string, Map<number, DayCounts>>();
-    for (const { probe_key, day, ...counts } of dayRows) {
-      const key = String(probe_key);
-      if (!daysOf.has(key)) daysOf.set(key, new Map());
-      daysOf.get(key)!.set(Number(day), counts);
-    }
+    const daysOf = await dayCountsOf(trx, ofProject, firstDay);
 
     const incidents = await trx.selectFrom("incidents")
       .select(["probe_key", "started_at", "resolved_at"])
@@ -223,33 +257,17 @@ export function publicStatusPage(
 
     const names = new Map<string, string>();
     const shown = probes.map((probe, i) => {
-      const key = String(probe.key);
       const url = page.show_urls ? displayLabel(null, probe.url) : null;
       const name = probe.label ?? url ?? `Check ${i + 1}`;
-      names.set(key, name);
-      const counts = daysOf.get(key) ?? new Map<number, DayCounts>();
-      const days: StatusPageDay[] = [];
-      let runs = 0;
-      let passed = 0;
-      for (let day = firstDay; day <= today; day++) {
-        const c = counts.get(day);
-        const n = c ? counted(c) : 0;
-        runs += n;
-        passed += c ? passing(c) : 0;
-        days.push({
-          date: dateOf(day),
-          runs: n,
-          uptime: n === 0 ? null : passing(c!) / n,
-          maintenance: c?.maintenance ?? 0,
-        });
-      }
+      names.set(String(probe.key), name);
+      const { uptime, days } = daysShown(daysOf.get(String(probe.key)), firstDay, today);
       return {
         name,
         url,
         state: probe.state ?? "unknown",
         state_since: iso(probe.state_since ?? null),
         locations: locationListOf(probe.locations as LocationStates | null),
-        uptime: runs === 0 ? null : passed / runs,
+        uptime,
         days,
       };
     });
