@@ -86,14 +86,7 @@ interface Shared {
   o: RemoteRunnerOptions;
   now: () => number;
   buffer: ResultBuffer;
-  counts: {
-    claimed: number;
-    ran: number;
-    recorded: number;
-    duplicate: number;
-    expired: number;
-    refused: number;
-  };
+  counts: Omit<RemoteRunnerCounters, "dropped" | "buffered" | "inFlight">;
   who: { runner: string; version: string };
   inFlight: number;
   stopping: boolean;
