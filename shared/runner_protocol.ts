@@ -42,7 +42,11 @@ export type ClaimInput = z.infer<typeof claimInput>;
 
 /** One claimed run: what to send, and by when its result must be posted to count. */
 export const claimedRun = z.object({
-  run_id: z.string().describe("Names the run in its result; valid for this location only."),
+  run_id: z.string().describe(
+    "Names the run in its result; valid for this location only. While the service cannot be " +
+      "reached, a runner goes on running the probe on its grid and names those runs by this id " +
+      'with the due time replaced and `.o` appended (docs/locations.md, "Outages").',
+  ),
   due_at: z.string(),
   lease_until: z.string().describe(
     "Until when no other runner takes the run over; a result posted later is recorded if none " +
@@ -55,6 +59,10 @@ export const claimedRun = z.object({
   latency: z.int().nullable(),
   expect: probeExpect.nullable(),
   timeout_ms: z.int(),
+  interval_seconds: z.int().describe(
+    "The probe's interval: how often the runner goes on running it while the service cannot " +
+      "be reached.",
+  ),
 });
 export type ClaimedRun = z.infer<typeof claimedRun>;
 
@@ -86,7 +94,9 @@ export type ResultsPostInput = z.infer<typeof resultsPostInput>;
 /**
  * What became of each posted result: `recorded` now, `duplicate` (recorded before: posting
  * twice records once), or `expired` (its lease ran out and another runner took the run over, or
- * the probe no longer runs there): not recorded.
+ * the probe no longer runs there; for a run made while the service could not be reached, also
+ * when another runner held the probe's slot, or the due time is not on the probe's grid, in
+ * the future, or older than a day): not recorded.
  */
 export const RUN_STATUSES = ["recorded", "duplicate", "expired"] as const;
 
@@ -97,3 +107,38 @@ export const resultsPostAnswer = z.object({
   expired: z.int(),
 });
 export type ResultsPostAnswer = z.infer<typeof resultsPostAnswer>;
+
+/**
+ * What a run id names: `<claim>.<probe key>.<due ms>.<m>` (m: 1 when the run falls in a
+ * maintenance window), and `….o` appended for a run a runner made while it could not reach the
+ * service.
+ */
+export interface RunRef {
+  claim: string;
+  key: string;
+  due: number;
+  inMaintenance: boolean;
+  /** Made while the service could not be reached, at a due time of the runner's own. */
+  offline: boolean;
+}
+
+const RUN_ID = /^([0-9a-f-]{36})\.(\d{1,19})\.(\d{1,16})\.([01])(\.o)?$/;
+
+export function parseRunId(id: string): RunRef | null {
+  const m = RUN_ID.exec(id);
+  if (!m) return null;
+  return {
+    claim: m[1],
+    key: m[2],
+    due: Number(m[3]),
+    inMaintenance: m[4] === "1",
+    offline: m[5] === ".o",
+  };
+}
+
+/** The id of a run made during an outage: a claimed run's, at another due time, marked `.o`. */
+export function offlineRunId(runId: string, due: number): string | null {
+  const ref = parseRunId(runId);
+  if (!ref) return null;
+  return `${ref.claim}.${ref.key}.${due}.${ref.inMaintenance ? 1 : 0}.o`;
+}

@@ -7,6 +7,14 @@
  * - **Runs**: each claimed run starts at its due time, with the executor the built-in runners
  *   use (a worker thread, the same network policy and assertions), and its result joins the
  *   buffer. Runs already claimed go on while the service cannot be reached.
+ * - **Outages**: the runner remembers the probes it was given (their latest claimed run and
+ *   interval). While the service cannot be reached, it goes on running each of them on its grid
+ *   (`offlineLoop`), from the first due time after its last contact with the service, under the
+ *   same concurrency; those runs are named by the probe's last run id at the new due time, marked
+ *   `.o` (`offlineRunId`), and the service records each once when they arrive
+ *   (`server/runner/offline_runs.ts`). A run the service offers again for a slot already run
+ *   during the outage is not run twice. A probe not offered again for two intervals and a minute
+ *   while the service answers is forgotten.
  * - **Results**: posted in batches of up to 1,000 every 200 ms; kept until the service answered
  *   for them (recorded, duplicate or expired), or a 409 said a run was never this location's.
  *   While the service cannot be reached they wait in the buffer, bounded in number and age
@@ -15,7 +23,14 @@
  *
  * @module
  */
-import { type ClaimedRun, MAX_RESULTS_BATCH, type PostedResult } from "@probe/shared";
+import {
+  type ClaimedRun,
+  MAX_RESULTS_BATCH,
+  offlineRunId,
+  parseRunId,
+  type PostedResult,
+} from "@probe/shared";
+import { gridAfter, offsetOf } from "../domain/schedule.ts";
 import type { Logger } from "../log.ts";
 import type { ProbeTarget, RunResult } from "../runner/execute.ts";
 import type { ServiceClient } from "./client.ts";
@@ -34,11 +49,15 @@ export interface RemoteRunnerOptions {
   now?: () => number;
   /** How often results are posted while some wait. */
   flushEveryMs?: number;
+  /** How often, during an outage, the runner looks for runs of the probes it knows that fall due. */
+  offlineTickMs?: number;
 }
 
 export interface RemoteRunnerCounters {
   claimed: number;
   ran: number;
+  /** Runs made while the service could not be reached (of `ran`). */
+  offline: number;
   recorded: number;
   duplicate: number;
   expired: number;
@@ -95,14 +114,28 @@ interface Shared {
   slotFreed: (() => void) | null;
   /** The runs under way (waiting for their due time or running). */
   idle: Set<Promise<void>>;
-  /** When the service stopped answering; null while it answers. */
+  /** When the service stopped answering (its last answer); null while it answers. */
   outage: number | null;
+  /** When the service last answered. */
+  contact: number;
+  /** The probes this runner was given, by probe key (see the module's note, "Outages"). */
+  known: Map<string, Known>;
+}
+
+/** A probe the runner runs: its latest claimed run, its location, and its last due time run. */
+interface Known {
+  claimed: ClaimedRun;
+  key: string;
+  location: string;
+  lastDue: number;
+  intervalMs: number;
 }
 
 /** Logs an outage once, when it begins, and once when it ends. */
 function reachable(s: Shared, ok: boolean, reason?: string) {
+  if (ok) s.contact = s.now();
   if (!ok && s.outage === null) {
-    s.outage = s.now();
+    s.outage = s.contact;
     s.o.log.warn("service unreachable: runs go on, results wait", { reason });
   } else if (ok && s.outage !== null) {
     s.o.log.info("service reachable again", { after_seconds: (s.now() - s.outage) / 1000 });
@@ -146,13 +179,70 @@ async function claimLoop(s: Shared) {
       reachable(s, true);
       pause = 1000;
       s.counts.claimed += answer.data.runs.length;
-      for (const claimed of answer.data.runs) run(s, claimed, answer.data.location);
+      for (const claimed of answer.data.runs) {
+        if (remember(s, claimed, answer.data.location)) run(s, claimed, answer.data.location);
+      }
       continue;
     }
     if (answer.kind === "unreachable") reachable(s, false, answer.reason);
     else s.o.log.error("claim refused", { ...answer });
     await sleep(answer.kind === "unreachable" ? answer.retryAfterMs ?? pause : 10_000);
     pause = Math.min(pause * 2, 10_000);
+  }
+}
+
+/**
+ * Notes a claimed run's probe as known; false when the runner already ran that slot (or a later
+ * one) during an outage: then it is not run twice.
+ */
+function remember(s: Shared, claimed: ClaimedRun, location: string): boolean {
+  const ref = parseRunId(claimed.run_id);
+  if (!ref) return true;
+  const known = s.known.get(ref.key);
+  if (known && known.lastDue >= ref.due) return false;
+  if (!known && s.known.size >= s.o.bufferMax) return true;
+  s.known.set(ref.key, {
+    claimed,
+    key: ref.key,
+    location,
+    lastDue: ref.due,
+    intervalMs: claimed.interval_seconds * 1000,
+  });
+  return true;
+}
+
+/**
+ * During an outage, runs each known probe at its next due time on its grid, from the first one
+ * after the service's last answer (an earlier slot may have gone to another runner of the
+ * location while the service answered); while the service answers, forgets probes it no longer
+ * offers.
+ */
+async function offlineLoop(s: Shared) {
+  const tick = s.o.offlineTickMs ?? 1000;
+  while (!s.stopping) {
+    await sleep(tick);
+    const t = s.now();
+    for (const known of s.known.values()) {
+      if (s.stopping) return;
+      if (s.outage === null) {
+        if (t - known.lastDue > 2 * known.intervalMs + 60_000) s.known.delete(known.key);
+        continue;
+      }
+      if (s.inFlight >= s.o.concurrency || known.intervalMs <= 0) continue;
+      // Its next slot fell due while the service still answered and was not given to this
+      // runner: another runner of the location has the probe.
+      if (known.lastDue + known.intervalMs <= s.outage) continue;
+      const offset = offsetOf(known.key, known.intervalMs);
+      // A runner that fell behind (or was paused) goes on from the latest slot, not in a burst.
+      let due = gridAfter(Math.max(known.lastDue, t - known.intervalMs), offset, known.intervalMs);
+      if (due <= s.outage) due = gridAfter(s.outage, offset, known.intervalMs);
+      if (due > t + tick) continue;
+      const id = offlineRunId(known.claimed.run_id, due);
+      if (!id) continue;
+      known.lastDue = due;
+      s.counts.offline++;
+      run(s, { ...known.claimed, run_id: id, due_at: new Date(due).toISOString() }, known.location);
+    }
   }
 }
 
@@ -209,7 +299,15 @@ export function createRemoteRunner(o: RemoteRunnerOptions): RemoteRunner {
     o,
     now,
     buffer: new ResultBuffer(o.bufferMax, o.bufferMaxAgeMs, now),
-    counts: { claimed: 0, ran: 0, recorded: 0, duplicate: 0, expired: 0, refused: 0 },
+    counts: {
+      claimed: 0,
+      ran: 0,
+      offline: 0,
+      recorded: 0,
+      duplicate: 0,
+      expired: 0,
+      refused: 0,
+    },
     who: { runner: o.runner, version: o.version },
     inFlight: 0,
     stopping: false,
@@ -217,11 +315,13 @@ export function createRemoteRunner(o: RemoteRunnerOptions): RemoteRunner {
     slotFreed: null,
     idle: new Set(),
     outage: null,
+    contact: now(),
+    known: new Map(),
   };
   const loops: Promise<void>[] = [];
   return {
     start() {
-      loops.push(claimLoop(s), flushLoop(s));
+      loops.push(claimLoop(s), flushLoop(s), offlineLoop(s));
     },
     async stop(graceMs = 10_000) {
       s.stopping = true;

@@ -3,6 +3,7 @@ import type { ClaimedRun, ResultsPostAnswer, ResultsPostInput } from "@probe/sha
 import { createLogger } from "../log.ts";
 import type { Call, ServiceClient } from "./client.ts";
 import { createRemoteRunner } from "./runner.ts";
+import { gridAfter, offsetOf } from "../domain/schedule.ts";
 
 const run = (id: string): ClaimedRun => ({
   run_id: id,
@@ -15,6 +16,7 @@ const run = (id: string): ClaimedRun => ({
   latency: null,
   expect: null,
   timeout_ms: 1000,
+  interval_seconds: 60,
 });
 
 /** The runner's settings every test shares: small, quick to flush, silent. */
@@ -34,6 +36,8 @@ function fakeService(runs: ClaimedRun[]) {
     link: "up" as "up" | "down",
     posted: [] as ResultsPostInput[],
     conflict: new Set<string>(),
+    /** Runs handed out by the next claim, once. */
+    more: [] as ClaimedRun[],
   };
   let handed = false;
   const client: ServiceClient = {
@@ -42,6 +46,11 @@ function fakeService(runs: ClaimedRun[]) {
       if (!handed) {
         handed = true;
         return { ok: true, data: { location: "eu", runs } };
+      }
+      if (state.more.length > 0) {
+        const more = state.more;
+        state.more = [];
+        return { ok: true, data: { location: "eu", runs: more } };
       }
       await new Promise<void>((r) => {
         const t = setTimeout(r, 50);
@@ -169,4 +178,61 @@ Deno.test("a run still in flight when the runner stops has its result posted", a
   await stopped;
   const posted = state.posted.flatMap((p) => p.results.map((r) => r.run_id));
   assert.deepEqual(posted, ["late"]);
+});
+
+Deno.test("during an outage the probes it was given go on running on their grid, posted once back", async () => {
+  const claim = crypto.randomUUID();
+  const key = "42";
+  const intervalMs = 1000;
+  const offset = offsetOf(key, intervalMs);
+  const first = gridAfter(Date.now(), offset, intervalMs);
+  const claimed = (due: number): ClaimedRun => ({
+    ...run(`${claim}.${key}.${due}.0`),
+    due_at: new Date(due).toISOString(),
+    interval_seconds: 1,
+  });
+  const { client, state } = fakeService([claimed(first)]);
+  const targets: number[] = [];
+  const runner = createRemoteRunner({
+    client,
+    execute: () => {
+      targets.push(Date.now());
+      return Promise.resolve({
+        startedAt: new Date(),
+        durationMs: 5,
+        outcome: "up",
+        httpStatus: 200,
+        error: null,
+        address: "127.0.0.1",
+      });
+    },
+    ...SETTINGS,
+    offlineTickMs: 50,
+  });
+  runner.start();
+  await until(() => runner.counters().recorded === 1);
+  state.link = "down";
+  // Three more slots pass with the service out of reach.
+  await new Promise((r) => setTimeout(r, 3.3 * intervalMs));
+  const during = runner.counters();
+  assert.ok(during.offline >= 3, `offline runs: ${during.offline}`);
+  assert.equal(during.buffered, during.offline);
+  // Back: the service offers a slot the runner already ran meanwhile; it is not run again.
+  state.more = [claimed(first + intervalMs)];
+  state.link = "up";
+  await until(() => state.more.length === 0);
+  await new Promise((r) => setTimeout(r, 200));
+  await until(() => runner.counters().buffered === 0);
+  await runner.stop(1000);
+  const ids = state.posted.flatMap((p) => p.results.map((r) => r.run_id));
+  const offline = ids.filter((id) => id.endsWith(".o"));
+  assert.equal(new Set(ids).size, ids.length, "each result posted once");
+  assert.ok(offline.length >= 3);
+  const dues = offline.map((id) => Number(id.split(".")[2]));
+  // On the probe's grid, one interval apart, from the slot after the last claimed one.
+  dues.forEach((due, i) => assert.equal(due, first + (i + 1) * intervalMs));
+  assert.ok(offline.every((id) => id.startsWith(`${claim}.${key}.`) && id.endsWith(".0.o")));
+  // The target saw the claimed run and the outage's runs, and not the slot offered again.
+  assert.ok(!ids.includes(`${claim}.${key}.${first + intervalMs}.0`), "run again");
+  assert.equal(targets.length, 1 + runner.counters().offline);
 });

@@ -12,17 +12,20 @@
  *   (`recordRunsIn`, the built-in runners' statement), in one transaction. A run recorded before
  *   is `duplicate` (its result is found), any other `expired`: its lease ran out and another
  *   runner took it over, or the probe stopped running there. So a run is recorded at most once,
- *   however often it is posted.
+ *   however often it is posted. Runs a runner made while it could not reach the service (ids
+ *   marked `.o`) are recorded after those, by `offline_runs.ts`.
  * - Both say the runner was seen (`location_runners`).
  *
  * @module
  */
-import type {
-  ClaimAnswer,
-  ClaimedRun,
-  ClaimInput,
-  ResultsPostAnswer,
-  ResultsPostInput,
+import {
+  type ClaimAnswer,
+  type ClaimedRun,
+  type ClaimInput,
+  parseRunId,
+  type ResultsPostAnswer,
+  type ResultsPostInput,
+  type RunRef,
 } from "@probe/shared";
 import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
@@ -31,6 +34,8 @@ import { DomainError } from "../domain/errors.ts";
 import { runnerSeen as seen } from "../domain/locations.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
 import { claimDue, type Completed, extendLeases, recordRunsIn, type Verdicts } from "./store.ts";
+import { completedOf, holderOf, intervalsOf, type RunStatus } from "./posted_runs.ts";
+import { recordOffline } from "./offline_runs.ts";
 import { createScheduleSync } from "./schedule_sync.ts";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 import { leaseFor } from "./runner.ts";
@@ -56,24 +61,6 @@ export interface RemoteRunsOptions {
   leaseMs?: (timeoutMs: number) => number;
   /** The built-in location's name (`RUNNER_LOCATION`), as messages name it. */
   localName?: string;
-}
-
-/** The holder a claim's leases are taken by: the runner and the claim, so no two share one. */
-const holderOf = (runner: string, claim: string) => `${runner}#${claim}`;
-
-interface RunRef {
-  claim: string;
-  key: string;
-  due: number;
-  inMaintenance: boolean;
-}
-
-const RUN_ID = /^([0-9a-f-]{36})\.(\d{1,19})\.(\d{1,16})\.([01])$/;
-
-function parseRunId(id: string): RunRef | null {
-  const m = RUN_ID.exec(id);
-  if (!m) return null;
-  return { claim: m[1], key: m[2], due: Number(m[3]), inMaintenance: m[4] === "1" };
 }
 
 export function createRemoteRuns(
@@ -147,6 +134,7 @@ export function createRemoteRuns(
         latency: c.target.latency,
         expect: c.target.expect,
         timeout_ms: c.timeoutMs,
+        interval_seconds: Math.round(c.intervalMs / 1000),
       }));
     });
   }
@@ -167,7 +155,22 @@ export function createRemoteRuns(
       await seen(db, location, input);
       const refs = input.results.map((r) => parseRunId(r.run_id));
       await checkClaims(db, location, input, refs);
-      return await record(db, location, input, refs as RunRef[], verdicts, now());
+      const runs = input.results.map((result, i) => ({ ref: refs[i]!, result, i }));
+      const at = now();
+      const status: RunStatus[] = runs.map(() => "expired");
+      // Leased runs first, then those made during an outage, each in a transaction of its own.
+      const leased = runs.filter((r) => !r.ref.offline);
+      const offline = runs.filter((r) => r.ref.offline);
+      const who = { location, runner: input.runner, verdicts, at };
+      if (leased.length > 0) {
+        const got = await recordLeased(db, { ...who, runs: leased });
+        leased.forEach((r, j) => status[r.i] = got[j]);
+      }
+      if (offline.length > 0) {
+        const got = await recordOffline(db, { ...who, runs: offline });
+        offline.forEach((r, j) => status[r.i] = got[j]);
+      }
+      return answerOf(input, status);
     },
   };
 }
@@ -214,48 +217,46 @@ async function checkClaims(
   }
 }
 
-type RunStatus = ResultsPostAnswer["results"][number]["status"];
-
-/** Records what can be, in one transaction, and says what became of each result. */
-async function record(
+/** Records what can be of leased runs, in one transaction, and says what became of each. */
+async function recordLeased(
   db: Db,
-  location: string,
-  input: ResultsPostInput,
-  refs: RunRef[],
-  verdicts: Verdicts,
-  at: number,
-): Promise<ResultsPostAnswer> {
-  const defaults = verdicts;
-  const status: RunStatus[] = input.results.map(() => "expired");
+  { location, runner, runs, verdicts, at }: {
+    location: string;
+    runner: string;
+    runs: { ref: RunRef; result: ResultsPostInput["results"][number] }[];
+    verdicts: Verdicts;
+    at: number;
+  },
+): Promise<RunStatus[]> {
+  const status: RunStatus[] = runs.map(() => "expired");
   await withBudget(db, "runner").transaction().execute(async (trx) => {
-    const intervals = await intervalsOf(trx, refs.map((r) => r.key), defaults.intervalMs);
+    const intervals = await intervalsOf(trx, runs.map((r) => r.ref.key), verdicts.intervalMs);
     // One lease holder per claim; a post may carry several claims' runs.
     const byHolder = new Map<string, { index: number; ref: RunRef; completed: Completed }[]>();
     const firsts = new Set<string>();
-    input.results.forEach((r, index) => {
-      const ref = refs[index];
+    runs.forEach(({ ref, result: r }, index) => {
       // The same run twice in one post: the first counts, the others are duplicates.
       const run = `${ref.key}@${ref.due}`;
       if (firsts.has(run)) return void (status[index] = "duplicate");
       firsts.add(run);
       const intervalMs = intervals.get(ref.key);
       if (intervalMs === undefined) return; // the probe is gone: expired
-      const holder = holderOf(input.runner, ref.claim);
+      const holder = holderOf(runner, ref.claim);
       const list = byHolder.get(holder) ?? [];
       list.push({ index, ref, completed: completedOf(r, ref, intervalMs, at) });
       byHolder.set(holder, list);
     });
-    for (const [holder, runs] of byHolder) {
+    for (const [holder, held] of byHolder) {
       const { recorded } = await recordRunsIn(
         trx,
         holder,
-        runs.map((r) => r.completed),
+        held.map((r) => r.completed),
         location,
         verdicts,
       );
-      const missed = runs.filter((r) => !recorded.has(r.ref.key));
+      const missed = held.filter((r) => !recorded.has(r.ref.key));
       const before = await recordedBefore(trx, location, holder, missed.map((r) => r.ref));
-      for (const r of runs) {
+      for (const r of held) {
         status[r.index] = recorded.has(r.ref.key)
           ? "recorded"
           : before.has(`${r.ref.key}@${r.ref.due}`)
@@ -264,6 +265,11 @@ async function record(
       }
     }
   });
+  return status;
+}
+
+/** The answer to a post: each result's status, and their counts. */
+function answerOf(input: ResultsPostInput, status: RunStatus[]): ResultsPostAnswer {
   const results = input.results.map((r, i) => ({ run_id: r.run_id, status: status[i] }));
   const count = (s: RunStatus) => status.filter((x) => x === s).length;
   return {
@@ -272,53 +278,6 @@ async function record(
     duplicate: count("duplicate"),
     expired: count("expired"),
   };
-}
-
-/** A posted result as the store records it, with the probe's next due time. */
-function completedOf(
-  r: ResultsPostInput["results"][number],
-  ref: RunRef,
-  intervalMs: number,
-  at: number,
-): Completed {
-  return {
-    key: ref.key,
-    due: ref.due,
-    nextDue: nextDue({
-      due: ref.due,
-      now: at,
-      offsetMs: offsetOf(ref.key, intervalMs),
-      intervalMs,
-    }),
-    inMaintenance: ref.inMaintenance,
-    result: {
-      startedAt: new Date(r.started_at),
-      durationMs: r.duration_ms,
-      outcome: r.outcome,
-      httpStatus: r.http_status,
-      error: r.error,
-      address: r.address,
-      failedChecks: r.failed_checks,
-    },
-  };
-}
-
-/** The interval (ms) of each probe that still exists. */
-async function intervalsOf(
-  trx: Db,
-  keys: string[],
-  defaultMs: number,
-): Promise<Map<string, number>> {
-  const rows = await sql<{ key: number | string; interval_seconds: number | null }>`
-    select key, interval_seconds from probes
-    where key in (select x.k from json_to_recordset(${json([...new Set(keys)].map((k) => ({ k })))})
-      as x(k bigint))`.execute(trx);
-  return new Map(
-    rows.rows.map((r) => [
-      String(r.key),
-      r.interval_seconds === null ? defaultMs : r.interval_seconds * 1000,
-    ]),
-  );
 }
 
 /**

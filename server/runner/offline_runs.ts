@@ -1,0 +1,115 @@
+/**
+ * Recording the runs a remote runner made while it could not reach the service (issue 21,
+ * docs/locations.md, "Outages"): it goes on running the probes it was running, on their grid,
+ * and posts those results when the link is back, each named by a claim of its location and
+ * marked `.o`.
+ *
+ * Such a run is recorded when its probe still runs at the location, its due time is on the
+ * probe's grid, not in the future and at most a day old, no result was recorded for that slot,
+ * and no other runner holds the probe's slot (a live lease at or before the run's due time):
+ * then the post takes the slot (the schedule row at that due time, held by the post) and records
+ * it with the statement every runner uses, so states, streaks, incidents and notifications
+ * follow as for any run. Otherwise it is `duplicate` (the slot was recorded) or `expired`.
+ *
+ * The schedule rows are locked in key order, as every writer locks them; the runs of one probe
+ * are recorded in due order, the n-th run of every probe together.
+ *
+ * @module
+ */
+import type { ResultsPostInput, RunRef } from "@probe/shared";
+import { sql } from "kysely";
+import { type Db, withBudget } from "../db/database.ts";
+import { json } from "../db/json.ts";
+import { compareKeys } from "../db/keys.ts";
+import { offsetOf } from "../domain/schedule.ts";
+import { completedOf, intervalsOf, type RunStatus } from "./posted_runs.ts";
+import { recordRunsIn, type Verdicts } from "./store.ts";
+
+/** The oldest a run made during an outage may be and still be recorded. */
+export const OFFLINE_MAX_AGE_MS = 25 * 3_600_000;
+/** A due time at most this far ahead of the service's clock still counts as not in the future. */
+const CLOCK_SLACK_MS = 5_000;
+
+interface ScheduleRow {
+  probe_key: string | number;
+  next_due_at: Date;
+  leased_by: string | null;
+  lease_until: Date | null;
+}
+
+/** Records what can be of `runs` (all offline), and says what became of each. */
+export async function recordOffline(
+  db: Db,
+  { location, runner, runs, verdicts, at }: {
+    location: string;
+    runner: string;
+    runs: { ref: RunRef; result: ResultsPostInput["results"][number] }[];
+    verdicts: Verdicts;
+    at: number;
+  },
+): Promise<RunStatus[]> {
+  const status: RunStatus[] = runs.map(() => "expired");
+  const holder = `${runner}#offline`;
+  await withBudget(db, "runner").transaction().execute(async (trx) => {
+    const keys = [...new Set(runs.map((r) => r.ref.key))].sort(compareKeys);
+    const intervals = await intervalsOf(trx, keys, verdicts.intervalMs);
+    const { rows } = await sql<ScheduleRow>`
+      select probe_key, next_due_at, leased_by, lease_until from probe_schedule
+      where location = ${location} and probe_key in (
+        select x.k from json_to_recordset(${json(keys.map((k) => ({ k })))}) as x(k bigint))
+      order by probe_key for update`.execute(trx);
+    const schedule = new Map(rows.map((r) => [String(r.probe_key), r]));
+    const recorded = await recordedSlots(trx, location, runs.map((r) => r.ref));
+    const byKey = new Map<string, number[]>();
+    const seen = new Set<string>();
+    runs.forEach(({ ref }, i) => {
+      const slot = `${ref.key}@${ref.due}`;
+      if (recorded.has(slot) || seen.has(slot)) return void (status[i] = "duplicate");
+      seen.add(slot);
+      const intervalMs = intervals.get(ref.key);
+      const row = schedule.get(ref.key);
+      if (intervalMs === undefined || !row) return; // gone, or not run at this location
+      if (ref.due > at + CLOCK_SLACK_MS || ref.due < at - OFFLINE_MAX_AGE_MS) return;
+      if ((ref.due - offsetOf(ref.key, intervalMs)) % intervalMs !== 0) return; // off its grid
+      const othersLease = row.leased_by !== null && !row.leased_by.startsWith(`${runner}#`) &&
+        row.lease_until !== null && row.lease_until.getTime() > at;
+      if (othersLease && row.next_due_at.getTime() <= ref.due) return;
+      byKey.set(ref.key, [...(byKey.get(ref.key) ?? []), i]);
+    });
+    for (const list of byKey.values()) list.sort((a, b) => runs[a].ref.due - runs[b].ref.due);
+    for (let round = 0;; round++) {
+      const batch = [...byKey.values()].flatMap((list) => list[round] ?? []);
+      if (batch.length === 0) break;
+      // Each probe's slot taken by this post at the run's due time, then recorded as any run.
+      await sql`
+        update probe_schedule s
+        set leased_by = ${holder}, lease_until = ${new Date(at + 60_000)}, next_due_at = x.d
+        from json_to_recordset(${
+        json(batch.map((i) => ({ k: runs[i].ref.key, d: new Date(runs[i].ref.due) })))
+      }) as x(k bigint, d timestamptz)
+        where s.probe_key = x.k and s.location = ${location}`.execute(trx);
+      const completed = batch.map((i) => {
+        const { ref, result } = runs[i];
+        const c = completedOf(result, ref, intervals.get(ref.key)!, at);
+        // Never earlier than the schedule was: an old slot recorded does not bring a run forward.
+        return { ...c, nextDue: Math.max(c.nextDue, schedule.get(ref.key)!.next_due_at.getTime()) };
+      });
+      const done = await recordRunsIn(trx, holder, completed, location, verdicts);
+      for (const i of batch) if (done.recorded.has(runs[i].ref.key)) status[i] = "recorded";
+    }
+  });
+  return status;
+}
+
+/** Which of these slots (probe and due time) have a result at `location`, by any runner. */
+async function recordedSlots(trx: Db, location: string, refs: RunRef[]): Promise<Set<string>> {
+  if (refs.length === 0) return new Set();
+  const { rows } = await sql<{ probe_key: number | string; due_at: Date | string }>`
+    select r.probe_key, r.due_at from probe_results r
+    join json_to_recordset(${
+    json(refs.map((r) => ({ k: r.key, d: new Date(r.due).toISOString() })))
+  })
+      as x(k bigint, d timestamptz) on r.probe_key = x.k and r.due_at = x.d
+    where r.location = ${location} and r.started_at >= x.d - interval '1 day'`.execute(trx);
+  return new Set(rows.map((r) => `${r.probe_key}@${new Date(r.due_at).getTime()}`));
+}
