@@ -3,7 +3,8 @@
  * on PostgreSQL. Two runners sharing a location's work (each due run made and recorded once, the
  * target hit once per recorded run, the User-Agent naming the location); a runner killed with
  * SIGKILL mid-batch (its runs claimed again after their lease, none recorded twice); the link
- * cut by a TCP proxy that drops connections, then restored (every result delivered, once); and
+ * cut by a TCP proxy that drops connections, then restored (the probes checked all through the
+ * cut, every result delivered, once); and
  * the same results posted twice. PostgreSQL only: the test reads the results' due times.
  */
 import assert from "node:assert/strict";
@@ -20,8 +21,9 @@ const ignore = !Deno.env.get("TEST_DATABASE_URL");
 /**
  * The link is down this long (the issue's two minutes): longer than the runs' lease (2 × 8 s +
  * 10 s), far under the buffer's 10 minutes. What was under way when the link went is finished,
- * its results wait in the buffer and go when the link is back; no other runner of the location
- * took those runs over meanwhile, so they are recorded, once.
+ * and the runner goes on running its probes on their grid meanwhile; the results wait in the
+ * buffer and go when the link is back; no other runner of the location took those runs over
+ * meanwhile, so they are recorded, once.
  */
 const CUT_MS = 120_000;
 
@@ -252,6 +254,17 @@ Deno.test({
           const rows = await recorded(db, location);
           assertOnce(rows);
           assert.deepEqual(hitsOf(paced, location), resultsPerPath(rows), "one hit per result");
+          // The runner went on checking through the cut: every probe has runs from its last
+          // half minute, delivered after it, each about an interval after the one before.
+          const late = rows.filter((r) =>
+            r.started >= cutAt + CUT_MS - 30_000 && r.started < cutAt + CUT_MS
+          );
+          assert.equal(resultsPerPath(late).size, 10, "every probe checked late in the cut");
+          const during = rows.filter((r) => r.due > cutAt && r.due < cutAt + CUT_MS);
+          assert.ok(
+            during.length >= 10 * (CUT_MS / 10_000 - 2),
+            `${during.length} runs in the cut`,
+          );
         } finally {
           await proxy.close();
           await paced.close();

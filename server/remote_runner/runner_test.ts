@@ -85,6 +85,17 @@ function fakeService(runs: ClaimedRun[]) {
   return { client, state };
 }
 
+/** What the executor answers for a run that went well. */
+const upRun = () =>
+  Promise.resolve({
+    startedAt: new Date(),
+    durationMs: 5,
+    outcome: "up" as const,
+    httpStatus: 200,
+    error: null,
+    address: "127.0.0.1",
+  });
+
 async function until(check: () => boolean) {
   for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(check());
@@ -98,14 +109,7 @@ Deno.test("results wait while the service cannot be reached, and go once it can"
     client,
     execute: (_target, location) => {
       locationSeen = location;
-      return Promise.resolve({
-        startedAt: new Date(),
-        durationMs: 5,
-        outcome: "up",
-        httpStatus: 200,
-        error: null,
-        address: "127.0.0.1",
-      });
+      return upRun();
     },
     ...SETTINGS,
   });
@@ -197,14 +201,7 @@ Deno.test("during an outage the probes it was given go on running on their grid,
     client,
     execute: () => {
       targets.push(Date.now());
-      return Promise.resolve({
-        startedAt: new Date(),
-        durationMs: 5,
-        outcome: "up",
-        httpStatus: 200,
-        error: null,
-        address: "127.0.0.1",
-      });
+      return upRun();
     },
     ...SETTINGS,
     offlineTickMs: 50,

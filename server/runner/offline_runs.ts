@@ -16,14 +16,19 @@
  *
  * @module
  */
-import type { ResultsPostInput, RunRef } from "@probe/shared";
 import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import { compareKeys } from "../db/keys.ts";
 import { offsetOf } from "../domain/schedule.ts";
-import { completedOf, intervalsOf, type RunStatus } from "./posted_runs.ts";
-import { recordRunsIn, type Verdicts } from "./store.ts";
+import {
+  completedOf,
+  intervalsOf,
+  type PostedRuns,
+  recordedSlots,
+  type RunStatus,
+} from "./posted_runs.ts";
+import { recordRunsIn } from "./store.ts";
 
 /** The oldest a run made during an outage may be and still be recorded. */
 export const OFFLINE_MAX_AGE_MS = 25 * 3_600_000;
@@ -40,13 +45,7 @@ interface ScheduleRow {
 /** Records what can be of `runs` (all offline), and says what became of each. */
 export async function recordOffline(
   db: Db,
-  { location, runner, runs, verdicts, at }: {
-    location: string;
-    runner: string;
-    runs: { ref: RunRef; result: ResultsPostInput["results"][number] }[];
-    verdicts: Verdicts;
-    at: number;
-  },
+  { location, runner, runs, verdicts, at }: PostedRuns,
 ): Promise<RunStatus[]> {
   const status: RunStatus[] = runs.map(() => "expired");
   const holder = `${runner}#offline`;
@@ -99,17 +98,4 @@ export async function recordOffline(
     }
   });
   return status;
-}
-
-/** Which of these slots (probe and due time) have a result at `location`, by any runner. */
-async function recordedSlots(trx: Db, location: string, refs: RunRef[]): Promise<Set<string>> {
-  if (refs.length === 0) return new Set();
-  const { rows } = await sql<{ probe_key: number | string; due_at: Date | string }>`
-    select r.probe_key, r.due_at from probe_results r
-    join json_to_recordset(${
-    json(refs.map((r) => ({ k: r.key, d: new Date(r.due).toISOString() })))
-  })
-      as x(k bigint, d timestamptz) on r.probe_key = x.k and r.due_at = x.d
-    where r.location = ${location} and r.started_at >= x.d - interval '1 day'`.execute(trx);
-  return new Set(rows.map((r) => `${r.probe_key}@${new Date(r.due_at).getTime()}`));
 }

@@ -11,12 +11,22 @@ import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
-import type { Completed } from "./store.ts";
+import type { Completed, Verdicts } from "./store.ts";
 
 /** The holder a claim's leases are taken by: the runner and the claim, so no two share one. */
 export const holderOf = (runner: string, claim: string) => `${runner}#${claim}`;
 
 export type RunStatus = ResultsPostAnswer["results"][number]["status"];
+
+/** What recording a post's runs takes: whose runs, which, and the service's clock. */
+export interface PostedRuns {
+  location: string;
+  /** The posting runner's name: its leases are held as `<runner>#<claim>`. */
+  runner: string;
+  runs: { ref: RunRef; result: ResultsPostInput["results"][number] }[];
+  verdicts: Verdicts;
+  at: number;
+}
 
 /** A posted result as the store records it, with the probe's next due time. */
 export function completedOf(
@@ -63,4 +73,28 @@ export async function intervalsOf(
       r.interval_seconds === null ? defaultMs : r.interval_seconds * 1000,
     ]),
   );
+}
+
+/**
+ * Which of these slots (probe and due time) have a result at `location`: recorded by `holder`
+ * when given (a claim's own), else by any runner.
+ */
+export async function recordedSlots(
+  trx: Db,
+  location: string,
+  refs: RunRef[],
+  holder?: string,
+): Promise<Set<string>> {
+  if (refs.length === 0) return new Set();
+  const { rows } = await sql<{ probe_key: number | string; due_at: Date | string }>`
+    select r.probe_key, r.due_at from probe_results r
+    join json_to_recordset(${
+    json(refs.map((r) => ({ k: r.key, d: new Date(r.due).toISOString() })))
+  })
+      as x(k bigint, d timestamptz) on r.probe_key = x.k and r.due_at = x.d
+    where r.location = ${location} and ${
+    holder === undefined ? sql`true` : sql`r.runner = ${holder}`
+  }
+      and r.started_at >= x.d - interval '1 day'`.execute(trx);
+  return new Set(rows.map((r) => `${r.probe_key}@${new Date(r.due_at).getTime()}`));
 }

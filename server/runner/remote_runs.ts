@@ -34,7 +34,14 @@ import { DomainError } from "../domain/errors.ts";
 import { runnerSeen as seen } from "../domain/locations.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
 import { claimDue, type Completed, extendLeases, recordRunsIn, type Verdicts } from "./store.ts";
-import { completedOf, holderOf, intervalsOf, type RunStatus } from "./posted_runs.ts";
+import {
+  completedOf,
+  holderOf,
+  intervalsOf,
+  type PostedRuns,
+  recordedSlots,
+  type RunStatus,
+} from "./posted_runs.ts";
 import { recordOffline } from "./offline_runs.ts";
 import { createScheduleSync } from "./schedule_sync.ts";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
@@ -220,13 +227,7 @@ async function checkClaims(
 /** Records what can be of leased runs, in one transaction, and says what became of each. */
 async function recordLeased(
   db: Db,
-  { location, runner, runs, verdicts, at }: {
-    location: string;
-    runner: string;
-    runs: { ref: RunRef; result: ResultsPostInput["results"][number] }[];
-    verdicts: Verdicts;
-    at: number;
-  },
+  { location, runner, runs, verdicts, at }: PostedRuns,
 ): Promise<RunStatus[]> {
   const status: RunStatus[] = runs.map(() => "expired");
   await withBudget(db, "runner").transaction().execute(async (trx) => {
@@ -255,7 +256,8 @@ async function recordLeased(
         verdicts,
       );
       const missed = held.filter((r) => !recorded.has(r.ref.key));
-      const before = await recordedBefore(trx, location, holder, missed.map((r) => r.ref));
+      // Recorded by this claim before: a run another runner took over and recorded is expired.
+      const before = await recordedSlots(trx, location, missed.map((r) => r.ref), holder);
       for (const r of held) {
         status[r.index] = recorded.has(r.ref.key)
           ? "recorded"
@@ -278,26 +280,4 @@ function answerOf(input: ResultsPostInput, status: RunStatus[]): ResultsPostAnsw
     duplicate: count("duplicate"),
     expired: count("expired"),
   };
-}
-
-/**
- * Which of these runs (probe and due time) this claim recorded already: a run another runner
- * took over and recorded is not a duplicate of this one but expired.
- */
-async function recordedBefore(
-  trx: Db,
-  location: string,
-  holder: string,
-  refs: RunRef[],
-): Promise<Set<string>> {
-  if (refs.length === 0) return new Set();
-  const { rows } = await sql<{ probe_key: number | string; due_at: Date | string }>`
-    select r.probe_key, r.due_at from probe_results r
-    join json_to_recordset(${
-    json(refs.map((r) => ({ k: r.key, d: new Date(r.due).toISOString() })))
-  })
-      as x(k bigint, d timestamptz) on r.probe_key = x.k and r.due_at = x.d
-    where r.location = ${location} and r.runner = ${holder}
-      and r.started_at >= x.d - interval '1 day'`.execute(trx);
-  return new Set(rows.map((r) => `${r.probe_key}@${new Date(r.due_at).getTime()}`));
 }

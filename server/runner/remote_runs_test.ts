@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { apiSuite, TEST_READ_KEY, type TestClient, uniqueName } from "../testing/app.ts";
 import { startTarget, type Target } from "../testing/target_server.ts";
+import { gridAfter, offsetOf } from "../domain/schedule.ts";
 
 const runner = { runner: "r1", version: "test-1" };
 
@@ -201,6 +202,64 @@ apiSuite("the runner protocol", (test) => {
       assert.deepEqual(late.body.data.results, [{ run_id: first.run_id, status: "expired" }]);
       const results = await api.get(`/api/v1/projects/${project}/probes/${probeId}/results`);
       assert.equal(results.body.data.length, 1);
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("runs made during an outage are recorded once each, on the probe's grid, never over another's slot", async ({ api, app }) => {
+    const target = await startTarget();
+    try {
+      const eu = await location(api);
+      const { project, probeId } = await probeAt(api, target, eu.name);
+      const other = await probeAt(api, target, "local");
+      const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
+        .find((r: { url: string }) => r.url.startsWith(target.origin));
+      const [claimId, key, due] = run.run_id.split(".");
+      const interval = run.interval_seconds * 1000;
+      assert.ok(interval >= 10_000, `interval ${run.interval_seconds} s`);
+      const offline = (at: number, k = key) => `${claimId}.${k}.${at}.0.o`;
+      assert.equal((await post(api, eu.token, [resultOf(run.run_id)])).body.data.recorded, 1);
+      // Slots of the probe's grid that passed while the runner could not reach the service.
+      const grid = (before: number) => gridAfter(before, offsetOf(key, interval), interval);
+      const slots = [grid(Number(due) - 3 * interval), grid(Number(due) - 2 * interval)];
+      const first = await post(api, eu.token, slots.map((at) => resultOf(offline(at))));
+      assert.equal(first.status, 200, first.text);
+      assert.deepEqual(first.body.data.results.map((r: { status: string }) => r.status), [
+        "recorded",
+        "recorded",
+      ]);
+      // Posted again, after a lost answer: recorded once.
+      const again = await post(api, eu.token, slots.map((at) => resultOf(offline(at))));
+      assert.equal(again.body.data.duplicate, 2);
+      // Off the grid, in the future, older than a day, a probe not run at this location:
+      // nothing recorded.
+      const { rows: [{ key: otherKey }] } = await sql<{ key: string }>`
+        select key::text from probes where project = ${other.project}`.execute(app.database.db);
+      const refused = await post(api, eu.token, [
+        resultOf(offline(slots[1] + 1)),
+        resultOf(offline(slots[1] + 10 * interval)),
+        resultOf(offline(slots[1] - Math.ceil(26 * 3_600_000 / interval) * interval)),
+        resultOf(offline(slots[1], otherKey)),
+      ]);
+      assert.equal(refused.status, 200, refused.text);
+      assert.equal(refused.body.data.expired, 4);
+      // Another runner holds the probe's slot: its run is the one that counts.
+      await sql`update probe_schedule
+        set leased_by = 'r2#other', lease_until = now() + interval '1 minute',
+            next_due_at = ${new Date(slots[0] - interval)}
+        where location = ${eu.name}`.execute(app.database.db);
+      const held = await post(api, eu.token, [resultOf(offline(slots[0] - interval))]);
+      assert.equal(held.body.data.expired, 1);
+      const results = await api.get(
+        `/api/v1/projects/${project}/probes/${probeId}/results?location=${eu.name}`,
+      );
+      assert.equal(results.body.data.length, 3);
+      const { rows } = await sql<{ due: string }>`
+        select (extract(epoch from due_at) * 1000)::bigint::text as due from probe_results
+        where probe_key = ${key} and location = ${eu.name} order by due_at`
+        .execute(app.database.db);
+      assert.deepEqual(rows.map((r) => Number(r.due)), [...slots, Number(due)]);
     } finally {
       await target.close();
     }

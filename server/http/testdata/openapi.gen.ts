@@ -9603,7 +9603,7 @@ export interface operations {
             data: {
               location: string;
               runs: {
-                /** @description Names the run in its result; valid for this location only. */
+                /** @description Names the run in its result; valid for this location only. While the service cannot be reached, a runner goes on running the probe on its grid and names those runs by this id with the due time replaced and `.o` appended (docs/locations.md, "Outages"). */
                 run_id: string;
                 due_at: string;
                 /** @description Until when no other runner takes the run over; a result posted later is recorded if none did, else reported as `expired`. */
@@ -9650,6 +9650,8 @@ export interface operations {
                   certificate_days?: number;
                 } | null;
                 timeout_ms: number;
+                /** @description The probe's interval: how often the runner goes on running it while the service cannot be reached. */
+                interval_seconds: number;
               }[];
             };
           };
