@@ -27,9 +27,7 @@ import {
   type ResultsPostInput,
   type RunRef,
 } from "@probe/shared";
-import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
-import { json } from "../db/json.ts";
 import { DomainError } from "../domain/errors.ts";
 import { runnerSeen as seen } from "../domain/locations.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
