@@ -31,7 +31,7 @@ import { type Db, withBudget } from "../db/database.ts";
 import { DomainError } from "../domain/errors.ts";
 import { runnerSeen as seen } from "../domain/locations.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
-import { claimDue, type Completed, extendLeases, recordRunsIn, type Verdicts } from "./store.ts";
+import { claimDue, type Completed, extendLeases, recordRunsIn } from "./store.ts";
 import {
   completedOf,
   holderOf,
