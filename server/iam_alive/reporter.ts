@@ -133,22 +133,11 @@ export function createReporter(options: ReporterOptions): Reporter {
       await inventoryCounts({ db }),
       await runnerFigures(claim.previousReportAt ?? startedAt),
     );
-    const records: DeliveryRecord[] = await Promise.all(claim.channels.map(async (channel) => {
-      const startedAt = clock.now();
-      const started = performance.now();
-      const result = await deliverOne(channel, report);
-      return {
-        sequence: report.sequence,
-        trigger: report.trigger,
-        channel,
-        outcome: result.outcome,
-        attempts: result.attempts,
-        error: result.error ?? null,
-        instanceId,
-        startedAt,
-        durationMs: performance.now() - started,
-      };
-    }));
+    const records = await Promise.all(
+      claim.channels.map((channel) =>
+        timedDelivery(channel, report, { clock, instanceId, deliverOne })
+      ),
+    );
     await recordDeliveries({ db, deliveries: records });
     logReportSent(log, report, records);
     return { report, deliveries: records.map(toDelivery) };
@@ -216,6 +205,32 @@ export function createReporter(options: ReporterOptions): Reporter {
     deliverMessage: (message) => track(deliverMessage(message)),
     sendTest: () => track((async () => send(await claimTestReport({ db })))()),
     warnUnconfigured,
+  };
+}
+
+/** Delivers a report over one channel now, and what to record of it (its time and outcome). */
+async function timedDelivery(
+  channel: DeliveryRecord["channel"],
+  report: Parameters<ReturnType<typeof channelDelivery>>[1],
+  { clock, instanceId, deliverOne }: {
+    clock: { now(): Date };
+    instanceId: string;
+    deliverOne: ReturnType<typeof channelDelivery>;
+  },
+): Promise<DeliveryRecord> {
+  const startedAt = clock.now();
+  const started = performance.now();
+  const result = await deliverOne(channel, report);
+  return {
+    sequence: report.sequence,
+    trigger: report.trigger,
+    channel,
+    outcome: result.outcome,
+    attempts: result.attempts,
+    error: result.error ?? null,
+    instanceId,
+    startedAt,
+    durationMs: performance.now() - started,
   };
 }
 

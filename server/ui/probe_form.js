@@ -66,15 +66,11 @@ const numberText = (/** @type {number | null | undefined} */ value) =>
   value === null || value === undefined ? "" : String(value);
 
 /**
- * @param {{
- *   project: string,
- *   probe?: Probe,
- *   onSaved: (probeId: string, how: "saved" | "rewritten" | "created") => void,
- * }} props
+ * The form's fields as text, from the probe being edited (or empty for a new one).
+ * @param {Probe | undefined} probe
  */
-function ProbeForm({ project, probe, onSaved }) {
-  const form = useForm(FIELDS);
-  const [values, setValues] = useState({
+function initialValues(probe) {
+  return {
     url: probe?.url ?? "",
     method: probe?.method ?? "GET",
     label: probe?.label ?? "",
@@ -84,7 +80,70 @@ function ProbeForm({ project, probe, onSaved }) {
     locations: (probe?.locations ?? []).join(", "),
     headers: headerLines(probe?.headers),
     body: jsonText(probe?.body),
-  });
+  };
+}
+
+/**
+ * The headers and body fields parsed; a FieldError naming each field that does not parse.
+ * @param {{ headers: string, body: string }} values
+ */
+function parsedFields(values) {
+  /** @type {Record<string, string>} */
+  const fieldErrors = {};
+  /** @type {{ headers?: unknown, body?: unknown }} */
+  const parsed = {};
+  /** @type {["headers" | "body", (text: string) => unknown][]} */
+  const parsers = [["headers", parseHeaders], ["body", (t) => parseJsonField("body", t)]];
+  for (const [name, parse] of parsers) {
+    try {
+      parsed[name] = parse(values[name]);
+    } catch (error) {
+      if (!(error instanceof FieldError)) throw error;
+      Object.assign(fieldErrors, error.fields);
+    }
+  }
+  if (Object.keys(fieldErrors).length) throw new FieldError(fieldErrors);
+  return parsed;
+}
+
+/**
+ * Saves the probe: a PATCH of every field when editing (what was emptied is cleared), else a
+ * create without the empty optional fields. Answers the probe's id and what happened.
+ * @param {string} project
+ * @param {Probe | undefined} probe
+ * @param {FormBody<ProbeCreate>} definition
+ * @param {unknown} requestBody
+ * @returns {Promise<[string, "saved" | "created" | "rewritten"]>}
+ */
+async function sendProbe(project, probe, definition, requestBody) {
+  if (probe) {
+    const answer = await patch(
+      probePath(project, probe.probe_id),
+      /** @type {ProbeUpdate} */ ({ ...definition, body: requestBody ?? null }),
+    );
+    return [answer.data.probe_id, "saved"];
+  }
+  const body = { ...definition };
+  if (requestBody !== undefined) body.body = requestBody;
+  /** @type {(keyof typeof body)[]} */
+  const optional = ["latency", "interval_seconds", "timeout_ms", "locations", "label", "expect"];
+  for (const name of optional) {
+    if (body[name] === null) delete body[name];
+  }
+  const answer = await post(`/projects/${seg(project)}/probes`, /** @type {ProbeCreate} */ (body));
+  return [answer.data.probe_id, answer.meta?.created === false ? "rewritten" : "created"];
+}
+
+/**
+ * @param {{
+ *   project: string,
+ *   probe?: Probe,
+ *   onSaved: (probeId: string, how: "saved" | "rewritten" | "created") => void,
+ * }} props
+ */
+function ProbeForm({ project, probe, onSaved }) {
+  const form = useForm(FIELDS);
+  const [values, setValues] = useState(() => initialValues(probe));
   const [assertions, setAssertions] = useState(() => assertionsState(probe?.expect));
   /** @param {keyof typeof values} name */
   const set = (name) => (/** @type {string} */ value) =>
@@ -93,24 +152,7 @@ function ProbeForm({ project, probe, onSaved }) {
   const onSubmit = (event) => {
     event.preventDefault();
     form.submit(async () => {
-      /** @type {Record<string, string>} */
-      const fieldErrors = {};
-      /** @type {{ headers?: unknown, body?: unknown, expect?: unknown }} */
-      const parsed = {};
-      /** @type {["headers" | "body", (text: string) => unknown][]} */
-      const parsers = [["headers", parseHeaders], [
-        "body",
-        (t) => parseJsonField("body", t),
-      ]];
-      for (const [name, parse] of parsers) {
-        try {
-          parsed[name] = parse(values[name]);
-        } catch (error) {
-          if (!(error instanceof FieldError)) throw error;
-          Object.assign(fieldErrors, error.fields);
-        }
-      }
-      if (Object.keys(fieldErrors).length) throw new FieldError(fieldErrors);
+      const parsed = parsedFields(values);
       /** @type {FormBody<ProbeCreate>} */
       const definition = {
         url: values.url,
@@ -125,34 +167,8 @@ function ProbeForm({ project, probe, onSaved }) {
         label: values.label.trim() === "" ? null : values.label,
         expect: expectOf(assertions),
       };
-      if (probe) {
-        // A PATCH sends every field: what was emptied is cleared.
-        const answer = await patch(
-          probePath(project, probe.probe_id),
-          /** @type {ProbeUpdate} */ ({ ...definition, body: parsed.body ?? null }),
-        );
-        onSaved(answer.data.probe_id, "saved");
-      } else {
-        const body = { ...definition };
-        if (parsed.body !== undefined) body.body = parsed.body;
-        /** @type {(keyof typeof body)[]} */
-        const optional = [
-          "latency",
-          "interval_seconds",
-          "timeout_ms",
-          "locations",
-          "label",
-          "expect",
-        ];
-        for (const name of optional) {
-          if (body[name] === null) delete body[name];
-        }
-        const answer = await post(
-          `/projects/${seg(project)}/probes`,
-          /** @type {ProbeCreate} */ (body),
-        );
-        onSaved(answer.data.probe_id, answer.meta?.created === false ? "rewritten" : "created");
-      }
+      const [probeId, how] = await sendProbe(project, probe, definition, parsed.body);
+      onSaved(probeId, how);
     });
   };
   return view`
