@@ -220,15 +220,26 @@ function remember(s: Shared, claimed: ClaimedRun, location: string): boolean {
 async function offlineLoop(s: Shared) {
   const tick = s.o.offlineTickMs ?? 1000;
   while (!s.stopping) {
-    await sleep(tick);
+    // Ends early when the runner stops (the claim's abort), so stopping does not wait a tick.
+    await new Promise<void>((resolve) => {
+      const { signal } = s.claimAbort;
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, tick);
+      signal.addEventListener("abort", done, { once: true });
+    });
     const t = s.now();
     for (const known of s.known.values()) {
       if (s.stopping) return;
       if (s.outage === null) {
-        if (t - known.lastDue > 2 * known.intervalMs + 60_000) s.known.delete(known.key);
+        if (t - known.lastDue > 2 * (known.intervalMs || 0) + 60_000) s.known.delete(known.key);
         continue;
       }
-      if (s.inFlight >= s.o.concurrency || known.intervalMs <= 0) continue;
+      // A service too old to say a probe's interval: its probes wait for the link.
+      if (s.inFlight >= s.o.concurrency || !(known.intervalMs > 0)) continue;
       // Its next slot fell due while the service still answered and was not given to this
       // runner: another runner of the location has the probe.
       if (known.lastDue + known.intervalMs <= s.outage) continue;
