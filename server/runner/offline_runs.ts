@@ -9,7 +9,9 @@
  * and no other runner holds the probe's slot (a live lease at or before the run's due time):
  * then the post takes the slot (the schedule row at that due time, held by the post) and records
  * it with the statement every runner uses, so states, streaks, incidents and notifications
- * follow as for any run. Otherwise it is `duplicate` (the slot was recorded) or `expired`.
+ * follow as for any run. Otherwise it is `duplicate` (the slot was recorded) or `expired` (also
+ * when the probe's project is disabled now). Whether it fell in a maintenance window is decided
+ * here, as a claim decides it, whatever the runner said.
  *
  * The schedule rows are locked in key order, as every writer locks them; the runs of one probe
  * are recorded in due order, the n-th run of every probe together.
@@ -59,6 +61,7 @@ export async function recordOffline(
       order by probe_key for update`.execute(trx);
     const schedule = new Map(rows.map((r) => [String(r.probe_key), r]));
     const recorded = await recordedSlots(trx, location, runs.map((r) => r.ref));
+    const { disabled, maintenance } = await projectsAt(trx, runs.map((r) => r.ref));
     const byKey = new Map<string, number[]>();
     const seen = new Set<string>();
     runs.forEach(({ ref }, i) => {
@@ -68,6 +71,7 @@ export async function recordOffline(
       const intervalMs = intervals.get(ref.key);
       const row = schedule.get(ref.key);
       if (intervalMs === undefined || !row) return; // gone, or not run at this location
+      if (disabled.has(ref.key)) return; // its project was disabled meanwhile
       if (ref.due > at + CLOCK_SLACK_MS || ref.due < at - OFFLINE_MAX_AGE_MS) return;
       if ((ref.due - offsetOf(ref.key, intervalMs)) % intervalMs !== 0) return; // off its grid
       const othersLease = row.leased_by !== null && !row.leased_by.startsWith(`${runner}#`) &&
@@ -88,7 +92,10 @@ export async function recordOffline(
       }) as x(k bigint, d timestamptz)
         where s.probe_key = x.k and s.location = ${location}`.execute(trx);
       const completed = batch.map((i) => {
-        const { ref, result } = runs[i];
+        const { ref: posted, result } = runs[i];
+        // Whether the run fell in a maintenance window is the service's to say, as at a claim:
+        // the runner could not know of a window made during the outage.
+        const ref = { ...posted, inMaintenance: maintenance.has(`${posted.key}@${posted.due}`) };
         const c = completedOf(result, ref, intervals.get(ref.key)!, at);
         // Never earlier than the schedule was: an old slot recorded does not bring a run forward.
         return { ...c, nextDue: Math.max(c.nextDue, schedule.get(ref.key)!.next_due_at.getTime()) };
@@ -98,4 +105,33 @@ export async function recordOffline(
     }
   });
   return status;
+}
+
+/**
+ * Of these runs' probes, those whose project is disabled now, and which runs (probe and due
+ * time) fall in a maintenance window of their project, as a claim decides it (`claimDue`).
+ */
+async function projectsAt(
+  trx: Db,
+  refs: { key: string; due: number }[],
+): Promise<{ disabled: Set<string>; maintenance: Set<string> }> {
+  const { rows } = await sql<
+    { key: string; due: Date | string; disabled: boolean; in_maintenance: boolean }
+  >`
+    select x.k::text as key, x.d as due, pr.status = 'disabled' as disabled,
+      exists (
+        select 1 from maintenance_windows w
+        where w.project = p.project and w.starts_at <= x.d and w.ends_at > x.d
+      ) as in_maintenance
+    from json_to_recordset(${
+    json(refs.map((r) => ({ k: r.key, d: new Date(r.due).toISOString() })))
+  }) as x(k bigint, d timestamptz)
+    join probes p on p.key = x.k
+    join projects pr on pr.name = p.project`.execute(trx);
+  return {
+    disabled: new Set(rows.filter((r) => r.disabled).map((r) => r.key)),
+    maintenance: new Set(
+      rows.filter((r) => r.in_maintenance).map((r) => `${r.key}@${new Date(r.due).getTime()}`),
+    ),
+  };
 }

@@ -265,6 +265,45 @@ apiSuite("the runner protocol", (test) => {
     }
   });
 
+  test("runs made during an outage: the service says which fell in maintenance; a disabled project's expire", async ({ api, app }) => {
+    const target = await startTarget();
+    try {
+      const eu = await location(api);
+      const { project } = await probeAt(api, target, eu.name);
+      const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
+        .find((r: { url: string }) => r.url.startsWith(target.origin));
+      const [claimId, key, due] = run.run_id.split(".");
+      const interval = run.interval_seconds * 1000;
+      const grid = (before: number) => gridAfter(before, offsetOf(key, interval), interval);
+      // The runner says "not in maintenance" (its last claim's flag, `.0.o`).
+      const offline = (at: number) => `${claimId}.${key}.${at}.0.o`;
+      assert.equal((await post(api, eu.token, [resultOf(run.run_id)])).body.data.recorded, 1);
+      const slots = [4, 3, 2].map((n) => grid(Number(due) - n * interval));
+      // A window made while the runner could not reach the service covers the three slots.
+      await sql`insert into maintenance_windows (project, starts_at, ends_at)
+        values (${project}, ${new Date(slots[0] - 1000)}, ${new Date(slots[2] + 1000)})`
+        .execute(app.database.db);
+      const failing = slots.map((at) => ({
+        ...resultOf(offline(at)),
+        outcome: "down",
+        http_status: 503,
+        error: "HTTP 503",
+      }));
+      assert.equal((await post(api, eu.token, failing)).body.data.recorded, 3);
+      const { rows } = await sql<{ state: string; fail_streak: number }>`
+        select state, fail_streak from probe_schedule where location = ${eu.name}
+          and probe_key = ${key}`.execute(app.database.db);
+      assert.deepEqual(rows, [{ state: "up", fail_streak: 0 }], "runs in maintenance count not");
+      // Its project disabled meanwhile: a run made during the outage is not recorded.
+      const patched = await api.patch(`/api/v1/projects/${project}`, { status: "disabled" });
+      assert.equal(patched.status, 200, patched.text);
+      const late = await post(api, eu.token, [resultOf(offline(grid(Number(due) - 6 * interval)))]);
+      assert.equal(late.body.data.expired, 1);
+    } finally {
+      await target.close();
+    }
+  });
+
   test("a late result is still recorded when no other runner took the run", async ({ api, app }) => {
     const target = await startTarget();
     try {
