@@ -219,7 +219,11 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
     reader.setDefaultTimeout(TIMEOUT_MS);
     watch(reader, new URL(args.baseUrl).origin, report, report.consoleErrors);
     await signIn(reader, args.baseUrl, args.readKey);
-    await reader.goto(`${args.baseUrl}/#/locations`);
+    // Through the main navigation, as a user goes (a `goto` of the hash right after signing in
+    // raced the dashboard's own first navigation under CI's load: the page stayed on Overview).
+    await reader.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Locations" })
+      .click();
+    await reader.locator("main").getByRole("heading", { name: "Locations", level: 1 }).waitFor();
     await reader.locator(`main tr[data-location="${args.location}"]`).waitFor();
     report.readOnly = {
       rows: await rowNames(reader),
