@@ -388,10 +388,14 @@ async function main(args: MainArgs): Promise<MainReport> {
         url: location.href,
         focused: document.activeElement?.outerHTML.slice(0, 200) ?? null,
       }));
-      log(`"Add probe" did not open the form: ${JSON.stringify(where)}; trying again`);
-      report.keyboard.addProbeRetries = 1;
-      await tabTo(page, "Add probe");
-      await page.keyboard.press("Enter");
+      // Seen in CI too: the form opened just after the 5 s (its heading focused by then); then
+      // there is no "Add probe" to reach again, and the form is used as it is.
+      if (!where.url.endsWith("/new-probe")) {
+        log(`"Add probe" did not open the form: ${JSON.stringify(where)}; trying again`);
+        report.keyboard.addProbeRetries = 1;
+        await tabTo(page, "Add probe");
+        await page.keyboard.press("Enter");
+      }
       await newProbeHeading.waitFor();
     }
     report.keyboard.urlField = await tabTo(page, "URL");
