@@ -1,3 +1,5 @@
+import { sleep } from "../sleep.ts";
+
 /** Time as the reporter sees it: injected so tests can drive it by hand. */
 export interface Clock {
   now(): Date;
@@ -8,15 +10,5 @@ export interface Clock {
 /** The real clock. */
 export const systemClock: Clock = {
   now: () => new Date(),
-  sleep: (ms, signal) =>
-    new Promise((resolve) => {
-      if (signal?.aborted) return resolve();
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener("abort", done, { once: true });
-    }),
+  sleep,
 };

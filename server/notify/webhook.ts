@@ -1,5 +1,6 @@
 import { type DeliveryResult, redactUrls } from "./delivery.ts";
 import { signStandardWebhook, textKey } from "./standard_webhooks.ts";
+import { sleep as sleepFor } from "../sleep.ts";
 
 /** Asks whether an outbound URL may be called; the probe runner's network policy fits here. */
 export type OutboundCheck = (url: URL) => Promise<{ allowed: boolean; reason?: string }>;
@@ -40,16 +41,6 @@ const DEFAULT_ATTEMPTS = 5;
 const DEFAULT_TIMEOUT_MS = 10_000;
 const defaultBackoff = (retry: number) => 1000 * 2 ** (retry - 1);
 
-const realSleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-
 /**
  * The signature of a webhook body: `sha256=` and the hex HMAC-SHA256, keyed with the secret, of
  * `<timestamp>.<body>`, where the timestamp is the `X-Timestamp` header (Unix seconds).
@@ -82,7 +73,7 @@ export async function postWebhook(
 ): Promise<DeliveryResult> {
   const fetchFn = options.fetch ?? fetch;
   const now = options.now ?? (() => new Date());
-  const sleep = options.sleep ?? realSleep;
+  const sleep = options.sleep ?? sleepFor;
   const backoff = options.backoffMs ?? defaultBackoff;
   const maxAttempts = options.maxAttempts ?? DEFAULT_ATTEMPTS;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

@@ -31,6 +31,7 @@ import {
   type PostedResult,
 } from "@probe/shared";
 import { gridAfter, offsetOf } from "../domain/schedule.ts";
+import { sleep } from "../sleep.ts";
 import type { Logger } from "../log.ts";
 import type { ProbeTarget, RunResult } from "../runner/execute.ts";
 import type { ServiceClient } from "./client.ts";
@@ -73,8 +74,6 @@ export interface RemoteRunner {
   stop(graceMs?: number): Promise<void>;
   counters(): RemoteRunnerCounters;
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** What a runner posts of a run it made: the fields a result has, within the protocol's bounds. */
 export function postedOf(run: ClaimedRun, r: RunResult): PostedResult {
@@ -221,16 +220,7 @@ async function offlineLoop(s: Shared) {
   const tick = s.o.offlineTickMs ?? 1000;
   while (!s.stopping) {
     // Ends early when the runner stops (the claim's abort), so stopping does not wait a tick.
-    await new Promise<void>((resolve) => {
-      const { signal } = s.claimAbort;
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, tick);
-      signal.addEventListener("abort", done, { once: true });
-    });
+    await sleep(tick, s.claimAbort.signal);
     const t = s.now();
     for (const known of s.known.values()) {
       if (s.stopping) return;

@@ -44,6 +44,7 @@ import { recordOffline } from "./offline_runs.ts";
 import { createScheduleSync } from "./schedule_sync.ts";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 import { leaseFor } from "./runner.ts";
+import { sleep } from "../sleep.ts";
 
 export interface RemoteRuns {
   /** Claims due runs of `location` for a runner; waits up to `wait_seconds` when none is. */
@@ -188,18 +189,6 @@ const next = (c: { key: string; due: number; intervalMs: number }, at: number) =
     offsetMs: offsetOf(c.key, c.intervalMs),
     intervalMs: c.intervalMs,
   });
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, Math.max(0, ms));
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
 
 /** 409 unless every run id names a claim made for `location`; nothing is recorded then. */
 async function checkClaims(
