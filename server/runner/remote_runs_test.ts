@@ -40,6 +40,19 @@ const resultOf = (runId: string) => ({
   failed_checks: null,
 });
 
+/** The run of `target`'s probe among those a claim (of up to 1,000) answers. */
+const claimRunOf = async (api: TestClient, token: string, target: Target) =>
+  (await claim(api, token, { max: 1000 })).body.data.runs
+    .find((r: { url: string }) => r.url.startsWith(target.origin));
+
+/** What a runner posts for a run that failed: answered 503. */
+const failingResultOf = (runId: string) => ({
+  ...resultOf(runId),
+  outcome: "down",
+  http_status: 503,
+  error: "HTTP 503",
+});
+
 const post = (api: TestClient, token: string, results: unknown[], who = runner) =>
   api.post("/api/v1/runner/results", { ...who, results }, { key: token });
 
@@ -153,8 +166,7 @@ apiSuite("the runner protocol", (test) => {
       const eu = await location(api);
       const us = await location(api);
       const { project, probeId } = await probeAt(api, target, eu.name);
-      const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
-        .find((r: { url: string }) => r.url.startsWith(target.origin));
+      const run = await claimRunOf(api, eu.token, target);
       assert.ok(run);
       for (
         const results of [
@@ -213,8 +225,7 @@ apiSuite("the runner protocol", (test) => {
       const eu = await location(api);
       const { project, probeId } = await probeAt(api, target, eu.name);
       const other = await probeAt(api, target, "local");
-      const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
-        .find((r: { url: string }) => r.url.startsWith(target.origin));
+      const run = await claimRunOf(api, eu.token, target);
       const [claimId, key, due] = run.run_id.split(".");
       const interval = run.interval_seconds * 1000;
       assert.ok(interval >= 10_000, `interval ${run.interval_seconds} s`);
@@ -270,8 +281,7 @@ apiSuite("the runner protocol", (test) => {
     try {
       const eu = await location(api);
       const { project } = await probeAt(api, target, eu.name);
-      const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
-        .find((r: { url: string }) => r.url.startsWith(target.origin));
+      const run = await claimRunOf(api, eu.token, target);
       const [claimId, key, due] = run.run_id.split(".");
       const interval = run.interval_seconds * 1000;
       const grid = (before: number) => gridAfter(before, offsetOf(key, interval), interval);
@@ -283,12 +293,7 @@ apiSuite("the runner protocol", (test) => {
       await sql`insert into maintenance_windows (project, starts_at, ends_at)
         values (${project}, ${new Date(slots[0] - 1000)}, ${new Date(slots[2] + 1000)})`
         .execute(app.database.db);
-      const failing = slots.map((at) => ({
-        ...resultOf(offline(at)),
-        outcome: "down",
-        http_status: 503,
-        error: "HTTP 503",
-      }));
+      const failing = slots.map((at) => failingResultOf(offline(at)));
       assert.equal((await post(api, eu.token, failing)).body.data.recorded, 3);
       const { rows } = await sql<{ state: string; fail_streak: number }>`
         select state, fail_streak from probe_schedule where location = ${eu.name}
@@ -309,8 +314,7 @@ apiSuite("the runner protocol", (test) => {
     try {
       const eu = await location(api);
       const { project, probeId } = await probeAt(api, target, eu.name);
-      const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
-        .find((r: { url: string }) => r.url.startsWith(target.origin));
+      const run = await claimRunOf(api, eu.token, target);
       await sql`update probe_schedule set lease_until = now() - interval '1 second'
         where location = ${eu.name}`.execute(app.database.db);
       const res = await post(api, eu.token, [resultOf(run.run_id)]);
@@ -332,14 +336,8 @@ apiSuite("the runner protocol", (test) => {
         await sql`update probe_schedule set next_due_at = date_trunc('milliseconds', now())
           where location = ${eu.name}`
           .execute(app.database.db);
-        const run = (await claim(api, eu.token, { max: 1000 })).body.data.runs
-          .find((r: { url: string }) => r.url.startsWith(target.origin));
-        const res = await post(api, eu.token, [{
-          ...resultOf(run.run_id),
-          outcome: "down",
-          http_status: 503,
-          error: "HTTP 503",
-        }]);
+        const run = await claimRunOf(api, eu.token, target);
+        const res = await post(api, eu.token, [failingResultOf(run.run_id)]);
         assert.equal(res.body.data.recorded, 1);
       }
       const { rows } = await sql<{ state: string; fail_streak: number }>`
