@@ -23,13 +23,7 @@ import { type Db, withBudget } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import { compareKeys } from "../db/keys.ts";
 import { offsetOf } from "../domain/schedule.ts";
-import {
-  completedOf,
-  intervalsOf,
-  type PostedRuns,
-  recordedSlots,
-  type RunStatus,
-} from "./posted_runs.ts";
+import { completedOf, type PostedRuns, recordedSlots, type RunStatus } from "./posted_runs.ts";
 import { recordRunsIn } from "./store.ts";
 
 /** The oldest a run made during an outage may be and still be recorded. */
@@ -53,7 +47,6 @@ export async function recordOffline(
   const holder = `${runner}#offline`;
   await withBudget(db, "runner").transaction().execute(async (trx) => {
     const keys = [...new Set(runs.map((r) => r.ref.key))].sort(compareKeys);
-    const intervals = await intervalsOf(trx, keys, verdicts.intervalMs);
     const { rows } = await sql<ScheduleRow>`
       select probe_key, next_due_at, leased_by, lease_until from probe_schedule
       where location = ${location} and probe_key in (
@@ -61,7 +54,11 @@ export async function recordOffline(
       order by probe_key for update`.execute(trx);
     const schedule = new Map(rows.map((r) => [String(r.probe_key), r]));
     const recorded = await recordedSlots(trx, location, runs.map((r) => r.ref));
-    const { disabled, maintenance } = await projectsAt(trx, runs.map((r) => r.ref));
+    const { intervals, disabled, maintenance } = await probesOf(
+      trx,
+      runs.map((r) => r.ref),
+      verdicts.intervalMs,
+    );
     const byKey = new Map<string, number[]>();
     const seen = new Set<string>();
     runs.forEach(({ ref }, i) => {
@@ -108,17 +105,23 @@ export async function recordOffline(
 }
 
 /**
- * Of these runs' probes, those whose project is disabled now, and which runs (probe and due
+ * Of these runs' probes, in one read: the interval of each that still exists (`defaultMs` where
+ * it has none of its own), those whose project is disabled now, and which runs (probe and due
  * time) fall in a maintenance window of their project, as a claim decides it (`claimDue`).
  */
-async function projectsAt(
+async function probesOf(
   trx: Db,
   refs: { key: string; due: number }[],
-): Promise<{ disabled: Set<string>; maintenance: Set<string> }> {
-  const { rows } = await sql<
-    { key: string; due: Date | string; disabled: boolean; in_maintenance: boolean }
-  >`
-    select x.k::text as key, x.d as due, pr.status = 'disabled' as disabled,
+  defaultMs: number,
+): Promise<{ intervals: Map<string, number>; disabled: Set<string>; maintenance: Set<string> }> {
+  const { rows } = await sql<{
+    key: string;
+    due: Date | string;
+    interval_seconds: number | null;
+    disabled: boolean;
+    in_maintenance: boolean;
+  }>`
+    select x.k::text as key, x.d as due, p.interval_seconds, pr.status = 'disabled' as disabled,
       exists (
         select 1 from maintenance_windows w
         where w.project = p.project and w.starts_at <= x.d and w.ends_at > x.d
@@ -129,6 +132,9 @@ async function projectsAt(
     join probes p on p.key = x.k
     join projects pr on pr.name = p.project`.execute(trx);
   return {
+    intervals: new Map(
+      rows.map((r) => [r.key, r.interval_seconds === null ? defaultMs : r.interval_seconds * 1000]),
+    ),
     disabled: new Set(rows.filter((r) => r.disabled).map((r) => r.key)),
     maintenance: new Set(
       rows.filter((r) => r.in_maintenance).map((r) => `${r.key}@${new Date(r.due).getTime()}`),
