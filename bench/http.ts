@@ -22,6 +22,7 @@ import {
   PROJECTS,
   requireWrk,
   seededDatabase,
+  speedNote,
   startBaseline,
   startHello,
   startService,
@@ -147,8 +148,9 @@ async function main(): Promise<number> {
     console.log(
       `wrk: ${settings.connections} connections, ${settings.threads} thread(s); ${rounds} rounds ` +
         `of ${seconds} s per side and scenario, after ${warmup} s warm-up; pool ` +
-        `${settings.poolSize}; ${loadNote()}`,
+        `${settings.poolSize}`,
     );
+    console.log(await speedNote());
     const widths = [54, 9, 7, 7, 9, 7, 7, 7, 6, 8];
     console.log(
       row(

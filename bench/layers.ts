@@ -30,13 +30,14 @@ import { createContext } from "../server/trpc/context.ts";
 import { createCallerFactory } from "../server/trpc/init.ts";
 import { appRouter } from "../server/trpc/router.ts";
 import { projectAt } from "./seed.ts";
-import { BENCH_KEY, benchSettings, envNumber, loadNote, seededDatabase } from "./setup.ts";
+import { BENCH_KEY, benchSettings, envNumber, seededDatabase, speedNote } from "./setup.ts";
 
 const CALLS = envNumber("BENCH_CALLS", 3000);
 const ROUNDS = envNumber("BENCH_ROUNDS", 5);
 
 const { adminUrl } = benchSettings();
-console.log(`Seeding … (${loadNote()})`);
+console.log(await speedNote());
+console.log("Seeding …");
 const database = await seededDatabase(adminUrl);
 const handle = await openDatabase({ kind: "postgres", url: database.url });
 const db = handle.db;

@@ -20,6 +20,7 @@ import { migrateToLatest } from "../server/db/migrator.ts";
 import { syncSchedules } from "../server/runner/store.ts";
 import { restCall, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
+import { speedNote } from "./setup.ts";
 
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const REMOTE_ENTRY = new URL("../server/remote_runner/main.ts", import.meta.url).pathname;
@@ -45,6 +46,7 @@ the service on PostgreSQL (BENCH_DATABASE_URL, default ${DEFAULT_ADMIN_URL}).
 A short run: --probes 2000 --interval 10 --duration 20`);
   Deno.exit(0);
 }
+console.log(await speedNote());
 const N = Number(args.probes);
 const INTERVAL_S = Number(args.interval);
 const DURATION_S = Number(args.duration);

@@ -25,6 +25,7 @@ import { migrateToLatest } from "../server/db/migrator.ts";
 import { syncSchedules } from "../server/runner/store.ts";
 import { RUNNER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
+import { speedNote } from "./setup.ts";
 
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -58,6 +59,7 @@ A short run: --probes 50 --interval 10 --duration 10 (the runner's interval is 1
 Slow-drip: --probes 1000 --slow-drip 300 --interval 10 --duration 60`);
   Deno.exit(0);
 }
+console.log(await speedNote());
 const N = Number(args.probes);
 const INTERVAL_S = Number(args.interval);
 const DURATION_S = Number(args.duration);
