@@ -30,6 +30,7 @@ import {
 import { validationFailed } from "../errors.ts";
 import type { PublicPage } from "./edge_types.ts";
 import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure, TtlCache } from "./public_pages.ts";
+import { isRead } from "./methods.ts";
 
 export const BADGE_PREFIX = "/badge/";
 const SVG_PATH = /^([A-Za-z0-9_-]+)\/(status|uptime|latency)\.svg$/;
@@ -144,7 +145,7 @@ export function createBadges(
   }
 
   return async (request, url) => {
-    if (request.method !== "GET" && request.method !== "HEAD") return null;
+    if (!isRead(request.method)) return null;
     if (!url.pathname.startsWith(BADGE_PREFIX)) return null;
     const rest = url.pathname.slice(BADGE_PREFIX.length);
     const svg = SVG_PATH.exec(rest);

@@ -13,6 +13,7 @@ import "preact/hooks";
 import "htm";
 import "uplot";
 import type { PublicPage } from "./edge_types.ts";
+import { isRead } from "./methods.ts";
 
 export const DASHBOARD_PATH = "/";
 export const UI_PREFIX = "/ui/";
@@ -166,7 +167,7 @@ export function createDashboard(): PublicPage {
     return loaded;
   };
   return async (request, url) => {
-    if (request.method !== "GET" && request.method !== "HEAD") return null;
+    if (!isRead(request.method)) return null;
     const path = url.pathname;
     if (path !== DASHBOARD_PATH && !path.startsWith(UI_PREFIX)) return null;
     const { assets, html, csp } = await files();

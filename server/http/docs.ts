@@ -3,6 +3,7 @@
  * interactive reference (Swagger UI, served from the swagger-ui-dist package's files: no CDN).
  */
 import swaggerUiDir from "swagger-ui-dist/absolute-path.js";
+import { isRead } from "./methods.ts";
 
 export const DOCS_PATH = "/docs";
 
@@ -87,7 +88,7 @@ export function createDocsHandler(
   const html = page();
   const script = init(openApiPath);
   return async (request, path) => {
-    if (request.method !== "GET") return null;
+    if (!isRead(request.method)) return null;
     if (path === openApiPath) return respond(openApiJson, "application/json");
     if (path === DOCS_PATH) {
       return respond(html, "text/html; charset=utf-8", { "content-security-policy": CSP });

@@ -34,6 +34,7 @@ import { type Client, type EdgeContext, OTHER_ROUTE } from "./middleware.ts";
 import type { RateLimiter } from "./rate_limit.ts";
 import { createEdge, REST_PREFIX, TRPC_PREFIX } from "./router.ts";
 import { createTrpcEndpoint } from "./trpc_endpoint.ts";
+import { isRead } from "./methods.ts";
 import { locationOfToken, locationTokensVersion, tokenDigest } from "../domain/locations.ts";
 import { TtlCache } from "./public_pages.ts";
 
@@ -125,16 +126,16 @@ function locationTokenCheck(db: Db, ttlMs: number) {
       : cache.get(tokenDigest(token), locationTokensVersion(db), () => locationOfToken(db, token));
 }
 
-/** `/healthz` and `/readyz` (GET only): alive, and able to reach the database. */
+/** `/healthz` and `/readyz` (GET, and HEAD as its GET): alive, and able to reach the database. */
 function healthChecks(db: Db) {
   return {
     healthz(c: EdgeContext): Response | null {
-      if (c.req.method !== "GET") return null;
+      if (!isRead(c.req.method)) return null;
       c.get("seen").route = "/healthz";
       return json(200, { status: "ok" });
     },
     async readyz(c: EdgeContext): Promise<Response | null> {
-      if (c.req.method !== "GET") return null;
+      if (!isRead(c.req.method)) return null;
       c.get("seen").route = "/readyz";
       try {
         await sql`select 1`.execute(db);

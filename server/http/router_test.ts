@@ -1,7 +1,7 @@
 /**
  * What the router (`router.ts`) must not change about the answers it took over from the
- * hand-ordered handler (issue 20): a HEAD keeps its GET answer's length, paths are routed as
- * sent, and a GET route does not answer other methods.
+ * hand-ordered handler (issue 20): a HEAD answers as its GET (with its answer's length), paths
+ * are routed as sent, and a GET route does not answer other methods.
  */
 import assert from "node:assert/strict";
 import { startTestApp, TEST_API_KEY } from "../testing/app.ts";
@@ -14,18 +14,42 @@ Deno.test("the router answers as the handler it replaced", async (t) => {
   const call = (method: string, path: string, headers: Record<string, string> = key) =>
     app.handler(new Request(BASE + path, { method, headers }), { address: "127.0.0.1" });
   try {
-    await t.step("a HEAD's answer keeps the length of the body it would have had", async () => {
-      // HEAD is no GET here: REST and the health checks have no HEAD route (404, as before
-      // the router, which routes a HEAD as its GET and drops the body).
-      const notFound = await (await call("GET", "/nope")).bytes();
-      for (const path of ["/api/v1/projects", "/healthz", "/nope"]) {
-        const head = await call("HEAD", path);
-        assert.equal(head.status, 404, path);
-        assert.equal(head.headers.get("content-length"), String(notFound.byteLength), path);
-        assert.equal(head.headers.get("content-type"), "application/json", path);
-        assert.equal((await head.bytes()).byteLength, 0, path);
-      }
-    });
+    await t.step(
+      "a HEAD answers as its GET, with the length of the body it would have had",
+      async () => {
+        // RFC 9110: every route that answers GET answers HEAD; without a GET route, HEAD is 404 too.
+        const paths = [
+          ["/healthz", 200],
+          ["/readyz", 200],
+          ["/api/v1/projects", 200], // a whole list, streamed: no length either way
+          ["/api/v1/projects?limit=10", 200],
+          ["/api/v1/openapi.json", 200],
+          ["/docs", 200],
+          ["/nope", 404],
+          ["/api/v1/nope", 404],
+        ] as const;
+        for (const [path, status] of paths) {
+          const get = await call("GET", path);
+          const body = await get.bytes();
+          const head = await call("HEAD", path);
+          assert.equal(get.status, status, path);
+          assert.equal(head.status, status, path);
+          const streamed = get.headers.get("transfer-encoding") === "chunked";
+          assert.equal(
+            head.headers.get("content-length"),
+            streamed ? null : String(body.byteLength),
+            path,
+          );
+          assert.equal(head.headers.get("content-type"), get.headers.get("content-type"), path);
+          assert.equal(head.headers.get("x-content-type-options"), "nosniff", path);
+          assert.equal((await head.bytes()).byteLength, 0, path);
+        }
+        // The key is checked as for its GET.
+        const unkeyed = await call("HEAD", "/api/v1/projects", {});
+        await unkeyed.body?.cancel();
+        assert.equal(unkeyed.status, 401);
+      },
+    );
 
     await t.step("paths are routed as sent: no percent-decoding, case kept", async () => {
       // Without a key: were one of these routed to REST, its key check would answer 401.
@@ -37,9 +61,9 @@ Deno.test("the router answers as the handler it replaced", async (t) => {
       assert.equal((await call("GET", "/api/v1/projects", {})).status, 401);
     });
 
-    await t.step("health checks answer GET only; HEAD and others are 404", async () => {
+    await t.step("health checks answer GET and HEAD only; other methods are 404", async () => {
       assert.equal((await call("GET", "/healthz", {})).status, 200);
-      for (const method of ["HEAD", "POST"]) {
+      for (const method of ["POST", "PUT", "DELETE"]) {
         const res = await call(method, "/healthz", {});
         await res.body?.cancel();
         assert.equal(res.status, 404, method);

@@ -22,6 +22,7 @@ import type { ProbeState } from "../db/schema.ts";
 import { publicStatusPage, statusPagesVersion } from "../domain/status_pages.ts";
 import type { PublicPage } from "./edge_types.ts";
 import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure, TtlCache } from "./public_pages.ts";
+import { isRead } from "./methods.ts";
 
 export { PUBLIC_CACHE_MS };
 
@@ -288,7 +289,7 @@ export function createStatusPages(
 ): PublicPage {
   const cache = new TtlCache<Rendered | null>({ ttlMs, now });
   return async (request, url) => {
-    if (request.method !== "GET" && request.method !== "HEAD") return null;
+    if (!isRead(request.method)) return null;
     const wanted = parse(url.pathname);
     if (!wanted) return null;
     const { project } = wanted;

@@ -61,14 +61,17 @@ export function routesOf(operations: readonly Operation[]): Map<string, Route[]>
   return byMethod;
 }
 
-/** Finds the route for a method and a path below the REST prefix (such as `/projects/a`). */
+/**
+ * Finds the route for a method and a path below the REST prefix (such as `/projects/a`); a HEAD
+ * finds its GET route (`server/http/methods.ts`).
+ */
 export function matchRoute(
   routes: Map<string, Route[]>,
   method: string,
   path: string,
 ): Match | null {
   const normalized = `/${path.replace(/^\/|\/$/g, "")}`;
-  for (const route of routes.get(method) ?? []) {
+  for (const route of routes.get(method === "HEAD" ? "GET" : method) ?? []) {
     const found = route.pattern.exec(normalized);
     if (found) return { route, params: { ...found.groups } };
   }

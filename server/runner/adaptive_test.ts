@@ -14,7 +14,15 @@ import { createNetworkPolicy } from "../outbound/network_policy.ts";
 import { runnerMetrics } from "../metrics/runner.ts";
 import { scrapeReads } from "../metrics/registry.ts";
 import { claimDue, syncSchedules } from "./store.ts";
-import { claimWindow, createRunner, leaseFor, type Runner, type RunnerClock } from "./runner.ts";
+import { gridAfter, offsetOf } from "../domain/schedule.ts";
+import {
+  claimWindow,
+  createRunner,
+  leaseFor,
+  type Runner,
+  type RunnerClock,
+  type RunnerOptions,
+} from "./runner.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 
 const INTERVAL = 60_000;
@@ -46,6 +54,9 @@ function slowExecutor(clock: RunnerClock, runMs: () => number) {
   };
   return { made, execute };
 }
+
+/** A logger of warnings and errors into `lines`. */
+const warnLog = (lines: string[]) => createLogger("warn", (line) => lines.push(line));
 
 Deno.test("claimWindow: twice the slots at first, grows with the rate, bounded by what can start", () => {
   const base = { concurrency: 10, coverMs: 10_000, startWithinMs: 10_000, maxClaimed: 100_000 };
@@ -107,6 +118,29 @@ for (const backend of backends()) {
       }
     };
 
+    /**
+     * A runner on `clock` with the tests' interval and timeout, no lookahead and (unless told)
+     * no restart spread; silent unless given a log.
+     */
+    const runnerOn = (
+      clock: RunnerClock,
+      execute: (target: ProbeTarget) => Promise<RunResult>,
+      options: Partial<RunnerOptions> & { concurrency: number },
+    ) =>
+      createRunner({
+        db,
+        log: createLogger("silent"),
+        clock,
+        intervalMs: INTERVAL,
+        timeoutMs: TIMEOUT,
+        retentionDays: 7,
+        policy: createNetworkPolicy(),
+        lookaheadMs: 0,
+        restartSpreadMs: 0,
+        execute,
+        ...options,
+      });
+
     try {
       await t.step(
         "the overview and /metrics say how far behind the schedule is, for every runner",
@@ -151,20 +185,7 @@ for (const backend of backends()) {
           const { made, execute } = slowExecutor(clock, () => LEASE + 5_000);
           const lines: string[] = [];
           const runnerOf = (id: string) =>
-            createRunner({
-              db,
-              log: createLogger("warn", (line) => lines.push(line)),
-              id,
-              clock,
-              intervalMs: INTERVAL,
-              timeoutMs: TIMEOUT,
-              concurrency: 2,
-              retentionDays: 7,
-              policy: createNetworkPolicy(),
-              lookaheadMs: 0,
-              restartSpreadMs: 0,
-              execute,
-            });
+            runnerOn(clock, execute, { id, concurrency: 2, log: warnLog(lines) });
           const runners = [runnerOf("a"), runnerOf("b")];
           await runners[0].sync();
           for (let s = 0; s < 150; s++) {
@@ -196,19 +217,7 @@ for (const backend of backends()) {
           const project = await projectOf(400);
           let runMs = 10;
           const { made, execute } = slowExecutor(clock, () => runMs);
-          const runner = createRunner({
-            db,
-            log: createLogger("silent"),
-            clock,
-            intervalMs: INTERVAL,
-            timeoutMs: TIMEOUT,
-            concurrency: 5,
-            retentionDays: 7,
-            policy: createNetworkPolicy(),
-            lookaheadMs: 0,
-            restartSpreadMs: 0,
-            execute,
-          });
+          const runner = runnerOn(clock, execute, { concurrency: 5 });
           await runner.sync();
           assert.equal(runner.counters().window, 10, "twice the slots to begin with");
           const windows: number[] = [];
@@ -242,18 +251,9 @@ for (const backend of backends()) {
           const lines: string[] = [];
           const registry = new Registry();
           const metrics = runnerMetrics(registry);
-          const runner = createRunner({
-            db,
-            log: createLogger("warn", (line) => lines.push(line)),
-            clock,
-            intervalMs: INTERVAL,
-            timeoutMs: TIMEOUT,
+          const runner = runnerOn(clock, execute, {
             concurrency: 1,
-            retentionDays: 7,
-            policy: createNetworkPolicy(),
-            lookaheadMs: 0,
-            restartSpreadMs: 0,
-            execute,
+            log: warnLog(lines),
             observer: metrics.observer,
           });
           metrics.watch(runner);
@@ -289,6 +289,44 @@ for (const backend of backends()) {
           assert.equal(runner.counters().overloaded, false, JSON.stringify(runner.counters()));
           assert.equal(await gauge("runner_overloaded"), 0);
           assert.equal(await gauge("runner_lag_seconds"), 0);
+        },
+      );
+
+      await t.step(
+        "a restart's catch-up is not overload: runs overdue at start are spread, with no warning",
+        async () => {
+          const { fake, clock } = fakeClock(start + 9 * 86_400_000);
+          const project = await projectOf(20);
+          const { made, execute } = slowExecutor(clock, () => 10);
+          const lines: string[] = [];
+          const runner = runnerOn(clock, execute, {
+            concurrency: 50,
+            log: warnLog(lines),
+            restartSpreadMs: 30_000,
+          });
+          await runner.sync();
+          // Stopped for 70 s: every probe's run fell due on its grid before this runner started.
+          const keys = await db.selectFrom("probes").select("key").where("project", "=", project)
+            .execute();
+          for (const { key } of keys) {
+            const due = gridAfter(clock.now() - 70_000, offsetOf(key, INTERVAL), INTERVAL);
+            await db.updateTable("probe_schedule").set({ next_due_at: new Date(due) })
+              .where("probe_key", "=", key).execute();
+          }
+          const lags: number[] = [];
+          for (let s = 0; s < 40; s++) {
+            await second(fake, [runner]);
+            lags.push(runner.counters().lagMs);
+          }
+          // Every overdue probe ran (a slot missed by less than an interval is made up at once,
+          // and the next falls inside the 40 s), and none of the catch-up counted as lag.
+          assert.equal(made.size, 20);
+          assert.ok([...made.values()].every((n) => n <= 3), JSON.stringify([...made]));
+          assert.ok(lags.every((ms) => ms < 5_000), `lag ${lags}`);
+          assert.equal(runner.counters().overloaded, false);
+          assert.equal(runner.counters().overloadWarnings, 0, lines.join("\n"));
+          assert.ok(!lines.some((l) => l.includes("runner overloaded")), lines.join("\n"));
+          await api.delete(`/api/v1/projects/${project}`);
         },
       );
     } finally {

@@ -262,9 +262,11 @@ export function createRunner(options: RunnerOptions): Runner {
     hostCap: s.hostCap,
     leaseMs,
     execute: s.execute,
-    started(_claimed, slipMs) {
+    started(claimed, slipMs) {
       counters.runs++;
-      lag.started(slipMs);
+      // A run already due when this runner started is late because no runner ran, not because
+      // this one cannot keep up: the lag leaves it out (see `tick` for the queued ones).
+      if (claimed.due >= s.bornAt) lag.started(slipMs);
     },
     // A run that waited so long that its lease could lapse before the next tick renews it has
     // it extended as it starts. A run queued, running, or waiting to be recorded keeps its lease.
@@ -401,8 +403,15 @@ async function tickOnce(
   state.lastTick = now;
   sizer.resize(elapsed, recorder.recordMs);
   // (With slots free, what is queued waits for its host's cap: a slow target, not overload.)
+  // A run overdue when this runner started counts as due when the restart's spread ends: until
+  // then it waits by design, after it the runner is behind.
   const oldest = slots.oldestQueuedDue();
-  lag.measure(elapsed, oldest !== null && slots.running.size >= concurrency ? now - oldest : null);
+  const front = oldest === null
+    ? null
+    : oldest < s.bornAt
+    ? Math.max(0, now - (s.bornAt + s.restartSpreadMs))
+    : now - oldest;
+  lag.measure(elapsed, front !== null && slots.running.size >= concurrency ? front : null);
   log.debug("runner tick", {
     window: sizer.size,
     active: state.active,
