@@ -5,7 +5,7 @@
  * SIGTERM stop new connections and the runner's claims, let requests and probe runs in flight
  * finish, stop the reporter, close the database.
  */
-import { resolveApiKeys } from "./keys/api_key.ts";
+import { firstStartNote, resolveApiKeys } from "./keys/api_key.ts";
 import { type App, createApp, databaseTarget } from "./app.ts";
 import { type Config, ConfigError, parseConfig } from "./config.ts";
 import { surviveDatabaseClientFaults } from "./db/client_faults.ts";
@@ -177,10 +177,9 @@ async function main(): Promise<number> {
   await Deno.mkdir(config.dataDir, { recursive: true });
   const dataDir = await lockEmbeddedDataDir(config);
   if (!dataDir) return 1;
-  const apiKeys = await resolveApiKeys({
+  const { keys: apiKeys, generated } = await resolveApiKeys({
     configured: config.apiKeys,
     dataDir: config.dataDir,
-    port: config.port,
     log,
   });
   const target = databaseTarget(config);
@@ -218,6 +217,13 @@ async function main(): Promise<number> {
     database: target.kind,
     max_connections: maxConnections,
   });
+  // The generated key's note comes now, with the port bound (PORT=0 picks one) and answering.
+  if (generated) {
+    const local = hostname === "0.0.0.0" ? "127.0.0.1" : hostname === "::" ? "[::1]" : host;
+    console.log(
+      firstStartNote({ ...generated, url: `http://${local}:${port}`, dataDir: config.dataDir }),
+    );
+  }
 
   await server.finished;
   Deno.removeSignalListener("SIGINT", stop);

@@ -32,26 +32,32 @@ export function createKeyCheck(
   };
 }
 
+/** The service's keys, and the key generated on this start when there was none. */
+export interface ApiKeys {
+  keys: string[];
+  /** Announced once the port is bound (`firstStartNote`); never logged. */
+  generated?: { key: string; path: string };
+}
+
 /**
  * The keys from configuration, or else the one kept in `<dataDir>/api-key`, generated (mode
- * 0600) and printed once on first start so that the service runs with no configuration.
+ * 0600) on first start so that the service runs with no configuration.
  */
 export async function resolveApiKeys(
-  { configured, dataDir, port, log }: {
+  { configured, dataDir, log }: {
     configured: string[] | undefined;
     dataDir: string;
-    port: number;
     log: Logger;
   },
-): Promise<string[]> {
-  if (configured) return configured;
+): Promise<ApiKeys> {
+  if (configured) return { keys: configured };
   const path = `${dataDir}/api-key`;
   try {
     const stored = (await Deno.readTextFile(path)).trim();
     if (stored) {
       // Every later start says where the key is (never the key itself).
       log.info("using the API key saved in DATA_DIR (SERVICE_API_KEY is not set)", { path });
-      return [stored];
+      return { keys: [stored] };
     }
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
@@ -61,18 +67,29 @@ export async function resolveApiKeys(
   await Deno.writeTextFile(path, `${key}\n`, { mode: 0o600 });
   await Deno.chmod(path, 0o600);
   log.info("generated an API key", { path });
-  // Printed once, on the start that made it; never logged again.
-  const base = `http://127.0.0.1:${port}`;
-  console.log(
-    `\nSERVICE_API_KEY was not set, so a key was generated and saved in ${path}:\n\n  ${key}\n\n` +
-      `Try it:\n  curl -H 'X-Service-Api-Key: ${key}' ${base}/api/v1/projects\n\n` +
-      `  Dashboard:      ${base}/ (it asks for this key once)\n` +
-      `  API reference:  ${base}/docs\n` +
-      `  CLI:            deno task cli projects list   (reads the key from ${path})\n` +
-      `  Metrics:        ${base}/metrics   (Prometheus; a SERVICE_API_KEYS_READONLY key will do)\n` +
-      `  Backups:        deno task backup   (docs/backups.md)\n\n` +
-      `Probes may not reach loopback or private addresses until PROBE_ALLOW_NETWORKS opens them\n` +
-      `(for example PROBE_ALLOW_NETWORKS=127.0.0.0/8 to watch services on this machine).\n`,
-  );
-  return [key];
+  return { keys: [key], generated: { key, path } };
+}
+
+/**
+ * What the start that generated the key prints, once the service listens at `url`: the key, and
+ * how to use it. The CLI and `deno task backup` look for the service at
+ * `http://127.0.0.1:8000` and for the key in `./data` (`cli/program.ts`): where the service is
+ * elsewhere, their commands carry `PROBE_SERVICE_URL` and `DATA_DIR`.
+ */
+export function firstStartNote(
+  { key, path, url, dataDir }: { key: string; path: string; url: string; dataDir: string },
+): string {
+  const env = [
+    url === "http://127.0.0.1:8000" ? "" : `PROBE_SERVICE_URL=${url} `,
+    dataDir === "./data" ? "" : `DATA_DIR=${dataDir} `,
+  ].join("");
+  return `\nSERVICE_API_KEY was not set, so a key was generated and saved in ${path}:\n\n  ${key}\n\n` +
+    `Try it:\n  curl -H 'X-Service-Api-Key: ${key}' ${url}/api/v1/projects\n\n` +
+    `  Dashboard:      ${url}/ (it asks for this key once)\n` +
+    `  API reference:  ${url}/docs\n` +
+    `  CLI:            ${env}deno task cli projects list   (reads the key from ${path})\n` +
+    `  Metrics:        ${url}/metrics   (Prometheus; a SERVICE_API_KEYS_READONLY key will do)\n` +
+    `  Backups:        ${env}deno task backup   (docs/backups.md)\n\n` +
+    `Probes may not reach loopback or private addresses until PROBE_ALLOW_NETWORKS opens them\n` +
+    `(for example PROBE_ALLOW_NETWORKS=127.0.0.0/8 to watch services on this machine).\n`;
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createKeyCheck, resolveApiKeys } from "./api_key.ts";
+import { createKeyCheck, firstStartNote, resolveApiKeys } from "./api_key.ts";
 import { createLogger } from "../log.ts";
 
 Deno.test("the key check accepts each configured key and nothing else", () => {
@@ -29,14 +29,41 @@ Deno.test("without configured keys one is generated once, kept 0600, and reused"
   const dataDir = await Deno.makeTempDir();
   const log = createLogger("silent");
   try {
-    const [first] = await resolveApiKeys({ configured: undefined, dataDir, port: 1, log });
+    const generated = await resolveApiKeys({ configured: undefined, dataDir, log });
+    const [first] = generated.keys;
+    assert.deepEqual(generated.generated, { key: first, path: `${dataDir}/api-key` });
     assert.ok(first.length >= 32);
     assert.equal((await Deno.stat(`${dataDir}/api-key`)).mode! & 0o777, 0o600);
-    const [again] = await resolveApiKeys({ configured: undefined, dataDir, port: 1, log });
-    assert.equal(again, first);
-    const configured = await resolveApiKeys({ configured: ["given-key-1"], dataDir, port: 1, log });
-    assert.deepEqual(configured, ["given-key-1"]);
+    // Later starts read it back, and announce nothing.
+    assert.deepEqual(await resolveApiKeys({ configured: undefined, dataDir, log }), {
+      keys: [first],
+    });
+    const configured = await resolveApiKeys({ configured: ["given-key-1"], dataDir, log });
+    assert.deepEqual(configured, { keys: ["given-key-1"] });
   } finally {
     await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("the first start's note names the address the service listens at, and what the CLI needs", () => {
+  const at = (url: string, dataDir = "./data") =>
+    firstStartNote({ key: "k-123", path: `${dataDir}/api-key`, url, dataDir });
+  const standard = at("http://127.0.0.1:8000");
+  assert.match(
+    standard,
+    /curl -H 'X-Service-Api-Key: k-123' http:\/\/127\.0\.0\.1:8000\/api\/v1\/projects/,
+  );
+  assert.match(standard, / {2}CLI: {12}deno task cli projects list/);
+  assert.match(standard, / {2}Backups: {8}deno task backup/);
+  // Elsewhere, the CLI and the backup are told where the service and its key are.
+  const elsewhere = at("http://127.0.0.1:41234", "/srv/probes");
+  assert.match(elsewhere, /Dashboard: {6}http:\/\/127\.0\.0\.1:41234\//);
+  for (const line of ["CLI", "Backups"]) {
+    assert.match(
+      elsewhere,
+      new RegExp(
+        `${line}: +PROBE_SERVICE_URL=http://127\\.0\\.0\\.1:41234 DATA_DIR=/srv/probes deno task`,
+      ),
+    );
   }
 });
