@@ -151,7 +151,8 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
         }
         if (!apiKey) {
           throw new UsageError(
-            "No API key: set SERVICE_API_KEY or pass --api-key (see --help)",
+            "No API key: set SERVICE_API_KEY, pass --api-key, or set DATA_DIR to the service's " +
+              `data folder (no ${io.env.DATA_DIR || "./data"}/api-key here; see --help)`,
             EXIT.unauthorized,
           );
         }

@@ -50,7 +50,12 @@ async function backup(args: string[], env: Env): Promise<void> {
   });
   const base = (values.url || env.PROBE_SERVICE_URL || DEFAULT_URL).replace(/\/+$/, "");
   const key = values["api-key"] || await keyFromEnv(env);
-  if (!key) throw new CommandError("No API key: set SERVICE_API_KEY or pass --api-key");
+  if (!key) {
+    throw new CommandError(
+      "No API key: set SERVICE_API_KEY, pass --api-key, or set DATA_DIR to the service's data " +
+        `folder (no ${env.DATA_DIR || "./data"}/api-key here)`,
+    );
+  }
   const stamp = new Date().toISOString().replaceAll(":", "").replace(/\.\d+Z$/, "Z");
   const output = values.output || `probe-backup-${stamp}.jsonl`;
 
