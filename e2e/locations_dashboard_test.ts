@@ -170,7 +170,7 @@ Deno.test({
       assert.deepEqual(report.deleted.rows, ["local", location]);
       assert.equal(oldTokenRefused, 1);
 
-      assert.match(report.form.unknownError, /^1: no location is named "mars"/);
+      assert.match(report.form.unknownError, /^Entry 2: there is no location named "mars"/);
       assert.equal(report.form.focused, "locations");
       assert.equal(report.form.saved, "The probe was saved.");
       assert.equal(report.form.projectSaved, "Saved.");

@@ -221,7 +221,12 @@ async function main(): Promise<number> {
   if (generated) {
     const local = hostname === "0.0.0.0" ? "127.0.0.1" : hostname === "::" ? "[::1]" : host;
     console.log(
-      firstStartNote({ ...generated, url: `http://${local}:${port}`, dataDir: config.dataDir }),
+      firstStartNote({
+        ...generated,
+        url: `http://${local}:${port}`,
+        dataDir: config.dataDir,
+        networksOpened: config.probeAllowNetworks.length > 0,
+      }),
     );
   }
 

@@ -515,7 +515,7 @@ async function run(args: Args): Promise<Report> {
     await pageForm.getByLabel(`${target.origin}/ok`).uncheck();
     await pageForm.getByRole("button", { name: "Save status page" }).click();
     await pageForm.getByText("Saved.").waitFor();
-    await main.getByText("1 chosen probes").waitFor();
+    await main.getByText("the one chosen probe").waitFor();
     const chosen = await (await fetch(`${args.baseUrl}${jsonHref}`)).json();
     report.statusPage.chosenProbes = chosen.probes.map((p: { name: string }) => p.name);
     await subnav.getByRole("link", { name: "Probes" }).click();

@@ -64,13 +64,54 @@ apiSuite("the dashboard's sentences for the API's own messages", (test) => {
     );
     assert.equal(
       detailSentence(byPath["expect.json.0.value"]),
-      "Assertions, JSON check 1, value: must be a number with gt",
+      'Assertions, JSON check 1, value: must be a number to use "is greater than"',
     );
-    // Every message the API sent comes out starting with a capital, none in zod's words.
+    // Every message the API sent comes out starting with a capital, none in zod's words, and
+    // none in the API's field or operator names.
     for (const detail of res.body.error.details) {
       const text = sentence(detail.message);
       assert.match(text, /^[A-Z]/, text);
       assert.doesNotMatch(text, /expected \w+ to (be|have)/, text);
+      assert.doesNotMatch(text, /with (gt|lt|ge|le)\b/, text);
     }
+  });
+
+  test("maintenance, policy and locations refusals read in the form's words", async ({ api }) => {
+    const project = uniqueName("msg");
+    assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
+    const window = (body: Record<string, unknown>) =>
+      api.post(`/api/v1/projects/${project}/maintenance`, body);
+    const before = await window({
+      starts_at: "2031-03-01T08:00:00Z",
+      ends_at: "2031-03-01T07:00:00Z",
+    });
+    assert.equal(before.status, 422, before.text);
+    assert.equal(sentence(before.body.error.details[0].message), "Must be after the start");
+    const long = await window({
+      starts_at: "2031-03-01T08:00:00Z",
+      ends_at: "2033-03-01T08:00:00Z",
+    });
+    assert.equal(long.status, 422, long.text);
+    assert.equal(
+      sentence(long.body.error.details[0].message),
+      "Must end at most 366 days after the start",
+    );
+    const policy = await api.patch("/api/v1/settings/alerts", { targets: [] });
+    assert.equal(policy.status, 422, policy.text);
+    assert.equal(
+      sentence(policy.body.error.details[0].message),
+      "Choose at least one target, or untick Send notifications to notify nobody",
+    );
+    const nowhere = await api.patch(`/api/v1/projects/${project}`, {
+      default_locations: ["local", "mars"],
+    });
+    assert.equal(nowhere.status, 422, nowhere.text);
+    const [detail] = nowhere.body.error.details;
+    assert.equal(detail.path, "default_locations.1");
+    // Beside the field: the entry, counted from 1, and the name, in words.
+    assert.equal(
+      detailSentence({ path: "1", message: detail.message }),
+      'Entry 2: there is no location named "mars" (see Locations)',
+    );
   });
 });

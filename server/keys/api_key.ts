@@ -77,7 +77,14 @@ export async function resolveApiKeys(
  * elsewhere, their commands carry `PROBE_SERVICE_URL` and `DATA_DIR`.
  */
 export function firstStartNote(
-  { key, path, url, dataDir }: { key: string; path: string; url: string; dataDir: string },
+  { key, path, url, dataDir, networksOpened = false }: {
+    key: string;
+    path: string;
+    url: string;
+    dataDir: string;
+    /** Whether `PROBE_ALLOW_NETWORKS` opens some ranges already: then no word of it. */
+    networksOpened?: boolean;
+  },
 ): string {
   const env = [
     url === "http://127.0.0.1:8000" ? "" : `PROBE_SERVICE_URL=${url} `,
@@ -89,7 +96,8 @@ export function firstStartNote(
     `  API reference:  ${url}/docs\n` +
     `  CLI:            ${env}deno task cli projects list   (reads the key from ${path})\n` +
     `  Metrics:        ${url}/metrics   (Prometheus; a SERVICE_API_KEYS_READONLY key will do)\n` +
-    `  Backups:        ${env}deno task backup   (docs/backups.md)\n\n` +
-    `Probes may not reach loopback or private addresses until PROBE_ALLOW_NETWORKS opens them\n` +
-    `(for example PROBE_ALLOW_NETWORKS=127.0.0.0/8 to watch services on this machine).\n`;
+    `  Backups:        ${env}deno task backup   (docs/backups.md)\n` +
+    (networksOpened ? "" : "\nProbes may not reach loopback or private addresses until " +
+      "PROBE_ALLOW_NETWORKS opens them\n(for example PROBE_ALLOW_NETWORKS=127.0.0.0/8 to watch " +
+      "services on this machine).\n");
 }

@@ -7,7 +7,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { view } from "./view.js";
-import { sentence } from "./messages.js";
+import { lowerFirst, sentence } from "./messages.js";
 /** @import { ComponentChildren } from "preact" */
 /** @import { Probe } from "./api_types.d.ts" */
 /** @typedef {NonNullable<Probe["expect"]>} Expect */
@@ -253,18 +253,15 @@ export function assertionErrors(details) {
     const parts = String(path).split(".").filter((p) => p !== "");
     const [head, second, third] = parts;
     if (head === "status" || head === "certificate_days") {
-      add(head, second === undefined ? text : `Entry ${Number(second) + 1}: ${lower(text)}`);
+      add(head, second === undefined ? text : `Entry ${Number(second) + 1}: ${lowerFirst(text)}`);
     } else if (head === "body" && (second === "contains" || second === "not_contains")) {
-      add(second, third === undefined ? text : `Line ${Number(third) + 1}: ${lower(text)}`);
+      add(second, third === undefined ? text : `Line ${Number(third) + 1}: ${lowerFirst(text)}`);
     } else if ((head === "json" || head === "headers") && second !== undefined) {
       add(third === undefined ? `${head}.${second}` : `${head}.${second}.${third}`, text);
     } else add("", text);
   }
   return at;
 }
-
-/** @param {string} text */
-const lower = (text) => text.charAt(0).toLowerCase() + text.slice(1);
 
 /**
  * A labelled control of the assertions editor, with its hint and its error.

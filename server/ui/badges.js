@@ -34,8 +34,17 @@ const WINDOWS = ["24h", "7d", "30d"];
  */
 function subject(badge, probes) {
   if (badge.scope === "project") return "The whole project";
+  return `Probe ${probeName(badge, probes)}`;
+}
+
+/**
+ * The name of a probe's badge's probe: its label, else its URL, else its id.
+ * @param {Badge} badge
+ * @param {Map<string, Probe>} probes
+ */
+function probeName(badge, probes) {
   const probe = badge.probe_id ? probes.get(badge.probe_id) : undefined;
-  return probe ? `Probe ${probe.label ?? probe.url}` : `Probe ${badge.probe_id}`;
+  return probe ? probe.label ?? probe.url : String(badge.probe_id);
 }
 
 /**
@@ -53,16 +62,18 @@ function imageUrl(badge, kind, window) {
 
 /**
  * A token just made or rotated: a preview and the snippets to copy, while it is on screen.
- * @param {{ badge: NewBadge, name: string, project: string, onDismiss: () => void }} props
+ * `shows` names what the badge is of in its image's alternative text: the project, or the probe.
+ * @param {{ badge: NewBadge, name: string, shows: string, project: string,
+ *   onDismiss: () => void }} props
  */
-function FreshToken({ badge, name, project, onDismiss }) {
+function FreshToken({ badge, name, shows, project, onDismiss }) {
   const [kind, setKind] = useState(/** @type {BadgeKind} */ ("status"));
   const [window, setWindow] = useState("24h");
   const src = imageUrl(badge, kind, window);
   const text = kind === "status"
     ? "status"
     : `${kind === "latency" ? "latency p95" : kind} ${window}`;
-  const alt = `${project} ${text}`;
+  const alt = `${shows} ${text}`;
   const page = `${location.origin}/status/${encodeURIComponent(project)}`;
   const markdown = `[![${alt}](${src})](${page})`;
   const html = `<a href="${page}"><img src="${src}" alt="${alt}"></a>`;
@@ -266,7 +277,9 @@ export function BadgesPage({ project }) {
     ${!data && loading && view`<${Loading} what="Loading the badges" />`}
     ${
     fresh && view`<${FreshToken} key=${fresh.token} badge=${fresh} project=${project}
-      name=${subject(fresh, probes)} onDismiss=${() => setFresh(null)} />`
+      name=${subject(fresh, probes)}
+      shows=${fresh.scope === "project" ? project : probeName(fresh, probes)}
+      onDismiss=${() => setFresh(null)} />`
   }
     ${
     data && view`<${BadgeTable} project=${project} badges=${badges} probes=${probes}

@@ -6,7 +6,7 @@
 import { useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { describe } from "./parts.js";
-import { detailSentence, sentence } from "./messages.js";
+import { detailSentence, lowerFirst, sentence } from "./messages.js";
 /** @import { ApiError } from "./api.js" */
 
 /**
@@ -31,7 +31,7 @@ export function placeErrors(error, fields) {
       const text = tail.length
         ? detailSentence({ path: tail.join("."), message })
         : sentence(message);
-      byField[head] = byField[head] ? `${byField[head]}; ${text}` : text;
+      byField[head] = byField[head] ? `${byField[head]}; ${lowerFirst(text)}` : text;
       (details[head] ??= []).push({ path: tail.join("."), message });
     } else {
       rest.push(detailSentence({ path, message }));

@@ -43,7 +43,17 @@ function utcOf(name, text) {
   if (!parts) {
     throw new FieldError({ [name]: "Write it as 2031-03-01 08:00 (a date, then a 24-hour time)" });
   }
-  return `${parts[1]}T${parts[2]}${parts[3] ?? ":00"}Z`;
+  const iso = `${parts[1]}T${parts[2]}${parts[3] ?? ":00"}Z`;
+  // A day or an hour the calendar does not have (2026-02-30, 24:00) reads as another one.
+  const time = Date.parse(iso);
+  if (Number.isNaN(time) || new Date(time).toISOString().slice(0, 16) !== iso.slice(0, 16)) {
+    throw new FieldError({
+      [name]: `There is no ${parts[1]} ${
+        parts[2]
+      }: write a real date and a 24-hour time, as 2031-03-01 08:00`,
+    });
+  }
+  return iso;
 }
 
 /**

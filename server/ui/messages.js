@@ -50,8 +50,28 @@ const TYPES = {
   null: "empty",
 };
 
+/**
+ * The assertions' checks as the form names them.
+ * @type {Record<string, string>}
+ */
+const OP_WORDS = {
+  eq: "equals",
+  ne: "does not equal",
+  lt: "is less than",
+  le: "is at most",
+  gt: "is greater than",
+  ge: "is at least",
+  contains: "contains",
+};
+
 /** @param {string} text */
 const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * A sentence to follow another (after `;` or `:`): its first letter small.
+ * @param {string} text
+ */
+export const lowerFirst = (text) => text.charAt(0).toLowerCase() + text.slice(1);
 
 /**
  * `5 characters`, `1 character`.
@@ -107,6 +127,25 @@ const RULES = [
   [/^Invalid ISO datetime$/, () => "Must be a date and time such as 2026-11-24T14:05:00Z"],
   [/^Invalid string: must match pattern .*$/, () => "Has characters that are not allowed here"],
   [/^Unrecognized key: "(.+)"$/, (_m, key) => `${key} is not a known field`],
+  // Messages of the API's own checks that name its fields: in the form's words.
+  [/^must be after starts_at$/, () => "Must be after the start"],
+  [
+    /^must be at most (\d+) days after starts_at$/,
+    (_m, n) => `Must end at most ${n} days after the start`,
+  ],
+  [
+    /^must name at least one target \(set enabled to false to notify nobody\)$/,
+    () => "Choose at least one target, or untick Send notifications to notify nobody",
+  ],
+  [
+    /^must be (a number|a string) with (lt|le|gt|ge|eq|ne|contains)$/,
+    (_m, kind, op) =>
+      `Must be ${kind === "a number" ? "a number" : "text"} to use "${OP_WORDS[op]}"`,
+  ],
+  [
+    /^no location is named "(.+)" \(GET \/locations\)$/,
+    (_m, name) => `There is no location named "${name}" (see Locations)`,
+  ],
   [/^is not a known field$/, () => "Is not a known field"],
 ];
 
@@ -135,8 +174,10 @@ export function fieldWords(path) {
   const parts = String(path ?? "").split(".").filter((p) => p !== "");
   const words = [];
   for (const part of parts) {
-    if (/^\d+$/.test(part) && words.length) {
-      words[words.length - 1] += ` ${Number(part) + 1}`;
+    if (/^\d+$/.test(part)) {
+      // An entry of a list: `JSON check 2`, or `Entry 2` of the field the message is beside.
+      if (words.length) words[words.length - 1] += ` ${Number(part) + 1}`;
+      else words.push(`entry ${Number(part) + 1}`);
     } else words.push(FIELD_NAMES[part] ?? part.replaceAll("_", " "));
   }
   return capital(words.join(", "));
@@ -151,5 +192,5 @@ export function fieldWords(path) {
 export function detailSentence({ path, message }) {
   const text = sentence(message);
   if (!path) return text;
-  return `${fieldWords(path)}: ${text.charAt(0).toLowerCase()}${text.slice(1)}`;
+  return `${fieldWords(path)}: ${lowerFirst(text)}`;
 }

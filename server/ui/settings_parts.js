@@ -4,7 +4,7 @@
  * a project's settings navigation, a checkbox field, actions that say how they went, and a copy
  * button that works without the clipboard API too.
  */
-import { useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 /** @import { ApiError } from "./api.js" */
 import { href } from "./routes.js";
@@ -154,6 +154,8 @@ export function ActionOutcome({ error, text }) {
  */
 export function CopyBox({ id, label, text }) {
   const [said, setSaid] = useState("");
+  // "Copied." was of the text before: a new text (another kind of badge) has not been copied.
+  useEffect(() => setSaid(""), [text]);
   const box = useRef(/** @type {HTMLTextAreaElement | null} */ (null));
   const copy = async () => {
     try {

@@ -60,6 +60,8 @@ function PageProbes({ probes: all, ids, showUrls }) {
   return view`<p>The page shows ${
     ids === null
       ? `every probe of the project (${probes.length})`
+      : probes.length === 1
+      ? "the one chosen probe"
       : `${probes.length} chosen probes`
   }, with their state and 90 days of uptime, and their incidents without their error texts:</p>
   <ul class="links-list">
