@@ -124,6 +124,8 @@ Deno.test({
       assert.equal(t.copiedKey, t.generatedKey);
       assert.equal(t.listedKey, "whsec_…", "masked in the list");
       assert.match(t.webhookTest, /^Test delivered to ops-hook \(1 attempt\)\.$/);
+      // The button was disabled while it sent: focus is back on it, not on the page.
+      assert.equal(t.focusAfterTest, "Send test to ops-hook");
       assert.match(t.slackUrlShown, /^http:\/\/127\.0\.0\.1:\d+\/…$/, "only the Slack URL's host");
       assert.equal(t.discordTest, "Test delivered to team-discord (1 attempt).");
       assert.match(t.slackTest, /^Test to team-slack failed \(1 attempt\): HTTP 404\.$/);
@@ -148,6 +150,7 @@ Deno.test({
       assert.deepEqual(t.deleted, ["log", "oncall", "ops-hook", "team-discord"]);
 
       // The policy and a project's overrides, as the API now has them.
+      assert.equal(r.policy.focusAfterSave, "Save policy");
       assert.deepEqual(JSON.parse(r.policy.saved), {
         enabled: true,
         targets: ["log", "ops-hook"],

@@ -42,6 +42,8 @@ export interface Report {
     copiedKey: string;
     listedKey: string;
     webhookTest: string;
+    /** What has focus once the test send is over (the button, not the page). */
+    focusAfterTest: string;
     slackUrlShown: string;
     slackTest: string;
     discordTest: string;
@@ -55,7 +57,7 @@ export interface Report {
     keyFieldEmpty: boolean;
     keyAfterEdit: string;
   };
-  policy: { saved: string; shown: string };
+  policy: { saved: string; shown: string; focusAfterSave: string };
   overrides: { saved: string; effective: string };
   maintenance: {
     upcoming: string[];
@@ -203,6 +205,7 @@ async function run(args: Args): Promise<Report> {
       copiedKey: "",
       listedKey: "",
       webhookTest: "",
+      focusAfterTest: "",
       slackUrlShown: "",
       slackTest: "",
       discordTest: "",
@@ -216,7 +219,7 @@ async function run(args: Args): Promise<Report> {
       keyFieldEmpty: false,
       keyAfterEdit: "",
     },
-    policy: { saved: "", shown: "" },
+    policy: { saved: "", shown: "", focusAfterSave: "" },
     overrides: { saved: "", effective: "" },
     maintenance: { upcoming: [], past: [], endsError: "", afterDelete: [] },
     statusPage: {
@@ -342,6 +345,7 @@ async function run(args: Args): Promise<Report> {
     await hookCard.getByRole("button", { name: "Send test to ops-hook" }).click();
     await hookCard.getByText(/^Test /).waitFor();
     report.targets.webhookTest = await hookCard.getByText(/^Test /).innerText();
+    report.targets.focusAfterTest = await focusedName(page);
 
     // A Slack target whose URL answers 404: created, shown by its host, its test fails.
     await newTarget.getByLabel("Slack").check();
@@ -412,6 +416,7 @@ async function run(args: Args): Promise<Report> {
     await policyForm.getByLabel("Notify when a probe is degraded").check();
     await policyForm.getByRole("button", { name: "Save policy" }).click();
     await policyForm.getByText("Saved.").waitFor();
+    report.policy.focusAfterSave = await focusedName(page);
     report.policy.saved = JSON.stringify((await api("GET", "/settings/alerts")).data);
     const inEffect = main.getByLabel("The alert policy in effect");
     await inEffect.getByText("log, ops-hook").waitFor().catch(() => {});

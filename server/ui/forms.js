@@ -3,9 +3,10 @@
  * Form fields that show the API's own validation messages next to the field they name
  * (`error.details[].path`), and the submit logic that puts them there.
  */
-import { useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { describe } from "./parts.js";
+import { useFocusBack } from "./focus.js";
 import { detailSentence, lowerFirst, sentence } from "./messages.js";
 /** @import { ApiError } from "./api.js" */
 
@@ -53,6 +54,15 @@ export function useForm(fields) {
   const [formError, setFormError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(false);
   const formRef = useRef(/** @type {HTMLFormElement | null} */ (null));
+  /**
+   * The fields at fault, focused once the form has drawn them (a field made of parts knows which
+   * part is at fault only then); else focus goes back where the submit came from (`focus.js`).
+   */
+  const [faulty, setFaulty] = useState(/** @type {{ fields: string[] } | null} */ (null));
+  useLayoutEffect(() => {
+    if (faulty) focusFirst(faulty.fields);
+  }, [faulty]);
+  const markFocus = useFocusBack();
 
   /** @param {string[]} names */
   const focusFirst = (names) => {
@@ -68,16 +78,18 @@ export function useForm(fields) {
 
   /** @param {() => Promise<void>} action */
   async function submit(action) {
+    const done = markFocus();
     setBusy(true);
     setErrors({});
     setDetails({});
     setFormError(null);
     try {
       await action();
+      done();
     } catch (error) {
       if (error instanceof FieldError) {
         setErrors(error.fields);
-        focusFirst(Object.keys(error.fields));
+        setFaulty({ fields: Object.keys(error.fields) });
         return;
       }
       const refusal = /** @type {ApiError} */ (error);
@@ -87,7 +99,8 @@ export function useForm(fields) {
       const others = rest.length ? `${refusal.message}: ${rest.join("; ")}` : null;
       const placed = Object.keys(byField).length > 0;
       setFormError(others ?? (placed ? null : describe(refusal)));
-      if (placed) focusFirst(Object.keys(byField));
+      if (placed) setFaulty({ fields: Object.keys(byField) });
+      else done();
     } finally {
       setBusy(false);
     }

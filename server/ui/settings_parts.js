@@ -9,6 +9,7 @@ import { view } from "./view.js";
 /** @import { ApiError } from "./api.js" */
 import { href } from "./routes.js";
 import { describe } from "./parts.js";
+import { useFocusBack } from "./focus.js";
 
 /**
  * @typedef {"project" | "projectAlerts" | "maintenance" | "statusPage" | "badges"} ProjectPlace
@@ -114,8 +115,10 @@ export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   const [result, setResult] = useState(/** @type {T | null} */ (null));
+  const markFocus = useFocusBack();
   /** @param {() => Promise<T>} action */
   const run = async (action) => {
+    const done = markFocus();
     setBusy(true);
     setError(null);
     setResult(null);
@@ -128,6 +131,7 @@ export function useAction() {
       return undefined;
     } finally {
       setBusy(false);
+      done();
     }
   };
   const clear = () => {
