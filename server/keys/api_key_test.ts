@@ -55,7 +55,7 @@ Deno.test("the first start's note names the address the service listens at, and 
   );
   assert.match(standard, / {2}CLI: {12}deno task cli projects list/);
   assert.match(standard, / {2}Backups: {8}deno task backup/);
-  // Elsewhere, the CLI and the backup are told where the service and its key are.
+  // The hint on PROBE_ALLOW_NETWORKS only while it opens nothing.
   assert.match(standard, /until PROBE_ALLOW_NETWORKS opens them/);
   const opened = firstStartNote({
     key: "k",
@@ -65,6 +65,7 @@ Deno.test("the first start's note names the address the service listens at, and 
     networksOpened: true,
   });
   assert.doesNotMatch(opened, /PROBE_ALLOW_NETWORKS/);
+  // Elsewhere, the CLI and the backup are told where the service and its key are.
   const elsewhere = at("http://127.0.0.1:41234", "/srv/probes");
   assert.match(elsewhere, /Dashboard: {6}http:\/\/127\.0\.0\.1:41234\//);
   for (const line of ["CLI", "Backups"]) {

@@ -408,9 +408,7 @@ async function tickOnce(
   const oldest = slots.oldestQueuedDue();
   const front = oldest === null
     ? null
-    : oldest < s.bornAt
-    ? Math.max(0, now - (s.bornAt + s.restartSpreadMs))
-    : now - oldest;
+    : now - (oldest < s.bornAt ? s.bornAt + s.restartSpreadMs : oldest);
   lag.measure(elapsed, front !== null && slots.running.size >= concurrency ? front : null);
   log.debug("runner tick", {
     window: sizer.size,
