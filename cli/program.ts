@@ -6,6 +6,7 @@
  * Tables for people, `--json` for scripts; the exit status says what failed (see EXIT).
  */
 import { createProbeClient, ProbeApiError, type ProbeClient } from "@probe/client";
+import { DEFAULT_SERVICE_URL, noApiKeyMessage, operatorApiKey, serviceUrlOf } from "@probe/shared";
 import { Command, CommanderError, Option } from "commander";
 import { alertsCommand } from "./commands/alerts.ts";
 import { badgesCommand } from "./commands/badges.ts";
@@ -26,7 +27,7 @@ import { type CliContext, UsageError } from "./context.ts";
 import { EXIT, EXIT_HELP, exitCodeFor } from "./exit_codes.ts";
 import { createOutput, type Output } from "./output.ts";
 
-export const DEFAULT_URL = "http://127.0.0.1:8000";
+export const DEFAULT_URL = DEFAULT_SERVICE_URL;
 
 export interface CliIo {
   env: Record<string, string | undefined>;
@@ -75,14 +76,7 @@ function addGlobalOptions(verb: Command): Set<keyof GlobalOptions> {
 
 /** The key from the option, the environment, or the file the service writes on first start. */
 async function resolveApiKey(options: GlobalOptions, io: CliIo): Promise<string | undefined> {
-  if (options.apiKey) return options.apiKey;
-  const fromEnv = io.env.SERVICE_API_KEY?.split(",").map((k) => k.trim()).find((k) => k);
-  if (fromEnv) return fromEnv;
-  try {
-    return (await io.readTextFile(`${io.env.DATA_DIR || "./data"}/api-key`)).trim() || undefined;
-  } catch {
-    return undefined;
-  }
+  return options.apiKey || await operatorApiKey(io.env, io.readTextFile);
 }
 
 function reportError(error: unknown, out: Output): void {
@@ -136,7 +130,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     }
     apiKey = await resolveApiKey(options, io);
     const out = createOutput({ json: Boolean(options.json), stdout: io.stdout, stderr: io.stderr });
-    const baseUrl = options.url || io.env.PROBE_SERVICE_URL || DEFAULT_URL;
+    const baseUrl = serviceUrlOf(options.url, io.env);
     let client: ProbeClient | undefined;
     context = {
       serviceUrl: baseUrl.replace(/\/+$/, ""),
@@ -150,11 +144,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
           throw new UsageError(`Not an http(s) URL: ${baseUrl}`, EXIT.usage);
         }
         if (!apiKey) {
-          throw new UsageError(
-            "No API key: set SERVICE_API_KEY, pass --api-key, or set DATA_DIR to the service's " +
-              `data folder (no ${io.env.DATA_DIR || "./data"}/api-key here; see --help)`,
-            EXIT.unauthorized,
-          );
+          throw new UsageError(noApiKeyMessage(io.env, "; see --help"), EXIT.unauthorized);
         }
         client ??= createProbeClient({ baseUrl, apiKey, fetch: io.fetch });
         return client;

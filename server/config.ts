@@ -1,3 +1,4 @@
+import { DEFAULT_DATA_DIR } from "@probe/shared";
 import { z } from "zod";
 import { LOG_LEVELS } from "./log.ts";
 import { parseTrustedProxies } from "./http/client_address.ts";
@@ -40,7 +41,7 @@ const configSchema = z.object({
   DATABASE_CONNECT_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(60_000).default(1500)),
   DATABASE_STATEMENT_TIMEOUT_MS: optional(z.coerce.number().int().min(0).default(1500)),
   DATABASE_QUERY_DEADLINE_MS: optional(z.coerce.number().int().min(100).max(600_000).default(2000)),
-  DATA_DIR: optional(z.string().default("./data")),
+  DATA_DIR: optional(z.string().default(DEFAULT_DATA_DIR)),
   // Connection hygiene (server/http/serve.ts); MAX_CONNECTIONS unset is sized from `ulimit -n`.
   MAX_CONNECTIONS: optional(z.coerce.number().int().min(1).max(10_000_000).optional()),
   HEADERS_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000).default(10_000)),

@@ -21,3 +21,4 @@ export * from "./overview.ts";
 export * from "./status_pages.ts";
 export * from "./badges.ts";
 export * from "./secrets.ts";
+export * from "./operator.ts";

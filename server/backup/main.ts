@@ -14,6 +14,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { dataDirOf, noApiKeyMessage, operatorApiKey, serviceUrlOf } from "@probe/shared";
 import { type DatabaseHandle, openDatabase } from "../db/database.ts";
 import {
   DataDirInUseError,
@@ -25,9 +26,6 @@ import { dumpBackup } from "./dump.ts";
 import { BACKUP_PATH } from "./endpoint.ts";
 import { BackupError, backupText, readBackup } from "./format.ts";
 import { restoreBackup, type RestoreSummary } from "./restore.ts";
-
-/** Where the CLI looks for the service by default (as `deno task cli` does). */
-const DEFAULT_URL = "http://127.0.0.1:8000";
 
 const USAGE = `Usage:
   deno task backup [--output FILE] [--url URL] [--api-key KEY]
@@ -48,14 +46,9 @@ async function backup(args: string[], env: Env): Promise<void> {
       "api-key": { type: "string" },
     },
   });
-  const base = (values.url || env.PROBE_SERVICE_URL || DEFAULT_URL).replace(/\/+$/, "");
-  const key = values["api-key"] || await keyFromEnv(env);
-  if (!key) {
-    throw new CommandError(
-      "No API key: set SERVICE_API_KEY, pass --api-key, or set DATA_DIR to the service's data " +
-        `folder (no ${env.DATA_DIR || "./data"}/api-key here)`,
-    );
-  }
+  const base = serviceUrlOf(values.url, env).replace(/\/+$/, "");
+  const key = values["api-key"] || await operatorApiKey(env, Deno.readTextFile);
+  if (!key) throw new CommandError(noApiKeyMessage(env));
   const stamp = new Date().toISOString().replaceAll(":", "").replace(/\.\d+Z$/, "Z");
   const output = values.output || `probe-backup-${stamp}.jsonl`;
 
@@ -132,12 +125,12 @@ async function restore(args: string[], env: Env): Promise<void> {
   const summary = url
     ? await intoPostgres(url, (db) => restoreBackup({ db, backup: source }))
     : await intoNewDataDir(
-      values["data-dir"] || env.DATA_DIR || "./data",
+      values["data-dir"] || dataDirOf(env),
       (db) => restoreBackup({ db, backup: source }),
     );
   report(
     summary,
-    url ? "PostgreSQL" : `DATA_DIR ${values["data-dir"] || env.DATA_DIR || "./data"}`,
+    url ? "PostgreSQL" : `DATA_DIR ${values["data-dir"] || dataDirOf(env)}`,
   );
   console.log(
     "The API key is not part of a backup: start with SERVICE_API_KEY set to the old key, or " +
@@ -149,7 +142,7 @@ async function moveToPostgres(args: string[], env: Env): Promise<void> {
   const { values } = parseArgs({ args, options: { "database-url": { type: "string" } } });
   const url = values["database-url"] || env.DATABASE_URL;
   if (!url) throw new CommandError("Name the PostgreSQL database: --database-url or DATABASE_URL");
-  const dataDir = env.DATA_DIR || "./data";
+  const dataDir = dataDirOf(env);
   try {
     await Deno.stat(`${dataDir}/pgdata`);
   } catch {
@@ -227,16 +220,6 @@ async function takeLock(dataDir: string): Promise<DataDirLock> {
   } catch (error) {
     if (error instanceof DataDirInUseError) throw new CommandError(error.message);
     throw error;
-  }
-}
-
-async function keyFromEnv(env: Env): Promise<string | undefined> {
-  const fromEnv = env.SERVICE_API_KEY?.split(",").map((k) => k.trim()).find((k) => k);
-  if (fromEnv) return fromEnv;
-  try {
-    return (await Deno.readTextFile(`${env.DATA_DIR || "./data"}/api-key`)).trim() || undefined;
-  } catch {
-    return undefined;
   }
 }
 

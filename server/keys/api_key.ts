@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { DEFAULT_DATA_DIR, DEFAULT_SERVICE_URL } from "@probe/shared";
 import type { Logger } from "../log.ts";
 
 const digest = (key: string) => createHash("sha256").update(key).digest();
@@ -72,9 +73,9 @@ export async function resolveApiKeys(
 
 /**
  * What the start that generated the key prints, once the service listens at `url`: the key, and
- * how to use it. The CLI and `deno task backup` look for the service at
- * `http://127.0.0.1:8000` and for the key in `./data` (`cli/program.ts`): where the service is
- * elsewhere, their commands carry `PROBE_SERVICE_URL` and `DATA_DIR`.
+ * how to use it. The CLI and `deno task backup` look for the service and the key where the
+ * service is by default (`shared/operator.ts`): where it is elsewhere, their commands carry
+ * `PROBE_SERVICE_URL` and `DATA_DIR`.
  */
 export function firstStartNote(
   { key, path, url, dataDir, networksOpened = false }: {
@@ -87,8 +88,8 @@ export function firstStartNote(
   },
 ): string {
   const env = [
-    url === "http://127.0.0.1:8000" ? "" : `PROBE_SERVICE_URL=${url} `,
-    dataDir === "./data" ? "" : `DATA_DIR=${dataDir} `,
+    url === DEFAULT_SERVICE_URL ? "" : `PROBE_SERVICE_URL=${url} `,
+    dataDir === DEFAULT_DATA_DIR ? "" : `DATA_DIR=${dataDir} `,
   ].join("");
   return `\nSERVICE_API_KEY was not set, so a key was generated and saved in ${path}:\n\n  ${key}\n\n` +
     `Try it:\n  curl -H 'X-Service-Api-Key: ${key}' ${url}/api/v1/projects\n\n` +

@@ -7,6 +7,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { view } from "./view.js";
+import { HEADER_OPS, JSON_OPS, opWords } from "./check_words.js";
 import { lowerFirst, sentence } from "./messages.js";
 /** @import { ComponentChildren } from "preact" */
 /** @import { Probe } from "./api_types.d.ts" */
@@ -25,31 +26,6 @@ import { lowerFirst, sentence } from "./messages.js";
  *   headers: HeaderRowState[], certificate_days: string }} AssertionsState
  */
 
-/**
- * The checks on a JSON value, in words.
- * @type {[string, string][]}
- */
-export const JSON_OPS = [
-  ["eq", "equals"],
-  ["ne", "does not equal"],
-  ["lt", "is less than"],
-  ["le", "is at most"],
-  ["gt", "is greater than"],
-  ["ge", "is at least"],
-  ["contains", "contains"],
-  ["exists", "exists"],
-  ["not_exists", "does not exist"],
-];
-/**
- * The checks on a header, in words.
- * @type {[string, string][]}
- */
-export const HEADER_OPS = [
-  ["eq", "equals"],
-  ["contains", "contains"],
-  ["exists", "is present"],
-  ["not_exists", "is absent"],
-];
 const PRESENCE = ["exists", "not_exists"];
 const NUMERIC = ["lt", "le", "gt", "ge"];
 /**
@@ -63,12 +39,6 @@ const VALUE_TYPES = [
   ["false", "false"],
   ["null", "null"],
 ];
-
-/**
- * @param {[string, string][]} ops
- * @param {string} op
- */
-const opWords = (ops, op) => ops.find(([o]) => o === op)?.[1] ?? op;
 
 /**
  * A JSON value as it reads in a sentence: strings quoted, the rest as JSON.

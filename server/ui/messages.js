@@ -5,6 +5,7 @@
  * be >=1"); the dashboard shows "Must be at least 1" beside the field `path` names, and names the
  * field in words where it shows the message away from it ("Interval: must be at least 10").
  */
+import { JSON_OPS, opWords } from "./check_words.js";
 
 /**
  * Readable names of the fields the API names in `details[].path`, part by part.
@@ -48,20 +49,6 @@ const TYPES = {
   object: "an object",
   array: "a list",
   null: "empty",
-};
-
-/**
- * The assertions' checks as the form names them.
- * @type {Record<string, string>}
- */
-const OP_WORDS = {
-  eq: "equals",
-  ne: "does not equal",
-  lt: "is less than",
-  le: "is at most",
-  gt: "is greater than",
-  ge: "is at least",
-  contains: "contains",
 };
 
 /** @param {string} text */
@@ -140,7 +127,7 @@ const RULES = [
   [
     /^must be (a number|a string) with (lt|le|gt|ge|eq|ne|contains)$/,
     (_m, kind, op) =>
-      `Must be ${kind === "a number" ? "a number" : "text"} to use "${OP_WORDS[op]}"`,
+      `Must be ${kind === "a number" ? "a number" : "text"} to use "${opWords(JSON_OPS, op)}"`,
   ],
   [
     /^no location is named "(.+)" \(GET \/locations\)$/,
