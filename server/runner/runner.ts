@@ -215,6 +215,21 @@ function settingsOf(options: RunnerOptions) {
   };
 }
 
+type Settings = ReturnType<typeof settingsOf>;
+
+/**
+ * Whether a run was already due when this runner started: late because no runner ran, not
+ * because this one cannot keep up. Such runs are spread over the restart's window (`claimDue`).
+ */
+const overdueAtStart = (s: Settings, due: number) => due < s.bornAt;
+
+/**
+ * From when a run's wait counts as the runner's lag: its due time, or, for a run overdue at
+ * start, the end of the restart's window (until then it waits by design).
+ */
+const lagCountsFrom = (s: Settings, due: number) =>
+  overdueAtStart(s, due) ? s.bornAt + s.restartSpreadMs : due;
+
 export function createRunner(options: RunnerOptions): Runner {
   const { db, log, intervalMs, concurrency, retentionDays } = options;
   const s = settingsOf(options);
@@ -264,9 +279,8 @@ export function createRunner(options: RunnerOptions): Runner {
     execute: s.execute,
     started(claimed, slipMs) {
       counters.runs++;
-      // A run already due when this runner started is late because no runner ran, not because
-      // this one cannot keep up: the lag leaves it out (see `tick` for the queued ones).
-      if (claimed.due >= s.bornAt) lag.started(slipMs);
+      // The lag leaves out a run overdue at start (see `tick` for the queued ones).
+      if (!overdueAtStart(s, claimed.due)) lag.started(slipMs);
     },
     // A run that waited so long that its lease could lapse before the next tick renews it has
     // it extended as it starts. A run queued, running, or waiting to be recorded keeps its lease.
@@ -320,7 +334,7 @@ type Counted = Omit<RunnerCounters, "inFlight" | "window" | "lagMs" | "overloade
 /** A runner's pieces, wired by `createRunner`, for the steps below. */
 interface Parts {
   options: RunnerOptions;
-  s: ReturnType<typeof settingsOf>;
+  s: Settings;
   counters: Counted;
   /** `active`: claimed and not yet over (waiting for the due time, queued, or running). */
   state: { active: number; lastTick: number };
@@ -403,12 +417,8 @@ async function tickOnce(
   state.lastTick = now;
   sizer.resize(elapsed, recorder.recordMs);
   // (With slots free, what is queued waits for its host's cap: a slow target, not overload.)
-  // A run overdue when this runner started counts as due when the restart's spread ends: until
-  // then it waits by design, after it the runner is behind.
   const oldest = slots.oldestQueuedDue();
-  const front = oldest === null
-    ? null
-    : now - (oldest < s.bornAt ? s.bornAt + s.restartSpreadMs : oldest);
+  const front = oldest === null ? null : now - lagCountsFrom(s, oldest);
   lag.measure(elapsed, front !== null && slots.running.size >= concurrency ? front : null);
   log.debug("runner tick", {
     window: sizer.size,
@@ -463,7 +473,7 @@ async function syncOnce(schedules: ScheduleSync, log: Logger, now: number): Prom
 function startLoops(
   loops: Loops,
   runner: Runner,
-  s: ReturnType<typeof settingsOf> & {
+  s: Settings & {
     db: Db;
     log: Logger;
     verdicts: Verdicts;
