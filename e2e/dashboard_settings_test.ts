@@ -184,6 +184,8 @@ Deno.test({
       assert.match(m.past[0], /1 h 30 min[\s\S]*Network move/);
       assert.ok(m.endsError.length > 0, "the end before the start is refused beside Ends");
       assert.deepEqual(m.afterDelete, ["Database upgrade"]);
+      // The row and its Delete are gone: focus is on what the page says happened.
+      assert.match(m.focusAfterDelete, /^The window from .+ was deleted\.$/);
 
       // The status page.
       const s = r.statusPage;
@@ -211,6 +213,7 @@ Deno.test({
       assert.equal(b.oldTokenStatus, 404, "the old token stops at once");
       assert.equal(b.newTokenStatus, 200);
       assert.match(b.afterDelete, /Badge \d+ was deleted/);
+      assert.equal(b.focusAfterDelete, b.afterDelete, "focus is on the status line");
 
       // Incidents across projects.
       const i = r.incidents;
@@ -219,6 +222,7 @@ Deno.test({
       assert.equal(i.filteredRows.length, 1);
       assert.match(i.filteredRows[0], /Ops API[\s\S]*HTTP 503/);
       assert.match(i.acknowledged, /Acknowledged/);
+      assert.match(i.focusAfterAcknowledge, /^Acknowledged /, "focus stays where the button was");
       assert.equal(i.resolvedHeading, "Page 1: 25 resolved incidents");
       assert.equal(i.page1, 25);
       assert.equal(i.page2, 1);

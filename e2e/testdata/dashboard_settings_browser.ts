@@ -64,6 +64,8 @@ export interface Report {
     past: string[];
     endsError: string;
     afterDelete: string[];
+    /** What has focus once the deleted window's row is gone. */
+    focusAfterDelete: string;
   };
   statusPage: {
     heading: string;
@@ -84,12 +86,15 @@ export interface Report {
     oldTokenStatus: number;
     newTokenStatus: number;
     afterDelete: string;
+    focusAfterDelete: string;
   };
   incidents: {
     openHeading: string;
     openRows: number;
     filteredRows: string[];
     acknowledged: string;
+    /** What has focus once Acknowledge has given way to the new state. */
+    focusAfterAcknowledge: string;
     resolvedHeading: string;
     page1: number;
     page2: number;
@@ -221,7 +226,7 @@ async function run(args: Args): Promise<Report> {
     },
     policy: { saved: "", shown: "", focusAfterSave: "" },
     overrides: { saved: "", effective: "" },
-    maintenance: { upcoming: [], past: [], endsError: "", afterDelete: [] },
+    maintenance: { upcoming: [], past: [], endsError: "", afterDelete: [], focusAfterDelete: "" },
     statusPage: {
       heading: "",
       pageLink: "",
@@ -240,12 +245,14 @@ async function run(args: Args): Promise<Report> {
       oldTokenStatus: 0,
       newTokenStatus: 0,
       afterDelete: "",
+      focusAfterDelete: "",
     },
     incidents: {
       openHeading: "",
       openRows: 0,
       filteredRows: [],
       acknowledged: "",
+      focusAfterAcknowledge: "",
       resolvedHeading: "",
       page1: 0,
       page2: 0,
@@ -488,6 +495,7 @@ async function run(args: Args): Promise<Report> {
     await pastTable.getByRole("button", { name: "Delete" }).click();
     await pastTable.getByRole("button", { name: "Delete window" }).click();
     await main.getByRole("heading", { name: "Past (0)" }).waitFor();
+    report.maintenance.focusAfterDelete = await focusedName(page);
     report.maintenance.afterDelete = (await api("GET", `/projects/${args.project}/maintenance`))
       .data.map((w: { reason: string }) => w.reason);
 
@@ -571,6 +579,7 @@ async function run(args: Args): Promise<Report> {
     await badgeRow.getByRole("button", { name: /^Delete badge/ }).click();
     await main.getByRole("heading", { name: "Badges (0)" }).waitFor();
     report.badges.afterDelete = await main.locator("p.notice").innerText();
+    report.badges.focusAfterDelete = await focusedName(page);
 
     // ---- Incidents: the ops probe down (open), the checkout probe down and up 26 times.
     log("incidents");
@@ -596,6 +605,7 @@ async function run(args: Args): Promise<Report> {
     await incidentRows.first().getByRole("button", { name: /^Acknowledge/ }).click();
     await incidentRows.first().getByText("Acknowledged").waitFor();
     report.incidents.acknowledged = await incidentRows.first().innerText();
+    report.incidents.focusAfterAcknowledge = await focusedName(page);
     await main.getByLabel("Project").selectOption("");
     await main.getByLabel("Resolved").check();
     await main.getByText(/^Page 1: 25 resolved incidents$/).waitFor();

@@ -11,7 +11,7 @@ import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { del, get, post, seg } from "./api.js";
 import { useLoad, useTitle } from "./load.js";
-import { At, ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
+import { At, ConfirmButton, describe, ErrorNote, Loading, StatusNote } from "./parts.js";
 import { FormError, useForm } from "./forms.js";
 import { CopyBox, ProjectSettingsHead } from "./settings_parts.js";
 
@@ -271,7 +271,7 @@ export function BadgesPage({ project }) {
     <${ProjectSettingsHead} project=${project} title="Badges" current="badges" />
     <p class="muted">Small images of a probe's or the project's status, uptime or latency, for a
       README or a wiki. Each is served by a token of its own, without the API key.</p>
-    <p role="status" class=${message ? "notice" : "sr-only"}>${message}</p>
+    <${StatusNote} message=${message} />
     ${failure && view`<p class="error" role="alert">${describe(failure)}</p>`}
     <${ErrorNote} error=${error} />
     ${!data && loading && view`<${Loading} what="Loading the badges" />`}

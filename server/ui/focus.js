@@ -7,15 +7,18 @@
  * end, focus goes back to that control when it is still on the page, enabled, and nothing else
  * took focus meanwhile (a page the action opened focuses its own heading).
  */
-import { useLayoutEffect, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
+
+/** Whether focus has fallen to the page: the focused control went away or was disabled. */
+export const focusLost = () =>
+  document.activeElement === null || document.activeElement === document.body;
 
 /** @returns {() => () => void} */
 export function useFocusBack() {
   const [back, setBack] = useState(/** @type {{ to: HTMLElement } | null} */ (null));
   useLayoutEffect(() => {
     if (!back) return;
-    const lost = document.activeElement === null || document.activeElement === document.body;
-    if (lost && back.to.isConnected && !back.to.matches(":disabled")) back.to.focus();
+    if (focusLost() && back.to.isConnected && !back.to.matches(":disabled")) back.to.focus();
   }, [back]);
   return () => {
     const to = document.activeElement;
@@ -23,4 +26,23 @@ export function useFocusBack() {
       if (to instanceof HTMLElement && to !== document.body) setBack({ to });
     };
   };
+}
+
+/**
+ * For an action whose control goes away with it (a deleted row's Delete, an incident's
+ * Acknowledge): the returned ref's element (focusable, `tabindex="-1"`) takes focus when `shown`
+ * changes to a new truthy value and focus has fallen to the page, so the next Tab goes on from
+ * what the action left (its status line, the new state) and not from the top. Never on the
+ * first draw: a page that opens focuses its own heading.
+ * @param {unknown} shown
+ */
+export function useFocusWhenLost(shown) {
+  const ref = useRef(/** @type {HTMLElement | null} */ (null));
+  const before = useRef(shown);
+  useLayoutEffect(() => {
+    const changed = shown && shown !== before.current;
+    before.current = shown;
+    if (changed && focusLost()) ref.current?.focus();
+  }, [shown]);
+  return ref;
 }

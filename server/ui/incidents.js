@@ -3,6 +3,7 @@
 import { useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
+import { useFocusWhenLost } from "./focus.js";
 import { post, seg } from "./api.js";
 import { href } from "./routes.js";
 import { Ago, At, describe } from "./parts.js";
@@ -18,8 +19,11 @@ export function AcknowledgeButton({ incident, onDone }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   const canWrite = useCanWrite();
+  // The button goes once the incident is acknowledged: its place, the new state, keeps focus.
+  const acknowledged = useFocusWhenLost(incident.acknowledged_at);
   if (incident.acknowledged_at) {
-    return view`<span class="muted">Acknowledged <${Ago} iso=${incident.acknowledged_at} /></span>`;
+    return view`<span class="muted" tabindex="-1" ref=${acknowledged}>Acknowledged <${Ago}
+      iso=${incident.acknowledged_at} /></span>`;
   }
   if (incident.state !== "open" || !canWrite) return view`<span class="muted">—</span>`;
   const acknowledge = async () => {

@@ -12,7 +12,7 @@ import { useCanWrite } from "./scope.js";
 import { del, get, post, seg } from "./api.js";
 import { useEvery, useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
-import { Ago, ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
+import { Ago, ConfirmButton, describe, ErrorNote, Loading, StatusNote } from "./parts.js";
 import { Field, FormError, useForm } from "./forms.js";
 import { count, plural } from "./format.js";
 
@@ -259,7 +259,7 @@ export function LocationsPage() {
       minute; it refreshes every ${REFRESH_MS / 1000} s.
     </p>
     ${shown && view`<${TokenOnce} shown=${shown} onDone=${() => setShown(null)} />`}
-    ${deleted && view`<p class="notice" role="status">Location ${deleted} was deleted.</p>`}
+    <${StatusNote} message=${deleted ? `Location ${deleted} was deleted.` : ""} />
     <${ErrorNote} error=${error}>Could not load the locations: <//>
     ${!data && loading && view`<${Loading} what="Loading the locations" />`}
     ${

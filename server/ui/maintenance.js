@@ -10,7 +10,7 @@ import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { del, get, post, seg } from "./api.js";
 import { useLoad, useTitle } from "./load.js";
-import { At, ConfirmButton, describe, ErrorNote, Loading } from "./parts.js";
+import { At, ConfirmButton, describe, ErrorNote, Loading, StatusNote } from "./parts.js";
 import { FieldError, FormError, useForm } from "./forms.js";
 import { ProjectSettingsHead, TextField } from "./settings_parts.js";
 import { duration } from "./format.js";
@@ -195,7 +195,7 @@ export function MaintenancePage({ project }) {
   };
   return view`<div>
     <${ProjectSettingsHead} project=${project} title="Maintenance" current="maintenance" />
-    <p role="status" class=${message ? "notice" : "sr-only"}>${message}</p>
+    <${StatusNote} message=${message} />
     ${failure && view`<p class="error" role="alert">${describe(failure)}</p>`}
     <${ErrorNote} error=${error} />
     ${!data && loading && view`<${Loading} what="Loading the maintenance windows" />`}

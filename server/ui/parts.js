@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { ago, utc } from "./format.js";
 import { detailSentence } from "./messages.js";
+import { focusLost, useFocusWhenLost } from "./focus.js";
 /** @import { ComponentChildren } from "preact" */
 /** @import { ApiError } from "./api.js" */
 
@@ -80,7 +81,8 @@ export function ConfirmButton({ label, confirmLabel, question, onConfirm, disabl
   const wasAsking = useRef(false);
   useEffect(() => {
     if (asking) confirmRef.current?.focus();
-    else if (wasAsking.current) openRef.current?.focus();
+    // Back to the button once the question closes, unless what the action showed took focus.
+    else if (wasAsking.current && focusLost()) openRef.current?.focus();
     wasAsking.current = asking;
   }, [asking]);
   if (!asking) {
@@ -107,4 +109,17 @@ export function ConfirmButton({ label, confirmLabel, question, onConfirm, disabl
       <button type="button" onClick=${() => setAsking(false)}>Cancel</button>
     </span>
   `;
+}
+
+/**
+ * A page's status line ("Badge 3 was deleted."): read out as it changes, and focused when the
+ * control that caused it went away (see `useFocusWhenLost`). Kept in the page while empty, so
+ * that screen readers announce its first message.
+ * @param {{ message: string }} props
+ */
+export function StatusNote({ message }) {
+  const ref = useFocusWhenLost(message);
+  return view`<p role="status" tabindex="-1" ref=${ref} class=${
+    message ? "notice" : "sr-only"
+  }>${message}</p>`;
 }

@@ -12,7 +12,7 @@ import { useCanWrite } from "./scope.js";
 import { ApiError, del, get, patch, post, seg } from "./api.js";
 import { useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
-import { At, ConfirmButton, ErrorNote, Loading } from "./parts.js";
+import { At, ConfirmButton, ErrorNote, Loading, StatusNote } from "./parts.js";
 import { FieldError, FormError, useForm } from "./forms.js";
 import { ActionOutcome, conflictText, CopyBox, TextField, useAction } from "./settings_parts.js";
 import { plural } from "./format.js";
@@ -344,7 +344,7 @@ export function TargetsPage() {
     <p class="muted">Where alerts go: a probe down, recovered, degraded, or still down. The${" "}
       <a href=${href.alertPolicy()}>alert policy</a> and each project's alert settings name the
       targets that receive them. Secrets are shown masked.</p>
-    <p role="status" class=${message ? "notice" : "sr-only"}>${message}</p>
+    <${StatusNote} message=${message} />
     <${ErrorNote} error=${error} />
     ${!data && loading && view`<${Loading} what="Loading the targets" />`}
     ${
