@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import type { ProbeExpect } from "@probe/shared";
 import { apiSuite, uniqueName } from "../testing/app.ts";
 import { assertionErrors, assertionLines, assertionsState, expectOf } from "../ui/assertions.js";
+import { checkName } from "../ui/check_words.js";
+import { evaluate } from "../runner/assertions.ts";
 
 const FULL: ProbeExpect = {
   status: ["2xx", 301],
@@ -112,4 +114,32 @@ apiSuite("the assertions form against the API", (test) => {
     // certificate_days on an http URL.
     assert.match(errors.certificate_days, /https/);
   });
+});
+
+Deno.test("every check a run can fail is named in the form's words beside its code", () => {
+  // A response that fails every assertion of FULL: the runner's own evaluation names them.
+  const failed = evaluate(FULL, {
+    status: 503,
+    headers: { "content-type": "text/html" },
+    body: '{"status":"DOWN","count":900,"flag":false,"gone":1,"errors":[1]} maintenance',
+    certificate: { validTo: new Date(Date.UTC(2026, 0, 2)) },
+    now: Date.UTC(2026, 0, 1),
+  });
+  assert.deepEqual(
+    failed.map((f) => `${checkName(f.check)} (${f.check})`),
+    [
+      "Status code (status)",
+      "Body must contain, entry 1 (body.contains.0)",
+      "Body must not contain, entry 1 (body.not_contains.0)",
+      "JSON check 1 (json.0)",
+      "JSON check 2 (json.1)",
+      "JSON check 3 (json.2)",
+      "JSON check 4 (json.3)",
+      "JSON check 5 (json.4)",
+      "Header check 1 (headers.0)",
+      "Header check 2 (headers.1)",
+      "Certificate days (certificate_days)",
+    ],
+  );
+  assert.equal(checkName("json.x"), "json.x", "a name it does not know stays as it is");
 });

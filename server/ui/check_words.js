@@ -38,3 +38,24 @@ export const HEADER_OPS = [
  * @param {string} op
  */
 export const opWords = (ops, op) => ops.find(([o]) => o === op)?.[1] ?? op;
+
+/**
+ * A failed check's name (`failed_checks[].check`, as a run's `error` names it: `json.1`) in the
+ * form's words: `JSON check 2`. A name it does not know stays as it is.
+ * @param {string} check
+ */
+export function checkName(check) {
+  const [kind, first, second] = check.split(".");
+  const nth = (/** @type {string | undefined} */ index) => Number(index) + 1;
+  if (kind === "status" && first === undefined) return "Status code";
+  if (kind === "certificate_days" && first === undefined) return "Certificate days";
+  if (/^\d+$/.test(first ?? "") && second === undefined) {
+    if (kind === "json") return `JSON check ${nth(first)}`;
+    if (kind === "headers") return `Header check ${nth(first)}`;
+  }
+  if (kind === "body" && /^\d+$/.test(second ?? "")) {
+    if (first === "contains") return `Body must contain, entry ${nth(second)}`;
+    if (first === "not_contains") return `Body must not contain, entry ${nth(second)}`;
+  }
+  return check;
+}

@@ -23,6 +23,7 @@ import {
 import { LatencyChart, latencySummary, OutcomeStrip } from "./charts.js";
 import { IncidentTable } from "./incidents.js";
 import { AssertionList } from "./assertions.js";
+import { checkName } from "./check_words.js";
 import { historySpan, millis, percent, plural } from "./format.js";
 import { useNotice } from "./notice.js";
 /** @import { ApiError } from "./api.js" */
@@ -205,7 +206,7 @@ function failedChecks(checks) {
     ${
     checks.map((c) =>
       view`<li>
-        <code>${c.check}</code>: expected ${c.expected}${
+        ${checkName(c.check)} (<code>${c.check}</code>): expected ${c.expected}${
         c.seen !== undefined ? view`, saw <code>${c.seen}</code>` : ""
       }
       </li>`
