@@ -13,7 +13,7 @@ import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/
 import { isInvalidText } from "./db/invalid_text.ts";
 import { DEADLINE_MESSAGE, isDatabaseUnavailable, unavailableMessage } from "./db/unavailable.ts";
 import { DomainError, type DomainErrorKind } from "./domain/errors.ts";
-import { AnswerTooLargeError } from "./http/answer_size.ts";
+import { AnswerTooLargeError } from "./payload/answer_size.ts";
 
 interface ErrorKind {
   status: number;
@@ -58,7 +58,7 @@ export const ERRORS = {
     trpc: "PAYLOAD_TOO_LARGE",
     message: "The request body is larger than 1 MiB",
   },
-  // An answer (or a tRPC batch) that would pass MAX_ANSWER_BYTES (`server/http/answer_size.ts`).
+  // An answer (or a tRPC batch) that would pass MAX_ANSWER_BYTES (`server/payload/answer_size.ts`).
   response_too_large: {
     status: 413,
     trpc: "PAYLOAD_TOO_LARGE",

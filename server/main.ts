@@ -25,7 +25,7 @@ import {
   type ServeHandler,
   sizeMaxConnections,
 } from "./http/serve.ts";
-import { reportRunnerFigures } from "./iam_alive/runner_figures.ts";
+import { reportRunnerFigures } from "./runner/report_figures.ts";
 import { warnAutovacuumOff } from "./db/statistics.ts";
 
 /**

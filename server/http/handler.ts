@@ -5,7 +5,7 @@
  * pages, badges, the dashboard); `/api/v1` (`server/rest/`), `/trpc` (`server/trpc/`) and the
  * keyed endpoints do. One log line per request with a valid key to the API; every other request
  * is counted in a summary line per window (`access_log.ts`). Answers are bounded in size
- * (`answer_size.ts`). Every failure is answered through the error contract (`server/errors.ts`,
+ * (`server/payload/answer_size.ts`). Every failure is answered through the error contract (`server/errors.ts`,
  * built by `answers.ts`).
  *
  * @module
@@ -17,7 +17,7 @@ import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { type ApiError, apiError, isUnexpected, toApiError } from "../errors.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { createRequestSummary, type RequestSummary } from "./access_log.ts";
-import { DEFAULT_MAX_ANSWER_BYTES } from "./answer_size.ts";
+import { DEFAULT_MAX_ANSWER_BYTES } from "../payload/answer_size.ts";
 import type { HttpMetrics } from "../metrics/http.ts";
 import { createRestHandler } from "../rest/handler.ts";
 import { matchRoute, routesOf } from "../rest/routes.ts";

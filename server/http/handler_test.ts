@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { createApp } from "../app.ts";
-import { MAX_BODY_BYTES } from "./body.ts";
+import { MAX_BODY_BYTES } from "../payload/body.ts";
 import { createLogger } from "../log.ts";
 import {
   apiSuite,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createApp } from "../app.ts";
-import { MAX_JSON_ARRAY, MAX_JSON_DEPTH } from "./body.ts";
+import { MAX_JSON_ARRAY, MAX_JSON_DEPTH } from "../payload/body.ts";
 import { createLogger } from "../log.ts";
 import {
   apiSuite,

@@ -1,7 +1,7 @@
 /**
  * `/trpc/*` once the key is checked: the input read within the limits and parsed once, then the
  * fast path (`server/trpc/fast_path.ts`) or tRPC's own `fetchRequestHandler`, with the batch
- * answer budget (`answer_size.ts`).
+ * answer budget (`server/payload/answer_size.ts`).
  *
  * @module
  */
@@ -11,8 +11,8 @@ import type { Context } from "../trpc/context.ts";
 import type { FastPath } from "../trpc/fast_path.ts";
 import type { AppRouter } from "../trpc/router.ts";
 import { trpcError } from "./answers.ts";
-import { AnswerBudget, BATCH_CALLS_AT_ONCE, Slots } from "./answer_size.ts";
-import { parseJson, readBodyText } from "./body.ts";
+import { AnswerBudget, BATCH_CALLS_AT_ONCE, Slots } from "../payload/answer_size.ts";
+import { parseJson, readBodyText } from "../payload/body.ts";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 

@@ -9,8 +9,8 @@
  * @module
  */
 import { type ApiError, apiError, toApiError } from "../errors.ts";
-import { boundedStringify, DEFAULT_MAX_ANSWER_BYTES } from "../http/answer_size.ts";
-import { readJsonObject } from "../http/body.ts";
+import { boundedStringify, DEFAULT_MAX_ANSWER_BYTES } from "../payload/answer_size.ts";
+import { readJsonObject } from "../payload/body.ts";
 import type { Context } from "../trpc/context.ts";
 import { createProcedureCaller } from "../trpc/caller.ts";
 import { type Operation, operationsOf } from "../trpc/operations.ts";
@@ -45,7 +45,7 @@ export function createRestHandler(
       operations?: readonly Operation[];
       /** Told of a failure after a streamed answer began (its status was sent), and its call's context. */
       onError: (error: unknown, ctx: Context) => void;
-      /** The most characters of JSON a read's answer may build; past it 413 (`answer_size.ts`). */
+      /** The most characters of JSON a read's answer may build; past it 413 (`server/payload/answer_size.ts`). */
       maxAnswerBytes?: number;
     },
 ): (call: RestCall) => Promise<RestResult> {

@@ -1,7 +1,7 @@
 import { TRPCError } from "@trpc/server";
 import type { Db } from "../db/database.ts";
 import type { Scope } from "../keys/api_key.ts";
-import type { AnswerBudget } from "../http/answer_size.ts";
+import type { AnswerBudget } from "../payload/answer_size.ts";
 import type { IamAliveControl } from "../iam_alive/reporter.ts";
 import type { Notifier } from "../notify/targets.ts";
 import type { RunNow } from "../runner/run_now.ts";
@@ -52,7 +52,7 @@ export interface Context extends Services {
    */
   chargeKey?: (cost: number) => void;
   /**
-   * What a tRPC batch's queries may still build (`server/http/answer_size.ts`); set by the HTTP
+   * What a tRPC batch's queries may still build (`server/payload/answer_size.ts`); set by the HTTP
    * layer for the requests tRPC's own handler answers, absent everywhere else.
    */
   answerBudget?: AnswerBudget;

@@ -22,7 +22,7 @@ import {
   AnswerTooLargeError,
   boundedStringify,
   DEFAULT_MAX_ANSWER_BYTES,
-} from "../http/answer_size.ts";
+} from "../payload/answer_size.ts";
 import type { Context } from "./context.ts";
 import { createProcedureCaller } from "./caller.ts";
 import { type Operation, operationsOf } from "./operations.ts";
@@ -81,7 +81,7 @@ export function createTrpcFastPath(
     onError: (error: unknown, ctx: Context) => void;
     /** Headers to add to every answer (the HTTP layer's own). */
     headers?: Record<string, string>;
-    /** The most characters of JSON a query's answer may build; past it 413 (`answer_size.ts`). */
+    /** The most characters of JSON a query's answer may build; past it 413 (`server/payload/answer_size.ts`). */
     maxAnswerBytes?: number;
     /**
      * Whether calls other than streamed lists are answered here (true by default); when false,

@@ -3,7 +3,7 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import { ERRORS, toApiError, trpcErrorShape } from "../errors.ts";
 import { DomainError } from "../domain/errors.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
-import { boundedStringify } from "../http/answer_size.ts";
+import { boundedStringify } from "../payload/answer_size.ts";
 import type { Context } from "./context.ts";
 
 /** What a procedure's meta says besides trpc-to-openapi's `openapi` block. */

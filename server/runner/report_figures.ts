@@ -5,7 +5,7 @@
  */
 import type { IamAliveRunnerFigures } from "@probe/shared";
 import type { Db } from "../db/database.ts";
-import { runnerFigures } from "../runner/figures.ts";
+import { runnerFigures } from "./figures.ts";
 
 /** Runs, failures and slip since a time, for a report (`since` within the results' retention). */
 export function reportRunnerFigures(

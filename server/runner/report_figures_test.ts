@@ -5,7 +5,7 @@ import { migrateToLatest } from "../db/migrator.ts";
 import { backends, freshDatabase, uniqueName } from "../testing/app.ts";
 import { runDueProbesOnce } from "../testing/runs.ts";
 import { startTarget } from "../testing/target_server.ts";
-import { reportRunnerFigures } from "./runner_figures.ts";
+import { reportRunnerFigures } from "./report_figures.ts";
 
 for (const backend of backends()) {
   Deno.test(`runner figures in the report count real runs by outcome [${backend}]`, async () => {
