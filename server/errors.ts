@@ -13,7 +13,17 @@ import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/
 import { isInvalidText } from "./db/invalid_text.ts";
 import { DEADLINE_MESSAGE, isDatabaseUnavailable, unavailableMessage } from "./db/unavailable.ts";
 import { DomainError, type DomainErrorKind } from "./domain/errors.ts";
-import { AnswerTooLargeError } from "./payload/answer_size.ts";
+
+/**
+ * Thrown where an answer would pass the limit (`server/payload/answer_size.ts`); answered 413
+ * `response_too_large`.
+ */
+export class AnswerTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`The answer would be larger than ${maxBytes} characters`);
+    this.name = "AnswerTooLargeError";
+  }
+}
 
 interface ErrorKind {
   status: number;

@@ -15,3 +15,14 @@ export interface KeyedEndpoint {
   /** Answers a request that passed the key check; refuses what `scope` may not do itself. */
   handle(request: Request, url: URL, scope: Scope): Promise<Response>;
 }
+
+/**
+ * What the edge tells of each request (`HttpDeps.metrics`); `server/metrics/http.ts` counts it
+ * for `/metrics`.
+ */
+export interface HttpMetrics {
+  /** One request answered: its route (a template or a fixed label: bounded), method, status, duration. */
+  request(route: string, method: string, status: number, seconds: number): void;
+  /** A request refused by a rate limit: the key's (`key`) or failed key checks' (`auth_failures`). */
+  refused(limit: "key" | "auth_failures"): void;
+}

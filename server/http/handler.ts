@@ -18,7 +18,7 @@ import { type ApiError, apiError, isUnexpected, toApiError } from "../errors.ts"
 import { errorFields, type Logger } from "../log.ts";
 import { createRequestSummary, type RequestSummary } from "./access_log.ts";
 import { DEFAULT_MAX_ANSWER_BYTES } from "../payload/answer_size.ts";
-import type { HttpMetrics } from "../metrics/http.ts";
+import type { HttpMetrics } from "./edge_types.ts";
 import { createRestHandler } from "../rest/handler.ts";
 import { matchRoute, routesOf } from "../rest/routes.ts";
 import { type Context, createContext, type Services } from "../trpc/context.ts";

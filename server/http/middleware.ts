@@ -12,7 +12,7 @@ import type { Context as HonoContext, MiddlewareHandler } from "hono";
 import type { ApiError } from "../errors.ts";
 import { apiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { HttpMetrics } from "../metrics/http.ts";
+import type { HttpMetrics } from "./edge_types.ts";
 import type { RequestSummary } from "./access_log.ts";
 import { SECURITY_HEADERS } from "./answers.ts";
 import type { Scope } from "../keys/api_key.ts";

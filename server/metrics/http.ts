@@ -9,16 +9,9 @@
  * @module
  */
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { HttpMetrics } from "../http/edge_types.ts";
 import type { ConnectionStats } from "../http/serve.ts";
 import { counterOf } from "./registry.ts";
-
-/** What the request handler tells (`HttpDeps.metrics`). */
-export interface HttpMetrics {
-  /** One request answered: its route (bounded, see the module), method, status and duration. */
-  request(route: string, method: string, status: number, seconds: number): void;
-  /** A request refused by a rate limit: the key's (`key`) or failed key checks' (`auth_failures`). */
-  refused(limit: "key" | "auth_failures"): void;
-}
 
 /** Request durations, in seconds: from a fast read to a slow page. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { AnswerTooLargeError } from "../errors.ts";
 
 /** The default of `MAX_ANSWER_BYTES`: 16 MiB. */
 export const DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -46,14 +47,6 @@ export class Slots {
     const next = this.#waiting.shift();
     if (next) next();
     else this.#free++;
-  }
-}
-
-/** Thrown where an answer would pass the limit; answered 413 `response_too_large`. */
-export class AnswerTooLargeError extends Error {
-  constructor(readonly maxBytes: number) {
-    super(`The answer would be larger than ${maxBytes} characters`);
-    this.name = "AnswerTooLargeError";
   }
 }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { AnswerBudget, AnswerTooLargeError, boundedStringify, Slots } from "./answer_size.ts";
+import { AnswerTooLargeError } from "../errors.ts";
+import { AnswerBudget, boundedStringify, Slots } from "./answer_size.ts";
 
 Deno.test("boundedStringify gives JSON.stringify's text within the limit", () => {
   const values: unknown[] = [

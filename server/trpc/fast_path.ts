@@ -17,12 +17,8 @@
  *
  * @module
  */
-import { toApiError, trpcErrorShape } from "../errors.ts";
-import {
-  AnswerTooLargeError,
-  boundedStringify,
-  DEFAULT_MAX_ANSWER_BYTES,
-} from "../payload/answer_size.ts";
+import { AnswerTooLargeError, toApiError, trpcErrorShape } from "../errors.ts";
+import { boundedStringify, DEFAULT_MAX_ANSWER_BYTES } from "../payload/answer_size.ts";
 import type { Context } from "./context.ts";
 import { createProcedureCaller } from "./caller.ts";
 import { type Operation, operationsOf } from "./operations.ts";
