@@ -6,7 +6,10 @@
  * (5 per measurement), BENCH_ROUNDS (3 measurements per side, in alternating order; figures
  * combine them: requests/s over all, median p50, worst p99), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (64), BENCH_THREADS (wrk
  * threads, 1), BENCH_POOL_SIZE (postgres.js pool of both servers, 10), BENCH_ONLY (a scenario
- * name, or part of names, to run alone), BENCH_CPU_PROF (a folder: the service writes a V8 CPU profile there).
+ * name, or part of names, to run alone), BENCH_CPU_PROF (a folder: the service writes a V8 CPU
+ * profile there, one per scenario).
+ *
+ * Each scenario runs on a fresh service and a fresh baseline (see `runScenario`).
  *
  * A last row, "hello world (connection layer)", answers "hello" through a bare Deno.serve (base)
  * and through the service's connection layer alone (svc: `server/http/serve.ts` on node:http), so
@@ -122,36 +125,210 @@ const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const row = (cells: string[], widths: number[]) =>
   cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
 
-async function main(): Promise<number> {
-  await requireWrk();
-  const settings = benchSettings();
-  const seconds = envNumber("BENCH_SECONDS", 5);
-  const warmup = envNumber("BENCH_WARMUP_SECONDS", 3);
-  const rounds = Math.max(1, envNumber("BENCH_ROUNDS", 3));
-  const only = Deno.env.get("BENCH_ONLY");
-  const cpuProf = Deno.env.get("BENCH_CPU_PROF");
-  const exact = SCENARIOS.filter((s) => s.name === only);
-  const scenarios = exact.length ? exact : SCENARIOS.filter((s) => !only || s.name.includes(only));
+interface Settings {
+  connections: number;
+  threads: number;
+  poolSize: number;
+  seconds: number;
+  warmup: number;
+  rounds: number;
+  cpuProf: string | undefined;
+}
 
-  console.log(`Seeding ${PROJECTS} projects x ${PROBES_PER_PROJECT} probes ...`);
-  const database = await seededDatabase(settings.adminUrl);
-  const dataDir = await Deno.makeTempDir({ prefix: "probe-bench-" });
+const WIDTHS = [54, 9, 7, 7, 9, 7, 7, 7, 6, 8];
+
+/** Peak resident memory seen so far, in KiB, by side. */
+const peaks = { svc: 0, base: 0 };
+
+/**
+ * One scenario on a fresh service and a fresh baseline: the baseline's postgres.js pool gets
+ * slower the longer it is kept saturated (its queue of busy connections only grows while it never
+ * empties: measured 22,900 req/s in its first 6 s, 12,300 after 36 s), so processes kept from one
+ * scenario to the next would compare later scenarios with a slowed baseline. Prints the row;
+ * answers whether the scenario missed its target.
+ */
+async function runScenario(
+  scenario: Scenario,
+  databaseUrl: string,
+  dataDir: string,
+  settings: Settings,
+): Promise<boolean> {
+  const { seconds, warmup, rounds, cpuProf } = settings;
   const service = await startService({
-    databaseUrl: database.url,
+    databaseUrl,
     poolSize: settings.poolSize,
     dataDir,
     denoFlags: cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`] : [],
   });
-  const baseline = await startBaseline({ databaseUrl: database.url, poolSize: settings.poolSize });
+  const baseline = await startBaseline({ databaseUrl, poolSize: settings.poolSize });
+  try {
+    const requests = Array.from({ length: PROJECTS }, (_, i) => scenario.request(i));
+    const drive = async (base: string, duration: number): Promise<WrkResult> =>
+      await runWrk({
+        url: base,
+        requests,
+        headers: HEADERS,
+        connections: settings.connections,
+        threads: settings.threads,
+        seconds: duration,
+      });
+    await checkStatus(baseline.url, scenario);
+    await checkStatus(service.url, scenario);
+    if (warmup > 0) {
+      await drive(baseline.url, warmup);
+      await drive(service.url, warmup);
+    }
+    // Rounds in alternating order, so that drift in the machine's load falls on both sides.
+    const bases: WrkResult[] = [];
+    const svcs: WrkResult[] = [];
+    const cpu = { base: 0, svc: 0 };
+    const measured = async (side: "base" | "svc"): Promise<WrkResult> => {
+      const process = side === "base" ? baseline : service;
+      const before = await process.cpuSeconds();
+      const result = await drive(process.url, seconds);
+      cpu[side] += (await process.cpuSeconds()) - before;
+      return result;
+    };
+    for (let round = 0; round < rounds; round++) {
+      if (round % 2 === 0) {
+        bases.push(await measured("base"));
+        svcs.push(await measured("svc"));
+      } else {
+        svcs.push(await measured("svc"));
+        bases.push(await measured("base"));
+      }
+    }
+    peaks.svc = Math.max(peaks.svc, (await service.memory()).peakKiB);
+    peaks.base = Math.max(peaks.base, (await baseline.memory()).peakKiB);
+    return report(scenario, combine(bases), combine(svcs), cpu);
+  } finally {
+    await service.stop();
+    await baseline.stop();
+  }
+}
+
+/** Prints a scenario's row and its CPU per request; answers whether it missed its target. */
+function report(
+  scenario: Scenario,
+  base: WrkResult,
+  svc: WrkResult,
+  cpu: { base: number; svc: number },
+): boolean {
+  const ratio = svc.rps / base.rps;
+  const problems: string[] = [];
+  if (scenario.minRatio !== undefined && ratio < scenario.minRatio) {
+    problems.push(`ratio < ${scenario.minRatio}`);
+  }
+  if (scenario.maxP99Ms !== undefined && svc.p99Ms >= scenario.maxP99Ms) {
+    problems.push(`p99 >= ${scenario.maxP99Ms} ms`);
+  }
+  if (svc.non2xx > 0 || svc.socketErrors > 0) problems.push("non-2xx or socket errors");
+  const target = scenario.minRatio === undefined
+    ? (problems.length ? "MISSED" : "-")
+    : (problems.length ? "MISSED" : "met");
+  console.log(row([
+    scenario.name,
+    fmt(base.rps, 0),
+    fmt(base.p50Ms),
+    fmt(base.p99Ms),
+    fmt(svc.rps, 0),
+    fmt(svc.p50Ms),
+    fmt(svc.p99Ms),
+    String(svc.non2xx + svc.socketErrors),
+    fmt(ratio, 2),
+    target,
+  ], WIDTHS));
+  if (problems.length) console.log(`  ${problems.join("; ")}`);
+  console.log(
+    `  CPU per request: base ${fmt(cpuUs(cpu.base, base))} µs, service ${
+      fmt(cpuUs(cpu.svc, svc))
+    } µs (user + system of the process, all threads)`,
+  );
+  return problems.length > 0;
+}
+
+/** The hello-world row: a bare Deno.serve against the connection layer alone. */
+async function runHello(settings: Settings): Promise<void> {
+  const { seconds, warmup, rounds } = settings;
+  const bare = await startHello("deno");
+  const layer = await startHello("layer");
+  try {
+    const drive = (url: string, duration: number) =>
+      runWrk({
+        url,
+        requests: [{ method: "GET", path: "/" }],
+        headers: {},
+        connections: settings.connections,
+        threads: settings.threads,
+        seconds: duration,
+      });
+    if (warmup > 0) {
+      await drive(bare.url, warmup);
+      await drive(layer.url, warmup);
+    }
+    const bases: WrkResult[] = [];
+    const layers: WrkResult[] = [];
+    for (let round = 0; round < rounds; round++) {
+      if (round % 2 === 0) {
+        bases.push(await drive(bare.url, seconds));
+        layers.push(await drive(layer.url, seconds));
+      } else {
+        layers.push(await drive(layer.url, seconds));
+        bases.push(await drive(bare.url, seconds));
+      }
+    }
+    const base = combine(bases);
+    const svc = combine(layers);
+    console.log(row([
+      HELLO,
+      fmt(base.rps, 0),
+      fmt(base.p50Ms),
+      fmt(base.p99Ms),
+      fmt(svc.rps, 0),
+      fmt(svc.p50Ms),
+      fmt(svc.p99Ms),
+      String(svc.non2xx + svc.socketErrors),
+      fmt(svc.rps / base.rps, 2),
+      "-",
+    ], WIDTHS));
+    const extraUs = 1e6 / svc.rps - 1e6 / base.rps; // the server runs on one thread
+    console.log(
+      `  base: bare Deno.serve; svc: the connection layer alone; ` +
+        `${fmt(extraUs, 1)} µs more per request (at ${settings.connections} connections)`,
+    );
+  } finally {
+    await bare.stop();
+    await layer.stop();
+  }
+}
+
+async function main(): Promise<number> {
+  await requireWrk();
+  const { adminUrl, connections, threads, poolSize } = benchSettings();
+  const settings: Settings = {
+    connections,
+    threads,
+    poolSize,
+    seconds: envNumber("BENCH_SECONDS", 5),
+    warmup: envNumber("BENCH_WARMUP_SECONDS", 3),
+    rounds: Math.max(1, envNumber("BENCH_ROUNDS", 3)),
+    cpuProf: Deno.env.get("BENCH_CPU_PROF"),
+  };
+  const only = Deno.env.get("BENCH_ONLY");
+  const exact = SCENARIOS.filter((s) => s.name === only);
+  const scenarios = exact.length ? exact : SCENARIOS.filter((s) => !only || s.name.includes(only));
+
+  console.log(`Seeding ${PROJECTS} projects x ${PROBES_PER_PROJECT} probes ...`);
+  const database = await seededDatabase(adminUrl);
+  const dataDir = await Deno.makeTempDir({ prefix: "probe-bench-" });
   let failures = 0;
   try {
     console.log(
-      `wrk: ${settings.connections} connections, ${settings.threads} thread(s); ${rounds} rounds ` +
-        `of ${seconds} s per side and scenario, after ${warmup} s warm-up; pool ` +
-        `${settings.poolSize}`,
+      `wrk: ${connections} connections, ${threads} thread(s); ${settings.rounds} rounds of ` +
+        `${settings.seconds} s per side and scenario, after ${settings.warmup} s warm-up, on ` +
+        `fresh processes per scenario; pool ${poolSize}`,
     );
     console.log(await speedNote());
-    const widths = [54, 9, 7, 7, 9, 7, 7, 7, 6, 8];
     console.log(
       row(
         [
@@ -166,149 +343,28 @@ async function main(): Promise<number> {
           "ratio",
           "target",
         ],
-        widths,
+        WIDTHS,
       ),
     );
     for (const scenario of scenarios) {
-      const requests = Array.from({ length: PROJECTS }, (_, i) => scenario.request(i));
-      const drive = async (base: string, duration: number): Promise<WrkResult> =>
-        await runWrk({
-          url: base,
-          requests,
-          headers: HEADERS,
-          connections: settings.connections,
-          threads: settings.threads,
-          seconds: duration,
-        });
-      await checkStatus(baseline.url, scenario);
-      await checkStatus(service.url, scenario);
-      if (warmup > 0) {
-        await drive(baseline.url, warmup);
-        await drive(service.url, warmup);
-      }
-      // Rounds in alternating order, so that drift in the machine's load falls on both sides.
-      const bases: WrkResult[] = [];
-      const svcs: WrkResult[] = [];
-      const cpu = { base: 0, svc: 0 };
-      const measured = async (side: "base" | "svc"): Promise<WrkResult> => {
-        const process = side === "base" ? baseline : service;
-        const before = await process.cpuSeconds();
-        const result = await drive(process.url, seconds);
-        cpu[side] += (await process.cpuSeconds()) - before;
-        return result;
-      };
-      for (let round = 0; round < rounds; round++) {
-        if (round % 2 === 0) {
-          bases.push(await measured("base"));
-          svcs.push(await measured("svc"));
-        } else {
-          svcs.push(await measured("svc"));
-          bases.push(await measured("base"));
-        }
-      }
-      const base = combine(bases);
-      const svc = combine(svcs);
-      const ratio = svc.rps / base.rps;
-      const problems: string[] = [];
-      if (scenario.minRatio !== undefined && ratio < scenario.minRatio) {
-        problems.push(`ratio < ${scenario.minRatio}`);
-      }
-      if (scenario.maxP99Ms !== undefined && svc.p99Ms >= scenario.maxP99Ms) {
-        problems.push(`p99 >= ${scenario.maxP99Ms} ms`);
-      }
-      if (svc.non2xx > 0 || svc.socketErrors > 0) problems.push("non-2xx or socket errors");
-      const target = scenario.minRatio === undefined
-        ? (problems.length ? "MISSED" : "-")
-        : (problems.length ? "MISSED" : "met");
-      if (problems.length) failures++;
-      console.log(row([
-        scenario.name,
-        fmt(base.rps, 0),
-        fmt(base.p50Ms),
-        fmt(base.p99Ms),
-        fmt(svc.rps, 0),
-        fmt(svc.p50Ms),
-        fmt(svc.p99Ms),
-        String(svc.non2xx + svc.socketErrors),
-        fmt(ratio, 2),
-        target,
-      ], widths));
-      if (problems.length) console.log(`  ${problems.join("; ")}`);
+      if (await runScenario(scenario, database.url, dataDir, settings)) failures++;
+    }
+    if (!only || HELLO.includes(only)) await runHello(settings);
+    if (scenarios.length) {
       console.log(
-        `  CPU per request: base ${fmt(cpuUs(cpu.base, base))} µs, service ${
-          fmt(cpuUs(cpu.svc, svc))
-        } µs (user + system of the process, all threads)`,
+        `Peak RSS: service ${mib(peaks.svc)}, baseline ${mib(peaks.base)}. ` +
+          `Load after the run: ${loadNote()}`,
       );
     }
-    if (!only || HELLO.includes(only)) {
-      const bare = await startHello("deno");
-      const layer = await startHello("layer");
-      try {
-        const drive = (url: string, duration: number) =>
-          runWrk({
-            url,
-            requests: [{ method: "GET", path: "/" }],
-            headers: {},
-            connections: settings.connections,
-            threads: settings.threads,
-            seconds: duration,
-          });
-        if (warmup > 0) {
-          await drive(bare.url, warmup);
-          await drive(layer.url, warmup);
-        }
-        const bases: WrkResult[] = [];
-        const layers: WrkResult[] = [];
-        for (let round = 0; round < rounds; round++) {
-          if (round % 2 === 0) {
-            bases.push(await drive(bare.url, seconds));
-            layers.push(await drive(layer.url, seconds));
-          } else {
-            layers.push(await drive(layer.url, seconds));
-            bases.push(await drive(bare.url, seconds));
-          }
-        }
-        const base = combine(bases);
-        const svc = combine(layers);
-        console.log(row([
-          HELLO,
-          fmt(base.rps, 0),
-          fmt(base.p50Ms),
-          fmt(base.p99Ms),
-          fmt(svc.rps, 0),
-          fmt(svc.p50Ms),
-          fmt(svc.p99Ms),
-          String(svc.non2xx + svc.socketErrors),
-          fmt(svc.rps / base.rps, 2),
-          "-",
-        ], widths));
-        const extraUs = 1e6 / svc.rps - 1e6 / base.rps; // the server runs on one thread
-        console.log(
-          `  base: bare Deno.serve; svc: the connection layer alone; ` +
-            `${fmt(extraUs, 1)} µs more per request (at ${settings.connections} connections)`,
-        );
-      } finally {
-        await bare.stop();
-        await layer.stop();
-      }
-    }
-    const svcMem = await service.memory();
-    const baseMem = await baseline.memory();
-    console.log(
-      `Peak RSS: service ${mib(svcMem.peakKiB)} (now ${mib(svcMem.rssKiB)}), ` +
-        `baseline ${mib(baseMem.peakKiB)}. Load after the run: ${loadNote()}`,
-    );
     console.log(
       "Latencies in ms; targets: REST GET project ratio >= 0.6 and p99 < 20 ms, " +
         "tRPC read ratio >= 0.7, no non-2xx.",
     );
   } finally {
-    await service.stop();
-    await baseline.stop();
     await database.drop();
     await Deno.remove(dataDir, { recursive: true });
   }
-  if (cpuProf) console.log(`CPU profile written to ${cpuProf}`);
+  if (settings.cpuProf) console.log(`CPU profile written to ${settings.cpuProf}`);
   return failures === 0 ? 0 : 1;
 }
 
