@@ -11,7 +11,7 @@ import { type ChannelDeps, createChannels } from "./iam_alive/channels.ts";
 import { type Clock, systemClock } from "./iam_alive/clock.ts";
 import { createReporter, type Reporter, type ReporterOptions } from "./iam_alive/reporter.ts";
 import type { Logger } from "./log.ts";
-import { createClientAddress, parseTrustedProxies } from "./http/client_address.ts";
+import { createClientAddress, parseTrustedProxies } from "./net/client_address.ts";
 import { createRateLimiter } from "./http/rate_limit.ts";
 import { createStatusPages } from "./http/status_page.ts";
 import { createBadges } from "./http/badges.ts";

@@ -1,7 +1,7 @@
 import { DEFAULT_DATA_DIR } from "@probe/shared";
 import { z } from "zod";
 import { LOG_LEVELS } from "./log.ts";
-import { parseTrustedProxies } from "./http/client_address.ts";
+import { parseTrustedProxies } from "./net/client_address.ts";
 import { parseNetworks } from "./outbound/network_policy.ts";
 
 const optional = (schema: z.ZodType) =>
