@@ -178,9 +178,6 @@ async function runScenario(
       await drive(baseline.url, warmup);
       await drive(service.url, warmup);
     }
-    // Rounds in alternating order, so that drift in the machine's load falls on both sides.
-    const bases: WrkResult[] = [];
-    const svcs: WrkResult[] = [];
     const cpu = { base: 0, svc: 0 };
     const measured = async (side: "base" | "svc"): Promise<WrkResult> => {
       const process = side === "base" ? baseline : service;
@@ -189,15 +186,7 @@ async function runScenario(
       cpu[side] += (await process.cpuSeconds()) - before;
       return result;
     };
-    for (let round = 0; round < rounds; round++) {
-      if (round % 2 === 0) {
-        bases.push(await measured("base"));
-        svcs.push(await measured("svc"));
-      } else {
-        svcs.push(await measured("svc"));
-        bases.push(await measured("base"));
-      }
-    }
+    const [bases, svcs] = await alternate(rounds, () => measured("base"), () => measured("svc"));
     peaks.svc = Math.max(peaks.svc, (await service.memory()).peakKiB);
     peaks.base = Math.max(peaks.base, (await baseline.memory()).peakKiB);
     return report(scenario, combine(bases), combine(svcs), cpu);
@@ -205,6 +194,45 @@ async function runScenario(
     await service.stop();
     await baseline.stop();
   }
+}
+
+/**
+ * `rounds` measurements of each side, in alternating order (base first, then service first), so
+ * that drift in the machine's load falls on both sides.
+ */
+async function alternate(
+  rounds: number,
+  base: () => Promise<WrkResult>,
+  svc: () => Promise<WrkResult>,
+): Promise<[WrkResult[], WrkResult[]]> {
+  const bases: WrkResult[] = [];
+  const svcs: WrkResult[] = [];
+  for (let round = 0; round < rounds; round++) {
+    if (round % 2 === 0) {
+      bases.push(await base());
+      svcs.push(await svc());
+    } else {
+      svcs.push(await svc());
+      bases.push(await base());
+    }
+  }
+  return [bases, svcs];
+}
+
+/** One row of the table: both sides' figures, the ratio and the verdict on the target. */
+function printRow(name: string, base: WrkResult, svc: WrkResult, target: string): void {
+  console.log(row([
+    name,
+    fmt(base.rps, 0),
+    fmt(base.p50Ms),
+    fmt(base.p99Ms),
+    fmt(svc.rps, 0),
+    fmt(svc.p50Ms),
+    fmt(svc.p99Ms),
+    String(svc.non2xx + svc.socketErrors),
+    fmt(svc.rps / base.rps, 2),
+    target,
+  ], WIDTHS));
 }
 
 /** Prints a scenario's row and its CPU per request; answers whether it missed its target. */
@@ -226,18 +254,7 @@ function report(
   const target = scenario.minRatio === undefined
     ? (problems.length ? "MISSED" : "-")
     : (problems.length ? "MISSED" : "met");
-  console.log(row([
-    scenario.name,
-    fmt(base.rps, 0),
-    fmt(base.p50Ms),
-    fmt(base.p99Ms),
-    fmt(svc.rps, 0),
-    fmt(svc.p50Ms),
-    fmt(svc.p99Ms),
-    String(svc.non2xx + svc.socketErrors),
-    fmt(ratio, 2),
-    target,
-  ], WIDTHS));
+  printRow(scenario.name, base, svc, target);
   if (problems.length) console.log(`  ${problems.join("; ")}`);
   console.log(
     `  CPU per request: base ${fmt(cpuUs(cpu.base, base))} µs, service ${
@@ -266,31 +283,14 @@ async function runHello(settings: Settings): Promise<void> {
       await drive(bare.url, warmup);
       await drive(layer.url, warmup);
     }
-    const bases: WrkResult[] = [];
-    const layers: WrkResult[] = [];
-    for (let round = 0; round < rounds; round++) {
-      if (round % 2 === 0) {
-        bases.push(await drive(bare.url, seconds));
-        layers.push(await drive(layer.url, seconds));
-      } else {
-        layers.push(await drive(layer.url, seconds));
-        bases.push(await drive(bare.url, seconds));
-      }
-    }
+    const [bases, layers] = await alternate(
+      rounds,
+      () => drive(bare.url, seconds),
+      () => drive(layer.url, seconds),
+    );
     const base = combine(bases);
     const svc = combine(layers);
-    console.log(row([
-      HELLO,
-      fmt(base.rps, 0),
-      fmt(base.p50Ms),
-      fmt(base.p99Ms),
-      fmt(svc.rps, 0),
-      fmt(svc.p50Ms),
-      fmt(svc.p99Ms),
-      String(svc.non2xx + svc.socketErrors),
-      fmt(svc.rps / base.rps, 2),
-      "-",
-    ], WIDTHS));
+    printRow(HELLO, base, svc, "-");
     const extraUs = 1e6 / svc.rps - 1e6 / base.rps; // the server runs on one thread
     console.log(
       `  base: bare Deno.serve; svc: the connection layer alone; ` +
