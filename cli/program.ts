@@ -27,8 +27,6 @@ import { type CliContext, UsageError } from "./context.ts";
 import { EXIT, EXIT_HELP, exitCodeFor } from "./exit_codes.ts";
 import { createOutput, type Output } from "./output.ts";
 
-export const DEFAULT_URL = DEFAULT_SERVICE_URL;
-
 export interface CliIo {
   env: Record<string, string | undefined>;
   stdout(text: string): void;
@@ -46,7 +44,7 @@ interface GlobalOptions {
 }
 
 const ENV_HELP = `Environment:
-  PROBE_SERVICE_URL  the service's root URL (default ${DEFAULT_URL})
+  PROBE_SERVICE_URL  the service's root URL (default ${DEFAULT_SERVICE_URL})
   SERVICE_API_KEY    the API key (the first, if it lists several); without it and --api-key,
                      the key the service generated in DATA_DIR/api-key (DATA_DIR: ./data)`;
 

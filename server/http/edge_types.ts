@@ -21,8 +21,10 @@ export interface KeyedEndpoint {
  * for `/metrics`.
  */
 export interface HttpMetrics {
-  /** One request answered: its route (a template or a fixed label: bounded), method, status, duration. */
+  /** One request answered: its route (a template or a fixed label), method, status, duration. */
   request(route: string, method: string, status: number, seconds: number): void;
-  /** A request refused by a rate limit: the key's (`key`) or failed key checks' (`auth_failures`). */
+  /**
+   * A request refused by a rate limit: the key's (`key`) or failed key checks' (`auth_failures`).
+   */
   refused(limit: "key" | "auth_failures"): void;
 }

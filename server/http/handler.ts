@@ -5,8 +5,8 @@
  * pages, badges, the dashboard); `/api/v1` (`server/rest/`), `/trpc` (`server/trpc/`) and the
  * keyed endpoints do. One log line per request with a valid key to the API; every other request
  * is counted in a summary line per window (`access_log.ts`). Answers are bounded in size
- * (`server/payload/answer_size.ts`). Every failure is answered through the error contract (`server/errors.ts`,
- * built by `answers.ts`).
+ * (`server/payload/answer_size.ts`). Every failure is answered through the error contract
+ * (`server/errors.ts`, built by `answers.ts`).
  *
  * @module
  */

@@ -45,7 +45,10 @@ export function createRestHandler(
       operations?: readonly Operation[];
       /** Told of a failure after a streamed answer began (its status was sent), and its call's context. */
       onError: (error: unknown, ctx: Context) => void;
-      /** The most characters of JSON a read's answer may build; past it 413 (`server/payload/answer_size.ts`). */
+      /**
+       * The most characters of JSON a read's answer may build; past it 413
+       * (`server/payload/answer_size.ts`).
+       */
       maxAnswerBytes?: number;
     },
 ): (call: RestCall) => Promise<RestResult> {

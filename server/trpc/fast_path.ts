@@ -77,7 +77,10 @@ export function createTrpcFastPath(
     onError: (error: unknown, ctx: Context) => void;
     /** Headers to add to every answer (the HTTP layer's own). */
     headers?: Record<string, string>;
-    /** The most characters of JSON a query's answer may build; past it 413 (`server/payload/answer_size.ts`). */
+    /**
+     * The most characters of JSON a query's answer may build; past it 413
+     * (`server/payload/answer_size.ts`).
+     */
     maxAnswerBytes?: number;
     /**
      * Whether calls other than streamed lists are answered here (true by default); when false,
