@@ -4,12 +4,17 @@
  *
  * Environment: BENCH_DATABASE_URL (admin URL; default the local 127.0.0.1:5432), BENCH_SECONDS
  * (5 per measurement), BENCH_ROUNDS (3 measurements per side, in alternating order; figures
- * combine them: requests/s over all, median p50, worst p99), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (64), BENCH_THREADS (wrk
- * threads, 1), BENCH_POOL_SIZE (postgres.js pool of both servers, 10), BENCH_ONLY (a scenario
- * name, or part of names, to run alone), BENCH_CPU_PROF (a folder: the service writes a V8 CPU
- * profile there, one per scenario).
+ * combine them: requests/s over all, median p50, worst p99), BENCH_WARMUP_SECONDS (3),
+ * BENCH_CONNECTIONS (64), BENCH_THREADS (wrk threads, 1), BENCH_POOL_SIZE (postgres.js pool of
+ * both servers, 10), BENCH_ONLY (a scenario name, or part of names, to run alone), BENCH_CPU_PROF
+ * (a folder: the service writes a V8 CPU profile there, one per scenario), BENCH_FLOOR_WITHOUT
+ * (libraries the floor row leaves out: `WITHOUT` of `floor.ts`).
  *
  * Each scenario runs on a fresh service and a fresh baseline (see `runScenario`).
+ *
+ * The "stack floor" row answers the project read through the service's libraries alone
+ * (`floor.ts`: Deno.serve, Hono, tRPC, zod, Kysely, postgres.js, none of the service's own request
+ * path): as near the baseline as the chosen stack lets the service come.
  *
  * A last row, "hello world (connection layer)", answers "hello" through a bare Deno.serve (base)
  * and through the service's connection layer alone (svc: `server/http/serve.ts` on node:http), so
@@ -27,6 +32,7 @@ import {
   seededDatabase,
   speedNote,
   startBaseline,
+  startFloor,
   startHello,
   startService,
 } from "./setup.ts";
@@ -40,10 +46,14 @@ interface Scenario {
   maxP99Ms?: number;
   /** The status every answer must have. */
   status: number;
+  /** What answers on the service's side: the service, or the stack's floor (`floor.ts`). */
+  side?: "service" | "floor";
   request: (i: number) => WrkRequest;
 }
 
 const project = (i: number) => projectAt(i % PROJECTS);
+/** The libraries the floor row leaves out (`WITHOUT` of `floor.ts`); none by default. */
+const floorWithout = Deno.env.get("BENCH_FLOOR_WITHOUT") ?? "";
 /** The name of the hello-world row. */
 const HELLO = "hello world (connection layer)";
 
@@ -52,6 +62,14 @@ const SCENARIOS: Scenario[] = [
     name: "REST GET /api/v1/projects/{project}",
     minRatio: 0.6,
     maxP99Ms: 20,
+    status: 200,
+    request: (i) => ({ method: "GET", path: `/api/v1/projects/${project(i)}` }),
+  },
+  {
+    name: `REST GET /api/v1/projects/{project}: stack floor${
+      floorWithout ? ` without ${floorWithout}` : ""
+    }`,
+    side: "floor",
     status: 200,
     request: (i) => ({ method: "GET", path: `/api/v1/projects/${project(i)}` }),
   },
@@ -154,12 +172,14 @@ async function runScenario(
   settings: Settings,
 ): Promise<boolean> {
   const { seconds, warmup, rounds, cpuProf } = settings;
-  const service = await startService({
-    databaseUrl,
-    poolSize: settings.poolSize,
-    dataDir,
-    denoFlags: cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`] : [],
-  });
+  const service = scenario.side === "floor"
+    ? await startFloor({ databaseUrl, poolSize: settings.poolSize, without: floorWithout })
+    : await startService({
+      databaseUrl,
+      poolSize: settings.poolSize,
+      dataDir,
+      denoFlags: cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`] : [],
+    });
   const baseline = await startBaseline({ databaseUrl, poolSize: settings.poolSize });
   try {
     const requests = Array.from({ length: PROJECTS }, (_, i) => scenario.request(i));

@@ -115,6 +115,24 @@ export async function startHello(kind: "deno" | "layer"): Promise<ServerProcess>
   });
 }
 
+/**
+ * The stack's floor (`floor.ts`): the project read through the service's libraries alone, less
+ * those named in `without`.
+ */
+export async function startFloor(
+  { databaseUrl, poolSize, without }: { databaseUrl: string; poolSize: number; without: string },
+): Promise<ServerProcess> {
+  return await startServerProcess({
+    entry: new URL("./floor.ts", import.meta.url).pathname,
+    env: {
+      DATABASE_URL: databaseUrl,
+      DATABASE_POOL_SIZE: String(poolSize),
+      SERVICE_API_KEY: BENCH_KEY,
+      WITHOUT: without,
+    },
+  });
+}
+
 /** The machine's load right now, to print beside the figures. */
 export function loadNote(): string {
   const load = Deno.loadavg().map((n) => n.toFixed(2)).join(" ");
