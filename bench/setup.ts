@@ -93,18 +93,28 @@ export async function startService(
   });
 }
 
-/** The bare baseline over the given database. */
-export async function startBaseline(
+/** A comparison server of this folder (`file`) over the given database, taking the bench's key. */
+async function startBeside(
+  file: string,
   { databaseUrl, poolSize }: { databaseUrl: string; poolSize: number },
+  env: Record<string, string> = {},
 ): Promise<ServerProcess> {
   return await startServerProcess({
-    entry: new URL("./baseline.ts", import.meta.url).pathname,
+    entry: new URL(file, import.meta.url).pathname,
     env: {
       DATABASE_URL: databaseUrl,
       DATABASE_POOL_SIZE: String(poolSize),
       SERVICE_API_KEY: BENCH_KEY,
+      ...env,
     },
   });
+}
+
+/** The bare baseline over the given database. */
+export async function startBaseline(
+  database: { databaseUrl: string; poolSize: number },
+): Promise<ServerProcess> {
+  return await startBeside("./baseline.ts", database);
 }
 
 /** A hello-world server: a bare `Deno.serve`, or the service's connection layer. */
@@ -120,17 +130,9 @@ export async function startHello(kind: "deno" | "layer"): Promise<ServerProcess>
  * those named in `without`.
  */
 export async function startFloor(
-  { databaseUrl, poolSize, without }: { databaseUrl: string; poolSize: number; without: string },
+  { without, ...database }: { databaseUrl: string; poolSize: number; without: string },
 ): Promise<ServerProcess> {
-  return await startServerProcess({
-    entry: new URL("./floor.ts", import.meta.url).pathname,
-    env: {
-      DATABASE_URL: databaseUrl,
-      DATABASE_POOL_SIZE: String(poolSize),
-      SERVICE_API_KEY: BENCH_KEY,
-      WITHOUT: without,
-    },
-  });
+  return await startBeside("./floor.ts", database, { WITHOUT: without });
 }
 
 /** The machine's load right now, to print beside the figures. */
