@@ -1,7 +1,6 @@
 /**
  * What counts as a credential in what the service stores and shows, and how it is masked: header
- * values of credential headers, the password in a URL, the values of token-like query
- * parameters. Read-only keys see stored probes and targets through these rules (see
+ * values of credential headers, the password in a URL, every query parameter's value. Read-only keys see stored probes and targets through these rules (see
  * docs/api.md, "Secrets and read-only keys"); the runner uses the header rule for what it records
  * of a response.
  *
@@ -18,9 +17,8 @@ export const MASKED = "****";
 const SECRET_HEADER_NAMES = ["authorization", "proxy-authorization", "cookie", "set-cookie"];
 
 /**
- * Parts of a header or query parameter name that say it holds a credential (`X-Api-Key`,
- * `X-Auth-Token`, `access_token`, `client_secret`, `X-Signature`, `sig`), matched anywhere in the
- * name ignoring case. Broad on purpose: masking a harmless value costs less than showing a key.
+ * Parts of a header name that say it holds a credential (`X-Api-Key`, `X-Auth-Token`,
+ * `X-Signature`), matched anywhere in the name ignoring case. Broad on purpose: masking a harmless value costs less than showing a key.
  */
 const SECRET_NAME_PARTS = [
   "token",
@@ -46,12 +44,6 @@ export function isSecretHeader(name: string, extra: readonly string[] = []): boo
     SECRET_NAME_PARTS.some((part) => lower.includes(part));
 }
 
-/** Whether a URL query parameter's value may be a credential (`token`, `api_key`, `sig`, …). */
-export function isSecretQueryName(name: string): boolean {
-  const lower = name.toLowerCase();
-  return SECRET_NAME_PARTS.some((part) => lower.includes(part));
-}
-
 /** Headers with the values of credential headers replaced by `<redacted>`. */
 export function redactHeaders(
   headers: Record<string, string>,
@@ -64,18 +56,13 @@ export function redactHeaders(
   );
 }
 
-const decoded = (text: string) => {
-  try {
-    return decodeURIComponent(text.replaceAll("+", " "));
-  } catch {
-    return text;
-  }
-};
-
 /**
  * A URL with its credentials masked: the password (or a user name standing alone, which is
- * then the credential, as in `https://TOKEN@host/`) and the values of token-like query
- * parameters become `****`. Everything else is kept as stored, byte for byte; text that is not
+ * then the credential, as in `https://TOKEN@host/`) and every query parameter's value become
+ * `****`. A query value is masked whatever its name: names that hold a credential are too many
+ * to list (`?pass=`, `?code=`, `?k=`), so only the names are shown. A query part without `=`
+ * (`?3f9a…`) may be a bare token, and a fragment (`#access_token=…`) is never sent but may hold
+ * one: both are masked whole. Everything else is kept as stored, byte for byte; text that is not
  * a URL is returned as it is.
  */
 export function maskUrl(url: string): string {
@@ -92,13 +79,15 @@ export function maskUrl(url: string): string {
   if (u.search.length > 1) {
     const parts = u.search.slice(1).split("&").map((part) => {
       const at = part.indexOf("=");
-      if (at < 0 || at === part.length - 1 || !isSecretQueryName(decoded(part.slice(0, at)))) {
-        return part;
-      }
+      if (part === "" || at === part.length - 1) return part;
       changed = true;
-      return `${part.slice(0, at)}=${MASKED}`;
+      return at < 0 ? MASKED : `${part.slice(0, at)}=${MASKED}`;
     });
     u.search = `?${parts.join("&")}`;
+  }
+  if (u.hash.length > 1) {
+    u.hash = MASKED;
+    changed = true;
   }
   return changed ? u.href : url;
 }

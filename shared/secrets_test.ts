@@ -1,22 +1,24 @@
 import assert from "node:assert/strict";
 import { isSecretHeader, MASKED, maskUrl, REDACTED, redactHeaders } from "./secrets.ts";
 
-Deno.test("maskUrl masks the password and token-like query values, and keeps the rest as stored", () => {
+Deno.test("maskUrl masks the password, every query value and the fragment, and keeps the rest as stored", () => {
   const cases: [string, string][] = [
-    ["https://a.test/x?q=1", "https://a.test/x?q=1"],
+    ["https://a.test/x", "https://a.test/x"],
+    ["https://a.test/x?q=1", `https://a.test/x?q=${MASKED}`],
     ["https://u:pw@a.test/", `https://u:${MASKED}@a.test/`],
     // A user name alone is the credential (`https://TOKEN@host`).
     ["https://ghp_abc@a.test/", `https://${MASKED}@a.test/`],
     [
-      "https://a.test/p?token=t1&page=2&API_KEY=k&access_token=a&sig=s&x-amz-signature=z",
-      `https://a.test/p?token=${MASKED}&page=2&API_KEY=${MASKED}&access_token=${MASKED}` +
-      `&sig=${MASKED}&x-amz-signature=${MASKED}`,
+      "https://a.test/p?token=t1&page=2&API_KEY=k&pass=p&code=c&x-amz-signature=z",
+      `https://a.test/p?token=${MASKED}&page=${MASKED}&API_KEY=${MASKED}&pass=${MASKED}` +
+      `&code=${MASKED}&x-amz-signature=${MASKED}`,
     ],
-    // Encoded names are matched decoded; other parameters keep their bytes; empty values stay.
+    // Names keep their bytes, encoded or not; empty values and parts stay; a bare part is masked.
     [
-      "https://a.test/?q=a%20b+c&pass%77ord=p&secret=&flag",
-      `https://a.test/?q=a%20b+c&pass%77ord=${MASKED}&secret=&flag`,
+      "https://a.test/?q=a%20b+c&pass%77ord=p&secret=&&3f9a0c",
+      `https://a.test/?q=${MASKED}&pass%77ord=${MASKED}&secret=&&${MASKED}`,
     ],
+    ["https://a.test/cb#access_token=t&state=s", `https://a.test/cb#${MASKED}`],
     ["not a url", "not a url"],
   ];
   for (const [url, shown] of cases) assert.equal(maskUrl(url), shown, url);

@@ -21,15 +21,20 @@ import type { StateChange } from "./states.ts";
 
 export type Resolution = "recovered" | "changed" | "deleted" | "disabled";
 
-/** A probe as messages and lists name it: its label, or its URL without credentials or query values. */
+/**
+ * A probe as messages and lists name it: its label, or its URL without credentials, query values
+ * and fragment. A query part without `=` may be a bare token, so only parts with one are named.
+ */
 export function displayLabel(label: string | null, url: string): string {
   if (label) return label;
   if (!URL.canParse(url)) return url;
   const u = new URL(url);
   u.username = "";
   u.password = "";
-  const names = [...new URLSearchParams(u.search).keys()];
+  const named = u.search.slice(1).split("&").filter((part) => part.includes("="));
+  const names = [...new URLSearchParams(named.join("&")).keys()];
   u.search = "";
+  u.hash = "";
   return names.length ? `${u.href}?${names.map((n) => encodeURIComponent(n)).join("&")}` : u.href;
 }
 

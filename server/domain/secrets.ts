@@ -5,8 +5,8 @@
  *
  * - Probe header values of credential headers (`isSecretHeader`, and `PROBE_SECRET_HEADERS`)
  *   are `<redacted>`.
- * - Probe URLs keep everything but their password (or a user name standing alone) and the values
- *   of token-like query parameters, which are `****` (`maskUrl`).
+ * - Probe URLs keep everything but their password (or a user name standing alone), every query
+ *   value (a query part without `=` whole) and the fragment, which are `****` (`maskUrl`).
  * - Target URLs, of every kind, are their scheme and host and `/…`: a receiver's path or query
  *   may be its credential as much as a Slack URL's path is (Slack and Discord URLs are shown so
  *   to every key, since only that form is kept readable).

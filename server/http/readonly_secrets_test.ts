@@ -56,8 +56,9 @@ for (const backend of backends()) {
       const project = uniqueName("sec");
       assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
       const port = new URL(target.origin).port;
+      // Query values are secrets whatever their names (`pass`, `code`), as are bare parts.
       const url = `http://user:${SECRET}-pass@127.0.0.1:${port}/health?token=${SECRET}-tok` +
-        `&page=2&api_key=${SECRET}-key`;
+        `&page=2&api_key=${SECRET}-key&pass=${SECRET}-qpass&code=${SECRET}-code&${SECRET}-bare`;
       const created = await api.post(`/api/v1/projects/${project}/probes`, {
         url,
         headers: HEADERS,
@@ -87,8 +88,8 @@ for (const backend of backends()) {
       const incidents = await api.get(`/api/v1/incidents?project=${project}`);
       assert.equal(incidents.body.meta.count, 1, incidents.text);
 
-      const shownUrl = `http://user:${MASKED}@127.0.0.1:${port}/health?token=${MASKED}&page=2` +
-        `&api_key=${MASKED}`;
+      const shownUrl = `http://user:${MASKED}@127.0.0.1:${port}/health?token=${MASKED}` +
+        `&page=${MASKED}&api_key=${MASKED}&pass=${MASKED}&code=${MASKED}&${MASKED}`;
       const shownHeaders = {
         Authorization: REDACTED,
         Cookie: REDACTED,

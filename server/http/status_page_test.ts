@@ -317,7 +317,8 @@ apiSuite("public status pages", (test) => {
     const project = await newProject(api);
     await makePublic(api, project, { show_urls: true });
     const probe = await newProbe(t, project, {
-      url: "https://user:pa55word@shop.example/health?key=s3cret&v=1",
+      // A bare query part and a fragment may hold tokens too.
+      url: "https://user:pa55word@shop.example/health?key=s3cret&v=1&s3cret-bare#s3cret-frag",
     });
     await insertRuns(app.database.db, "test", [run(probe.key, noonDaysAgo(1), "down")]);
     const page = (await api.get(jsonPath(project), anonymous)).body;
