@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { countMeta } from "./envelope.ts";
+import { instant } from "./instant.ts";
 import { nameInPath, PROJECT_NAME_PATTERN, text } from "./project.ts";
 
 /** The notification target every service has, whatever is stored: a line in the service's log. */
@@ -168,9 +169,6 @@ export const MAX_MAINTENANCE_WINDOWS = 1000;
 export const MAINTENANCE_STATES = ["active", "upcoming", "past"] as const;
 export const maintenanceState = z.enum(MAINTENANCE_STATES);
 export type MaintenanceState = z.infer<typeof maintenanceState>;
-
-/** An instant with its offset (`Z` or `±hh:mm`): a time without one would be ambiguous. */
-const instant = z.iso.datetime({ offset: true });
 
 export const maintenanceCreateInput = z.strictObject({
   project: nameInPath,

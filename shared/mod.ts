@@ -8,6 +8,7 @@ export * from "./alert_event.ts";
 export * from "./envelope.ts";
 export * from "./expect.ts";
 export * from "./iam_alive.ts";
+export * from "./instant.ts";
 export * from "./json.ts";
 export * from "./probe.ts";
 export * from "./location.ts";

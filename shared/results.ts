@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { failedCheck } from "./expect.ts";
+import { instant } from "./instant.ts";
 import { probeState } from "./probe.ts";
 import { locationFilter, nameInPath } from "./project.ts";
 
@@ -28,7 +29,7 @@ export const resultsListInput = z.object({
   project: nameInPath,
   probeId: z.string(),
   limit: z.coerce.number().int().min(1).max(MAX_RESULTS_LIMIT).default(100),
-  before: z.iso.datetime({ offset: true }).optional(),
+  before: instant.optional(),
   location: locationFilter,
 });
 export type ResultsListInput = z.infer<typeof resultsListInput>;

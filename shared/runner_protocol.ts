@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { failedCheck, probeExpect } from "./expect.ts";
+import { instant } from "./instant.ts";
 import { outcome } from "./results.ts";
 import { text } from "./project.ts";
 
@@ -75,7 +76,7 @@ export type ClaimAnswer = z.infer<typeof claimAnswer>;
 /** A run's result as a runner posts it; the same fields a recorded result has. */
 export const postedResult = z.strictObject({
   run_id: z.string().min(1).max(200),
-  started_at: z.iso.datetime({ offset: true }),
+  started_at: instant,
   duration_ms: z.int().min(0).max(3_600_000),
   outcome,
   http_status: z.int().min(100).max(599).nullable(),
