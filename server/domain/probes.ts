@@ -291,20 +291,31 @@ function createOnce(
   });
 }
 
-/** Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. */
+/**
+ * How many stored bytes of probes (`stored_bytes`: URL, headers, body and assertions) a list
+ * reads at once. Probes may be ~400 KB each at the schemas' limits: a page of them is read a part
+ * at a time, so that whoever is told of each part (`onRows`) can stop the reading once the answer
+ * is known to be too large, instead of a whole page being read first.
+ */
+export const LIST_PART_BYTES = 1024 * 1024;
+
+/**
+ * Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. The
+ * page's keys and sizes are read first (so a list past its limit is refused before any probe is
+ * read), then its probes a part of at most `LIST_PART_BYTES` at a time (at least one probe).
+ */
 export async function listProbes(
-  { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS }: {
+  { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS, onRows }: {
     db: Db;
     project?: string;
     page?: PageRequest;
     /** The service-wide interval and timeout, shown as the effective ones of probes without. */
     defaults?: ProbeDefaults;
+    /** Told of each part's probes once read, before the next part is; may throw to stop. */
+    onRows?: (rows: Probe[]) => void;
   },
 ): Promise<Page<Probe>> {
-  let query = db.selectFrom("probes")
-    .innerJoin("projects", "projects.name", "probes.project")
-    .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
-    .select([...probeReadColumns, ...stateColumns]);
+  let query = db.selectFrom("probes").select(["key", "project", "url", "stored_bytes"]);
   // Conditions the index (`probes_list_idx`) can start a page at: bytewise, as it is ordered.
   if (project !== undefined) query = query.where(sql`project collate "C"`, "=", project);
   if (page.after !== undefined) {
@@ -317,14 +328,38 @@ export async function listProbes(
       : query.where(sql`url collate "C"`, ">", afterUrl);
     if (project !== undefined && afterProject !== project) throw notACursor();
   }
-  const rows = await query.orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
+  const keys = await query.orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
     .limit(rowsToRead(page)).execute();
-  return pageOf(
-    rows.map((row) => probeOf(row, defaults)),
-    page,
-    (row) => [row.project, row.url],
-    "probes",
-  );
+  const { rows: listed, next } = pageOf(keys, page, (row) => [row.project, row.url], "probes");
+  const rows: Probe[] = [];
+  for (const part of partsOf(listed)) {
+    const read = await db.selectFrom("probes")
+      .innerJoin("projects", "projects.name", "probes.project")
+      .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
+      .select([...probeReadColumns, ...stateColumns])
+      .where("probes.key", "in", part.map((row) => row.key))
+      .orderBy(sql`probes.project collate "C"`).orderBy(sql`probes.url collate "C"`).execute();
+    // A probe deleted since its key was read is left out, as a later page would leave it.
+    const probes = read.map((row) => probeOf(row, defaults));
+    onRows?.(probes);
+    rows.push(...probes);
+  }
+  return { rows, next };
+}
+
+/** Consecutive runs of `rows` of at most `LIST_PART_BYTES` stored bytes (or one row) each. */
+function partsOf<T extends { stored_bytes: number }>(rows: T[]): T[][] {
+  const parts: T[][] = [];
+  let bytes = Infinity;
+  for (const row of rows) {
+    if (bytes + row.stored_bytes > LIST_PART_BYTES) {
+      parts.push([]);
+      bytes = 0;
+    }
+    parts.at(-1)!.push(row);
+    bytes += row.stored_bytes;
+  }
+  return parts;
 }
 
 const probeAt = prepared((db, project: string, probeId: string) =>

@@ -5,12 +5,27 @@
  * and three such batches at once leave other callers answered within a second.
  */
 import assert from "node:assert/strict";
-import type { App } from "../app.ts";
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from "kysely";
+import { type App, createApp } from "../app.ts";
 import { json } from "../db/json.ts";
 import { probeIdOf } from "../domain/probe_id.ts";
 import { createLogger } from "../log.ts";
 import { openHungDatabase } from "../testing/hung_database.ts";
-import { backends, startTestApp, TEST_API_KEY, TestClient, uniqueName } from "../testing/app.ts";
+import {
+  backends,
+  freshDatabase,
+  startTestApp,
+  TEST_API_KEY,
+  TestClient,
+  uniqueName,
+} from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
 import { createKeyCheck } from "../keys/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "./handler.ts";
@@ -144,6 +159,117 @@ for (const backend of backends()) {
         const max = Math.max(...slowest);
         assert.ok(max < 1000, `another caller waited ${max.toFixed(0)} ms`);
         for (const answer of await batches) assertTooLarge(answer, true);
+      });
+    } finally {
+      await app.close();
+    }
+  });
+}
+
+/** Counts the characters of the rows the database gives back (their JSON), across queries. */
+class RowsRead implements KyselyPlugin {
+  chars = 0;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    for (const row of args.result.rows) this.chars += JSON.stringify(row).length;
+    return Promise.resolve(args.result);
+  }
+}
+
+/** The characters of the database's rows that `request` made the service read. */
+async function charsRead(counter: RowsRead, request: () => Promise<unknown>): Promise<number> {
+  const before = counter.chars;
+  await request();
+  return counter.chars - before;
+}
+
+for (const backend of backends()) {
+  Deno.test(`big lists are refused before they are read [${backend}]`, async (t) => {
+    // A project past the 1,000 items of a list without `limit`, 50 of its probes ~100 KB each.
+    const counter = new RowsRead();
+    const handle = await freshDatabase(backend);
+    const app = await createApp({
+      database: { ...handle, db: handle.db.withPlugin(counter) },
+      apiKeys: [TEST_API_KEY],
+      log: createLogger("silent"),
+      maxAnswerBytes: LIMIT,
+    });
+    const api = new TestClient(app.handler);
+    try {
+      const project = uniqueName("many");
+      const db = app.database.db;
+      await db.insertInto("projects").values({ name: project, label: null, description: null })
+        .execute();
+      const big = Object.fromEntries(
+        Array.from({ length: 12 }, (_, i) => [`x-h${i}`, "v".repeat(8000)]),
+      );
+      for (let start = 0; start < 1001; start += 143) {
+        await db.insertInto("probes").values(
+          Array.from({ length: 143 }, (_, k) => {
+            const url = `https://t-${String(start + k).padStart(4, "0")}.example.com/`;
+            return {
+              project,
+              probe_id: probeIdOf("GET", url),
+              url,
+              method: "GET",
+              headers: json(start + k < 50 ? big : {}),
+            };
+          }),
+        ).execute();
+      }
+
+      await t.step("a batch of lists past 1,000 items: 422 each, no probe read", async () => {
+        let answer!: Awaited<ReturnType<TestClient["get"]>>;
+        const read = await charsRead(counter, async () => {
+          answer = await api.get(batchPath("probes.listByProject", 50, { project }));
+        });
+        assert.equal(answer.status, 422, answer.text.slice(0, 300));
+        for (const call of answer.body) {
+          assert.equal(call.error.data.error.details[0].path, "limit");
+        }
+        // The keys and sizes of 1,001 probes, 50 times: ~6 MB. Reading the probes was ~250 MB.
+        assert.ok(read < 10_000_000, `${read} characters read`);
+      });
+
+      await t.step("a page past the answer's limit stops reading near it: 413", async () => {
+        const pages = [
+          () => api.get(batchPath("probes.listByProject", 50, { project, limit: 1000 })),
+          () => api.get(`/api/v1/projects/${project}/probes?limit=1000`),
+          () =>
+            api.get(
+              `/trpc/probes.listByProject?input=${
+                encodeURIComponent(JSON.stringify({ project, limit: 1000 }))
+              }`,
+            ),
+        ];
+        for (const page of pages) {
+          let answer!: Awaited<ReturnType<TestClient["get"]>>;
+          const read = await charsRead(counter, async () => answer = await page());
+          assert.equal(answer.status, 413, answer.text.slice(0, 300));
+          // The limit (1 MiB) and the part read past it (1 MiB); the page holds ~5 MB.
+          assert.ok(read < 2.5 * LIMIT, `${read} characters read`);
+        }
+      });
+
+      await t.step("what fits is answered whole, as before", async () => {
+        // The big probes ten at a time (~1 MB a page), then pages of the small ones in a batch.
+        let after: string | undefined;
+        for (let i = 0; i < 5; i++) {
+          const page = await api.get(
+            `/api/v1/projects/${project}/probes?limit=10${after ? `&after=${after}` : ""}`,
+          );
+          assert.equal(page.status, 200, page.text.slice(0, 300));
+          assert.equal(page.body.data.length, 10);
+          assert.equal(page.body.data[9].headers["x-h11"], "v".repeat(8000));
+          after = page.body.meta.next_after;
+        }
+        const small = await api.get(
+          batchPath("probes.listByProject", 2, { project, limit: 951, after }),
+        );
+        assert.equal(small.status, 200, small.text.slice(0, 300));
+        for (const call of small.body) assert.equal(call.result.data.meta.count, 951);
       });
     } finally {
       await app.close();

@@ -126,6 +126,23 @@ export function boundedStringify(value: unknown, maxLength: number): string | un
 }
 
 /**
+ * Counts a list's items as they are read against the `room` (characters) its answer may still
+ * build, and throws {@link AnswerTooLargeError} (of the limit `maxBytes`) as soon as they alone
+ * pass it: such a list stops reading there instead of being read whole and refused after. Each
+ * item counts its JSON text and one comma, never more than the answer holds them in, so a list
+ * that fits is never refused here (the answer's own check has the last word).
+ */
+export function itemMeter(room: number, maxBytes: number): (items: readonly unknown[]) => void {
+  let left = room;
+  return (items) => {
+    for (const item of items) {
+      left -= (JSON.stringify(item)?.length ?? 0) + 1;
+      if (left < 0) throw new AnswerTooLargeError(maxBytes);
+    }
+  };
+}
+
+/**
  * What one tRPC batch may still build, shared by its calls (`Context.answerBudget`): each call's
  * result is counted once it resolves, and calls wait for one of `slots` (shared by every batch
  * of the process), so a batch past the limit stops calling the database instead of building

@@ -92,6 +92,8 @@ export function createRestHandler(
         });
         return { status: 200, body };
       }
+      // A read's lists stop reading once past the limit (`listMeter`).
+      if (route.method === "GET") ctx.answerLimit = maxAnswerBytes;
       const data = await call(ctx, route.procedure, input);
       const status = ctx.res.status ?? route.success[0];
       if (!route.success.includes(status)) {

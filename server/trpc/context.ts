@@ -56,6 +56,12 @@ export interface Context extends Services {
    * layer for the requests tRPC's own handler answers, absent everywhere else.
    */
   answerBudget?: AnswerBudget;
+  /**
+   * The most characters of JSON this call's answer may build (`MAX_ANSWER_BYTES`): set by REST
+   * and the `/trpc` fast path for a single read that is not streamed, so that a list stops
+   * reading once past it (`listMeter` in `pages.ts`).
+   */
+  answerLimit?: number;
 }
 
 /**

@@ -116,6 +116,8 @@ export function createTrpcFastPath(
         });
         return new Response(body, { status, headers: streamHeaders });
       }
+      // A read's lists stop reading once past the limit (`listMeter`).
+      if (type === "query") ctx.answerLimit = maxAnswerBytes;
       json = { result: { data: await call(ctx, path.split("."), input) } };
       if (type === "query") {
         // Given up as soon as it passes the limit, before it is built whole (a mutation's answer

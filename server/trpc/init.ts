@@ -1,6 +1,6 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { ERRORS, toApiError, trpcErrorShape } from "../errors.ts";
+import { AnswerTooLargeError, ERRORS, toApiError, trpcErrorShape } from "../errors.ts";
 import { DomainError } from "../domain/errors.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { boundedStringify } from "../payload/answer_size.ts";
@@ -58,6 +58,8 @@ export const apiProcedure = t.procedure.use(({ ctx, type, next }) => {
   if (!budget || type !== "query") return next();
   return budget.run(next, (result) => {
     if (!result.ok) {
+      // A list that stopped reading past the budget: the batch is answered 413 as a whole.
+      if (result.error.cause instanceof AnswerTooLargeError) return null;
       if (isDatabaseUnavailable(result.error.cause)) budget.unavailable = result.error;
       return 0;
     }

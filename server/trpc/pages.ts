@@ -10,6 +10,8 @@
  * @module
  */
 import type { Page } from "../domain/pages.ts";
+import { itemMeter } from "../payload/answer_size.ts";
+import type { Context } from "./context.ts";
 
 /** Tells the server layer (`server/http/serve.ts`) to send a body as it comes. */
 export const STREAMED = { "transfer-encoding": "chunked" };
@@ -23,6 +25,16 @@ const STREAM_CHUNK = 64 * 1024;
 /** The answer of a procedure for a page: its rows, their count and the next page's cursor. */
 export function pageAnswer<T>(page: Page<T>) {
   return { data: page.rows, meta: { count: page.rows.length, next_after: page.next } };
+}
+
+/**
+ * What a list's items are counted with as they are read (`itemMeter`): against what its batch may
+ * still build, or its single answer's limit; undefined when its answer is not bounded (streamed).
+ */
+export function listMeter(ctx: Context): ((items: readonly unknown[]) => void) | undefined {
+  const budget = ctx.answerBudget;
+  if (budget) return itemMeter(budget.remaining, budget.maxBytes);
+  return ctx.answerLimit === undefined ? undefined : itemMeter(ctx.answerLimit, ctx.answerLimit);
 }
 
 interface ListPage {

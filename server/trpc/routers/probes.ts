@@ -24,7 +24,7 @@ import {
 import { unavailable } from "../../domain/errors.ts";
 import type { Context } from "../context.ts";
 import { apiProcedure, router } from "../init.ts";
-import { pageAnswer } from "../pages.ts";
+import { listMeter, pageAnswer } from "../pages.ts";
 import { shown } from "../shown.ts";
 
 const tags = ["probes"];
@@ -47,13 +47,16 @@ async function create(ctx: Context, input: z.infer<typeof probeCreateInput>) {
 }
 
 async function list(ctx: Context, { project, ...page }: z.infer<typeof probeListInput>) {
+  const show = shown(ctx);
+  const meter = listMeter(ctx);
   const { rows, next } = await listProbes({
     db: ctx.db,
     project,
     page,
     defaults: ctx.probeDefaults,
+    // Probes can be big: counted as they are read, a list too large stops reading (413).
+    onRows: meter && ((rows) => meter(rows.map((p) => show.probe(p)))),
   });
-  const show = shown(ctx);
   return pageAnswer({ rows: rows.map((p) => show.probe(p)), next });
 }
 
