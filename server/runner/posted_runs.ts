@@ -4,6 +4,12 @@
  * `parseRunId` in `shared/runner_protocol.ts`). Shared by `remote_runs.ts` (leased runs)
  * and `offline_runs.ts` (runs made during an outage).
  *
+ * Results are dated by the service's clock: a `started_at` more than `CLOCK_SKEW_MS` ahead of
+ * it, before the run's due time less the lease a claim gives it, or more than the skew before
+ * its probe was made is refused (`expired`), as is a run due before the probe was made; a start
+ * ahead of the service's clock by less is recorded as of the service's clock, so a location's
+ * last run, and when it goes stale, never run ahead of the service.
+ *
  * @module
  */
 import type { ResultsPostAnswer, ResultsPostInput, RunRef } from "@probe/shared";
@@ -18,19 +24,48 @@ export const holderOf = (runner: string, claim: string) => `${runner}#${claim}`;
 
 export type RunStatus = ResultsPostAnswer["results"][number]["status"];
 
+/** How far ahead of the service's clock a posted `started_at` may be: clocks differ a little. */
+export const CLOCK_SKEW_MS = 30_000;
+
+type Posted = ResultsPostInput["results"][number];
+
 /** What recording a post's runs takes: whose runs, which, and the service's clock. */
 export interface PostedRuns {
   location: string;
   /** The posting runner's name: its leases are held as `<runner>#<claim>`. */
   runner: string;
-  runs: { ref: RunRef; result: ResultsPostInput["results"][number] }[];
+  runs: { ref: RunRef; result: Posted }[];
   verdicts: Verdicts;
   at: number;
+  /** The lease a claim gives a run of a probe with this timeout (null: the service's). */
+  lease: (timeoutMs: number | null) => number;
+}
+
+/** A probe as a posted result of it is judged (ms). */
+export interface PostedProbe {
+  intervalMs: number;
+  createdAt: number;
+  /** The lease a claim gives its runs. */
+  leaseMs: number;
+}
+
+/** Whether a result starts further ahead of the service's clock than `CLOCK_SKEW_MS`. */
+export const aheadOfClock = (r: Posted, at: number) =>
+  Date.parse(r.started_at) > at + CLOCK_SKEW_MS;
+
+/**
+ * Whether a result is dated where no run of its slot could be: started before the run's due
+ * time less its lease or before its probe was made (less the skew), or due before then.
+ */
+export function misdated(r: Posted, ref: RunRef, probe: PostedProbe): boolean {
+  const started = Date.parse(r.started_at);
+  return started < ref.due - probe.leaseMs || started < probe.createdAt - CLOCK_SKEW_MS ||
+    ref.due < probe.createdAt - CLOCK_SKEW_MS;
 }
 
 /** A posted result as the store records it, with the probe's next due time. */
 export function completedOf(
-  r: ResultsPostInput["results"][number],
+  r: Posted,
   ref: RunRef,
   intervalMs: number,
   at: number,
@@ -46,7 +81,8 @@ export function completedOf(
     }),
     inMaintenance: ref.inMaintenance,
     result: {
-      startedAt: new Date(r.started_at),
+      // A start ahead of the service's clock (by the skew at most) is dated by the service's.
+      startedAt: new Date(Math.min(Date.parse(r.started_at), at)),
       durationMs: r.duration_ms,
       outcome: r.outcome,
       httpStatus: r.http_status,
@@ -57,22 +93,34 @@ export function completedOf(
   };
 }
 
-/** The interval (ms) of each probe that still exists. */
-export async function intervalsOf(
+/** What `postedProbeOf` reads of a probe's row. */
+export interface PostedProbeRow {
+  interval_seconds: number | null;
+  timeout_ms: number | null;
+  created_at: Date | string;
+}
+
+/** A probe's row as `PostedProbe`: `intervalMs` where it has no interval of its own. */
+export const postedProbeOf = (
+  r: PostedProbeRow,
+  { intervalMs, lease }: { intervalMs: number; lease: PostedRuns["lease"] },
+): PostedProbe => ({
+  intervalMs: r.interval_seconds === null ? intervalMs : r.interval_seconds * 1000,
+  createdAt: new Date(r.created_at).getTime(),
+  leaseMs: lease(r.timeout_ms),
+});
+
+/** Each probe of `keys` that still exists, as `PostedProbe`. */
+export async function postedProbes(
   trx: Db,
   keys: string[],
-  defaultMs: number,
-): Promise<Map<string, number>> {
-  const rows = await sql<{ key: number | string; interval_seconds: number | null }>`
-    select key, interval_seconds from probes
+  defaults: { intervalMs: number; lease: PostedRuns["lease"] },
+): Promise<Map<string, PostedProbe>> {
+  const rows = await sql<PostedProbeRow & { key: number | string }>`
+    select key, interval_seconds, timeout_ms, created_at from probes
     where key in (select x.k from json_to_recordset(${json([...new Set(keys)].map((k) => ({ k })))})
       as x(k bigint))`.execute(trx);
-  return new Map(
-    rows.rows.map((r) => [
-      String(r.key),
-      r.interval_seconds === null ? defaultMs : r.interval_seconds * 1000,
-    ]),
-  );
+  return new Map(rows.rows.map((r) => [String(r.key), postedProbeOf(r, defaults)]));
 }
 
 /**

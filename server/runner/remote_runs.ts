@@ -11,9 +11,10 @@
  *   recorded), then records the runs whose lease the claim still holds for that very due time
  *   (`recordRunsIn`, the built-in runners' statement), in one transaction. A run recorded before
  *   is `duplicate` (its result is found), any other `expired`: its lease ran out and another
- *   runner took it over, or the probe stopped running there. So a run is recorded at most once,
- *   however often it is posted. Runs a runner made while it could not reach the service (ids
- *   marked `.o`) are recorded after those, by `offline_runs.ts`.
+ *   runner took it over, the probe stopped running there, or its result is dated where no run
+ *   of it could be (`posted_runs.ts`: results are dated by the service's clock). So a run is
+ *   recorded at most once, however often it is posted. Runs a runner made while it could not
+ *   reach the service (ids marked `.o`) are recorded after those, by `offline_runs.ts`.
  * - Both say the runner was seen (`location_runners`).
  *
  * @module
@@ -33,9 +34,11 @@ import { runnerSeen as seen } from "../domain/locations.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
 import { claimDue, type Completed, extendLeases, recordRunsIn } from "./store.ts";
 import {
+  aheadOfClock,
   completedOf,
   holderOf,
-  intervalsOf,
+  misdated,
+  postedProbes,
   type PostedRuns,
   recordedSlots,
   type RunStatus,
@@ -161,13 +164,17 @@ export function createRemoteRuns(
       await seen(db, location, input);
       const refs = input.results.map((r) => parseRunId(r.run_id));
       await checkClaims(db, location, input, refs);
-      const runs = input.results.map((result, i) => ({ ref: refs[i]!, result, i }));
       const at = now();
-      const status: RunStatus[] = runs.map(() => "expired");
+      // Results dated ahead of the service's clock are expired here, before the database sees
+      // them (`posted_runs.ts`).
+      const runs = input.results.map((result, i) => ({ ref: refs[i]!, result, i }))
+        .filter((r) => !aheadOfClock(r.result, at));
+      const status: RunStatus[] = input.results.map(() => "expired");
       // Leased runs first, then those made during an outage, each in a transaction of its own.
       const leased = runs.filter((r) => !r.ref.offline);
       const offline = runs.filter((r) => r.ref.offline);
-      const who = { location, runner: input.runner, verdicts, at };
+      const lease = (t: number | null) => leaseMs(Math.max(t ?? timeoutMs, timeoutMs));
+      const who = { location, runner: input.runner, verdicts, at, lease };
       if (leased.length > 0) {
         const got = await recordLeased(db, { ...who, runs: leased });
         leased.forEach((r, j) => status[r.i] = got[j]);
@@ -214,11 +221,12 @@ async function checkClaims(
 /** Records what can be of leased runs, in one transaction, and says what became of each. */
 async function recordLeased(
   db: Db,
-  { location, runner, runs, verdicts, at }: PostedRuns,
+  { location, runner, runs, verdicts, at, lease }: PostedRuns,
 ): Promise<RunStatus[]> {
   const status: RunStatus[] = runs.map(() => "expired");
   await withBudget(db, "runner").transaction().execute(async (trx) => {
-    const intervals = await intervalsOf(trx, runs.map((r) => r.ref.key), verdicts.intervalMs);
+    const keys = runs.map((r) => r.ref.key);
+    const probes = await postedProbes(trx, keys, { intervalMs: verdicts.intervalMs, lease });
     // One lease holder per claim; a post may carry several claims' runs.
     const byHolder = new Map<string, { index: number; ref: RunRef; completed: Completed }[]>();
     const firsts = new Set<string>();
@@ -227,11 +235,12 @@ async function recordLeased(
       const run = `${ref.key}@${ref.due}`;
       if (firsts.has(run)) return void (status[index] = "duplicate");
       firsts.add(run);
-      const intervalMs = intervals.get(ref.key);
-      if (intervalMs === undefined) return; // the probe is gone: expired
+      const probe = probes.get(ref.key);
+      if (probe === undefined) return; // the probe is gone: expired
+      if (misdated(r, ref, probe)) return;
       const holder = holderOf(runner, ref.claim);
       const list = byHolder.get(holder) ?? [];
-      list.push({ index, ref, completed: completedOf(r, ref, intervalMs, at) });
+      list.push({ index, ref, completed: completedOf(r, ref, probe.intervalMs, at) });
       byHolder.set(holder, list);
     });
     for (const [holder, held] of byHolder) {

@@ -1,17 +1,21 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { apiSuite, TEST_READ_KEY, type TestClient, uniqueName } from "../testing/app.ts";
+import {
+  apiSuite,
+  TEST_READ_KEY,
+  type TestClient,
+  type TestContext,
+  uniqueName,
+} from "../testing/app.ts";
+import {
+  claimAs as claim,
+  makeLocation as location,
+  postAs as post,
+  resultOf,
+  TEST_RUNNER as runner,
+} from "../testing/remote_runs.ts";
 import { startTarget, type Target } from "../testing/target_server.ts";
 import { gridAfter, offsetOf } from "../domain/schedule.ts";
-
-const runner = { runner: "r1", version: "test-1" };
-
-async function location(api: TestClient) {
-  const name = uniqueName("loc");
-  const res = await api.post("/api/v1/locations", { name });
-  assert.equal(res.status, 201);
-  return { name, token: res.body.data.token as string };
-}
 
 /** A project with one probe of `target` that runs from `where` only. */
 async function probeAt(api: TestClient, target: Target, where: string) {
@@ -25,20 +29,10 @@ async function probeAt(api: TestClient, target: Target, where: string) {
   return { project, probeId: res.body.data.probe_id as string };
 }
 
-const claim = (api: TestClient, token: string, body: Record<string, unknown> = {}) =>
-  api.post("/api/v1/runner/claim", { ...runner, wait_seconds: 0, ...body }, { key: token });
-
-/** What a runner posts for a run it made: an `up` run answered 200. */
-const resultOf = (runId: string) => ({
-  run_id: runId,
-  started_at: new Date().toISOString(),
-  duration_ms: 12,
-  outcome: "up",
-  http_status: 200,
-  error: null,
-  address: "127.0.0.1",
-  failed_checks: null,
-});
+/** Dates `project`'s probes a day back: runs of slots before they were made are refused. */
+const madeADayAgo = (app: TestContext["app"], project: string) =>
+  sql`update probes set created_at = now() - interval '1 day' where project = ${project}`
+    .execute(app.database.db);
 
 /** The run of `target`'s probe among those a claim (of up to 1,000) answers. */
 const claimRunOf = async (api: TestClient, token: string, target: Target) =>
@@ -52,9 +46,6 @@ const failingResultOf = (runId: string) => ({
   http_status: 503,
   error: "HTTP 503",
 });
-
-const post = (api: TestClient, token: string, results: unknown[], who = runner) =>
-  api.post("/api/v1/runner/results", { ...who, results }, { key: token });
 
 apiSuite("the runner protocol", (test) => {
   test("a location token may call the runner protocol and nothing else", async ({ api }) => {
@@ -224,6 +215,7 @@ apiSuite("the runner protocol", (test) => {
     try {
       const eu = await location(api);
       const { project, probeId } = await probeAt(api, target, eu.name);
+      await madeADayAgo(app, project);
       const other = await probeAt(api, target, "local");
       const run = await claimRunOf(api, eu.token, target);
       const [claimId, key, due] = run.run_id.split(".");
@@ -281,6 +273,7 @@ apiSuite("the runner protocol", (test) => {
     try {
       const eu = await location(api);
       const { project } = await probeAt(api, target, eu.name);
+      await madeADayAgo(app, project);
       const run = await claimRunOf(api, eu.token, target);
       const [claimId, key, due] = run.run_id.split(".");
       const interval = run.interval_seconds * 1000;

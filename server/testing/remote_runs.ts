@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { BASE } from "./app.ts";
+import { BASE, type TestClient, uniqueName } from "./app.ts";
 
 export interface RemoteRunOptions {
   outcome?: "up" | "degraded" | "down";
@@ -62,4 +62,51 @@ export async function runRemotely(
     })),
   });
   return posted.recorded as number;
+}
+
+/** The runner the protocol's tests post as, unless they name another. */
+export const TEST_RUNNER = { runner: "r1", version: "test-1" };
+
+/** A new remote location: its name and token. */
+export async function makeLocation(api: TestClient): Promise<{ name: string; token: string }> {
+  const name = uniqueName("loc");
+  const res = await api.post("/api/v1/locations", { name });
+  if (res.status !== 201) throw new Error(`a location answered ${res.status}: ${res.text}`);
+  return { name, token: res.body.data.token as string };
+}
+
+/** Claims with `token`, as `TEST_RUNNER` unless `body` names another, without waiting. */
+export const claimAs = (api: TestClient, token: string, body: Record<string, unknown> = {}) =>
+  api.post("/api/v1/runner/claim", { ...TEST_RUNNER, wait_seconds: 0, ...body }, { key: token });
+
+/** Posts `results` with `token`, as `who`. */
+export const postAs = (api: TestClient, token: string, results: unknown[], who = TEST_RUNNER) =>
+  api.post("/api/v1/runner/results", { ...who, results }, { key: token });
+
+/** What a runner posts for a run it made: an `up` run answered 200, started now. */
+export const resultOf = (runId: string) => ({
+  run_id: runId,
+  started_at: new Date().toISOString(),
+  duration_ms: 12,
+  outcome: "up",
+  http_status: 200,
+  error: null,
+  address: "127.0.0.1",
+  failed_checks: null,
+});
+
+/** A new project with one probe that runs from `location` only (its target is never reached). */
+export async function probeOnlyAt(
+  api: TestClient,
+  location: string,
+): Promise<{ project: string; probeId: string }> {
+  const project = uniqueName();
+  const created = await api.post("/api/v1/projects", { project });
+  if (created.status !== 201) throw new Error(`a project answered ${created.status}`);
+  const made = await api.post(`/api/v1/projects/${project}/probes`, {
+    url: `http://127.0.0.1:9/${uniqueName("q")}`,
+    locations: [location],
+  });
+  if (made.status !== 201) throw new Error(`a probe answered ${made.status}: ${made.text}`);
+  return { project, probeId: made.body.data.probe_id as string };
 }
