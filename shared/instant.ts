@@ -12,6 +12,9 @@ export const MAX_INSTANT = "9998-12-31T23:59:59.999Z";
 const MIN_MS = Date.parse(MIN_INSTANT);
 const MAX_MS = Date.parse(MAX_INSTANT);
 
+/** Whether `ms` (since the epoch) lies from {@link MIN_INSTANT} to {@link MAX_INSTANT}. */
+export const inInstantRange = (ms: number) => ms >= MIN_MS && ms <= MAX_MS;
+
 const FIELDS = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:Z|([+-])(\d\d):(\d\d))$/;
 
 /**
@@ -47,10 +50,7 @@ export function instantMs(text: string): number {
  * millisecond (`2031-03-01T08:00:00.000Z`), the one form `new Date` reads exactly.
  */
 export const instant = z.iso.datetime({ offset: true, abort: true })
-  .refine((text) => {
-    const ms = instantMs(text);
-    return ms >= MIN_MS && ms <= MAX_MS;
-  }, {
+  .refine((text) => inInstantRange(instantMs(text)), {
     message: `must lie between ${MIN_INSTANT} and ${MAX_INSTANT} once its offset is applied`,
     abort: true,
   })

@@ -251,7 +251,7 @@ apiSuite("time inputs", (test) => {
     );
   });
 
-  test("runner results: started_at is recorded as the instant it names; outside the range 422", async ({ api }) => {
+  test("runner results: started_at is recorded as the instant it names, outside the range 422; a run id due outside it 409", async ({ api }) => {
     const target = await startTarget();
     try {
       const name = uniqueName("loc");
@@ -312,6 +312,26 @@ apiSuite("time inputs", (test) => {
           const res = await post(runs[0].run_id, textOf(w));
           if (!inRange(instantOf(w))) return assertRefused(res, "results.0.started_at");
           assert.equal(res.status, 200, `${textOf(w)}: ${res.text}`);
+        }),
+        params,
+      );
+      // The due time a run id carries (ms, up to 16 digits; another one for a run made during an
+      // outage): outside the range it names no run this location was given, so 409 naming it.
+      const [claim, key] = runs[0].run_id.split(".");
+      const dues = fc.oneof(
+        fc.bigInt({ min: 0n, max: 9_999_999_999_999_999n }),
+        fc.bigInt({ min: BigInt(MAX_MS) - 2n, max: BigInt(MAX_MS) + 2n }),
+      );
+      await fc.assert(
+        fc.asyncProperty(dues, fc.boolean(), async (due, outage) => {
+          const runId = `${claim}.${key}.${due}.0${outage ? ".o" : ""}`;
+          const res = await post(runId, new Date().toISOString());
+          if (due > BigInt(MAX_MS)) {
+            assert.equal(res.status, 409, `${runId}: ${res.text}`);
+            assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [
+              "results.0.run_id",
+            ]);
+          } else assert.equal(res.status, 200, `${runId}: ${res.text}`);
         }),
         params,
       );
