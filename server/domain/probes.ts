@@ -16,6 +16,7 @@ import { json } from "../db/json.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./errors.ts";
 import {
   decodeCursor,
+  encodeCursor,
   notACursor,
   type Page,
   pageOf,
@@ -305,7 +306,7 @@ export const LIST_PART_BYTES = 1024 * 1024;
  * read), then its probes a part of at most `LIST_PART_BYTES` at a time (at least one probe).
  */
 export async function listProbes(
-  { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS, onRows }: {
+  { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS, onRows, cutAfterBytes }: {
     db: Db;
     project?: string;
     page?: PageRequest;
@@ -313,6 +314,11 @@ export async function listProbes(
     defaults?: ProbeDefaults;
     /** Told of each part's probes once read, before the next part is; may throw to stop. */
     onRows?: (rows: Probe[]) => void;
+    /**
+     * For a walk through the whole list (streaming), whose pages no caller sees: the page ends
+     * after the part that brings its stored bytes to this many, its cursor pointing at the rest.
+     */
+    cutAfterBytes?: number;
   },
 ): Promise<Page<Probe>> {
   let query = db.selectFrom("probes").select(["key", "project", "url", "stored_bytes"]);
@@ -330,9 +336,12 @@ export async function listProbes(
   }
   const keys = await query.orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
     .limit(rowsToRead(page)).execute();
-  const { rows: listed, next } = pageOf(keys, page, (row) => [row.project, row.url], "probes");
+  const keyOf = (row: { project: string; url: string }) => [row.project, row.url];
+  const { rows: listed, next } = pageOf(keys, page, keyOf, "probes");
   const rows: Probe[] = [];
-  for (const part of partsOf(listed)) {
+  let bytes = 0;
+  const parts = partsOf(listed);
+  for (const [i, part] of parts.entries()) {
     const read = await db.selectFrom("probes")
       .innerJoin("projects", "projects.name", "probes.project")
       .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
@@ -343,6 +352,10 @@ export async function listProbes(
     const probes = read.map((row) => probeOf(row, defaults));
     onRows?.(probes);
     rows.push(...probes);
+    bytes += part.reduce((sum, row) => sum + row.stored_bytes, 0);
+    if (cutAfterBytes !== undefined && bytes >= cutAfterBytes && i < parts.length - 1) {
+      return { rows, next: encodeCursor(keyOf(part.at(-1)!)) };
+    }
   }
   return { rows, next };
 }

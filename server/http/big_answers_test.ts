@@ -166,14 +166,21 @@ for (const backend of backends()) {
   });
 }
 
-/** Counts the characters of the rows the database gives back (their JSON), across queries. */
+/**
+ * Counts the characters of the rows the database gives back (their JSON), across queries, and
+ * the most one query gave.
+ */
 class RowsRead implements KyselyPlugin {
   chars = 0;
+  largest = 0;
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     return args.node;
   }
   transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    for (const row of args.result.rows) this.chars += JSON.stringify(row).length;
+    let chars = 0;
+    for (const row of args.result.rows) chars += JSON.stringify(row).length;
+    this.chars += chars;
+    this.largest = Math.max(this.largest, chars);
     return Promise.resolve(args.result);
   }
 }
@@ -251,6 +258,17 @@ for (const backend of backends()) {
           // The limit (1 MiB) and the part read past it (1 MiB); the page holds ~5 MB.
           assert.ok(read < 2.5 * LIMIT, `${read} characters read`);
         }
+      });
+
+      await t.step("a whole list streamed reads big probes a few at a time", async () => {
+        counter.largest = 0;
+        const whole = await api.get(`/api/v1/projects/${project}/probes`);
+        assert.equal(whole.status, 200);
+        assert.equal(whole.body.meta.count, 1001);
+        assert.equal(whole.body.data[49].headers["x-h11"], "v".repeat(8000));
+        assert.equal(whole.body.data[50].url, "https://t-0050.example.com/");
+        // A page of 500 would read the 50 big probes at once: ~5 MB.
+        assert.ok(counter.largest < 2.5 * LIMIT, `${counter.largest} characters in one query`);
       });
 
       await t.step("what fits is answered whole, as before", async () => {

@@ -62,6 +62,12 @@ export interface Context extends Services {
    * reading once past it (`listMeter` in `pages.ts`).
    */
   answerLimit?: number;
+  /**
+   * Set for the pages of a whole list being streamed (`streamList` in `pages.ts`), which no
+   * caller sees: a list of big items may end such a page after about this many stored bytes,
+   * with the cursor of the rest, so that a page is never read whole at 500 big items.
+   */
+  listPageBytes?: number;
 }
 
 /**

@@ -19,6 +19,12 @@ export const STREAMED = { "transfer-encoding": "chunked" };
 /** How many items a streamed list reads at a time. */
 export const STREAM_PAGE_SIZE = 500;
 
+/**
+ * Stored bytes after which a streamed page of big items may end early (`Context.listPageBytes`):
+ * 500 probes of ~400 KB are never read as one page.
+ */
+export const STREAM_PAGE_BYTES = 1024 * 1024;
+
 /** A streamed list is sent in parts of about this many characters. */
 const STREAM_CHUNK = 64 * 1024;
 
@@ -48,7 +54,7 @@ interface ListPage {
  * be answered with its status; a later failure is told to `onError` and errors the stream (the
  * connection is cut: a truncated body is never taken for a whole one).
  */
-export async function streamList<C>(
+export async function streamList<C extends Pick<Context, "listPageBytes"> | null>(
   { call, ctx, path, input, prefix = "", suffix = "", onError, pageSize = STREAM_PAGE_SIZE }: {
     call: (ctx: C, path: readonly string[], input: unknown) => Promise<unknown>;
     ctx: C;
@@ -61,8 +67,10 @@ export async function streamList<C>(
     pageSize?: number;
   },
 ): Promise<ReadableStream<Uint8Array>> {
+  // The walk's pages are its own: a list of big items may end one early, with its cursor.
+  const walk = ctx === null ? ctx : { ...ctx, listPageBytes: STREAM_PAGE_BYTES };
   const read = (after: unknown) =>
-    call(ctx, path, { ...input, limit: pageSize, after }) as Promise<ListPage>;
+    call(walk, path, { ...input, limit: pageSize, after }) as Promise<ListPage>;
   let page = await read(input.after);
   let count = 0;
   let text = `${prefix}{"data":[`;

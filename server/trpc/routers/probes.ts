@@ -56,6 +56,7 @@ async function list(ctx: Context, { project, ...page }: z.infer<typeof probeList
     defaults: ctx.probeDefaults,
     // Probes can be big: counted as they are read, a list too large stops reading (413).
     onRows: meter && ((rows) => meter(rows.map((p) => show.probe(p)))),
+    cutAfterBytes: ctx.listPageBytes,
   });
   return pageAnswer({ rows: rows.map((p) => show.probe(p)), next });
 }
