@@ -210,3 +210,23 @@ export const failedCheck = z.object({
   ),
 });
 export type FailedCheck = z.infer<typeof failedCheck>;
+
+/** Longest `check` (an assertion's name) and `expected` a remote runner may post. */
+export const MAX_CHECK_LENGTH = 64;
+export const MAX_EXPECTED_LENGTH = 200;
+
+/**
+ * A failed check as a remote runner posts it: `failedCheck` with every string bounded (the
+ * longest the runner writes fit) and storable, and no other field.
+ */
+export const postedFailedCheck = z.strictObject({
+  check: assertionText(1, MAX_CHECK_LENGTH).describe(
+    `${failedCheck.shape.check.description} At most ${MAX_CHECK_LENGTH} characters.`,
+  ),
+  expected: assertionText(0, MAX_EXPECTED_LENGTH).describe(
+    `${failedCheck.shape.expected.description} At most ${MAX_EXPECTED_LENGTH} characters.`,
+  ),
+  seen: assertionText(0, MAX_SEEN_LENGTH).optional().describe(
+    failedCheck.shape.seen.description ?? "",
+  ),
+});

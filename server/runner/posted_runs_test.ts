@@ -5,6 +5,15 @@ import { claimAs, makeLocation, postAs, probeOnlyAt, resultOf } from "../testing
 import { gridAfter, offsetOf } from "../domain/schedule.ts";
 import { STALE_INTERVALS } from "../alerts/verdicts.ts";
 import { CLOCK_SKEW_MS } from "./posted_runs.ts";
+import { evaluate } from "./assertions.ts";
+import {
+  MAX_ASSERTION_TEXT,
+  MAX_CHECK_LENGTH,
+  MAX_EXPECTED_LENGTH,
+  MAX_SEEN_LENGTH,
+  postedFailedCheck,
+  type ProbeExpect,
+} from "@probe/shared";
 
 /** A location running one new probe, and the run a claim gave for it. */
 async function claimedRun({ api }: TestContext) {
@@ -18,7 +27,7 @@ async function claimedRun({ api }: TestContext) {
 
 const startedAt = (runId: string, at: string) => ({ ...resultOf(runId), started_at: at });
 
-apiSuite("posted results are dated by the service's clock", (test) => {
+apiSuite("posted results: dated by the service's clock, every string bounded", (test) => {
   test("a start far ahead of the service's clock, or before the run could be, records nothing", async (t) => {
     const { api, app } = t;
     const p = await claimedRun(t);
@@ -85,5 +94,56 @@ apiSuite("posted results are dated by the service's clock", (test) => {
     assert.deepEqual(res.body.data.results.map((r: { status: string }) => r.status), ["expired"]);
     const stats = await api.get(`/api/v1/projects/${p.project}/probes/${p.probeId}/stats`);
     assert.equal(stats.body.data.runs, 1, stats.text);
+  });
+
+  test("every string a posted failed check holds is bounded: 422 naming it, nothing recorded", async (t) => {
+    const { api } = t;
+    const p = await claimedRun(t);
+    const failing = (check: Record<string, unknown>) => ({
+      ...resultOf(p.run.run_id),
+      outcome: "down",
+      failed_checks: [{ check: "status", expected: "below 400", seen: "500", ...check }],
+    });
+    const at = "results.0.failed_checks.0";
+    for (
+      const [bad, path] of [
+        [{ check: "c".repeat(100_000) }, `${at}.check`],
+        [{ check: "c".repeat(MAX_CHECK_LENGTH + 1) }, `${at}.check`],
+        [{ check: "" }, `${at}.check`],
+        [{ check: "status\u0000" }, `${at}.check`],
+        [{ expected: "e".repeat(MAX_EXPECTED_LENGTH + 1) }, `${at}.expected`],
+        [{ seen: "s".repeat(MAX_SEEN_LENGTH + 1) }, `${at}.seen`],
+        [{ note: "n".repeat(100_000) }, `${at}.note`],
+      ] as const
+    ) {
+      const res = await postAs(api, p.token, [failing(bad)]);
+      assert.equal(res.status, 422, `${path}: ${res.text.slice(0, 200)}`);
+      assert.equal(res.body.error.details[0].path, path);
+    }
+    const results = await api.get(`/api/v1/projects/${p.project}/probes/${p.probeId}/results`);
+    assert.deepEqual(results.body.data, []);
+    // The longest the runner's own assertions write fit, and are recorded.
+    const long = (c: string) => c.repeat(MAX_ASSERTION_TEXT);
+    const expect: ProbeExpect = {
+      status: [200, "3xx"],
+      body: { contains: [long('"'), long("\u00e9")], not_contains: [long("{")] },
+      json: [
+        { path: `/${long("~0").slice(0, 510)}`, op: "eq", value: long('"') },
+        { path: "/a", op: "contains", value: long("x") },
+      ],
+      headers: [{ name: "x".repeat(128), op: "eq", value: long("v") }],
+      certificate_days: 3650,
+    };
+    const checks = evaluate(expect, {
+      status: 599,
+      headers: { ["x".repeat(128)]: long("w") },
+      body: JSON.stringify({ a: long("{"), [long("~").slice(0, 255)]: long("\u0000") }),
+      certificate: { validTo: new Date(0) },
+      now: Date.now(),
+    });
+    assert.equal(checks.length, 8, checks.map((c) => c.check).join());
+    for (const c of checks) assert.ok(postedFailedCheck.safeParse(c).success, JSON.stringify(c));
+    const res = await postAs(api, p.token, [{ ...failing({}), failed_checks: checks }]);
+    assert.equal(res.body.data.recorded, 1, res.text.slice(0, 300));
   });
 });

@@ -9813,9 +9813,9 @@ export interface operations {
             error: string | null;
             address: string | null;
             failed_checks: {
-              /** @description Which assertion: status, body.contains.0, body.not_contains.1, json.0, headers.2, certificate_days. */
+              /** @description Which assertion: status, body.contains.0, body.not_contains.1, json.0, headers.2, certificate_days. At most 64 characters. */
               check: string;
-              /** @description What was expected, in a few words. */
+              /** @description What was expected, in a few words. At most 200 characters. */
               expected: string;
               /** @description What was seen instead: at most 200 characters, a body excerpt at most 80, credential-like header values never shown. */
               seen?: string;
