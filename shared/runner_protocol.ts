@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { failedCheck, probeExpect } from "./expect.ts";
+import { postedFailedCheck, probeExpect } from "./expect.ts";
 import { inInstantRange, instant } from "./instant.ts";
 import { outcome } from "./results.ts";
 import { text } from "./project.ts";
@@ -82,7 +82,7 @@ export const postedResult = z.strictObject({
   http_status: z.int().min(100).max(599).nullable(),
   error: text(500).nullable(),
   address: text(100).nullable(),
-  failed_checks: z.array(failedCheck).max(100).nullable(),
+  failed_checks: z.array(postedFailedCheck).max(100).nullable(),
 });
 export type PostedResult = z.infer<typeof postedResult>;
 
@@ -94,10 +94,13 @@ export type ResultsPostInput = z.infer<typeof resultsPostInput>;
 
 /**
  * What became of each posted result: `recorded` now, `duplicate` (recorded before: posting
- * twice records once), or `expired` (its lease ran out and another runner took the run over, or
- * the probe no longer runs there; for a run made while the service could not be reached, also
- * when another runner held the probe's slot, or the due time is not on the probe's grid, in
- * the future, or older than a day): not recorded.
+ * twice records once), or `expired` (its lease ran out and another runner took the run over,
+ * the probe no longer runs there, or its `started_at` is more than 30 s ahead of the service's
+ * clock, before the run's due time less its lease or before the probe was made; for a run made
+ * while the service could not be reached, also when another claim's live lease holds the
+ * probe's slot, or the due time is not on the probe's grid, in the future, older than a day or
+ * before the probe was made): not recorded (docs/locations.md, "Results are dated by the
+ * service's clock").
  */
 export const RUN_STATUSES = ["recorded", "duplicate", "expired"] as const;
 
