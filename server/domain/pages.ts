@@ -59,6 +59,14 @@ export const notACursor = () =>
     { path: "after", message: "is not a cursor this list gave (use meta.next_after)" },
   ]);
 
+/** A list asked for without `limit` that holds more than {@link MAX_PAGE_LIMIT} `what`. */
+export const listTooLong = (what: string) =>
+  new DomainError("validation_failed", "Validation failed", [{
+    path: "limit",
+    message: `more than ${MAX_PAGE_LIMIT} ${what} match: ask for pages with limit and after, or ` +
+      "make the call alone (not in a batch) to have the whole list streamed",
+  }]);
+
 /** The page of `rows` (read with `rowsToRead`), with the cursor of the next one. */
 export function pageOf<T>(
   rows: T[],
@@ -68,14 +76,7 @@ export function pageOf<T>(
 ): Page<T> {
   const limit = request.limit ?? MAX_PAGE_LIMIT;
   if (rows.length <= limit) return { rows, next: null };
-  if (request.limit === undefined) {
-    throw new DomainError("validation_failed", "Validation failed", [{
-      path: "limit",
-      message:
-        `more than ${MAX_PAGE_LIMIT} ${what} match: ask for pages with limit and after, or make ` +
-        "the call alone (not in a batch) to have the whole list streamed",
-    }]);
-  }
+  if (request.limit === undefined) throw listTooLong(what);
   rows.length = limit;
   return { rows, next: encodeCursor(keyOf(rows[limit - 1])) };
 }

@@ -1,6 +1,7 @@
 import {
   CERTIFICATE_ON_HTTP_MESSAGE,
   certificateOnHttp,
+  MAX_PAGE_LIMIT,
   type Probe,
   PROBE_INTERVAL_SECONDS,
   PROBE_TIMEOUT_MS,
@@ -17,6 +18,7 @@ import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./er
 import {
   decodeCursor,
   encodeCursor,
+  listTooLong,
   notACursor,
   type Page,
   pageOf,
@@ -321,7 +323,7 @@ export async function listProbes(
     cutAfterBytes?: number;
   },
 ): Promise<Page<Probe>> {
-  let query = db.selectFrom("probes").select(["key", "project", "url", "stored_bytes"]);
+  let query = db.selectFrom("probes");
   // Conditions the index (`probes_list_idx`) can start a page at: bytewise, as it is ordered.
   if (project !== undefined) query = query.where(sql`project collate "C"`, "=", project);
   if (page.after !== undefined) {
@@ -334,7 +336,14 @@ export async function listProbes(
       : query.where(sql`url collate "C"`, ">", afterUrl);
     if (project !== undefined && afterProject !== project) throw notACursor();
   }
-  const keys = await query.orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
+  if (page.limit === undefined) {
+    // Past its limit such a list is refused: counted first, one row back instead of 1,001.
+    const { n } = await db.selectFrom(query.select("key").limit(rowsToRead(page)).as("listed"))
+      .select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+    if (Number(n) > MAX_PAGE_LIMIT) throw listTooLong("probes");
+  }
+  const keys = await query.select(["key", "project", "url", "stored_bytes"])
+    .orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
     .limit(rowsToRead(page)).execute();
   const keyOf = (row: { project: string; url: string }) => [row.project, row.url];
   const { rows: listed, next } = pageOf(keys, page, keyOf, "probes");

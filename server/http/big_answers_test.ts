@@ -236,8 +236,8 @@ for (const backend of backends()) {
         for (const call of answer.body) {
           assert.equal(call.error.data.error.details[0].path, "limit");
         }
-        // The keys and sizes of 1,001 probes, 50 times: ~6 MB. Reading the probes was ~250 MB.
-        assert.ok(read < 10_000_000, `${read} characters read`);
+        // A count, 50 times. Reading the probes was ~250 MB; their keys alone, ~6 MB.
+        assert.ok(read < 100_000, `${read} characters read`);
       });
 
       await t.step("a page past the answer's limit stops reading near it: 413", async () => {

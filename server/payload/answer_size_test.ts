@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { AnswerTooLargeError } from "../errors.ts";
-import { AnswerBudget, boundedStringify, Slots } from "./answer_size.ts";
+import { AnswerBudget, boundedStringify, itemMeter, Slots } from "./answer_size.ts";
 
 Deno.test("boundedStringify gives JSON.stringify's text within the limit", () => {
   const values: unknown[] = [
@@ -75,4 +75,23 @@ Deno.test("once the database failed a call, the batch's calls left fail with it 
   assert.equal(called, 1, "one deadline waited, not twenty");
   assert.equal(results.filter((r) => r.status === "rejected").length, 19);
   for (const r of results.slice(1)) assert.equal((r as PromiseRejectedResult).reason, down);
+});
+
+Deno.test("an item meter refuses a list as soon as its items pass the room, never one that fits", () => {
+  const items = Array.from({ length: 100 }, (_, i) => ({ id: i, text: "x".repeat(i) }));
+  const whole = JSON.stringify({ data: items, meta: { count: 100, next_after: null } }).length;
+  // The whole answer's length: its items alone never pass it.
+  const fits = itemMeter(whole, whole);
+  for (let i = 0; i < 100; i += 10) fits(items.slice(i, i + 10));
+  // Room for the first 50 items only: refused within the part that passes it.
+  const room = JSON.stringify(items.slice(0, 50)).length;
+  const meter = itemMeter(room, 12345);
+  let told = 0;
+  assert.throws(() => {
+    for (let i = 0; i < 100; i += 10) {
+      meter(items.slice(i, i + 10));
+      told += 10;
+    }
+  }, (error) => error instanceof AnswerTooLargeError && error.maxBytes === 12345);
+  assert.equal(told, 50);
 });
