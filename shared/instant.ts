@@ -21,7 +21,7 @@ const FIELDS = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:Z|([+-
  * The instant (ms since the epoch) a time in `instant`'s format names, its fraction cut to the
  * millisecond; NaN for any other text. Read field by field because `Date.parse` is not exact:
  * V8 misreads fractions of more than nine digits that start with zeros
- * (`00:00:00.0000000000999Z` as 999 ms).
+ * (`00:00:00.0000000000999999999Z` as 999 ms).
  */
 export function instantMs(text: string): number {
   const m = FIELDS.exec(text);

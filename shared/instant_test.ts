@@ -139,7 +139,10 @@ Deno.test("instant: the forms the format takes are accepted exactly inside the r
   for (const text of ["1970-01-01T00:00:00.0009+00:00", "9998-12-31T23:59:59.9999999Z"]) {
     assert.equal(instant.safeParse(text).success, true, text);
   }
-  assert.equal(instant.parse("2000-01-01T00:00:00.0000000000999Z"), "2000-01-01T00:00:00.000Z");
+  assert.equal(
+    instant.parse("2000-01-01T00:00:00.0000000000999999999Z"),
+    "2000-01-01T00:00:00.000Z",
+  );
 });
 
 /** A 422 whose details name `field` (and nothing but 422: never a 500). */
