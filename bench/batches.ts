@@ -5,12 +5,14 @@
  * 20 s, a batch of 50 `probes.list` calls without `limit` (a list past 1,000 items: refused, 422)
  * while another caller reads one probe by its key every 20 ms. Prints the server's RSS before,
  * at its peak and a minute after the load, the batches' statuses and times, and the other
- * caller's latency (p50, p99, max).
+ * caller's latency (p50, p99, max), alone for 5 s first (what the machine gives it) and during
+ * the batches.
  *
  *   deno task bench:batches                        # both databases, this tree
  *   BENCH_DB=pglite deno task bench:batches        # one of them (pglite or postgres)
  *   BENCH_ENTRY=/tmp/base/server/main.ts deno task bench:batches   # another tree's server
  *   BENCH_BATCH_INPUT='{"limit":1000}'             # each call's input (default {})
+ *   BENCH_STREAM=1                 # each client reads GET /api/v1/probes whole instead
  *
  * Environment: BENCH_CLIENTS (4), BENCH_CALLS (50), BENCH_SECONDS (20), BENCH_AFTER_SECONDS
  * (60), BENCH_DATABASE_URL (admin URL; default the local 127.0.0.1:5432).
@@ -33,6 +35,8 @@ const CALLS = envNumber("BENCH_CALLS", 50);
 const SECONDS = envNumber("BENCH_SECONDS", 20);
 const AFTER_SECONDS = envNumber("BENCH_AFTER_SECONDS", 60);
 const CALL_INPUT = JSON.parse(Deno.env.get("BENCH_BATCH_INPUT") ?? "{}");
+/** Each client reads the whole list of probes streamed (`GET /api/v1/probes`) instead. */
+const STREAM = Deno.env.get("BENCH_STREAM") === "1";
 const entry = Deno.env.get("BENCH_ENTRY");
 
 const projectName = (p: number) => `p${String(p).padStart(3, "0")}`;
@@ -72,15 +76,15 @@ async function seed(db: Parameters<typeof migrateToLatest>[0]) {
 
 const headers = { "x-service-api-key": BENCH_KEY };
 
-/** Sends batches one after another until `until`; counts statuses and times. */
-async function client(url: string, batchUrl: string, until: number) {
+/** Sends requests one after another until `until`, reading each to its end; statuses, times. */
+async function client(requestUrl: string, until: number) {
   const statuses = new Map<string, number>();
   const times: number[] = [];
   while (performance.now() < until) {
     const started = performance.now();
     let status: string;
     try {
-      const response = await fetch(batchUrl, { headers });
+      const response = await fetch(requestUrl, { headers });
       await response.arrayBuffer();
       status = String(response.status);
     } catch (error) {
@@ -89,7 +93,7 @@ async function client(url: string, batchUrl: string, until: number) {
     times.push(performance.now() - started);
     statuses.set(status, (statuses.get(status) ?? 0) + 1);
   }
-  return { statuses, times, url };
+  return { statuses, times };
 }
 
 /** Reads one small probe by its key every 20 ms until `done`; its latencies, sorted. */
@@ -146,10 +150,15 @@ async function run(backend: "pglite" | "postgres") {
     });
     try {
       const inputs = Object.fromEntries(Array.from({ length: CALLS }, (_, i) => [i, CALL_INPUT]));
-      const batchUrl = `${server.url}/trpc/${Array(CALLS).fill("probes.list").join(",")}` +
-        `?batch=1&input=${encodeURIComponent(JSON.stringify(inputs))}`;
+      const requestUrl = STREAM
+        ? `${server.url}/api/v1/probes`
+        : `${server.url}/trpc/${Array(CALLS).fill("probes.list").join(",")}` +
+          `?batch=1&input=${encodeURIComponent(JSON.stringify(inputs))}`;
       // Settles the server (its first reads compile) before its memory at rest is taken.
       await (await fetch(`${server.url}/api/v1/projects`, { headers })).arrayBuffer();
+      // The other caller alone first: what this machine gives it now, without the batches.
+      const quietUntil = performance.now() + 5000;
+      const alone = await otherCaller(server.url, () => performance.now() > quietUntil);
       const before = await server.memory();
       let peak = before.rssKiB;
       const sampler = setInterval(async () => {
@@ -158,7 +167,7 @@ async function run(backend: "pglite" | "postgres") {
       const until = performance.now() + SECONDS * 1000;
       let over = false;
       const clients = Promise.all(
-        Array.from({ length: CLIENTS }, () => client(server.url, batchUrl, until)),
+        Array.from({ length: CLIENTS }, () => client(requestUrl, until)),
       ).finally(() => over = true);
       const other = otherCaller(server.url, () => over);
       const results = await clients;
@@ -174,12 +183,14 @@ async function run(backend: "pglite" | "postgres") {
         for (const [s, n] of r.statuses) statuses.set(s, (statuses.get(s) ?? 0) + n);
       }
       console.log(
-        `${backend}: ${CLIENTS} clients x batches of ${CALLS} probes.list ${
-          JSON.stringify(CALL_INPUT)
-        } for ${SECONDS} s: ${times.length} batches ${
+        `${backend}: ${CLIENTS} clients x ${
+          STREAM
+            ? "GET /api/v1/probes (streamed whole)"
+            : `batches of ${CALLS} probes.list ${JSON.stringify(CALL_INPUT)}`
+        } for ${SECONDS} s: ${times.length} requests ${
           JSON.stringify(Object.fromEntries(statuses))
         }, ` +
-          `batch time median ${times[Math.floor(times.length / 2)].toFixed(0)} ms, max ${
+          `time median ${times[Math.floor(times.length / 2)].toFixed(0)} ms, max ${
             times.at(-1)!.toFixed(0)
           } ms (the last ones end after ${SECONDS} s)`,
       );
@@ -190,6 +201,7 @@ async function run(backend: "pglite" | "postgres") {
           mib(after.rssKiB - before.rssKiB)
         })`,
       );
+      console.log(`${backend}: another caller's keyed read alone for 5 s first: ${alone}`);
       console.log(`${backend}: another caller's keyed read meanwhile: ${seen}`);
     } finally {
       await server.stop();

@@ -303,9 +303,10 @@ function createOnce(
 export const LIST_PART_BYTES = 1024 * 1024;
 
 /**
- * Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. The
- * page's keys and sizes are read first (so a list past its limit is refused before any probe is
- * read), then its probes a part of at most `LIST_PART_BYTES` at a time (at least one probe).
+ * Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. Without
+ * `limit` the list is counted first (past `MAX_PAGE_LIMIT` it is refused, nothing else read); the
+ * page's keys and stored sizes are read next, then its probes a part of at most `LIST_PART_BYTES`
+ * at a time (at least one probe).
  */
 export async function listProbes(
   { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS, onRows, cutAfterBytes }: {
