@@ -117,9 +117,7 @@ export async function recordOffline(
         // Whether the run fell in a maintenance window is the service's to say, as at a claim:
         // the runner could not know of a window made during the outage.
         const ref = { ...posted, inMaintenance: maintenance.has(`${posted.key}@${posted.due}`) };
-        const c = completedOf(result, ref, probes.get(ref.key)!.intervalMs, at);
-        // Never earlier than the schedule was: an old slot recorded does not bring a run forward.
-        return { ...c, nextDue: Math.max(c.nextDue, schedule.get(ref.key)!.next_due_at.getTime()) };
+        return completedOf(result, ref, probes.get(ref.key)!.intervalMs, at);
       });
       const done = await recordRunsIn(trx, holder, completed, location, verdicts);
       for (const i of batch) if (done.recorded.has(runs[i].ref.key)) status[i] = "recorded";
