@@ -35,10 +35,10 @@ export interface ProbesTable {
   /** Where it runs ('' is the built-in location); null: its project's `default_locations`. */
   locations: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   /**
-   * UTF-8 bytes of its URL, headers, body and assertions as stored, kept by the database: what a
-   * page of probes weighs, known before it is read.
+   * Characters of its URL, headers, body and assertions as stored (their JSON text as written),
+   * kept by the database: what a page of probes weighs, known before it is read.
    */
-  stored_bytes: ColumnType<number, never, never>;
+  stored_chars: ColumnType<number, never, never>;
   created_at: Generated<Timestamp>;
   updated_at: Generated<Timestamp>;
 }

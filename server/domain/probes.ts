@@ -295,33 +295,39 @@ function createOnce(
 }
 
 /**
- * How many stored bytes of probes (`stored_bytes`: URL, headers, body and assertions) a list
+ * How many stored characters of probes (`stored_chars`: URL, headers, body and assertions) a list
  * reads at once. Probes may be ~400 KB each at the schemas' limits: a page of them is read a part
  * at a time, so that whoever is told of each part (`onRows`) can stop the reading once the answer
  * is known to be too large, instead of a whole page being read first.
  */
-export const LIST_PART_BYTES = 1024 * 1024;
+export const LIST_PART_CHARS = 1024 * 1024;
 
 /**
  * Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. Without
  * `limit` the list is counted first (past `MAX_PAGE_LIMIT` it is refused, nothing else read); the
- * page's keys and stored sizes are read next, then its probes a part of at most `LIST_PART_BYTES`
- * at a time (at least one probe).
+ * page's keys and stored sizes are read next (told to `onKeys`), then its probes a part of at most
+ * `LIST_PART_CHARS` at a time (at least one probe).
  */
 export async function listProbes(
-  { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS, onRows, cutAfterBytes }: {
+  { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS, onKeys, onRows, cutAfterChars }: {
     db: Db;
     project?: string;
     page?: PageRequest;
     /** The service-wide interval and timeout, shown as the effective ones of probes without. */
     defaults?: ProbeDefaults;
+    /**
+     * Told of the stored characters of the page's probes (their JSON text as written) before any
+     * is read; may throw to stop.
+     */
+    onKeys?: (storedChars: number) => void;
     /** Told of each part's probes once read, before the next part is; may throw to stop. */
     onRows?: (rows: Probe[]) => void;
     /**
      * For a walk through the whole list (streaming), whose pages no caller sees: the page ends
-     * after the part that brings its stored bytes to this many, its cursor pointing at the rest.
+     * after the part that brings its stored characters to this many, its cursor pointing at the
+     * rest.
      */
-    cutAfterBytes?: number;
+    cutAfterChars?: number;
   },
 ): Promise<Page<Probe>> {
   let query = db.selectFrom("probes");
@@ -343,13 +349,14 @@ export async function listProbes(
       .select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
     if (Number(n) > MAX_PAGE_LIMIT) throw listTooLong("probes");
   }
-  const keys = await query.select(["key", "project", "url", "stored_bytes"])
+  const keys = await query.select(["key", "project", "url", "stored_chars"])
     .orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
     .limit(rowsToRead(page)).execute();
   const keyOf = (row: { project: string; url: string }) => [row.project, row.url];
   const { rows: listed, next } = pageOf(keys, page, keyOf, "probes");
+  onKeys?.(listed.reduce((sum, row) => sum + row.stored_chars, 0));
   const rows: Probe[] = [];
-  let bytes = 0;
+  let chars = 0;
   const parts = partsOf(listed);
   for (const [i, part] of parts.entries()) {
     const read = await db.selectFrom("probes")
@@ -362,25 +369,25 @@ export async function listProbes(
     const probes = read.map((row) => probeOf(row, defaults));
     onRows?.(probes);
     rows.push(...probes);
-    bytes += part.reduce((sum, row) => sum + row.stored_bytes, 0);
-    if (cutAfterBytes !== undefined && bytes >= cutAfterBytes && i < parts.length - 1) {
+    chars += part.reduce((sum, row) => sum + row.stored_chars, 0);
+    if (cutAfterChars !== undefined && chars >= cutAfterChars && i < parts.length - 1) {
       return { rows, next: encodeCursor(keyOf(part.at(-1)!)) };
     }
   }
   return { rows, next };
 }
 
-/** Consecutive runs of `rows` of at most `LIST_PART_BYTES` stored bytes (or one row) each. */
-function partsOf<T extends { stored_bytes: number }>(rows: T[]): T[][] {
+/** Consecutive runs of `rows` of at most `LIST_PART_CHARS` stored characters (or one row) each. */
+function partsOf<T extends { stored_chars: number }>(rows: T[]): T[][] {
   const parts: T[][] = [];
-  let bytes = Infinity;
+  let chars = Infinity;
   for (const row of rows) {
-    if (bytes + row.stored_bytes > LIST_PART_BYTES) {
+    if (chars + row.stored_chars > LIST_PART_CHARS) {
       parts.push([]);
-      bytes = 0;
+      chars = 0;
     }
     parts.at(-1)!.push(row);
-    bytes += row.stored_bytes;
+    chars += row.stored_chars;
   }
   return parts;
 }

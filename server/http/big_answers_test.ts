@@ -23,6 +23,7 @@ import {
   freshDatabase,
   startTestApp,
   TEST_API_KEY,
+  TEST_READ_KEY,
   TestClient,
   uniqueName,
 } from "../testing/app.ts";
@@ -200,6 +201,7 @@ for (const backend of backends()) {
     const app = await createApp({
       database: { ...handle, db: handle.db.withPlugin(counter) },
       apiKeys: [TEST_API_KEY],
+      readOnlyApiKeys: [TEST_READ_KEY],
       log: createLogger("silent"),
       maxAnswerBytes: LIMIT,
     });
@@ -240,18 +242,31 @@ for (const backend of backends()) {
         assert.ok(read < 100_000, `${read} characters read`);
       });
 
-      await t.step("a page past the answer's limit stops reading near it: 413", async () => {
-        const pages = [
-          () => api.get(batchPath("probes.listByProject", 50, { project, limit: 1000 })),
-          () => api.get(`/api/v1/projects/${project}/probes?limit=1000`),
-          () =>
-            api.get(
-              `/trpc/probes.listByProject?input=${
-                encodeURIComponent(JSON.stringify({ project, limit: 1000 }))
-              }`,
-            ),
-        ];
-        for (const page of pages) {
+      const pages = (key: string) => [
+        () => api.get(batchPath("probes.listByProject", 50, { project, limit: 1000 }), { key }),
+        () => api.get(`/api/v1/projects/${project}/probes?limit=1000`, { key }),
+        () =>
+          api.get(
+            `/trpc/probes.listByProject?input=${
+              encodeURIComponent(JSON.stringify({ project, limit: 1000 }))
+            }`,
+            { key },
+          ),
+      ];
+
+      await t.step("a page whose stored probes pass the limit: 413, no probe read", async () => {
+        for (const page of pages(TEST_API_KEY)) {
+          let answer!: Awaited<ReturnType<TestClient["get"]>>;
+          const read = await charsRead(counter, async () => answer = await page());
+          assert.equal(answer.status, 413, answer.text.slice(0, 300));
+          // The page's keys and sizes (~100 KB); the page itself holds ~5 MB.
+          assert.ok(read < LIMIT / 4, `${read} characters read`);
+        }
+      });
+
+      await t.step("a read-only key's page stops reading near the limit: 413", async () => {
+        // Its URLs and headers are masked, shorter than stored: counted as they are read.
+        for (const page of pages(TEST_READ_KEY)) {
           let answer!: Awaited<ReturnType<TestClient["get"]>>;
           const read = await charsRead(counter, async () => answer = await page());
           assert.equal(answer.status, 413, answer.text.slice(0, 300));

@@ -126,19 +126,32 @@ export function boundedStringify(value: unknown, maxLength: number): string | un
 }
 
 /**
- * Counts a list's items as they are read against the `room` (characters) its answer may still
- * build, and throws {@link AnswerTooLargeError} (of the limit `maxBytes`) as soon as they alone
- * pass it: such a list stops reading there instead of being read whole and refused after. Each
- * item counts its JSON text and one comma, never more than the answer holds them in, so a list
- * that fits is never refused here (the answer's own check has the last word).
+ * A list's items counted against the `room` (characters) its answer may still build: it throws
+ * {@link AnswerTooLargeError} (of the limit `maxBytes`) as soon as they are known to pass it, so
+ * such a list stops reading there instead of being read whole and refused after. It only ever
+ * counts less than the answer will hold, so a list that fits is never refused here (the answer's
+ * own check has the last word).
  */
-export function itemMeter(room: number, maxBytes: number): (items: readonly unknown[]) => void {
+export interface ItemMeter {
+  /** Before the items are read: `chars` is at least what their JSON text will take. */
+  expect(chars: number): void;
+  /** As they are read: each counts its JSON text and one comma. */
+  count(items: readonly unknown[]): void;
+}
+
+export function itemMeter(room: number, maxBytes: number): ItemMeter {
   let left = room;
-  return (items) => {
-    for (const item of items) {
-      left -= (JSON.stringify(item)?.length ?? 0) + 1;
-      if (left < 0) throw new AnswerTooLargeError(maxBytes);
-    }
+  const refuse = () => new AnswerTooLargeError(maxBytes);
+  return {
+    expect(chars) {
+      if (chars > left) throw refuse();
+    },
+    count(items) {
+      for (const item of items) {
+        left -= (JSON.stringify(item)?.length ?? 0) + 1;
+        if (left < 0) throw refuse();
+      }
+    },
   };
 }
 

@@ -79,19 +79,24 @@ Deno.test("once the database failed a call, the batch's calls left fail with it 
 
 Deno.test("an item meter refuses a list as soon as its items pass the room, never one that fits", () => {
   const items = Array.from({ length: 100 }, (_, i) => ({ id: i, text: "x".repeat(i) }));
-  const whole = JSON.stringify({ data: items, meta: { count: 100, next_after: null } }).length;
-  // The whole answer's length: its items alone never pass it.
-  const fits = itemMeter(whole, whole);
-  for (let i = 0; i < 100; i += 10) fits(items.slice(i, i + 10));
+  const text = JSON.stringify({ data: items, meta: { count: 100, next_after: null } });
+  // The whole answer's length: its items alone never pass it, nor what they are known to take.
+  const fits = itemMeter(text.length, text.length);
+  fits.expect(JSON.stringify(items).length);
+  for (let i = 0; i < 100; i += 10) fits.count(items.slice(i, i + 10));
   // Room for the first 50 items only: refused within the part that passes it.
   const room = JSON.stringify(items.slice(0, 50)).length;
   const meter = itemMeter(room, 12345);
+  const refused = (error: unknown) =>
+    error instanceof AnswerTooLargeError && error.maxBytes === 12345;
   let told = 0;
   assert.throws(() => {
     for (let i = 0; i < 100; i += 10) {
-      meter(items.slice(i, i + 10));
+      meter.count(items.slice(i, i + 10));
       told += 10;
     }
-  }, (error) => error instanceof AnswerTooLargeError && error.maxBytes === 12345);
+  }, refused);
   assert.equal(told, 50);
+  // Known before they are read to take more than the room: refused before any is counted.
+  assert.throws(() => itemMeter(room, 12345).expect(room + 1), refused);
 });

@@ -64,10 +64,10 @@ export interface Context extends Services {
   answerLimit?: number;
   /**
    * Set for the pages of a whole list being streamed (`streamList` in `pages.ts`), which no
-   * caller sees: a list of big items may end such a page after about this many stored bytes,
-   * with the cursor of the rest, so that a page is never read whole at 500 big items.
+   * caller sees: a list of big items may end such a page after about this many stored
+   * characters, with the cursor of the rest, so that a page is never read whole at 500 big items.
    */
-  listPageBytes?: number;
+  listPageChars?: number;
 }
 
 /**

@@ -10,7 +10,7 @@
  * @module
  */
 import type { Page } from "../domain/pages.ts";
-import { itemMeter } from "../payload/answer_size.ts";
+import { type ItemMeter, itemMeter } from "../payload/answer_size.ts";
 import type { Context } from "./context.ts";
 
 /** Tells the server layer (`server/http/serve.ts`) to send a body as it comes. */
@@ -20,10 +20,10 @@ export const STREAMED = { "transfer-encoding": "chunked" };
 export const STREAM_PAGE_SIZE = 500;
 
 /**
- * Stored bytes after which a streamed page of big items may end early (`Context.listPageBytes`):
- * 500 probes of ~400 KB are never read as one page.
+ * Stored characters after which a streamed page of big items may end early
+ * (`Context.listPageChars`): 500 probes of ~400 KB are never read as one page.
  */
-export const STREAM_PAGE_BYTES = 1024 * 1024;
+export const STREAM_PAGE_CHARS = 1024 * 1024;
 
 /** A streamed list is sent in parts of about this many characters. */
 const STREAM_CHUNK = 64 * 1024;
@@ -37,7 +37,7 @@ export function pageAnswer<T>(page: Page<T>) {
  * What a list's items are counted with as they are read (`itemMeter`): against what its batch may
  * still build, or its single answer's limit; undefined when its answer is not bounded (streamed).
  */
-export function listMeter(ctx: Context): ((items: readonly unknown[]) => void) | undefined {
+export function listMeter(ctx: Context): ItemMeter | undefined {
   const budget = ctx.answerBudget;
   if (budget) return itemMeter(budget.remaining, budget.maxBytes);
   return ctx.answerLimit === undefined ? undefined : itemMeter(ctx.answerLimit, ctx.answerLimit);
@@ -54,7 +54,7 @@ interface ListPage {
  * be answered with its status; a later failure is told to `onError` and errors the stream (the
  * connection is cut: a truncated body is never taken for a whole one).
  */
-export async function streamList<C extends Pick<Context, "listPageBytes"> | null>(
+export async function streamList<C extends Pick<Context, "listPageChars"> | null>(
   { call, ctx, path, input, prefix = "", suffix = "", onError, pageSize = STREAM_PAGE_SIZE }: {
     call: (ctx: C, path: readonly string[], input: unknown) => Promise<unknown>;
     ctx: C;
@@ -68,7 +68,7 @@ export async function streamList<C extends Pick<Context, "listPageBytes"> | null
   },
 ): Promise<ReadableStream<Uint8Array>> {
   // The walk's pages are its own: a list of big items may end one early, with its cursor.
-  const walk = ctx === null ? ctx : { ...ctx, listPageBytes: STREAM_PAGE_BYTES };
+  const walk = ctx === null ? ctx : { ...ctx, listPageChars: STREAM_PAGE_CHARS };
   const read = (after: unknown) =>
     call(walk, path, { ...input, limit: pageSize, after }) as Promise<ListPage>;
   let page = await read(input.after);

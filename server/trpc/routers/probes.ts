@@ -54,9 +54,12 @@ async function list(ctx: Context, { project, ...page }: z.infer<typeof probeList
     project,
     page,
     defaults: ctx.probeDefaults,
-    // Probes can be big: counted as they are read, a list too large stops reading (413).
-    onRows: meter && ((rows) => meter(rows.map((p) => show.probe(p)))),
-    cutAfterBytes: ctx.listPageBytes,
+    // Probes can be big: a list too large for its answer stops reading (413), before any probe
+    // is read when their text as stored is already too much (a read-only key sees URLs and
+    // headers masked, shorter than stored: for it only the probes read count).
+    onKeys: ctx.scope === "write" ? meter?.expect : undefined,
+    onRows: meter && ((rows) => meter.count(rows.map((p) => show.probe(p)))),
+    cutAfterChars: ctx.listPageChars,
   });
   return pageAnswer({ rows: rows.map((p) => show.probe(p)), next });
 }
