@@ -1,15 +1,20 @@
 /**
- * `deno task bench:memory`: the server's resident memory (RSS) from start to ten minutes of
- * 1,000 probes. It starts the real server (`server/main.ts`, as `deno task start` does) on a
- * fresh `DATA_DIR`, the embedded database unless `--database-url` names a PostgreSQL server,
- * with a loopback target that answers a few bytes. The first start creates the database and a
- * project; the server stops and starts again on it, idles, then gets the probes. It prints RSS
- * right after each start and the peak during it, idle RSS with one project and, once the probes
- * exist, RSS at 1, 2, 5 and 10 minutes, the peak and the growth from minute 2 to the end.
+ * `deno task bench:memory`: the server's resident memory (RSS) from start to 30 minutes of
+ * 1,000 probes (the soak with probes). It starts the real server (`server/main.ts`, as `deno
+ * task start` does) on a fresh `DATA_DIR`, the embedded database unless `--database-url` names a
+ * PostgreSQL server, with a loopback target that answers a few bytes. The first start creates
+ * the database and a project; the server stops and starts again on it, idles, then gets the
+ * probes. It prints RSS right after each start and the peak during it, idle RSS with one project
+ * and, once the probes exist, each minute: RSS, the server's V8 heap and, embedded, the database
+ * thread's heap and WebAssembly memory (from `/metrics`); then the peak, the growth from minute
+ * 2 and from minute 5 to the end, and whether RSS was flat after minute 5 (fitted growth under
+ * 1 MiB a minute).
  *
- *   deno task bench:memory [--minutes 10] [--probes 1000] [--interval 60] [--idle-seconds 30]
+ *   deno task bench:memory [--minutes 30] [--probes 1000] [--interval 60] [--idle-seconds 30]
  *                          [--database-url postgres://…] [--server-dir DIR] [--show-output]
  *                          [--v8-flags FLAGS]
+ *
+ * `MEMORY_MINUTES` sets the minutes when `--minutes` is not given (a short run: 6).
  *
  * Not a test: RSS depends on the machine, the Deno version and what else runs.
  *
@@ -23,11 +28,14 @@ import { startTarget } from "../server/testing/target_server.ts";
 const KEY = "bench-memory-key-0123456789";
 const PROJECT = "memory";
 const SAMPLE_MS = 5_000;
+/** From this minute on, RSS should be flat: fitted growth under {@link FLAT_MIB_PER_MIN}. */
+const FLAT_FROM_MINUTE = 5;
+const FLAT_MIB_PER_MIN = 1;
 
 const { values: args } = parseArgs({
   args: Deno.args,
   options: {
-    minutes: { type: "string", default: "10" },
+    minutes: { type: "string", default: Deno.env.get("MEMORY_MINUTES") ?? "30" },
     probes: { type: "string", default: "1000" },
     interval: { type: "string", default: "60" },
     "idle-seconds": { type: "string", default: "30" },
@@ -39,14 +47,15 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  console.log(`deno task bench:memory [--minutes 10] [--probes 1000] [--interval 60]
+  console.log(`deno task bench:memory [--minutes 30] [--probes 1000] [--interval 60]
                        [--idle-seconds 30] [--database-url URL] [--server-dir DIR]
                        [--show-output] [--v8-flags FLAGS]
 
 Starts server/main.ts on a fresh DATA_DIR (the embedded database, or a database of its own on
 the PostgreSQL server --database-url names, dropped afterwards), with a loopback target, and
 prints its RSS: after start, idle with one project, then with --probes probes every --interval
-seconds for --minutes minutes. --server-dir runs another copy of the service (its server/main.ts)
+seconds for --minutes minutes (MEMORY_MINUTES when not given), each minute with the V8 heaps and
+the WebAssembly memory /metrics gives. --server-dir runs another copy of the service (its server/main.ts)
 with the same bench, to compare versions. --show-output passes the server's output (LOG_LEVEL=warn
 unless set) through; --v8-flags runs the server with deno's --v8-flags=FLAGS.`);
   Deno.exit(0);
@@ -87,6 +96,28 @@ async function createProbes(service: ServerProcess, origin: string) {
     }
   };
   await Promise.all(Array.from({ length: 8 }, worker));
+}
+
+/** Series of the server's `/metrics` that tell its memory apart, by their names there. */
+const HEAP_SERIES = {
+  serverHeapUsed: "nodejs_heap_size_used_bytes",
+  serverHeapTotal: "nodejs_heap_size_total_bytes",
+  dbHeapUsed: "embedded_db_heap_used_bytes",
+  dbHeapTotal: "embedded_db_heap_total_bytes",
+  wasm: "embedded_db_wasm_memory_bytes",
+};
+
+/** The heap figures of the server's `/metrics`, in MiB ("-" for a series it does not have). */
+async function heaps(service: ServerProcess): Promise<Record<keyof typeof HEAP_SERIES, string>> {
+  const res = await fetch(`${service.url}/metrics`, { headers: { "x-service-api-key": KEY } });
+  const text = await res.text();
+  const value = (name: string) => {
+    const found = new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1];
+    return found === undefined ? "-" : (Number(found) / 2 ** 20).toFixed(0);
+  };
+  return Object.fromEntries(
+    Object.entries(HEAP_SERIES).map(([key, name]) => [key, value(name)]),
+  ) as Record<keyof typeof HEAP_SERIES, string>;
 }
 
 /** Least-squares slope of RSS over time, in MiB per minute. */
@@ -174,8 +205,7 @@ try {
   const hitsBefore = target.counts.get("/ok") ?? 0;
   const t0 = performance.now();
   const samples: { minute: number; kib: number }[] = [];
-  const marks = [1, 2, 5, 10, 20, 30, 60].filter((m) => m < MINUTES);
-  if (MINUTES > 0) marks.push(MINUTES);
+  const marks = Array.from({ length: Math.ceil(MINUTES) }, (_, i) => Math.min(i + 1, MINUTES));
   let peak = afterCreate.rssKiB;
   for (const mark of marks) {
     for (;;) {
@@ -184,7 +214,12 @@ try {
       samples.push({ minute, kib: rssKiB });
       peak = Math.max(peak, rssKiB);
       if (minute >= mark) {
-        row(`With probes, minute ${mark}`, fmt(rssKiB));
+        const h = await heaps(service);
+        row(
+          `With probes, minute ${mark}`,
+          `${fmt(rssKiB)}  (server heap ${h.serverHeapUsed}/${h.serverHeapTotal} MiB, ` +
+            `database thread heap ${h.dbHeapUsed}/${h.dbHeapTotal} MiB, WebAssembly ${h.wasm} MiB)`,
+        );
         break;
       }
       await sleep(Math.min(SAMPLE_MS, Math.max(50, (mark - minute) * 60_000)));
@@ -193,14 +228,24 @@ try {
   const checks = (target.counts.get("/ok") ?? 0) - hitsBefore;
   row("Peak with probes (sampled every 5 s)", fmt(peak));
   row("Peak of the second start's process (VmHWM)", fmt((await memoryOf(pid)).peakKiB));
-  if (MINUTES > 2) {
-    const tail = samples.filter((s) => s.minute >= 2);
-    const at2 = tail[0].kib;
+  const growth = (from: number) => {
+    const tail = samples.filter((s) => s.minute >= from);
     const end = tail[tail.length - 1].kib;
+    const range = tail.map((s) => mib(s.kib));
     row(
-      "Growth, minute 2 to the end",
-      `${((mib(end) - mib(at2)) / (MINUTES - 2)).toFixed(2)} MiB/min end to end, ` +
-        `${slope(tail).toFixed(2)} MiB/min fitted`,
+      `Growth, minute ${from} to the end`,
+      `${((mib(end) - mib(tail[0].kib)) / (MINUTES - from)).toFixed(2)} MiB/min end to end, ` +
+        `${slope(tail).toFixed(2)} MiB/min fitted; ${Math.min(...range).toFixed(0)}-` +
+        `${Math.max(...range).toFixed(0)} MiB`,
+    );
+    return slope(tail);
+  };
+  if (MINUTES > 2) growth(2);
+  if (MINUTES > FLAT_FROM_MINUTE + 1) {
+    const flat = growth(FLAT_FROM_MINUTE) < FLAT_MIB_PER_MIN;
+    row(
+      `Flat after minute ${FLAT_FROM_MINUTE}`,
+      `${flat ? "yes" : "NO"} (fitted growth under ${FLAT_MIB_PER_MIN} MiB/min)`,
     );
   }
   const minutes = (performance.now() - t0) / 60_000;

@@ -116,7 +116,7 @@ export interface AppOptions {
   /** Whether `/trpc`'s fast path answers plain calls (true by default; `HttpDeps`). */
   trpcFastPath?: boolean;
   /** `/metrics`: per-probe series (on by default), process metrics, the connection layer. */
-  metrics?: Omit<ServiceMetricsOptions, "db" | "log" | "poolStats">;
+  metrics?: Omit<ServiceMetricsOptions, "db" | "log" | "poolStats" | "threadMemory">;
   /** The most characters of JSON an answer or a tRPC batch may build (`MAX_ANSWER_BYTES`). */
   maxAnswerBytes?: number;
   /** The window of the log's summary of requests outside the keyed API (`LOG_SUMMARY_SECONDS`). */
@@ -143,6 +143,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     db: handle.db,
     log,
     poolStats: handle.poolStats,
+    threadMemory: handle.threadMemory,
     localLocation: options.probeDefaults?.localLocation,
   });
   const reporter = createReporter({

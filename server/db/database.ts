@@ -2,7 +2,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect } from "kysely";
 import postgres from "postgres";
 import { createConnectionWatch } from "./connection_watch.ts";
-import { embeddedStartParams, PGliteThread } from "./pglite_thread.ts";
+import { embeddedStartParams, PGliteThread, type ThreadMemory } from "./pglite_thread.ts";
 import { postgresJsDialect } from "./postgres_dialect.ts";
 import {
   countedPGlite,
@@ -52,6 +52,8 @@ export interface DatabaseHandle {
   pglite?: PGlite;
   /** What each pool is doing now, for `/metrics` (`pool_stats.ts`). */
   poolStats?(): PoolStats[];
+  /** The embedded database's thread's memory, when it runs in a worker, for `/metrics`. */
+  threadMemory?(): Promise<ThreadMemory>;
   close(): Promise<void>;
 }
 
@@ -178,6 +180,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
       db,
       kind: "pglite",
       poolStats: () => [embeddedPoolStats(counters)],
+      threadMemory: () => thread.memory(),
       close: async () => {
         await db.destroy();
         await thread.close();

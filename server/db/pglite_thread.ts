@@ -18,7 +18,9 @@
  * @module
  */
 
+import type { Worker } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { startThread } from "../threads.ts";
 
 /**
  * The PostgreSQL settings the embedded database starts with, on top of PGlite's own
@@ -57,8 +59,20 @@ export type WorkerRequest =
     | { op: "query"; sql: string; params?: unknown[]; tx?: number }
     | { op: "begin"; tx: number }
     | { op: "end"; tx: number; commit: boolean }
+    | { op: "memory" }
     | { op: "close" }
   );
+
+/** The thread's memory (`PGliteThread.memory`), for `/metrics`. */
+export interface ThreadMemory {
+  /** Its V8 heap: what is live (and garbage not yet collected), and what is committed. */
+  heapUsedBytes: number;
+  heapTotalBytes: number;
+  /** PGlite's WebAssembly memory: it only grows. */
+  wasmBytes: number;
+  /** The cap on its young generation (`server/threads.ts`), as V8 applies it. */
+  youngGenerationMb: number | null;
+}
 
 /** A call without its id, which `PGliteThread` gives it. */
 type Op = WorkerRequest extends infer R ? R extends unknown ? Omit<R, "id"> : never : never;
@@ -114,21 +128,19 @@ export class PGliteThread {
   readonly ready = true;
 
   private constructor() {
-    this.#worker = new Worker(new URL("./pglite_worker.ts", import.meta.url), { type: "module" });
-    this.#worker.onmessage = (event: MessageEvent<WorkerReply>) => {
-      const reply = event.data;
+    this.#worker = startThread(new URL("./pglite_worker.ts", import.meta.url));
+    this.#worker.on("message", (reply: WorkerReply) => {
       const call = this.#calls.get(reply.id);
       if (!call) return;
       this.#calls.delete(reply.id);
       if (reply.ok) call.resolve(reply.value);
       else call.reject(new EmbeddedDatabaseError(reply.error));
-    };
-    this.#worker.onerror = (event: ErrorEvent) => {
+    });
+    this.#worker.on("error", (error: Error) => {
       // Not PGlite failing a query (that is a reply) but the thread itself: nothing more can
       // be asked of it. Handled here, so that it does not end the whole process.
-      event.preventDefault();
-      this.#fail(new Error(`The embedded database's thread failed: ${event.message}`));
-    };
+      this.#fail(new Error(`The embedded database's thread failed: ${error.message}`));
+    });
   }
 
   /**
@@ -158,7 +170,7 @@ export class PGliteThread {
     try {
       await thread.#call({ op: "open", ...options });
     } catch (error) {
-      thread.#worker.terminate();
+      await thread.#worker.terminate();
       throw error;
     }
     return thread;
@@ -170,6 +182,10 @@ export class PGliteThread {
 
   query<T>(sql: string, params?: unknown[]): Promise<QueryResults<T>> {
     return this.#call({ op: "query", sql, params }) as Promise<QueryResults<T>>;
+  }
+
+  memory(): Promise<ThreadMemory> {
+    return this.#call({ op: "memory" }) as Promise<ThreadMemory>;
   }
 
   /**
@@ -209,7 +225,7 @@ export class PGliteThread {
       if (!this.#failure) await this.#call({ op: "close" });
     } finally {
       this.#closed = true;
-      this.#worker.terminate();
+      await this.#worker.terminate();
       this.#fail(new Error("The embedded database is closed"));
     }
   }

@@ -10,6 +10,9 @@ import { json } from "./json.ts";
 import { migrateToLatest } from "./migrator.ts";
 import { EMBEDDED_SETTINGS } from "./pglite_thread.ts";
 import { freshDatabase } from "../testing/app.ts";
+import { createLogger } from "../log.ts";
+import { createServiceMetrics } from "../metrics/service.ts";
+import { THREAD_YOUNG_GENERATION_MB } from "../threads.ts";
 
 /** The settings the database runs with, as `SHOW` gives them, by name. */
 async function settings(db: Db): Promise<Record<string, string>> {
@@ -36,6 +39,23 @@ Deno.test("the embedded database in a worker thread", async (t) => {
     await t.step("it runs with the embedded database's memory settings", async () => {
       assert.equal(EMBEDDED_SETTINGS.shared_buffers, "16MB");
       assert.deepEqual(await settings(db), EMBEDDED_SETTINGS);
+    });
+
+    await t.step("its young generation is capped; /metrics reads its heap apart", async () => {
+      const memory = await handle.threadMemory!();
+      assert.equal(memory.youngGenerationMb, THREAD_YOUNG_GENERATION_MB);
+      assert.ok(memory.heapUsedBytes > 0, JSON.stringify(memory));
+      assert.ok(memory.heapTotalBytes >= memory.heapUsedBytes, JSON.stringify(memory));
+      assert.ok(memory.wasmBytes >= 128 * 2 ** 20, JSON.stringify(memory));
+      const { registry } = createServiceMetrics({
+        db,
+        log: createLogger("silent"),
+        threadMemory: handle.threadMemory,
+      });
+      const text = await registry.metrics();
+      for (const name of ["heap_used_bytes", "heap_total_bytes", "wasm_memory_bytes"]) {
+        assert.match(text, new RegExp(`^embedded_db_${name} [1-9]\\d+$`, "m"));
+      }
     });
 
     await t.step("values come back as in the server's thread", async () => {

@@ -1,9 +1,7 @@
-/// <reference no-default-lib="true" />
-/// <reference lib="deno.worker" />
 /**
- * The embedded database's own thread: a Web Worker holding the PGlite instance, so that a long
- * statement (archiving and deleting a project of 100,000 probes takes seconds) runs beside the
- * HTTP edge instead of stopping it. The server's side is `pglite_thread.ts`; the messages are
+ * The embedded database's own thread (`server/threads.ts`), holding the PGlite instance, so that
+ * a long statement (archiving and deleting a project of 100,000 probes takes seconds) runs beside
+ * the HTTP edge instead of stopping it. The server's side is `pglite_thread.ts`; the messages are
  * `WorkerRequest` and `WorkerReply` there.
  *
  * Each call is PGlite's own API, one to one: `query`, `transaction` (held open until the server's
@@ -12,10 +10,12 @@
  *
  * @module
  */
+import { parentPort, resourceLimits } from "node:worker_threads";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import {
   embeddedStartParams,
   type SerializedError,
+  type ThreadMemory,
   type WorkerReply,
   type WorkerRequest,
 } from "./pglite_thread.ts";
@@ -85,19 +85,28 @@ async function handle(request: WorkerRequest): Promise<unknown> {
       }
       return null;
     }
+    case "memory": {
+      const { heapUsed, heapTotal } = Deno.memoryUsage();
+      const memory: ThreadMemory = {
+        heapUsedBytes: heapUsed,
+        heapTotalBytes: heapTotal,
+        wasmBytes: pglite?.Module.HEAPU8.byteLength ?? 0,
+        youngGenerationMb: resourceLimits.maxYoungGenerationSizeMb ?? null,
+      };
+      return memory;
+    }
     case "close":
       if (pglite && !pglite.closed) await pglite.close();
       return null;
   }
 }
 
-self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
-  const request = event.data;
+parentPort?.on("message", async (request: WorkerRequest) => {
   let reply: WorkerReply;
   try {
     reply = { id: request.id, ok: true, value: await handle(request) };
   } catch (error) {
     reply = { id: request.id, ok: false, error: serialize(error) };
   }
-  self.postMessage(reply);
-};
+  parentPort?.postMessage(reply);
+});

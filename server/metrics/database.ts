@@ -10,6 +10,7 @@ import { sql } from "kysely";
 import { Gauge, type Registry } from "prom-client";
 import type { Db } from "../db/database.ts";
 import type { PoolStats } from "../db/pool_stats.ts";
+import type { ThreadMemory } from "../db/pglite_thread.ts";
 import type { ProbeState } from "../db/schema.ts";
 import type { scrapeReads } from "./registry.ts";
 
@@ -46,6 +47,43 @@ export function poolMetrics(registry: Registry, stats: () => PoolStats[]): void 
     "db_queries_in_flight",
     "Queries handed to the database and not answered yet, waiting ones included",
     (s) => s.inFlight,
+  );
+}
+
+/**
+ * Registers the embedded database's thread's memory, read from `read` at each scrape: its V8
+ * heap apart from the server's (`nodejs_heap_size_*` are the server's isolate alone) and
+ * PGlite's WebAssembly memory, so that a growing RSS can be told apart.
+ */
+export function embeddedThreadMetrics(
+  registry: Registry,
+  read: () => Promise<ThreadMemory | null>,
+): void {
+  const gauge = (name: string, help: string, value: (m: ThreadMemory) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const memory = await read();
+        this.reset();
+        if (memory) this.set(value(memory));
+      },
+    });
+  gauge(
+    "embedded_db_heap_used_bytes",
+    "The embedded database thread's V8 heap in use (live, and garbage not yet collected)",
+    (m) => m.heapUsedBytes,
+  );
+  gauge(
+    "embedded_db_heap_total_bytes",
+    "The embedded database thread's V8 heap committed",
+    (m) => m.heapTotalBytes,
+  );
+  gauge(
+    "embedded_db_wasm_memory_bytes",
+    "The embedded database's WebAssembly memory (it only grows)",
+    (m) => m.wasmBytes,
   );
 }
 

@@ -8,9 +8,10 @@
 import { Counter, type Registry } from "prom-client";
 import type { Db } from "../db/database.ts";
 import type { PoolStats } from "../db/pool_stats.ts";
+import type { ThreadMemory } from "../db/pglite_thread.ts";
 import type { ConnectionStats } from "../http/serve.ts";
 import type { Logger } from "../log.ts";
-import { databaseMetrics, poolMetrics } from "./database.ts";
+import { databaseMetrics, embeddedThreadMetrics, poolMetrics } from "./database.ts";
 import type { HttpMetrics } from "../http/edge_types.ts";
 import { httpMetrics } from "./http.ts";
 import { locationMetrics } from "./locations.ts";
@@ -30,6 +31,8 @@ export interface ServiceMetricsOptions {
   log: Logger;
   /** The database handle's pool figures (`DatabaseHandle.poolStats`). */
   poolStats?: () => PoolStats[];
+  /** The embedded database's thread's memory (`DatabaseHandle.threadMemory`). */
+  threadMemory?: () => Promise<ThreadMemory>;
   /** `METRICS_PER_PROBE`: the per-probe series (about three a probe); on by default. */
   perProbe?: boolean;
   /** The process's default metrics (see `createRegistry`); off by default. */
@@ -41,13 +44,22 @@ export interface ServiceMetricsOptions {
 }
 
 export function createServiceMetrics(
-  { db, log, poolStats, perProbe = true, processMetrics = false, connections, localLocation }:
-    ServiceMetricsOptions,
+  {
+    db,
+    log,
+    poolStats,
+    threadMemory,
+    perProbe = true,
+    processMetrics = false,
+    connections,
+    localLocation,
+  }: ServiceMetricsOptions,
 ): ServiceMetrics {
   const registry = createRegistry({ processMetrics });
   const reads = scrapeReads(registry, log);
   const http = httpMetrics(registry, { connections });
   if (poolStats) poolMetrics(registry, poolStats);
+  if (threadMemory) embeddedThreadMetrics(registry, reads("embedded_thread", threadMemory));
   const runner = runnerMetrics(registry, { db, reads });
   const deliveries = new Counter({
     name: "iam_alive_deliveries_total",

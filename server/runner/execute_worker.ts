@@ -6,7 +6,7 @@
  *
  * @module
  */
-/// <reference lib="deno.worker" />
+import { parentPort } from "node:worker_threads";
 import { createNetworkPolicy } from "../outbound/network_policy.ts";
 import { errorFields } from "../log.ts";
 import { executeProbe, type ProbeTarget, type RunResult } from "./execute.ts";
@@ -23,7 +23,7 @@ export type WorkerReply =
 
 let run: ((target: ProbeTarget) => Promise<RunResult>) | undefined;
 
-self.onmessage = async ({ data }: MessageEvent<WorkerRequest>) => {
+parentPort?.on("message", async (data: WorkerRequest) => {
   if (data.kind === "settings") {
     const policy = createNetworkPolicy(data.allowNetworks);
     run = (target) =>
@@ -37,5 +37,5 @@ self.onmessage = async ({ data }: MessageEvent<WorkerRequest>) => {
     const { error: message, stack } = errorFields(error);
     reply = { id: data.id, error: { error: String(message), stack } };
   }
-  self.postMessage(reply);
-};
+  parentPort?.postMessage(reply);
+});

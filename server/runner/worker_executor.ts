@@ -7,6 +7,8 @@
  *
  * @module
  */
+import type { Worker } from "node:worker_threads";
+import { startThread } from "../threads.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import type { WorkerReply, WorkerRequest } from "./execute_worker.ts";
 
@@ -26,22 +28,21 @@ export function createWorkerExecutor(
   let worker: Worker | null = null;
 
   const start = () => {
-    const w = new Worker(new URL("./execute_worker.ts", import.meta.url), { type: "module" });
-    w.onmessage = ({ data }: MessageEvent<WorkerReply>) => {
+    const w = startThread(new URL("./execute_worker.ts", import.meta.url));
+    w.on("message", (data: WorkerReply) => {
       const waiting = pending.get(data.id);
       if (!waiting) return;
       pending.delete(data.id);
       if ("result" in data) waiting.resolve(data.result);
       else waiting.reject(Object.assign(new Error(data.error.error), { stack: data.error.stack }));
-    };
+    });
     // A worker that died takes its runs with it: they reject (the runner logs them and records
     // no result; each probe runs again at its next due time); the next run starts a new worker.
-    w.onerror = (event) => {
-      event.preventDefault();
-      failAll(new Error(`probe worker failed: ${event.message}`));
-      w.terminate();
+    w.on("error", (error: Error) => {
+      failAll(new Error(`probe worker failed: ${error.message}`));
+      void w.terminate();
       if (worker === w) worker = null;
-    };
+    });
     const hello: WorkerRequest = {
       kind: "settings",
       allowNetworks: [...settings.allowNetworks],
@@ -68,7 +69,7 @@ export function createWorkerExecutor(
       return waiting.promise;
     },
     close() {
-      worker?.terminate();
+      void worker?.terminate();
       worker = null;
       failAll(new Error("probe worker closed"));
     },
