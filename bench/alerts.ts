@@ -18,8 +18,17 @@
  *    receiver's time to alert (as in 1.), p50, p99 and max, and what is left pending for the
  *    others (nothing is dropped: they keep their notifications).
  *
+ * 4. Hanging receivers: `--hanging` (6) targets on receivers that accept the connection and never
+ *    answer, and one working target; `--isolation` (30) probes on a target that flips to 500 and
+ *    back, `--flips` times, thresholds of 1, while two clients read another project's probes
+ *    without pause for 20 s from the first flip. Prints the working receiver's delay (from the event's `timestamp`, written
+ *    when the transition was recorded, to the call's arrival: the same clock), p50, p99 and max,
+ *    and the other project's reads, p50, p90 and p99. `--database embedded` runs the service on
+ *    its embedded database (a fresh DATA_DIR) instead of PostgreSQL.
+ *
  *   deno task bench:alerts [--latency 20] [--flips 3] [--probes 10000] [--duration 120]
- *                          [--isolation 30] [--part latency|scale|both|isolation]
+ *                          [--isolation 30] [--part latency|scale|both|isolation|hanging]
+ *                          [--hanging 6] [--database postgres|embedded]
  *
  * BENCH_DATABASE_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres).
  * Not a test: figures vary with the machine and its load.
@@ -29,6 +38,7 @@ import { sql } from "kysely";
 import { type Db, openDatabase } from "../server/db/database.ts";
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import { RUNNER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
+import { silentReceiver } from "../server/testing/silent_receiver.ts";
 import { startTarget, type Target } from "../server/testing/target_server.ts";
 
 const { values: args } = parseArgs({
@@ -40,6 +50,8 @@ const { values: args } = parseArgs({
     duration: { type: "string", default: "120" },
     isolation: { type: "string", default: "30" },
     part: { type: "string", default: "both" },
+    hanging: { type: "string", default: "6" },
+    database: { type: "string", default: "postgres" },
   },
 });
 const ADMIN_URL = Deno.env.get("BENCH_DATABASE_URL") ??
@@ -50,6 +62,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 interface Arrival {
   id: string;
   type: string;
+  /** The event's own `timestamp`: when the service recorded the transition. */
+  timestamp: string;
   incidentId: string | null;
   at: number;
 }
@@ -63,6 +77,7 @@ function receiver() {
     arrivals.push({
       id: req.headers.get("webhook-id") ?? "",
       type: event.type,
+      timestamp: event.timestamp,
       incidentId: event.data?.incident_id ?? null,
       at,
     });
@@ -119,6 +134,22 @@ async function waitFor(what: string, done: () => boolean | Promise<boolean>, ms:
   }
 }
 
+/** Flips the target to 500 and back `flips` times, each way until `n` more alerts arrived. */
+async function flip(
+  target: Target,
+  hook: { count: (type: string) => number },
+  n: number,
+  flips: number,
+  ms: number,
+) {
+  for (let f = 0; f < flips; f++) {
+    target.setHealth(500, { status: "DOWN" });
+    await waitFor("the down alerts", () => hook.count("probe.down") >= n * (f + 1), ms);
+    target.setHealth(200, { status: "UP" });
+    await waitFor("the recovered alerts", () => hook.count("probe.recovered") >= n * (f + 1), ms);
+  }
+}
+
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
@@ -159,16 +190,7 @@ async function latencyPart() {
       return r.n === n;
     };
     await waitFor("every probe up", upCount, 60_000);
-    for (let f = 0; f < flips; f++) {
-      target.setHealth(500, { status: "DOWN" });
-      await waitFor("the down alerts", () => hook.count("probe.down") >= n * (f + 1), 60_000);
-      target.setHealth(200, { status: "UP" });
-      await waitFor(
-        "the recovered alerts",
-        () => hook.count("probe.recovered") >= n * (f + 1),
-        60_000,
-      );
-    }
+    await flip(target, hook, n, flips, 60_000);
     for (const type of ["probe.down", "probe.recovered"]) {
       const d = await delays(handle.db, hook.arrivals, type);
       console.log(
@@ -321,16 +343,7 @@ async function isolationPart() {
     };
     await waitFor("every probe up", upCount, 60_000);
     console.log(`isolation: ${n} probes, targets hang, failing (500), redirecting (302), ok …`);
-    for (let f = 0; f < flips; f++) {
-      target.setHealth(500, { status: "DOWN" });
-      await waitFor("the down alerts", () => ok.count("probe.down") >= n * (f + 1), 300_000);
-      target.setHealth(200, { status: "UP" });
-      await waitFor(
-        "the recovered alerts",
-        () => ok.count("probe.recovered") >= n * (f + 1),
-        300_000,
-      );
-    }
+    await flip(target, ok, n, flips, 300_000);
     const all: number[] = [];
     for (const type of ["probe.down", "probe.recovered"]) {
       const d = await delays(handle.db, ok.arrivals, type);
@@ -361,7 +374,123 @@ async function isolationPart() {
   }
 }
 
-if (args.part === "isolation") await isolationPart();
+/** Reads `path` with `clients` callers back to back until `stop`; each read's milliseconds. */
+async function readWithout(
+  base: ServerProcess,
+  path: string,
+  clients: number,
+  stop: Promise<unknown>,
+) {
+  let stopped = false;
+  stop.then(() => stopped = true);
+  const times: number[] = [];
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (!stopped) {
+      const started = performance.now();
+      await call(base, "GET", path);
+      times.push(performance.now() - started);
+    }
+  }));
+  return times;
+}
+
+/** How long another project is read from the hanging part's first flip. */
+const READ_MS = 20_000;
+
+/** `--hanging` silent receivers and a working one; the working one's delay, another's reads. */
+async function hangingPart() {
+  const n = Number(args.isolation);
+  const flips = Number(args.flips);
+  const embedded = args.database === "embedded";
+  const database = embedded ? null : await createPostgresDatabase(ADMIN_URL, "probe_bench");
+  const dataDir = embedded ? await Deno.makeTempDir({ prefix: "bench-hanging-" }) : null;
+  const target = await startTarget({ countOnly: true });
+  const silent = Array.from({ length: Number(args.hanging) }, silentReceiver);
+  const ok = receiver();
+  const base = await startServerProcess({
+    env: {
+      ...(database ? { DATABASE_URL: database.url } : { DATA_DIR: dataDir! }),
+      SERVICE_API_KEY: KEY,
+      PROBE_INTERVAL_SECONDS: "10",
+      PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
+      RATE_LIMIT_PER_SECOND: "0",
+      LOG_LEVEL: "warn",
+    },
+  });
+  try {
+    const names = silent.map((_, i) => `hang${i}`);
+    for (const [i, r] of silent.entries()) {
+      await call(base, "POST", "/notification-targets", {
+        name: names[i],
+        kind: "webhook",
+        url: r.url,
+      });
+    }
+    await call(base, "POST", "/notification-targets", { name: "ok", kind: "webhook", url: ok.url });
+    await call(base, "PATCH", "/settings/alerts", {
+      targets: ["ok"],
+      failure_threshold: 1,
+      success_threshold: 1,
+    });
+    // A policy names at most 20 targets: each flipping project names 15 silent ones and "ok".
+    const projects = Array.from({ length: Math.ceil(names.length / 15) || 1 }, (_, j) => `iso${j}`);
+    for (const [j, project] of projects.entries()) {
+      await call(base, "POST", "/projects", { project });
+      await call(base, "PATCH", `/projects/${project}/alerts`, {
+        targets: [...names.slice(j * 15, j * 15 + 15), "ok"],
+      });
+    }
+    await call(base, "POST", "/projects", { project: "other" });
+    for (let i = 0; i < n; i++) {
+      const project = projects[i % projects.length];
+      await call(base, "POST", `/projects/${project}/probes`, {
+        url: `${target.origin}/health?i=${i}`,
+      });
+      await call(base, "POST", "/projects/other/probes", { url: `${target.origin}/p?i=${i}` });
+    }
+    const allUp = async () => {
+      let up = 0;
+      for (const project of projects) {
+        const { data } = await call(base, "GET", `/projects/${project}/probes`);
+        up += data.filter((p: { state: string }) => p.state === "up").length;
+      }
+      return up === n;
+    };
+    await waitFor("every probe up", allUp, 60_000);
+    console.log(
+      `hanging receivers (${args.database}): ${silent.length} silent targets and one working, ` +
+        `${n} probes flipping, another project read by 2 clients …`,
+    );
+    // The same span of reads whatever the flips take: READ_MS from the first flip.
+    const reads = readWithout(base, "/projects/other/probes", 2, sleep(READ_MS));
+    await flip(target, ok, n, flips, 300_000);
+    const times = await reads;
+    const delays = ok.arrivals.map((a) => a.at - Date.parse(a.timestamp));
+    const ms = (v: number) => `${Math.round(v)} ms`;
+    console.log(
+      `working target, ${delays.length} alerts: p50 ${ms(percentile(delays, 0.5))}, ` +
+        `p99 ${ms(percentile(delays, 0.99))}, max ${ms(Math.max(...delays))}`,
+    );
+    console.log(
+      `other project's reads, ${times.length}: p50 ${ms(percentile(times, 0.5))}, ` +
+        `p90 ${ms(percentile(times, 0.9))}, p99 ${ms(percentile(times, 0.99))}, ` +
+        `max ${ms(Math.max(...times))}`,
+    );
+    console.log(
+      `connections the silent receivers accepted: ${silent.map((r) => r.accepted()).join(" ")}`,
+    );
+  } finally {
+    await base.stop();
+    silent.forEach((r) => r.close());
+    await ok.close();
+    await target.close();
+    await database?.drop();
+    if (dataDir) await Deno.remove(dataDir, { recursive: true });
+  }
+}
+
+if (args.part === "hanging") await hangingPart();
+else if (args.part === "isolation") await isolationPart();
 else {
   if (args.part !== "scale") await latencyPart();
   if (args.part !== "latency") await scalePart();

@@ -106,8 +106,9 @@ const configSchema = z.object({
   // time a send may take (10 s for HTTP targets), another instance can take over a notification
   // still being sent and send it twice (with the same webhook-id): short leases are for tests.
   NOTIFICATION_LEASE_MS: optional(z.coerce.number().int().min(1000).max(3_600_000).default(60_000)),
-  // The deliverer's slots (server/alerts/deliverer.ts): all targets together, one target's share,
-  // and the failures in a row that pause a target, so one bad receiver slows only itself.
+  // The deliverer's slots (server/alerts/deliverer.ts): those shared by all targets beyond each
+  // one's own, one target's share, and the failures in a row that pause a target, so bad
+  // receivers slow only themselves.
   NOTIFY_CONCURRENCY: optional(z.coerce.number().int().min(1).max(1000).default(20)),
   NOTIFY_TARGET_CONCURRENCY: optional(z.coerce.number().int().min(1).max(1000).default(4)),
   NOTIFY_BREAKER_FAILURES: optional(z.coerce.number().int().min(1).max(1000).default(3)),
@@ -244,9 +245,10 @@ export interface Config {
    */
   notificationLeaseMs: number;
   /**
-   * The deliverer's slots: sends in flight at once (`NOTIFY_CONCURRENCY`), at most `perTarget` of
-   * them to one target (`NOTIFY_TARGET_CONCURRENCY`, never more than `concurrency`), and the
-   * failures in a row after which a target is paused (`NOTIFY_BREAKER_FAILURES`).
+   * The deliverer's slots: sends in flight at once beyond each target's own slot
+   * (`NOTIFY_CONCURRENCY`), at most `perTarget` to one target (`NOTIFY_TARGET_CONCURRENCY`, its own
+   * slot included, never more than `concurrency`), and the failures in a row after which a
+   * target is paused (`NOTIFY_BREAKER_FAILURES`).
    */
   delivery: { concurrency: number; perTarget: number; breakerFailures: number };
   /** The server's SMTP settings (`SMTP_URL`, `MAIL_FROM`), for mail notification targets. */

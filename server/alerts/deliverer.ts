@@ -1,12 +1,14 @@
 /**
- * Sends what the outbox holds: every instance runs one. It keeps up to `concurrency` sends in
- * flight: whenever a slot frees (or every `pollMs`, after sending the reminders that are due into
- * the outbox), it claims due notifications (see `outbox.ts`) for the free slots and sends each
- * through the notifier, recording every attempt. `wake()` claims at once (a transition recorded
- * in this process need not wait for the poll).
+ * Sends what the outbox holds: every instance runs one. Each target has a slot of its own, and
+ * all share `concurrency` more: whenever a slot frees (or every `pollMs`, after sending the
+ * reminders that are due into the outbox), it claims due notifications (see `outbox.ts`) for the
+ * free slots and sends each through the notifier, recording every attempt. `wake()` claims at
+ * once (a transition recorded in this process need not wait for the poll).
  *
- * One target cannot hold the others up (issue 18): each target may hold at most `perTarget` of
- * the slots, and a target that fails is held to fewer: one slot after a failure, and after
+ * One target cannot hold the others up: a target's first send in flight is on its own slot, so
+ * however many targets hang, one that answers is sent to at once (their sends wait on their own
+ * slots and on the shared ones they took). A target may hold at most `perTarget` slots, its own
+ * included, and a target that fails is held to fewer: its own slot only after a failure, and after
  * `breakerFailures` failures in a row none for a pause (5 s, doubling each time the trial send
  * that follows it fails, at most 5 minutes), then one trial send. A delivery puts it back to its
  * full share. Its notifications meanwhile stay in the outbox, deferred to the pause's end (so
@@ -29,10 +31,16 @@ export type Send = (
   message: { id: string; type: string; payload: unknown },
 ) => Promise<DeliveryResult>;
 
-/** Sends in flight at once, all targets together (`NOTIFY_CONCURRENCY`). */
+/** Shared slots: sends in flight beyond each target's first (`NOTIFY_CONCURRENCY`). */
 export const DEFAULT_CONCURRENCY = 20;
 /** Sends in flight at once to one target (`NOTIFY_TARGET_CONCURRENCY`). */
 export const DEFAULT_PER_TARGET = 4;
+/**
+ * Targets sending on a slot of their own at once, at most: what a deliverer holds (connections)
+ * stays bounded however many targets there are; past it, a target's first send waits for a
+ * shared slot.
+ */
+export const OWN_SLOTS = 1_000;
 /** Failures in a row after which a target is paused (`NOTIFY_BREAKER_FAILURES`). */
 export const DEFAULT_BREAKER_FAILURES = 3;
 /** A paused target's first pause; each failed trial after a pause doubles the next. */
@@ -48,9 +56,9 @@ export interface DelivererOptions {
   id?: string;
   now?: () => Date;
   pollMs?: number;
-  /** Sends in flight at once; {@link DEFAULT_CONCURRENCY} by default. */
+  /** Shared slots: sends beyond each target's first; {@link DEFAULT_CONCURRENCY} by default. */
   concurrency?: number;
-  /** Sends in flight at once to one target; {@link DEFAULT_PER_TARGET} by default. */
+  /** Sends in flight at once to one target, its own slot included; {@link DEFAULT_PER_TARGET}. */
   perTarget?: number;
   /** Failures in a row that pause a target; {@link DEFAULT_BREAKER_FAILURES} by default. */
   breakerFailures?: number;
@@ -115,18 +123,23 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     return done;
   }
 
-  /** Claims for the free slots, within each target's room, and starts the sends. */
+  /**
+   * Claims for the free slots (the shared ones, and the own slot of each target with nothing in
+   * flight), within each target's room, and starts the sends.
+   */
   async function fill(): Promise<Promise<void>[]> {
-    const free = concurrency - sending.size;
-    if (free <= 0) return [];
+    // Each target's first send is on its own slot (while there are some), the rest on shared ones.
+    const ownFree = OWN_SLOTS - inFlight.size;
+    const free = Math.max(0, concurrency - (sending.size - Math.min(inFlight.size, OWN_SLOTS)));
     const at = now();
     const claimed = await claimNotifications(db, {
       deliverer: id,
       now: at,
       limit: free,
       leaseMs: options.leaseMs,
-      perTarget,
-      rooms: rooms(at.getTime()),
+      perTarget: Math.min(perTarget, 1 + free),
+      rooms: rooms(at.getTime(), free),
+      own: ownFree > 0 ? { busy: [...inFlight.keys()], free: ownFree } : undefined,
     });
     return claimed.map(begin);
   }
@@ -143,7 +156,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         claimAgain = false;
         // A claim that started sends may have left room (a target's share reached): try again.
         if ((await fill()).length > 0) claimAgain = true;
-      } while (claimAgain && !stopped && sending.size < concurrency);
+      } while (claimAgain && !stopped);
     })()
       .catch((error) => log.error("delivering notifications failed", errorFields(error)))
       .finally(() => claiming = null);
@@ -196,7 +209,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
 /**
  * Each target's share of the slots and its breaker: a target failing `breakerFailures` times in
  * a row gets one slot, then is paused (twice as long each time, up to `BREAKER_MAX_PAUSE_MS`); a
- * delivery forgets it all. `inFlight` counts each target's sends under way.
+ * delivery forgets it all. `inFlight` counts each target's sends under way: the first is on the
+ * target's own slot, the others on shared ones.
  */
 function targetBreaker(
   { perTarget, breakerFailures, now, log }: {
@@ -209,18 +223,21 @@ function targetBreaker(
   const inFlight = new Map<string, number>();
   const health = new Map<string, TargetHealth>();
 
-  /** How many more sends `target` may have in flight at `at`. */
-  function room(target: string, at: number): number {
+  /** How many more sends `target` may start at `at`, with `free` shared slots free. */
+  function room(target: string, at: number, free: number): number {
     const h = health.get(target);
     const share = !h ? perTarget : h.failures < breakerFailures ? 1 : at < h.pausedUntil ? 0 : 1;
-    return Math.max(0, share - (inFlight.get(target) ?? 0));
+    const sends = inFlight.get(target) ?? 0;
+    // Its own slot when it has nothing in flight, and shared ones up to its share.
+    if (sends === 0) return Math.min(share, 1 + free);
+    return Math.max(0, Math.min(share - sends, free));
   }
 
   /** Each target whose room is not the default: the claim's `rooms`. */
-  function rooms(at: number): Record<string, number> {
+  function rooms(at: number, free: number): Record<string, number> {
     const out: Record<string, number> = {};
     for (const target of new Set([...inFlight.keys(), ...health.keys()])) {
-      out[target] = room(target, at);
+      out[target] = room(target, at, free);
     }
     return out;
   }
@@ -255,7 +272,7 @@ function targetBreaker(
     return next.pausedUntil;
   }
 
-  return { inFlight, room, rooms, learn };
+  return { inFlight, rooms, learn };
 }
 
 /** One attempt at a claimed notification: sent, recorded, the target paused when it must be. */

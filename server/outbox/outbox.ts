@@ -99,20 +99,28 @@ export interface Claimed {
  * deliverer passes what each target has left of its share). A target's due notifications that
  * do not fit stay due, for the next claim or another instance: one target's backlog cannot fill
  * a claim and keep the others waiting.
+ *
+ * With `own`, up to `own.free` targets that are not `own.busy` (have no send in flight) each have
+ * their oldest due notification claimed on a slot of the target's own, beyond `limit`, which then
+ * bounds only the rest (the shared slots): targets that hang cannot keep one that answers from
+ * being sent to.
  */
 export async function claimNotifications(
   db: Db,
-  { deliverer, now, limit, leaseMs = CLAIM_LEASE_MS, perTarget = limit, rooms = {} }: {
+  { deliverer, now, limit, leaseMs = CLAIM_LEASE_MS, perTarget = limit, rooms = {}, own }: {
     deliverer: string;
     now: Date;
     limit: number;
     leaseMs?: number;
     perTarget?: number;
     rooms?: Readonly<Record<string, number>>;
+    own?: { busy: readonly string[]; free: number };
   },
 ): Promise<Claimed[]> {
   const at = now.toISOString();
   const room = sql<number>`coalesce((${json(rooms)} ->> target)::int, ${perTarget}::int)`;
+  const busy = json(Object.fromEntries((own?.busy ?? []).map((target) => [target, 1])));
+  const onOwn = own ? sql<boolean>`rank = 1 and (${busy} ->> target) is null` : sql`false`;
   // Rows locked but not taken (over a target's share) are released when the statement ends.
   const { rows } = await sql<
     { id: string; target: string; event: string; payload: unknown; attempts: number }
@@ -127,14 +135,17 @@ export async function claimNotifications(
       for update skip locked
     ),
     ranked as (
-      select id, next_attempt_at, room,
+      select id, target, next_attempt_at, room,
         row_number() over (partition by target order by next_attempt_at, id) as rank
       from candidates
     ),
+    fitting as (
+      select id, next_attempt_at, ${onOwn} as own from ranked where rank <= room
+    ),
     due as (
-      select id from ranked where rank <= room
-      order by next_attempt_at, id
-      limit ${limit}
+      (select id from fitting where own order by next_attempt_at, id limit ${own?.free ?? 0})
+      union all
+      (select id from fitting where not own order by next_attempt_at, id limit ${limit})
     )
     update notifications n
     set claimed_by = ${deliverer},
