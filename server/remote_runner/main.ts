@@ -82,6 +82,7 @@ export async function remoteRunnerProcess(
     log,
     runner: runnerId,
     version: SERVICE_VERSION,
+    serviceUrl: config.serviceUrl,
     concurrency: config.concurrency,
     bufferMax: config.bufferMax,
     bufferMaxAgeMs: config.bufferMaxAgeMs,

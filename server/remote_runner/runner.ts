@@ -44,6 +44,8 @@ export interface RemoteRunnerOptions {
   log: Logger;
   runner: string;
   version: string;
+  /** The service's URL, for the log line that says what the runner serves. */
+  serviceUrl?: string;
   concurrency: number;
   bufferMax: number;
   bufferMaxAgeMs: number;
@@ -115,6 +117,10 @@ interface Shared {
   idle: Set<Promise<void>>;
   /** When the service stopped answering (its last answer); null while it answers. */
   outage: number | null;
+  /** Whether a claim has answered yet (its answer names the location served). */
+  served: boolean;
+  /** Whether a claim has given it runs yet. */
+  given: boolean;
   /** When the service last answered. */
   contact: number;
   /** The probes this runner was given, by probe key (see the module's note, "Outages"). */
@@ -172,10 +178,16 @@ async function claimLoop(s: Shared) {
       s.slotFreed = null;
       continue;
     }
-    const answer = await s.o.client.claim({ ...s.who, max: room }, s.claimAbort.signal);
+    // The first claim asks without waiting: its answer names the location, logged at once.
+    const wait = s.served ? {} : { wait_seconds: 0 };
+    const answer = await s.o.client.claim(
+      { ...s.who, max: room, ...wait },
+      s.claimAbort.signal,
+    );
     if (s.stopping) return;
     if (answer.ok) {
       reachable(s, true);
+      if (!s.given && (!s.served || answer.data.runs.length > 0)) serving(s, answer.data);
       pause = 1000;
       s.counts.claimed += answer.data.runs.length;
       for (const claimed of answer.data.runs) {
@@ -188,6 +200,22 @@ async function claimLoop(s: Shared) {
     await sleep(answer.kind === "unreachable" ? answer.retryAfterMs ?? pause : 10_000);
     pause = Math.min(pause * 2, 10_000);
   }
+}
+
+/** The probes some claimed runs are of (a probe has one run per claim). */
+const probesOf = (runs: ClaimedRun[]) =>
+  new Set(runs.map((r) => parseRunId(r.run_id)?.key ?? r.run_id)).size;
+
+/**
+ * Says which location of which service the runner serves, after its first claim, with the
+ * probes that claim gave it; when it gave none (none was due), says so again at the first runs.
+ */
+function serving(s: Shared, answer: { location: string; runs: ClaimedRun[] }) {
+  const fields = { service: s.o.serviceUrl, location: answer.location };
+  if (!s.served) s.o.log.info("serving location", { ...fields, probes: probesOf(answer.runs) });
+  else s.o.log.info("first runs claimed", { ...fields, probes: probesOf(answer.runs) });
+  s.served = true;
+  s.given ||= answer.runs.length > 0;
 }
 
 /**
@@ -316,6 +344,8 @@ export function createRemoteRunner(o: RemoteRunnerOptions): RemoteRunner {
     slotFreed: null,
     idle: new Set(),
     outage: null,
+    served: false,
+    given: false,
     contact: now(),
     known: new Map(),
   };

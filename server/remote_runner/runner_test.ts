@@ -233,3 +233,46 @@ Deno.test("during an outage the probes it was given go on running on their grid,
   assert.ok(!ids.includes(`${claim}.${key}.${first + intervalMs}.0`), "run again");
   assert.equal(targets.length, 1 + runner.counters().offline);
 });
+
+Deno.test("the log says which service and location it serves and how many probes it was given", async () => {
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger("info", (line) => lines.push(JSON.parse(line)));
+  const claim = crypto.randomUUID();
+  const due = Date.now() + 60_000;
+  const { client, state } = fakeService([]);
+  const asked: (number | undefined)[] = [];
+  const runner = createRemoteRunner({
+    client: {
+      ...client,
+      claim: (input, signal) => (asked.push(input.wait_seconds), client.claim(input, signal)),
+    },
+    execute: upRun,
+    ...SETTINGS,
+    log,
+    serviceUrl: "https://probes.example.com",
+  });
+  runner.start();
+  await until(() => lines.some((l) => l.msg === "serving location"));
+  // No run was due at the first claim: the line comes at once all the same, saying none.
+  assert.deepEqual(lines.find((l) => l.msg === "serving location"), {
+    ...lines.find((l) => l.msg === "serving location"),
+    service: "https://probes.example.com",
+    location: "eu",
+    probes: 0,
+  });
+  assert.equal(asked[0], 0, "the first claim does not wait");
+  // Then two probes' runs (one of them twice): said once, with the probes.
+  state.more = [`${claim}.1.${due}.0`, `${claim}.2.${due}.0`, `${claim}.2.${due + 1}.0`].map(
+    (id) => ({ ...run(id), due_at: new Date(due).toISOString() }),
+  );
+  await until(() => lines.some((l) => l.msg === "first runs claimed"));
+  state.more = [{ ...run(`${claim}.3.${due}.0`), due_at: new Date(due).toISOString() }];
+  await until(() => state.more.length === 0);
+  await runner.stop(100);
+  const said = lines.filter((l) => l.msg === "serving location" || l.msg === "first runs claimed");
+  assert.deepEqual(said.map((l) => [l.msg, l.location, l.probes]), [
+    ["serving location", "eu", 0],
+    ["first runs claimed", "eu", 2],
+  ]);
+  assert.equal(asked.filter((w) => w === 0).length, 1, "later claims wait as usual");
+});
