@@ -17,11 +17,10 @@
  * machine and its load.
  */
 import { parseArgs } from "node:util";
-import { createPostgresDatabase } from "../server/testing/app.ts";
 import { probesWithManyChecks, startHostileTarget } from "../server/testing/hostile_target.ts";
-import { restCall, SERVER_ENTRY, startServerProcess } from "../server/testing/process.ts";
+import { restCall, SERVER_ENTRY } from "../server/testing/process.ts";
+import { startOn } from "./setup.ts";
 
-const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const KEY = "bench-hostile-key-0123";
 
 const { values: args } = parseArgs({
@@ -36,23 +35,7 @@ const { values: args } = parseArgs({
 const DURATION_MS = Number(args.duration) * 1000;
 
 const target = await startHostileTarget();
-const dataDir = await Deno.makeTempDir({ prefix: "bench-hostile-" });
-const pg = args.database === "postgres"
-  ? await createPostgresDatabase(Deno.env.get("BENCH_DATABASE_URL") ?? DEFAULT_ADMIN_URL, "bench")
-  : null;
-const server = await startServerProcess({
-  entry: args.entry,
-  env: {
-    SERVICE_API_KEY: KEY,
-    DATA_DIR: dataDir,
-    PROBE_INTERVAL_SECONDS: "10",
-    PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
-    LOG_LEVEL: "warn",
-    ...(pg && { DATABASE_URL: pg.url }),
-  },
-  output: "capture",
-  readyTimeoutMs: 120_000,
-});
+const { server, close } = await startOn(args.database!, { entry: args.entry, key: KEY });
 let exited: Deno.CommandStatus | null = null;
 server.status.then((status) => exited = status);
 
@@ -124,7 +107,6 @@ if (exited) {
   console.log(server.output().split("\n").slice(-8).join("\n"));
 } else if (probes.length === 0) {
   console.log("server alive; no probes (a baseline of the machine's load)");
-  await server.stop();
 } else {
   const list = await restCall(server, KEY, "GET", "/projects/hostile/probes");
   const probeId = list.body?.data?.[0]?.probe_id;
@@ -139,8 +121,6 @@ if (exited) {
     `server alive; a probe's last run: ${run?.outcome} ${JSON.stringify(run?.error)} ` +
       `first check ${JSON.stringify(run?.failed_checks?.[0])}`,
   );
-  await server.stop();
 }
+await close();
 await target.close();
-await pg?.drop();
-await Deno.remove(dataDir, { recursive: true });

@@ -2,7 +2,7 @@
 import { openDatabase } from "../server/db/database.ts";
 import { migrateToLatest } from "../server/db/migrator.ts";
 import { createPostgresDatabase } from "../server/testing/app.ts";
-import { type ServerProcess, startServerProcess } from "../server/testing/process.ts";
+import { SERVER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { seed } from "./seed.ts";
 import { hasWrk, WRK_MISSING } from "./wrk.ts";
 
@@ -133,6 +133,45 @@ export async function startFloor(
   { without, ...database }: { databaseUrl: string; poolSize: number; without: string },
 ): Promise<ServerProcess> {
   return await startBeside("./floor.ts", database, { WITHOUT: without });
+}
+
+/**
+ * The server (`entry`: `server/main.ts` or another checkout's) as a subprocess watching local
+ * targets every 10 s, with its output captured: on the embedded database in a new `DATA_DIR`, or
+ * on a PostgreSQL database of its own (`BENCH_DATABASE_URL`'s server). `close` stops it and
+ * removes what it made.
+ */
+export async function startOn(
+  database: string,
+  { entry = SERVER_ENTRY, key }: { entry?: string; key: string },
+): Promise<{ server: ServerProcess; close(): Promise<void> }> {
+  const dataDir = await Deno.makeTempDir({ prefix: "bench-" });
+  const pg = database === "postgres"
+    ? await createPostgresDatabase(benchSettings().adminUrl, "bench")
+    : null;
+  const server = await startServerProcess({
+    entry,
+    // The entry's own checkout, for its deno.json and lock.
+    cwd: new URL("../..", `file://${entry}`).pathname,
+    env: {
+      SERVICE_API_KEY: key,
+      DATA_DIR: dataDir,
+      PROBE_INTERVAL_SECONDS: "10",
+      PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
+      LOG_LEVEL: "warn",
+      ...(pg && { DATABASE_URL: pg.url }),
+    },
+    output: "capture",
+    readyTimeoutMs: 120_000,
+  });
+  return {
+    server,
+    async close() {
+      await server.stop();
+      await pg?.drop();
+      await Deno.remove(dataDir, { recursive: true });
+    },
+  };
 }
 
 /** The machine's load right now, to print beside the figures. */

@@ -12,7 +12,7 @@ import { TRPCError } from "@trpc/server";
 import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { isInvalidText } from "./db/invalid_text.ts";
 import { DEADLINE_MESSAGE, isDatabaseUnavailable, unavailableMessage } from "./db/unavailable.ts";
-import { DomainError, type DomainErrorKind } from "./domain/errors.ts";
+import { DomainError, type DomainErrorKind, TooManyRequests } from "./domain/errors.ts";
 
 /**
  * Thrown where an answer would pass the limit (`server/payload/answer_size.ts`); answered 413
@@ -107,6 +107,8 @@ const MORE_MESSAGES: Partial<Record<ErrorCode, readonly string[]>> = {
 export interface ApiError {
   status: number;
   body: ErrorBody & { error: { code: ErrorCode } };
+  /** When to come back, for a 429 the `Retry-After` header says (`retryAfterOf`). */
+  retryAfterSeconds?: number;
 }
 
 /** The answer for an error code, with the code's own message unless another is given. */
@@ -130,6 +132,7 @@ const BY_DOMAIN_KIND: Record<DomainErrorKind, ErrorCode> = {
   validation_failed: "validation_failed",
   unavailable: "service_unavailable",
   out_of_scope: "out_of_scope",
+  rate_limited: "rate_limited",
 };
 
 // 400 answers two codes; a library's BAD_REQUEST is `bad_request`, its PARSE_ERROR the JSON one.
@@ -186,6 +189,12 @@ export function toApiError(error: unknown): ApiError {
   const cause = error instanceof TRPCError && error.code === "INTERNAL_SERVER_ERROR"
     ? error.cause ?? error
     : error;
+  if (cause instanceof TooManyRequests) {
+    return {
+      ...apiError("rate_limited", cause.message),
+      retryAfterSeconds: cause.retryAfterSeconds,
+    };
+  }
   if (cause instanceof DomainError) {
     return apiError(
       BY_DOMAIN_KIND[cause.kind],
@@ -213,6 +222,17 @@ export function toApiError(error: unknown): ApiError {
     return apiError(BY_TRPC_CODE.get(error.code) ?? "internal");
   }
   return apiError("internal");
+}
+
+/** The headers an error answer carries besides the body's: `Retry-After` for a 429 that says. */
+export function retryAfterOf(error: ApiError): Record<string, string> {
+  return retryAfterOfAll([error]);
+}
+
+/** The same for the errors of one answer (a tRPC batch's calls): the longest wait any says. */
+export function retryAfterOfAll(errors: ApiError[]): Record<string, string> {
+  const seconds = errors.flatMap((e) => e.retryAfterSeconds ?? []);
+  return seconds.length === 0 ? {} : { "retry-after": String(Math.max(...seconds)) };
 }
 
 /** Whether a failure is one we did not expect, and so belongs in the log with its stack. */

@@ -71,6 +71,11 @@ export const BUDGETS = {
   /** The probe runner's batches (claims, recording, schedules, leases) and pruning. */
   runner: { ms: 30_000, connections: 4 },
   /**
+   * Remote locations' claims and the poll of their waiting claims (`server/runner/claim_waits.ts`):
+   * a pool apart from the built-in runner's, so that remote runners never take its connections.
+   */
+  remoteRuns: { ms: 30_000, connections: 2 },
+  /**
    * The dashboard's overview of every project (`getOverview` without a project): one pass over
    * 30 days of rollups for every probe, about 0.2–1 s for 1,000 probes and growing with probes ×
    * hours; two at a time, so that overviews never take the requests' connections.

@@ -6,7 +6,8 @@ export type DomainErrorKind =
   | "conflict"
   | "validation_failed"
   | "unavailable"
-  | "out_of_scope";
+  | "out_of_scope"
+  | "rate_limited";
 
 /** An expected failure of a domain operation: the caller asked for something that cannot be. */
 export class DomainError extends Error {
@@ -17,6 +18,14 @@ export class DomainError extends Error {
   ) {
     super(message);
     this.name = "DomainError";
+  }
+}
+
+/** Too much at once from one caller: answered 429 with `Retry-After` (`retryAfterSeconds`). */
+export class TooManyRequests extends DomainError {
+  constructor(message: string, readonly retryAfterSeconds: number) {
+    super("rate_limited", message);
+    this.name = "TooManyRequests";
   }
 }
 

@@ -99,9 +99,24 @@ export const effectiveLocationsSql = (probe: string, project: string) =>
 
 /**
  * Says a runner of `location` ('' for the built-in one) was seen now, with its version: the
- * built-in runners every 15 s, a remote one with each claim and post.
+ * built-in runners every 15 s, a remote one with each claim and post. A remote runner's name is
+ * its own choice, so one counts among its location's runners only once the service has handed it
+ * runs (`runnerHanded`): until then its sightings change nothing, and names a token makes up
+ * leave no row.
  */
 export async function runnerSeen(
+  db: Db,
+  location: string,
+  who: { runner: string; version: string },
+): Promise<void> {
+  if (location === LOCAL) return await runnerHanded(db, location, who);
+  await sql`
+    update location_runners set version = ${who.version}, last_seen_at = now()
+    where location = ${location} and runner = ${who.runner}`.execute(db);
+}
+
+/** Says the service handed runs to a runner of `location`: it is seen, and counts from now on. */
+export async function runnerHanded(
   db: Db,
   location: string,
   { runner, version }: { runner: string; version: string },

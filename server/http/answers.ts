@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { type ApiError, trpcErrorShape } from "../errors.ts";
+import { type ApiError, retryAfterOf, trpcErrorShape } from "../errors.ts";
 import { STREAMED } from "../trpc/pages.ts";
 
 /** Every answer of the edge carries these (added by the router's middleware when missing). */
@@ -32,19 +32,23 @@ export function ours(body: string | ReadableStream<Uint8Array> | null, status: n
 /** `body` as JSON with `status`. */
 export const json = (status: number, body: unknown): Response => ours(JSON.stringify(body), status);
 
-/** The REST error answer: the contract's status and body. */
-export const restError = ({ status, body }: ApiError): Response => json(status, body);
+/** The REST error answer: the contract's status and body (and `Retry-After` when it says). */
+export const restError = (error: ApiError): Response =>
+  withHeaders(json(error.status, error.body), retryAfterOf(error));
 
 /** The `/trpc` error answer: the same error in the shape of tRPC's error formatter. */
 export const trpcError = (error: ApiError): Response =>
-  json(error.status, { error: trpcErrorShape(error) });
+  withHeaders(json(error.status, { error: trpcErrorShape(error) }), retryAfterOf(error));
+
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}
 
 /**
  * The REST error answer for `error` (its status, the error body, the security headers), with
  * `headers` added: for keyed endpoints' own refusals.
  */
 export function errorAnswer(error: ApiError, headers: Record<string, string> = {}): Response {
-  const response = restError(error);
-  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
-  return response;
+  return withHeaders(restError(error), headers);
 }

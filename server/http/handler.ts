@@ -249,7 +249,8 @@ export function createHttpHandler(
       if (result.failure) {
         logFailure(result.failure.error, c.get("requestId"), result.failure.answer);
       }
-      return ours(result.body, result.status);
+      // A failure's answer may carry headers of its own (`Retry-After`).
+      return result.failure ? restError(result.failure.answer) : ours(result.body, result.status);
     },
     trpcLabel: (c) => labels.trpc(c.get("url").pathname, c.get("url")),
     refuseTrpc: (_c, error) => trpcError(error),

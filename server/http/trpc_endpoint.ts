@@ -6,7 +6,7 @@
  * @module
  */
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { apiError } from "../errors.ts";
+import { apiError, retryAfterOfAll, toApiError } from "../errors.ts";
 import type { Context } from "../trpc/context.ts";
 import type { FastPath } from "../trpc/fast_path.ts";
 import type { AppRouter } from "../trpc/router.ts";
@@ -73,6 +73,8 @@ export function createTrpcEndpoint(
       router,
       createContext: () => ({ ...ctx, answerBudget }),
       onError: ({ error }) => onError(error, ctx),
+      // A call refused by a bound of its own (a location's open claims) says when to come back.
+      responseMeta: ({ errors }) => ({ headers: retryAfterOfAll(errors.map(toApiError)) }),
     });
     // A streamed batch (`trpc-accept: application/jsonl`) has begun: its calls past the limit
     // are answered 413 one by one. Otherwise the text tRPC built holds only what fitted.

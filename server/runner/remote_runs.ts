@@ -5,8 +5,10 @@
  * - A claim takes up to `max` runs of the location due within the next second (the same
  *   statement the built-in runners use, `claimDue`), leased for `leaseFor(timeout)`, and records
  *   the claim (`location_claims`). Each run's id is `<claim>.<probe key>.<due ms>.<m>` (m: 1 when
- *   the run falls in a maintenance window). When none is due it waits, looking again every
- *   `pollMs`, up to `wait_seconds`: an idle runner costs one request every 25 s.
+ *   the run falls in a maintenance window). When none is due it waits, up to `wait_seconds`, on
+ *   no database connection, until the one poll of all waiting claims finds a run due
+ *   (`claim_waits.ts`, which also bounds the claims a location has open): an idle runner costs one
+ *   request every 25 s.
  * - A post checks that every run id names a claim of the token's location (else 409, nothing
  *   recorded), then records the runs whose lease the claim still holds for that very due time
  *   (`recordRunsIn`, the built-in runners' statement), in one transaction. A run recorded before
@@ -15,7 +17,8 @@
  *   of it could be (`posted_runs.ts`: results are dated by the service's clock). So a run is
  *   recorded at most once, however often it is posted. Runs a runner made while it could not
  *   reach the service (ids marked `.o`) are recorded after those, by `offline_runs.ts`.
- * - Both say the runner was seen (`location_runners`).
+ * - Both say the runner was seen (`location_runners`); a runner counts among its location's
+ *   runners once a claim has handed it runs (`runnerHanded`), not for a name it sends.
  *
  * @module
  */
@@ -30,7 +33,7 @@ import {
 } from "@probe/shared";
 import { type Db, withBudget } from "../db/database.ts";
 import { DomainError } from "../domain/errors.ts";
-import { runnerSeen as seen } from "../domain/locations.ts";
+import { runnerHanded as handed, runnerSeen as seen } from "../domain/locations.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
 import { claimDue, type Completed, extendLeases, recordRunsIn } from "./store.ts";
 import {
@@ -47,7 +50,7 @@ import { recordOffline } from "./offline_runs.ts";
 import { createScheduleSync } from "./schedule_sync.ts";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 import { leaseFor } from "./runner.ts";
-import { sleep } from "../sleep.ts";
+import { createClaimWaits } from "./claim_waits.ts";
 
 export interface RemoteRuns {
   /** Claims due runs of `location` for a runner; waits up to `wait_seconds` when none is. */
@@ -62,7 +65,7 @@ export interface RemoteRunsOptions {
   intervalMs: number;
   timeoutMs: number;
   now?: () => number;
-  /** How often a waiting claim looks again. */
+  /** How often the waiting claims' poll asks whether runs are due (`claim_waits.ts`). */
   pollMs?: number;
   /** How often schedule rows are added for new probes, at most (the runners' `syncSchedules`). */
   syncEveryMs?: number;
@@ -85,6 +88,7 @@ export function createRemoteRuns(
   }: RemoteRunsOptions,
 ): RemoteRuns {
   let syncedAt = -Infinity;
+  const waits = createClaimWaits({ db, pollMs, now });
   const schedules = createScheduleSync(db, { intervalMs });
   const defaults = { intervalMs, timeoutMs };
   const verdicts = { localName, intervalMs };
@@ -101,7 +105,7 @@ export function createRemoteRuns(
     const at = now();
     const leaseUntil = at + leaseMs(timeoutMs);
     const holder = holderOf(input.runner, claim);
-    return await withBudget(db, "runner").transaction().execute(async (trx) => {
+    return await withBudget(db, "remoteRuns").transaction().execute(async (trx) => {
       const claimed = await claimDue(trx, {
         location,
         now: at,
@@ -132,6 +136,7 @@ export function createRemoteRuns(
       await trx.insertInto("location_claims")
         .values({ id: claim, location, runner: input.runner, issued_at: new Date(at) })
         .execute();
+      await handed(trx, location, input);
       return runnable.map((c) => ({
         run_id: `${claim}.${c.key}.${c.due}.${c.inMaintenance ? 1 : 0}`,
         due_at: new Date(c.due).toISOString(),
@@ -150,13 +155,21 @@ export function createRemoteRuns(
 
   return {
     async claim(location, input, signal) {
-      await seen(db, location, input);
-      await sync();
-      const until = now() + input.wait_seconds * 1000;
-      for (;;) {
-        const runs = await claimOnce(location, input);
-        if (runs.length > 0 || now() >= until || signal?.aborted) return { location, runs };
-        await sleep(Math.min(pollMs, until - now()), signal);
+      // Past the location's bound of open claims this throws (429), before any database work.
+      const close = waits.open(location);
+      try {
+        await seen(db, location, input);
+        await sync();
+        const until = now() + input.wait_seconds * 1000;
+        for (;;) {
+          const runs = await claimOnce(location, input);
+          // Took all it asked for: more may be due, for the next waiting claim.
+          if (runs.length === input.max) waits.wakeNext(location);
+          if (runs.length > 0 || now() >= until || signal?.aborted) return { location, runs };
+          if (!await waits.wait(location, until, signal)) return { location, runs };
+        }
+      } finally {
+        close();
       }
     },
 

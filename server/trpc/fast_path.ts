@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { AnswerTooLargeError, toApiError, trpcErrorShape } from "../errors.ts";
+import { AnswerTooLargeError, retryAfterOf, toApiError, trpcErrorShape } from "../errors.ts";
 import { boundedStringify, DEFAULT_MAX_ANSWER_BYTES } from "../payload/answer_size.ts";
 import type { Context } from "./context.ts";
 import { createProcedureCaller } from "./caller.ts";
@@ -103,6 +103,7 @@ export function createTrpcFastPath(
     if (!streamed && !procedures) return null;
     let json;
     let status = 200;
+    let answerHeaders = headers;
     try {
       if (streamed) {
         const body = await streamList({
@@ -131,7 +132,8 @@ export function createTrpcFastPath(
       const answer = toApiError(error);
       json = { error: trpcErrorShape(answer) };
       status = answer.status;
+      answerHeaders = { ...headers, ...retryAfterOf(answer) };
     }
-    return new Response(JSON.stringify(json), { status, headers });
+    return new Response(JSON.stringify(json), { status, headers: answerHeaders });
   };
 }

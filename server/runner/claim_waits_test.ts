@@ -1,0 +1,154 @@
+/**
+ * A location token's claims, bounded (`claim_waits.ts`): at most `CLAIMS_PER_LOCATION` open at
+ * once, past them 429 with `Retry-After` at once; waiting claims cost the database one poll, not
+ * a claim each; and a location counts the runners the service handed runs, not names a token
+ * makes up. Through the real handler, on both databases.
+ */
+import assert from "node:assert/strict";
+import type { KyselyPlugin } from "kysely";
+import { createApp } from "../app.ts";
+import { createLogger } from "../log.ts";
+import {
+  apiSuite,
+  backends,
+  freshDatabase,
+  TEST_API_KEY,
+  TestClient,
+  uniqueName,
+} from "../testing/app.ts";
+import { CLAIM_RETRY_AFTER_SECONDS, CLAIMS_PER_LOCATION } from "./claim_waits.ts";
+
+const WHO = { runner: "r1", version: "test-1" };
+
+async function location(api: TestClient) {
+  const name = uniqueName("loc");
+  const res = await api.post("/api/v1/locations", { name });
+  assert.equal(res.status, 201, res.text);
+  return { name, token: res.body.data.token as string };
+}
+
+const claim = (api: TestClient, token: string, body: Record<string, unknown> = {}) =>
+  api.post("/api/v1/runner/claim", { ...WHO, wait_seconds: 0, ...body }, { key: token });
+
+/** `count` claims of `token` that wait up to `seconds`, each as a runner of its own. */
+function waitingClaims(api: TestClient, token: string, count: number, seconds: number) {
+  const answered: number[] = [];
+  const claims = Array.from(
+    { length: count },
+    (_, i) =>
+      claim(api, token, { runner: `w${i}`, wait_seconds: seconds }).then((res) => {
+        answered.push(res.status);
+        return res;
+      }),
+  );
+  return { claims, answered };
+}
+
+apiSuite("a location's claims, bounded", (test) => {
+  test("past its open claims a location's claim is answered 429 at once, with Retry-After", async ({ api }) => {
+    const eu = await location(api);
+    const other = await location(api);
+    const { claims, answered } = waitingClaims(api, eu.token, CLAIMS_PER_LOCATION, 2);
+    // Claims that do not wait come and go until the waiting ones fill the bound.
+    let refused;
+    while (answered.length === 0) {
+      const res = await claim(api, eu.token, { runner: "extra" });
+      if (res.status === 429) {
+        refused = res;
+        break;
+      }
+      assert.equal(res.status, 200, res.text);
+      // Timers too get their turn (the embedded database answers without one).
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(refused, "a claim past the bound was refused while the others waited");
+    assert.equal(refused.body.error.code, "rate_limited");
+    assert.match(refused.body.error.message, new RegExp(`${CLAIMS_PER_LOCATION} claims open`));
+    assert.equal(refused.headers.get("retry-after"), String(CLAIM_RETRY_AFTER_SECONDS));
+    // The same on /trpc; another location is not held back.
+    const trpc = await api.post("/trpc/runner.claim", { ...WHO, wait_seconds: 0 }, {
+      key: eu.token,
+    });
+    assert.equal(trpc.status, 429, trpc.text);
+    assert.equal(trpc.body.error.data.error.code, "rate_limited");
+    assert.equal(trpc.headers.get("retry-after"), String(CLAIM_RETRY_AFTER_SECONDS));
+    assert.equal((await claim(api, other.token)).status, 200);
+    assert.deepEqual(answered, [], "all answered while the bound's claims still waited");
+
+    for (const res of await Promise.all(claims)) {
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body.data.runs, []);
+    }
+    // Answered, they leave room for new ones.
+    assert.equal((await claim(api, eu.token)).status, 200);
+  });
+
+  test("a location counts the runners it handed runs to, not the names its token sends", async ({ api }) => {
+    const eu = await location(api);
+    const project = uniqueName();
+    assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
+    const made = await api.post(`/api/v1/projects/${project}/probes`, {
+      url: `https://example.com/${uniqueName("p")}`,
+      locations: [eu.name],
+    });
+    assert.equal(made.status, 201, made.text);
+    const handed = await claim(api, eu.token, { runner: "real" });
+    assert.equal(handed.body.data.runs.length, 1, handed.text);
+    for (let i = 0; i < 20; i++) {
+      const res = await claim(api, eu.token, { runner: `made-up-${i}`, version: "evil-1" });
+      assert.deepEqual(res.body.data.runs, [], "nothing more is due");
+    }
+    const read = (await api.get(`/api/v1/locations/${eu.name}`)).body.data;
+    assert.equal(read.runners, 1, "only the runner handed a run counts");
+    assert.equal(read.version, "test-1", "names that only ask leave no trace");
+    const metrics = (await api.get("/metrics")).text;
+    assert.match(
+      metrics,
+      new RegExp(`^location_runners\\{location="${eu.name}",kind="remote"\\} 1$`, "m"),
+    );
+    // A runner handed runs once goes on counting while it asks, and is seen with its version.
+    const again = await claim(api, eu.token, { runner: "real", version: "test-2" });
+    assert.equal(again.status, 200);
+    const later = (await api.get(`/api/v1/locations/${eu.name}`)).body.data;
+    assert.equal(later.runners, 1);
+    assert.equal(later.version, "test-2");
+  });
+});
+
+for (const backend of backends()) {
+  Deno.test(`waiting claims cost the database one poll, not a claim each [${backend}]`, async () => {
+    // Every statement the app sends, counted (Kysely's plugin interface).
+    let statements = 0;
+    const counter: KyselyPlugin = {
+      transformQuery: ({ node }) => (statements++, node),
+      transformResult: ({ result }) => Promise.resolve(result),
+    };
+    const fresh = await freshDatabase(backend);
+    const app = await createApp({
+      database: { ...fresh, db: fresh.db.withPlugin(counter) },
+      apiKeys: [TEST_API_KEY],
+      log: createLogger("silent"),
+      iamAlive: { writeLine: () => {} },
+    });
+    try {
+      const api = new TestClient(app.handler);
+      const eu = await location(api);
+      /** The statements `CLAIMS_PER_LOCATION` claims cost, waiting `seconds` for runs. */
+      const cost = async (seconds: number) => {
+        const before = statements;
+        const { claims } = waitingClaims(api, eu.token, CLAIMS_PER_LOCATION, seconds);
+        for (const res of await Promise.all(claims)) assert.equal(res.status, 200, res.text);
+        return statements - before;
+      };
+      const answeredAtOnce = await cost(0);
+      const waited = await cost(3);
+      // Claiming again every second would be 3 claims more per claim (each 2+ statements).
+      assert.ok(
+        waited - answeredAtOnce < CLAIMS_PER_LOCATION,
+        `${CLAIMS_PER_LOCATION} claims waiting 3 s cost ${waited - answeredAtOnce} statements`,
+      );
+    } finally {
+      await app.close();
+    }
+  });
+}
