@@ -303,13 +303,14 @@ function createOnce(
 export const LIST_PART_CHARS = 1024 * 1024;
 
 /**
- * Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. Without
- * `limit` the list is counted first (past `MAX_PAGE_LIMIT` it is refused, nothing else read); the
- * page's keys and stored sizes are read next (told to `onKeys`), then its probes a part of at most
- * `LIST_PART_CHARS` at a time (at least one probe).
+ * Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. The page
+ * is weighed first, in one row: without `limit`, how many the list holds (past `MAX_PAGE_LIMIT` it
+ * is refused, nothing else read), and what its probes weigh as stored (told to `onWeight`). Its
+ * keys and sizes are read next, then its probes a part of at most `LIST_PART_CHARS` at a time (at
+ * least one probe).
  */
 export async function listProbes(
-  { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS, onKeys, onRows, cutAfterChars }: {
+  { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS, onWeight, onRows, cutAfterChars }: {
     db: Db;
     project?: string;
     page?: PageRequest;
@@ -317,9 +318,9 @@ export async function listProbes(
     defaults?: ProbeDefaults;
     /**
      * Told of the stored characters of the page's probes (their JSON text as written) before any
-     * is read; may throw to stop.
+     * is read, nor their keys; may throw to stop.
      */
-    onKeys?: (storedChars: number) => void;
+    onWeight?: (storedChars: number) => void;
     /** Told of each part's probes once read, before the next part is; may throw to stop. */
     onRows?: (rows: Probe[]) => void;
     /**
@@ -343,18 +344,21 @@ export async function listProbes(
       : query.where(sql`url collate "C"`, ">", afterUrl);
     if (project !== undefined && afterProject !== project) throw notACursor();
   }
-  if (page.limit === undefined) {
-    // Past its limit such a list is refused: counted first, one row back instead of 1,001.
-    const { n } = await db.selectFrom(query.select("key").limit(rowsToRead(page)).as("listed"))
-      .select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
-    if (Number(n) > MAX_PAGE_LIMIT) throw listTooLong("probes");
+  const ordered = query.orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`);
+  if (page.limit === undefined || onWeight) {
+    // One row back instead of up to 1,001: a list without limit counts one past what it may
+    // answer (all of it is answered when it does not pass), a page its own rows.
+    const { n, chars } = await db
+      .selectFrom(ordered.select("stored_chars").limit(page.limit ?? rowsToRead(page)).as("l"))
+      .select((eb) => [eb.fn.countAll().as("n"), eb.fn.sum("l.stored_chars").as("chars")])
+      .executeTakeFirstOrThrow();
+    if (page.limit === undefined && Number(n) > MAX_PAGE_LIMIT) throw listTooLong("probes");
+    onWeight?.(Number(chars ?? 0));
   }
-  const keys = await query.select(["key", "project", "url", "stored_chars"])
-    .orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`)
+  const keys = await ordered.select(["key", "project", "url", "stored_chars"])
     .limit(rowsToRead(page)).execute();
   const keyOf = (row: { project: string; url: string }) => [row.project, row.url];
   const { rows: listed, next } = pageOf(keys, page, keyOf, "probes");
-  onKeys?.(listed.reduce((sum, row) => sum + row.stored_chars, 0));
   const rows: Probe[] = [];
   let chars = 0;
   const parts = partsOf(listed);

@@ -57,7 +57,7 @@ async function list(ctx: Context, { project, ...page }: z.infer<typeof probeList
     // Probes can be big: a list too large for its answer stops reading (413), before any probe
     // is read when their text as stored is already too much (a read-only key sees URLs and
     // headers masked, shorter than stored: for it only the probes read count).
-    onKeys: ctx.scope === "write" ? meter?.expect : undefined,
+    onWeight: ctx.scope === "write" ? meter?.expect : undefined,
     onRows: meter && ((rows) => meter.count(rows.map((p) => show.probe(p)))),
     cutAfterChars: ctx.listPageChars,
   });
