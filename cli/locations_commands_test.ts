@@ -5,7 +5,7 @@
  * location's runs are posted through the runner protocol with its token.
  */
 import assert from "node:assert/strict";
-import { apiSuite, uniqueName } from "../server/testing/app.ts";
+import { apiSuite, BASE, uniqueName } from "../server/testing/app.ts";
 import { runRemotely } from "../server/testing/remote_runs.ts";
 import { runDueProbesOnce } from "../server/testing/runs.ts";
 import { startTarget } from "../server/testing/target_server.ts";
@@ -21,7 +21,14 @@ apiSuite("cli: locations", (test) => {
     const token = added.stdout.match(/\b(plt_[A-Za-z0-9_-]+)/)?.[1];
     assert.ok(token, added.stdout);
     assert.match(added.stdout, /shown this once/);
-    assert.match(added.stdout, /LOCATION_TOKEN=<the token> deno task runner:remote/);
+    // The whole start command: this service's address, the token and the networks' setting.
+    assert.ok(
+      added.stdout.includes(
+        `  SERVICE_URL=${BASE} LOCATION_TOKEN=${token} PROBE_ALLOW_NETWORKS= \\\n` +
+          "    deno task runner:remote\n",
+      ),
+      added.stdout,
+    );
 
     const listed = expectExit(await cli("locations", "list"), EXIT.ok).stdout;
     const [head, first, ...rest] = listed.trimEnd().split("\n");

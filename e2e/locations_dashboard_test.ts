@@ -166,6 +166,23 @@ Deno.test({
       assert.match(report.rotated.token, /^plt_/);
       assert.notEqual(report.rotated.token, report.added.token);
       assert.equal(report.added.shownAfterReload, false, "a token is shown once");
+      // What starts a runner: the token copied, then a command and a systemd unit holding this
+      // service's address, the token and the networks typed into the box.
+      const setup = report.setup;
+      assert.equal(setup.focused, `Location added: the token of ${location}`);
+      assert.equal(setup.copied, report.added.token);
+      assert.equal(
+        setup.command,
+        `SERVICE_URL=${s.url} LOCATION_TOKEN=${report.added.token} ` +
+          "PROBE_ALLOW_NETWORKS=10.0.0.0/8,192.168.1.0/24 deno task runner:remote",
+      );
+      assert.equal(
+        setup.env,
+        `SERVICE_URL=${s.url}\nLOCATION_TOKEN=${report.added.token}\n` +
+          "PROBE_ALLOW_NETWORKS=10.0.0.0/8,192.168.1.0/24\n",
+      );
+      assert.match(setup.unit, new RegExp(`EnvironmentFile=/etc/probe-runner-${location}\\.env`));
+      assert.match(setup.unit, /^ExecStart=\/usr\/bin\/deno task runner:remote$/m);
       assert.match(report.deleted.notice, new RegExp(`Location ${spare} was deleted`));
       assert.deepEqual(report.deleted.rows, ["local", location]);
       assert.equal(oldTokenRefused, 1);

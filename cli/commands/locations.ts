@@ -37,8 +37,10 @@ const showToken = (verb: string, l: LocationWithToken, serviceUrl: string) =>
     "",
     `  ${l.token}`,
     "",
-    "Run its runners with it (docs/locations.md):",
-    `  SERVICE_URL=${serviceUrl} LOCATION_TOKEN=<the token> deno task runner:remote`,
+    "Start its runners with it from a checkout of the service (docs/locations.md has a systemd",
+    "unit); PROBE_ALLOW_NETWORKS names the private ranges its probes may reach (10.0.0.0/8):",
+    `  SERVICE_URL=${serviceUrl} LOCATION_TOKEN=${l.token} PROBE_ALLOW_NETWORKS= \\`,
+    "    deno task runner:remote",
   ].join("\n");
 
 /**

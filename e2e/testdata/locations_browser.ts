@@ -31,6 +31,8 @@ export interface LocationsReport {
   /** The names in the table's rows, in order, before anything was added. */
   initialRows: string[];
   added: { token: string; rowText: string; shownAfterReload: boolean };
+  /** What the token's box offers: the token copied, the start command, the systemd files. */
+  setup: { focused: string; copied: string; command: string; env: string; unit: string };
   rotated: { token: string };
   deleted: { notice: string; rows: string[] };
   /** The probe's form: a location that is none refused beside the field, then saved. */
@@ -73,6 +75,7 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
   const report: LocationsReport = {
     initialRows: [],
     added: { token: "", rowText: "", shownAfterReload: true },
+    setup: { focused: "", copied: "", command: "", env: "", unit: "" },
     rotated: { token: "" },
     deleted: { notice: "", rows: [] },
     form: { unknownError: "", focused: null, saved: "", projectSaved: "" },
@@ -89,7 +92,11 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
   };
   const browser = await chromium.launch({ executablePath: args.chromium, args: CHROMIUM_ARGS });
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const writer = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await writer.grantPermissions(["clipboard-read", "clipboard-write"], {
+      origin: new URL(args.baseUrl).origin,
+    });
+    const page = await writer.newPage();
     page.setDefaultTimeout(TIMEOUT_MS);
     watch(page, new URL(args.baseUrl).origin, report, report.consoleErrors);
     const main = page.locator("main");
@@ -116,9 +123,18 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
     await main.getByLabel("Name").fill(args.location);
     await main.getByLabel("Label (optional)").fill("Office LAN");
     await main.getByRole("button", { name: "Add location" }).click();
-    const token = main.locator("code.token");
+    const token = main.locator("#location-token");
     await token.waitFor();
-    report.added.token = await token.innerText();
+    report.added.token = await token.inputValue();
+    report.setup.focused = await page.evaluate(() => document.activeElement?.textContent ?? "");
+    await main.getByRole("button", { name: "Copy token" }).click();
+    await main.getByText("Copied.").waitFor();
+    report.setup.copied = await page.evaluate(() => navigator.clipboard.readText());
+    await main.getByLabel("Networks its probes may reach").fill("10.0.0.0/8, 192.168.1.0/24");
+    await main.getByText("As a systemd service").click();
+    report.setup.command = await main.locator("#runner-command").inputValue();
+    report.setup.env = await main.locator("#runner-env").inputValue();
+    report.setup.unit = await main.locator("#runner-unit").inputValue();
     await main.locator(`tr[data-location="${args.location}"]`).waitFor();
     report.added.rowText = await main.locator(`tr[data-location="${args.location}"]`).innerText();
     await scan("locations with a token shown");
@@ -128,13 +144,14 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
     await main.getByRole("button", { name: `Rotate token of ${args.location}` }).click();
     await main.getByRole("button", { name: "Rotate token" }).click();
     await page.waitForFunction(
-      (old) => document.querySelector("code.token")?.textContent !== old,
+      (old) =>
+        (document.querySelector("#location-token") as HTMLTextAreaElement | null)?.value !== old,
       report.added.token,
     );
-    report.rotated.token = await token.innerText();
+    report.rotated.token = await token.inputValue();
     await page.reload();
     await main.locator(`tr[data-location="${args.location}"]`).waitFor();
-    report.added.shownAfterReload = await main.locator("code.token").count() > 0;
+    report.added.shownAfterReload = await main.locator("#location-token").count() > 0;
 
     log("add and delete a spare location");
     await main.getByLabel("Name").fill(args.spare);
@@ -229,7 +246,7 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
       rows: await rowNames(reader),
       buttons: await reader.locator("main button").allInnerTexts(),
       forms: await reader.locator("main form").count(),
-      tokenShown: await reader.locator("main code.token").count() > 0,
+      tokenShown: await reader.locator("main #location-token").count() > 0,
     };
     report.axe.push(...await axeScan(reader, "locations, read-only"));
     report.axePages.push("locations, read-only");

@@ -6,7 +6,7 @@
  * shown once, in the answer that made it, and never again. A read-only key sees the same table
  * without the controls.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { del, get, post, seg } from "./api.js";
@@ -15,6 +15,7 @@ import { href } from "./routes.js";
 import { Ago, ConfirmButton, describe, ErrorNote, Loading, StatusNote } from "./parts.js";
 import { Field, FormError, useForm } from "./forms.js";
 import { count, plural } from "./format.js";
+import { RunnerSetup } from "./runner_setup.js";
 
 /** @import { operations as Operations } from "../http/testdata/openapi.gen.ts" */
 /** @import { ApiError } from "./api.js" */
@@ -59,15 +60,14 @@ function LagCell({ seconds }) {
  * @param {{ shown: ShownToken, onDone: () => void }} props
  */
 function TokenOnce({ shown, onDone }) {
+  // Its heading takes focus, as a new page's does: what follows is to be read, then copied.
+  const heading = useRef(/** @type {HTMLHeadingElement | null} */ (null));
+  useEffect(() => heading.current?.focus(), [shown]);
   return view`
-    <section class="notice token-once" role="status" aria-labelledby="token-title">
-      <h2 id="token-title">${shown.verb}: the token of ${shown.name}</h2>
+    <section class="notice token-once" aria-labelledby="token-title">
+      <h2 id="token-title" tabindex="-1" ref=${heading}>${shown.verb}: the token of ${shown.name}</h2>
       <p>Shown this once: the service keeps only its digest. Give it to the location's runners.</p>
-      <p><code class="token" data-location=${shown.name}>${shown.token}</code></p>
-      <p class="hint">
-        On the runner's machine: <code>SERVICE_URL=${globalThis.location.origin} LOCATION_TOKEN=…
-        deno task runner:remote</code>
-      </p>
+      <${RunnerSetup} location=${shown.name} token=${shown.token} />
       <div class="actions">
         <button type="button" onClick=${onDone}>I have kept it</button>
       </div>
