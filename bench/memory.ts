@@ -57,7 +57,8 @@ prints its RSS: after start, idle with one project, then with --probes probes ev
 seconds for --minutes minutes (MEMORY_MINUTES when not given), each minute with the V8 heaps and
 the WebAssembly memory /metrics gives. --server-dir runs another copy of the service (its server/main.ts)
 with the same bench, to compare versions. --show-output passes the server's output (LOG_LEVEL=warn
-unless set) through; --v8-flags runs the server with deno's --v8-flags=FLAGS.`);
+unless set) through. The server runs with the V8 flags of the service's \`deno task start\`
+(its deno.json), or with --v8-flags=FLAGS instead.`);
   Deno.exit(0);
 }
 const MINUTES = Number(args.minutes);
@@ -68,6 +69,15 @@ for (const [name, value] of Object.entries({ MINUTES, PROBES, INTERVAL_S, IDLE_S
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number`);
 }
 const serverDir = args["server-dir"] ?? new URL("..", import.meta.url).pathname;
+/** The V8 flags the server runs with: `--v8-flags`, or those of its `deno task start`. */
+const v8Flags = args["v8-flags"] ?? startTaskV8Flags(serverDir);
+
+function startTaskV8Flags(dir: string): string | undefined {
+  const config = JSON.parse(Deno.readTextFileSync(`${dir.replace(/\/$/, "")}/deno.json`));
+  const start = config.tasks?.start;
+  const command: string = typeof start === "string" ? start : start?.command ?? "";
+  return /--v8-flags=(\S+)/.exec(command)?.[1];
+}
 
 const mib = (kib: number) => kib / 1024;
 const fmt = (kib: number) => `${mib(kib).toFixed(0)} MiB`;
@@ -142,6 +152,7 @@ const target = await startTarget({ countOnly: true });
 const backend = database ? "PostgreSQL" : "embedded (PGlite)";
 console.log(
   `bench:memory  ${backend}  server ${serverDir}  probes=${PROBES} interval=${INTERVAL_S}s ` +
+    `v8-flags=${v8Flags ?? "none"} ` +
     `minutes=${MINUTES}  ${navigator.hardwareConcurrency} CPUs, load ${
       Deno.loadavg().map((n) => n.toFixed(2)).join(" ")
     }`,
@@ -170,7 +181,7 @@ async function start(which: string): Promise<ServerProcess> {
     },
     readyTimeoutMs: 120_000,
     output: args["show-output"] ? "inherit" : "null",
-    ...(args["v8-flags"] && { denoFlags: [`--v8-flags=${args["v8-flags"]}`] }),
+    ...(v8Flags && { denoFlags: [`--v8-flags=${v8Flags}`] }),
   });
   const { rssKiB, peakKiB } = await memoryOf(server.pid);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
