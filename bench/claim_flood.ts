@@ -108,6 +108,7 @@ async function claim(server: ServerProcess, token: string, i: number): Promise<C
     const timedOut = error instanceof DOMException && error.name === "TimeoutError";
     return {
       status: timedOut ? "no answer" : "error",
+      code: timedOut ? undefined : (error as Error).message.slice(0, 60),
       ms: performance.now() - started,
       retryAfter: false,
     };
@@ -136,15 +137,24 @@ async function flood(database: string) {
     phase = "during";
     const during = sampleReads(server, () => phase === "done");
     const began = performance.now();
+    const cpuBefore = await server.cpuSeconds();
     const answers = await Promise.all(
       Array.from({ length: CLAIMS }, (_, i) => claim(server, token, i)),
     );
     const floodMs = performance.now() - began;
+    const cpuMs = (await server.cpuSeconds() - cpuBefore) * 1000;
     phase = "done";
     const reads = { before: await before, during: await during };
     const runners = (await restCall(server, KEY, "GET", `/locations/${LOCATION}`)).body.data
       ?.runners;
     const failedRecording = server.lines.filter((l) => l.text.includes("recording runs failed"));
+    // What the server logged as errors, once each (its messages and the errors' own).
+    const errors = new Map<string, number>();
+    for (const { text } of server.lines) {
+      if (!text.includes('"error"')) continue;
+      const said = text.match(/"(msg|message|error)":"([^"]*)"/g)?.join(" ") ?? text.slice(0, 200);
+      errors.set(said, (errors.get(said) ?? 0) + 1);
+    }
 
     const label = `[${database}]`;
     console.log(
@@ -159,7 +169,10 @@ async function flood(database: string) {
       byStatus.set(key, [...byStatus.get(key) ?? [], a]);
     }
     console.log(
-      `${label} ${CLAIMS} claims (wait_seconds ${WAIT_S}), all answered in ${ms(floodMs)}:`,
+      `${label} ${CLAIMS} claims (wait_seconds ${WAIT_S}), all answered in ${ms(floodMs)}, ` +
+        `the server's CPU meanwhile ${ms(cpuMs)} (${
+          (cpuMs * 1000 / CLAIMS).toFixed(0)
+        } µs a claim):`,
     );
     for (const [status, list] of [...byStatus].sort()) {
       const retry = list.filter((a) => a.retryAfter).length;
@@ -173,6 +186,7 @@ async function flood(database: string) {
         `target hits ${[...target.counts.values()].reduce((a, b) => a + b, 0)}; ` +
         `location runners: ${runners}`,
     );
+    for (const [said, n] of errors) console.log(`${label} server error ×${n}: ${said}`);
   } finally {
     await close();
     await target.close();

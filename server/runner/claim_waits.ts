@@ -5,7 +5,8 @@
  * - **Open claims**: at most `CLAIMS_PER_LOCATION` claims of one location are open at once on this
  *   service instance (a location has one token, so this bounds the token too). One claim past it
  *   is refused at once, before any database work, with 429 and `Retry-After`: a token is meant for
- *   a few runners, each with one claim in flight.
+ *   a few runners, each with one claim in flight. The open ones go to the database one at a time
+ *   (`turn`): a burst of claims of one location takes one connection, never the pool.
  * - **Waiting**: a claim that found nothing due waits here, on no connection. One poll, every
  *   `pollMs` while any claim waits, asks the database in one statement which of the locations with
  *   waiting claims have a run due (`dueLocations`), however many claims wait. For each that has,
@@ -46,6 +47,11 @@ export interface ClaimWaits {
   wait(location: string, until: number, signal?: AbortSignal): Promise<boolean>;
   /** Wakes the next waiting claim of `location`: the last one took all it asked for. */
   wakeNext(location: string): void;
+  /**
+   * Runs `work` (a claim's transaction) once the claims of `location` before it are done: one at
+   * a time per location, since they would only compete for the same rows.
+   */
+  turn<T>(location: string, work: () => Promise<T>): Promise<T>;
 }
 
 export interface ClaimWaitsOptions {
@@ -66,6 +72,8 @@ export function createClaimWaits(
   /** Each location's waiting claims, the longest waiting first. */
   const waiting = new Map<string, Waiter[]>();
   let polling = false;
+  /** Each location's last claim transaction, done or to come: the next one goes after it. */
+  const turns = new Map<string, Promise<unknown>>();
 
   function wakeNext(location: string) {
     waiting.get(location)?.[0]?.wake(true);
@@ -131,6 +139,16 @@ export function createClaimWaits(
     },
 
     wakeNext,
+
+    turn(location, work) {
+      const mine = (turns.get(location) ?? Promise.resolve()).then(work);
+      const done = mine.then(() => {}, () => {});
+      turns.set(location, done);
+      void done.then(() => {
+        if (turns.get(location) === done) turns.delete(location);
+      });
+      return mine;
+    },
   };
 }
 

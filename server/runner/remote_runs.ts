@@ -106,6 +106,7 @@ export function createRemoteRuns(
     const leaseUntil = at + leaseMs(timeoutMs);
     const holder = holderOf(input.runner, claim);
     return await withBudget(db, "remoteRuns").transaction().execute(async (trx) => {
+      await seen(trx, location, input);
       const claimed = await claimDue(trx, {
         location,
         now: at,
@@ -158,11 +159,10 @@ export function createRemoteRuns(
       // Past the location's bound of open claims this throws (429), before any database work.
       const close = waits.open(location);
       try {
-        await seen(db, location, input);
         await sync();
         const until = now() + input.wait_seconds * 1000;
         for (;;) {
-          const runs = await claimOnce(location, input);
+          const runs = await waits.turn(location, () => claimOnce(location, input));
           // Took all it asked for: more may be due, for the next waiting claim.
           if (runs.length === input.max) waits.wakeNext(location);
           if (runs.length > 0 || now() >= until || signal?.aborted) return { location, runs };
