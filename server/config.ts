@@ -16,9 +16,22 @@ function apiKeyList() {
     .optional();
 }
 
+/** The longest `PUBLIC_URL`: every notification's link starts with it. */
+export const MAX_PUBLIC_URL_LENGTH = 512;
+
 const configSchema = z.object({
   PORT: optional(z.coerce.number().int().min(0).max(65535).default(8000)),
   HOST: optional(z.string().default("127.0.0.1")),
+  // Where people reach the dashboard: notifications link to probes' pages under it.
+  PUBLIC_URL: optional(
+    z.string().max(MAX_PUBLIC_URL_LENGTH, `must be at most ${MAX_PUBLIC_URL_LENGTH} characters`)
+      .refine(
+        isPublicUrl,
+        "must be an http:// or https:// URL without credentials, query or fragment",
+      )
+      .transform((v) => new URL(v).href.replace(/\/+$/, ""))
+      .optional(),
+  ),
   SERVICE_API_KEY: optional(apiKeyList()),
   // Keys that may read (every GET, every tRPC query) and nothing else.
   SERVICE_API_KEYS_READONLY: optional(apiKeyList()),
@@ -166,6 +179,13 @@ const configSchema = z.object({
   need("MAIL_FROM", "MAIL_TO");
 });
 
+/** A base for links: http(s), nothing after its path, no credentials to hand out in messages. */
+function isPublicUrl(v: string): boolean {
+  if (!isUrlOf(["http:", "https:"])(v)) return false;
+  const u = new URL(v);
+  return u.username === "" && u.password === "" && !v.includes("?") && !v.includes("#");
+}
+
 /** A check that a string is an absolute URL with one of the given schemes; never echoes it. */
 function isUrlOf(protocols: string[]): (v: string) => boolean {
   return (v) => URL.canParse(v) && protocols.includes(new URL(v).protocol);
@@ -177,6 +197,25 @@ function isMailbox(v: string): boolean {
   return z.email().safeParse(address).success;
 }
 
+/**
+ * The service's address for people: `PUBLIC_URL`, or else the one it listens at (`hostname` and
+ * `port` as bound; a wildcard address is reached on this machine's loopback).
+ */
+export function publicUrlOf(
+  config: Pick<Config, "publicUrl">,
+  { hostname, port }: { hostname: string; port: number },
+): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = hostname === "0.0.0.0"
+    ? "127.0.0.1"
+    : hostname === "::"
+    ? "[::1]"
+    : hostname.includes(":")
+    ? `[${hostname}]`
+    : hostname;
+  return `http://${host}:${port}`;
+}
+
 /** Where the I'm alive channels deliver; a channel without its settings is not configured. */
 export interface IamAliveConfig {
   webhook?: { url: string; secret?: string };
@@ -186,6 +225,11 @@ export interface IamAliveConfig {
 export interface Config {
   port: number;
   host: string;
+  /**
+   * Where people reach the service (`PUBLIC_URL`, no trailing slash): the base of the links in
+   * notifications. Unset: the address it listens at (`publicUrlOf`).
+   */
+  publicUrl?: string;
   apiKeys?: string[];
   /** Keys that may only read (`SERVICE_API_KEYS_READONLY`); none when empty. */
   readOnlyApiKeys: string[];
@@ -271,6 +315,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const c = parsed.data as {
     PORT: number;
     HOST: string;
+    PUBLIC_URL?: string;
     SERVICE_API_KEY?: string[];
     SERVICE_API_KEYS_READONLY?: string[];
     PROBE_SECRET_HEADERS: string[];
@@ -314,6 +359,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   return {
     port: c.PORT,
     host: c.HOST,
+    publicUrl: c.PUBLIC_URL,
     apiKeys: c.SERVICE_API_KEY,
     readOnlyApiKeys: c.SERVICE_API_KEYS_READONLY ?? [],
     probeSecretHeaders: c.PROBE_SECRET_HEADERS,

@@ -1,10 +1,17 @@
 import assert from "node:assert/strict";
-import { ConfigError, parseConfig, parseRemoteRunnerConfig } from "./config.ts";
+import {
+  ConfigError,
+  MAX_PUBLIC_URL_LENGTH,
+  parseConfig,
+  parseRemoteRunnerConfig,
+  publicUrlOf,
+} from "./config.ts";
 
 Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", () => {
   assert.deepEqual(parseConfig({}), {
     port: 8000,
     host: "127.0.0.1",
+    publicUrl: undefined,
     apiKeys: undefined,
     readOnlyApiKeys: [],
     probeSecretHeaders: [],
@@ -41,6 +48,43 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     delivery: { concurrency: 20, perTarget: 4, breakerFailures: 3 },
     iamAlive: {},
   });
+});
+
+Deno.test("PUBLIC_URL: an http(s) URL, its trailing slash dropped; the bound address by default", () => {
+  assert.equal(
+    parseConfig({ PUBLIC_URL: "https://probes.example.com/" }).publicUrl,
+    "https://probes.example.com",
+  );
+  assert.equal(
+    parseConfig({ PUBLIC_URL: "https://example.com/monitor/" }).publicUrl,
+    "https://example.com/monitor",
+  );
+  for (
+    const bad of [
+      "probes.example.com",
+      "ftp://probes.example.com",
+      "https://user:pw@probes.example.com",
+      "https://probes.example.com/?a=1",
+      "https://probes.example.com/#top",
+      `https://probes.example.com/${"a".repeat(MAX_PUBLIC_URL_LENGTH)}`,
+    ]
+  ) {
+    assert.throws(() => parseConfig({ PUBLIC_URL: bad }), (e: Error) => {
+      assert.ok(e instanceof ConfigError);
+      assert.match(e.message, /^Invalid configuration: PUBLIC_URL: must be/);
+      assert.ok(!e.message.includes("pw@"), "the value is not echoed");
+      return true;
+    });
+  }
+  const bound = (hostname: string) => publicUrlOf({}, { hostname, port: 8123 });
+  assert.equal(bound("127.0.0.1"), "http://127.0.0.1:8123");
+  assert.equal(bound("0.0.0.0"), "http://127.0.0.1:8123");
+  assert.equal(bound("::"), "http://[::1]:8123");
+  assert.equal(bound("::1"), "http://[::1]:8123");
+  assert.equal(
+    publicUrlOf({ publicUrl: "https://p.example" }, { hostname: "0.0.0.0", port: 1 }),
+    "https://p.example",
+  );
 });
 
 Deno.test("METRICS_PER_PROBE turns the per-probe series off; METRICS_PORT is a port", () => {

@@ -7,7 +7,7 @@
  */
 import { firstStartNote, resolveApiKeys } from "./keys/api_key.ts";
 import { type App, createApp, databaseTarget } from "./app.ts";
-import { type Config, ConfigError, parseConfig } from "./config.ts";
+import { type Config, ConfigError, parseConfig, publicUrlOf } from "./config.ts";
 import { surviveDatabaseClientFaults } from "./db/client_faults.ts";
 import { type DatabaseHandle, openDatabase } from "./db/database.ts";
 import { DataDirInUseError, lockDataDir } from "./db/data_dir_lock.ts";
@@ -134,7 +134,12 @@ function appFromConfig(
     },
     log,
     // Notification targets obey the probes' network policy; mail targets use SMTP_URL/MAIL_FROM.
-    notify: { policy, ...(config.mail && { mail: config.mail }) },
+    // Their links lead to PUBLIC_URL, or to the address bound.
+    notify: {
+      policy,
+      publicUrl: publicUrlOf(config, server.addr),
+      ...(config.mail && { mail: config.mail }),
+    },
     // Run-now uses the runner's executor, whether this process runs the runner or not.
     runProbe: executorFromConfig(config),
     notificationLeaseMs: config.notificationLeaseMs,
@@ -219,11 +224,10 @@ async function main(): Promise<number> {
   });
   // The generated key's note comes now, with the port bound (PORT=0 picks one) and answering.
   if (generated) {
-    const local = hostname === "0.0.0.0" ? "127.0.0.1" : hostname === "::" ? "[::1]" : host;
     console.log(
       firstStartNote({
         ...generated,
-        url: `http://${local}:${port}`,
+        url: publicUrlOf({}, server.addr),
         dataDir: config.dataDir,
         networksOpened: config.probeAllowNetworks.length > 0,
       }),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { failedCheck } from "./expect.ts";
 
 /**
  * What happened: a probe went down, recovered, became degraded, is still down (a reminder), or
@@ -38,11 +39,28 @@ export const alertEventData = z.object({
   label: z.string().describe(
     "The probe's label, or its URL without credentials and query values.",
   ),
+  url: z.string().nullable().describe(
+    "The probe's URL, its credentials, query values and fragment masked (****); null for a test.",
+  ),
+  link: z.string().nullable().describe(
+    "The probe's page in the dashboard, under PUBLIC_URL; null for a test.",
+  ),
   state: z.enum(["unknown", "up", "degraded", "down"]).describe(
     "The probe's state once the event happened.",
   ),
   cause: z.string().nullable().describe(
-    "Why the probe failed (the failing run's error or failed check); null when it did not.",
+    "Why the probe failed, in words (`answered HTTP 500, expected 200`); null when it did not.",
+  ),
+  error: z.string().nullable().describe(
+    "The failing run's error as its result gives it (`HTTP 500`, `assertion failed: json.0`): " +
+      "for a reminder or a recovery, the incident's last error; null when none.",
+  ),
+  http_status: z.int().nullable().describe(
+    "The failing run's HTTP status; null without an answer, and for reminders and recoveries.",
+  ),
+  failed_checks: z.array(failedCheck).nullable().describe(
+    "The failing run's failed checks (`status`, `json.0`, …) with what was expected and seen; " +
+      "null when it had none to check, and for reminders and recoveries.",
   ),
   started_at: z.iso.datetime().nullable().describe("When the incident started."),
   resolved_at: z.iso.datetime().nullable().describe("When the incident was resolved."),

@@ -108,7 +108,7 @@ for (const backend of backends()) {
           const open = (await listIncidents({ db, input: { limit: 50, state: "open" } })).data;
           assert.equal(open.length, 1);
           assert.equal(open[0].runs_failed, 3);
-          assert.equal(open[0].cause, "HTTP 500");
+          assert.equal(open[0].cause, "answered HTTP 500, expected a status below 400");
           assert.equal(open[0].label, "https://flip.example.com/health");
           assert.equal((await step("down")).state, "down");
           assert.equal((await step("up")).state, "down", "one passing run is not enough");

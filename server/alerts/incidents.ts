@@ -10,7 +10,13 @@
  *
  * @module
  */
-import type { AlertEvent, AlertEventType, LocationStates } from "@probe/shared";
+import {
+  type AlertEvent,
+  type AlertEventType,
+  type FailedCheck,
+  type LocationStates,
+  maskUrl,
+} from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
@@ -18,6 +24,7 @@ import { effectivePolicy } from "./policy_sql.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { enqueue, type Outgoing } from "../outbox/outbox.ts";
 import type { StateChange } from "./states.ts";
+import { failureWords } from "../ui/failure_words.js";
 
 export type Resolution = "recovered" | "changed" | "deleted" | "disabled";
 
@@ -56,6 +63,20 @@ interface IncidentRow {
 const isoOf = (value: Date | string | null) =>
   value === null ? null : new Date(value).toISOString();
 
+/**
+ * Why a run failed, in words (`answered HTTP 500, expected 200`: `server/ui/failure_words.js`,
+ * as the dashboard says it); null for a run that did not fail.
+ */
+export const causeOf = (run: Pick<StateChange, "error" | "failedChecks">): string | null =>
+  failureWords({ error: run.error, failed_checks: run.failedChecks });
+
+/** What the run an event is about recorded, as its result gives it: the codes beside the words. */
+interface RunCodes {
+  error: string | null;
+  httpStatus?: number | null;
+  failedChecks?: FailedCheck[] | null;
+}
+
 /** The event of an incident (or of a probe without one, for `degraded`). */
 function eventOf(
   type: AlertEventType,
@@ -65,8 +86,10 @@ function eventOf(
     project: string;
     probeId: string;
     label: string;
+    url: string | null;
     state: ProbeState;
     cause: string | null;
+    run: RunCodes;
     locations?: LocationStates | null;
   },
 ): AlertEvent {
@@ -81,8 +104,14 @@ function eventOf(
       project: data.project,
       probe_id: data.probeId,
       label: data.label,
+      url: data.url === null ? null : maskUrl(data.url),
+      // Set where the notifier sends it, from PUBLIC_URL (`server/notify/targets.ts`).
+      link: null,
       state: data.state,
       cause: data.cause,
+      error: data.run.error,
+      http_status: data.run.httpStatus ?? null,
+      failed_checks: data.run.failedChecks ?? null,
       started_at: isoOf(started),
       resolved_at: isoOf(resolved),
       duration_seconds: started && resolved
@@ -117,7 +146,8 @@ export async function applyStateChanges(
       probe_id: c.probeId,
       label: displayLabel(c.label, c.url),
       started_at: c.startedAt.toISOString(),
-      cause: c.error ?? "failed",
+      cause: causeOf(c) ?? "failed",
+      error: c.error ?? "failed",
       runs_failed: c.failStreak,
       locations: c.locations ?? null,
       next_reminder_at: c.policy.enabled && c.policy.reminderMinutes > 0
@@ -129,10 +159,11 @@ export async function applyStateChanges(
         (project, probe_key, probe_id, label, started_at, cause, runs_failed, last_error,
          next_reminder_at, locations)
       select x.project, x.probe_key, x.probe_id, x.label, x.started_at, x.cause, x.runs_failed,
-             x.cause, x.next_reminder_at, x.locations
+             x.error, x.next_reminder_at, x.locations
       from json_to_recordset(${json(rows)})
         as x(probe_key bigint, project text, probe_id text, label text, started_at timestamptz,
-             cause text, runs_failed integer, next_reminder_at timestamptz, locations json)
+             cause text, error text, runs_failed integer, next_reminder_at timestamptz,
+             locations json)
       order by x.probe_key
       on conflict (probe_key) where resolved_at is null do nothing
       returning *`.execute(trx);
@@ -142,7 +173,13 @@ export async function applyStateChanges(
       const incident = byKey.get(c.key);
       if (!incident || !c.policy.enabled) continue;
       outgoing.push({
-        event: eventOf("probe.down", now, { ...named(c), incident, state: "down", cause: c.error }),
+        event: eventOf("probe.down", now, {
+          ...named(c),
+          incident,
+          state: "down",
+          cause: incident.cause,
+          run: c,
+        }),
         targets: c.policy.targets,
         incidentId: String(incident.id),
       });
@@ -163,6 +200,7 @@ export async function applyStateChanges(
           incident,
           state: c.to,
           cause: incident?.cause ?? null,
+          run: { error: incident?.last_error ?? null },
         }),
         targets: c.policy.targets,
         incidentId: incident ? String(incident.id) : null,
@@ -179,7 +217,13 @@ export async function applyStateChanges(
       : null;
     if (!type) continue;
     outgoing.push({
-      event: eventOf(type, now, { ...named(c), incident: null, state: c.to, cause: c.error }),
+      event: eventOf(type, now, {
+        ...named(c),
+        incident: null,
+        state: c.to,
+        cause: causeOf(c),
+        run: c,
+      }),
       targets: c.policy.targets,
       incidentId: null,
     });
@@ -201,6 +245,7 @@ const named = (c: StateChange) => ({
   project: c.project,
   probeId: c.probeId,
   label: displayLabel(c.label, c.url),
+  url: c.url,
   locations: c.locations ?? null,
 });
 
@@ -249,7 +294,12 @@ export async function resolveQuietly(
 export function remindDue(db: Db, now: Date, limit = 100): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const { rows } = await sql<
-      IncidentRow & { enabled: boolean; targets: string[]; reminder_minutes: number }
+      IncidentRow & {
+        enabled: boolean;
+        targets: string[];
+        reminder_minutes: number;
+        url: string | null;
+      }
     >`
       with due as (
         select id from incidents
@@ -259,7 +309,8 @@ export function remindDue(db: Db, now: Date, limit = 100): Promise<number> {
         limit ${limit}
         for update skip locked
       )
-      select i.*, ${effectivePolicy("enabled", "targets", "reminder_minutes")}
+      select i.*, ${effectivePolicy("enabled", "targets", "reminder_minutes")},
+        (select p.url from probes p where p.key = i.probe_key) as url
       from incidents i join due on due.id = i.id
       cross join alert_settings g
       left join project_alerts pa on pa.project = i.project`.execute(trx);
@@ -282,8 +333,10 @@ export function remindDue(db: Db, now: Date, limit = 100): Promise<number> {
           project: incident.project,
           probeId: incident.probe_id,
           label: incident.label,
+          url: incident.url,
           state: "down",
-          cause: incident.last_error ?? incident.cause,
+          cause: incident.cause,
+          run: { error: incident.last_error },
         }),
         targets: incident.targets,
         incidentId: String(incident.id),

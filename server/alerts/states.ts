@@ -14,7 +14,12 @@
  */
 import { compareKeys } from "../db/keys.ts";
 import { sql } from "kysely";
-import { ALERT_POLICY_FIELDS, type LocationStates, type Outcome } from "@probe/shared";
+import {
+  ALERT_POLICY_FIELDS,
+  type FailedCheck,
+  type LocationStates,
+  type Outcome,
+} from "@probe/shared";
 import type { Db } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { json } from "../db/json.ts";
@@ -25,6 +30,9 @@ export interface SettledRun {
   outcome: Outcome;
   startedAt: Date;
   error: string | null;
+  /** What the run's result records beside its error (absent: none), for alerts' words. */
+  httpStatus?: number | null;
+  failedChecks?: FailedCheck[] | null;
 }
 
 /** Where a run left its probe, with what alerting needs of the probe and its policy. */
@@ -36,6 +44,9 @@ export interface StateChange {
   passing: boolean;
   startedAt: Date;
   error: string | null;
+  /** The run's HTTP status and failed checks, as its result records them. */
+  httpStatus: number | null;
+  failedChecks: FailedCheck[] | null;
   failStreak: number;
   project: string;
   probeId: string;
@@ -87,7 +98,14 @@ export async function settleSchedule(
   if (settling.length === 0) return { settled: new Set(), changes: [] };
   const changed = await settleRows(trx, settlingRows(settling), holder, location);
   const settled = new Set(changed.map((r) => String(r.probe_key)));
-  const changes = changed.filter((r) => r.counted && r.project !== null).map(stateChangeOf);
+  const runs = Map.groupBy(settling, (s) => s.key);
+  // The run each row settled (a batch may hold two runs of a probe: the one that started then).
+  const runOf = (r: SettledRow) =>
+    runs.get(String(r.probe_key))?.find((s) =>
+      s.run?.startedAt.getTime() === new Date(r.started_at!).getTime()
+    )?.run ?? null;
+  const changes = changed.filter((r) => r.counted && r.project !== null)
+    .map((r) => stateChangeOf(r, runOf(r)));
   return { settled, changes };
 }
 
@@ -216,7 +234,7 @@ async function settleRows(
 }
 
 /** The state change of a counted run on a probe that still exists. */
-function stateChangeOf(r: SettledRow): StateChange {
+function stateChangeOf(r: SettledRow, run: SettledRun | null): StateChange {
   return {
     key: String(r.probe_key),
     from: r.old_state,
@@ -224,6 +242,8 @@ function stateChangeOf(r: SettledRow): StateChange {
     passing: r.passing,
     startedAt: new Date(r.started_at!),
     error: r.error,
+    httpStatus: run?.httpStatus ?? null,
+    failedChecks: run?.failedChecks ?? null,
     failStreak: r.fail_streak,
     project: r.project!,
     probeId: r.probe_id!,

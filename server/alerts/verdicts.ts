@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { ALERT_POLICY_FIELDS, type LocationStates } from "@probe/shared";
+import { ALERT_POLICY_FIELDS, type FailedCheck, type LocationStates } from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
@@ -35,6 +35,8 @@ export const STALE_INTERVALS = 3;
 export interface Trigger {
   startedAt: Date;
   error: string | null;
+  httpStatus?: number | null;
+  failedChecks?: FailedCheck[] | null;
   passing: boolean;
 }
 
@@ -237,6 +239,8 @@ function changeOf(d: Decided, incidentOpen: boolean, o: VerdictOptions): StateCh
     passing: trigger?.passing ?? d.to !== "down",
     startedAt: trigger?.startedAt ?? o.now,
     error: trigger?.error ?? null,
+    httpStatus: trigger?.httpStatus ?? null,
+    failedChecks: trigger?.failedChecks ?? null,
     failStreak: Math.max(0, ...failing.map((x) => x.fail_streak)),
     project: r.project,
     probeId: r.probe_id,

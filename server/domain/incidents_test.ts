@@ -143,7 +143,8 @@ apiSuite("incidents and run-now", (test) => {
       const [incident] = (await api.get(query)).body.data;
       assert.equal(incident.state, "open");
       assert.equal(incident.label, "Shop health");
-      assert.equal(incident.cause, "HTTP 503");
+      assert.equal(incident.cause, "answered HTTP 503, expected a status below 400");
+      assert.equal(incident.last_error, "HTTP 503");
       assert.equal(incident.runs_failed, 2);
       assert.equal((await api.get(path)).body.data.state, "down");
 

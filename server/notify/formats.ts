@@ -1,7 +1,9 @@
 /**
  * How one alert event reads on each kind of target: a subject line (`DOWN shop: <label>`), the
  * JSON of a Slack incoming webhook, of a Discord webhook, a mail and a log line. One renderer per
- * kind, for every event type; the webhook target sends the event itself.
+ * kind, for every event type; the webhook target sends the event itself. Each names the probe's
+ * label and URL (masked), says why it failed in words (`cause`), names the failing and the fine
+ * locations and links to the probe's page in the dashboard (`link`).
  *
  * @module
  */
@@ -63,6 +65,8 @@ export function detailsOf(event: AlertEvent): [string, string][] {
   const rows: [string, string | null][] = [
     ["Project", d.project],
     ["Probe", d.label],
+    // The label is the URL when there is no label of its own: then it is said once.
+    ["URL", d.url && d.url !== d.label ? d.url : null],
     ["State", d.state],
     ["Cause", d.cause],
     ["Runs failed", d.runs_failed === null ? null : String(d.runs_failed)],
@@ -74,6 +78,7 @@ export function detailsOf(event: AlertEvent): [string, string][] {
     ["Duration", d.duration_seconds === null ? null : durationText(d.duration_seconds)],
     ["Incident", d.incident_id],
     ["Probe id", d.probe_id],
+    ["Dashboard", d.link],
   ];
   return rows.filter((row): row is [string, string] => row[1] !== null && row[1] !== "");
 }
@@ -97,7 +102,16 @@ function slackEscape(text: string): string {
  */
 export function slackMessage(event: AlertEvent) {
   const subject = subjectOf(event);
-  const fields = detailsOf(event).slice(0, 10).map(([name, value]) => ({
+  const { cause, link } = event.data;
+  // The cause and the link lead the message, the link last and never cut; the fields (10 at
+  // most) hold the rest.
+  const head = [`${EMOJI[event.type]} *${slackEscape(subject)}*`, cause && slackEscape(cause)]
+    .filter(Boolean).join("\n");
+  const lead = link
+    ? `${truncate(head, 2000)}\n<${slackEscape(link)}|Open in the dashboard>`
+    : truncate(head, 3000);
+  const rest = detailsOf(event).filter(([name]) => name !== "Cause" && name !== "Dashboard");
+  const fields = rest.slice(0, 10).map(([name, value]) => ({
     type: "mrkdwn",
     text: truncate(`*${name}*\n${slackEscape(value)}`, 2000),
   }));
@@ -107,10 +121,7 @@ export function slackMessage(event: AlertEvent) {
     blocks: [
       {
         type: "section",
-        text: {
-          type: "mrkdwn",
-          text: truncate(`${EMOJI[event.type]} *${slackEscape(subject)}*`, 3000),
-        },
+        text: { type: "mrkdwn", text: lead },
       },
       { type: "section", fields },
       {
@@ -132,6 +143,9 @@ export function discordMessage(event: AlertEvent) {
     content: truncate(subject, 2000),
     embeds: [{
       title: truncate(subject, 256),
+      // The title links to the probe's page; the cause reads under it.
+      ...(event.data.link && { url: event.data.link }),
+      ...(event.data.cause && { description: truncate(event.data.cause, 4096) }),
       color: COLOURS[event.type],
       timestamp: event.timestamp,
       fields: detailsOf(event).map(([name, value]) => ({

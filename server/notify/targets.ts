@@ -59,6 +59,11 @@ export interface NotifierDeps {
   now?: () => Date;
   /** Told of unexpected failures (the database, say); they end as `internal error`. */
   log?: Logger;
+  /**
+   * Where the dashboard is reached (`PUBLIC_URL`, or the address the service listens at): each
+   * event about a probe links to its page under it. Without it events have no link.
+   */
+  publicUrl?: string;
 }
 
 export const DEFAULT_NOTIFY_TIMEOUT_MS = 10_000;
@@ -99,13 +104,49 @@ export function testEvent(target: string, at: Date): AlertEvent {
       project: "probe-service",
       probe_id: "test",
       label: `test of target ${target}`,
+      url: null,
+      link: null,
       state: "up",
       cause: null,
+      error: null,
+      http_status: null,
+      failed_checks: null,
       started_at: null,
       resolved_at: null,
       duration_seconds: null,
       runs_failed: null,
       locations: null,
+    },
+  };
+}
+
+/**
+ * A probe's page in the dashboard under `base` (its hash route, as `server/ui/routes.js` reads
+ * it): `https://probes.example.com/#/projects/shop/probes/0123456789abcdef`.
+ */
+export function probeLink(base: string, project: string, probeId: string): string {
+  const part = encodeURIComponent;
+  return `${base.replace(/\/+$/, "")}/#/projects/${part(project)}/probes/${part(probeId)}`;
+}
+
+/**
+ * The event as it is sent: with the link to its probe's page (none for a test, or without a
+ * public URL), and every field, those added since it was queued too (as null).
+ */
+export function eventToSend(event: AlertEvent, publicUrl: string | undefined): AlertEvent {
+  const d = event.data;
+  const link = publicUrl && event.type !== "target.test"
+    ? probeLink(publicUrl, d.project, d.probe_id)
+    : null;
+  return {
+    ...event,
+    data: {
+      ...d,
+      url: d.url ?? null,
+      link,
+      error: d.error ?? null,
+      http_status: d.http_status ?? null,
+      failed_checks: d.failed_checks ?? null,
     },
   };
 }
@@ -163,7 +204,8 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   };
 
   return {
-    async send(name, message) {
+    async send(name, queued) {
+      const message = { ...queued, event: eventToSend(queued.event, deps.publicUrl) };
       try {
         if (name === LOG_TARGET) {
           writeLine(logLine(message.event, { id: message.id, target: name, time: now() }));

@@ -33,8 +33,13 @@ const DOWN: AlertEvent = {
     project: "shop",
     probe_id: "0123456789abcdef",
     label: "https://shop.example.com/health",
+    url: "https://shop.example.com/health",
+    link: null,
     state: "down",
-    cause: "HTTP 503",
+    cause: "answered HTTP 503, expected a status below 400",
+    error: "HTTP 503",
+    http_status: 503,
+    failed_checks: null,
     started_at: "2026-11-22T11:59:00.000Z",
     resolved_at: null,
     duration_seconds: null,
@@ -196,14 +201,14 @@ Deno.test("notify: a Slack target gets a text line and blocks with the details, 
       // Markup in a label is escaped in blocks: no mention, no link.
       assert.equal(
         message.blocks[0].text.text,
-        ":red_circle: *DOWN shop: &lt;!channel&gt; &amp; co*",
+        ":red_circle: *DOWN shop: &lt;!channel&gt; &amp; co*\ntimeout",
       );
       const fields = message.blocks[1].fields.map((f: { text: string }) => f.text);
       assert.deepEqual(fields, [
         "*Project*\nshop",
         "*Probe*\n&lt;!channel&gt; &amp; co",
+        "*URL*\nhttps://shop.example.com/health",
         "*State*\ndown",
-        "*Cause*\ntimeout",
         "*Runs failed*\n3",
         "*Failing from*\nlocal",
         "*Started*\n2026-11-22T11:59:00.000Z",
@@ -248,6 +253,7 @@ Deno.test("notify: a Discord target gets content and an embed with fields, menti
         [
           "Project=shop",
           "Probe=@everyone api",
+          "URL=https://shop.example.com/health",
           "State=up",
           "Runs failed=3",
           "Failing from=local",
@@ -348,7 +354,7 @@ Deno.test("notify: a mail target sends through SMTP_URL and MAIL_FROM, subject l
       assert.equal(mail.from, "monitor@example.test");
       assert.deepEqual(mail.to, ["ops@example.test", "b@example.test"]);
       assert.match(mail.message, /^Subject: DOWN shop: https:\/\/shop\.example\.com\/health\r$/m);
-      assert.match(mail.message, /Cause: HTTP 503/);
+      assert.match(mail.message, /Cause: answered HTTP 503, expected a status below 400/);
       assert.match(mail.message, /"type": "probe\.down"/);
       for (
         const [type, word] of [
