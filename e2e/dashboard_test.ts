@@ -172,10 +172,17 @@ Deno.test({
         targetUrl: `${t.origin}/health`,
         longLabel,
         shotDir,
-      }, (question) => {
+      }, async (question) => {
         assert.deepEqual(question, { health: 200 });
         t.setHealth(200, { status: "UP" });
-        return Promise.resolve();
+        // 48 more runs within the minute: a probe minutes old with more than a page of results
+        // (50) still opens on the hour, and its overview row has 20 runs to show.
+        const list = await restCall(s, KEY, "GET", `/projects/${project}/probes`);
+        const probeId = list.body.data[0].probe_id;
+        for (let i = 0; i < 48; i++) {
+          const ran = await restCall(s, KEY, "POST", `/projects/${project}/probes/${probeId}/run`);
+          assert.equal(ran.status, 200, JSON.stringify(ran.body));
+        }
       });
       console.log(`screenshots (in ${shotDir}): ${report.screenshots.join(", ")}`);
       console.log(`Tab presses per keyboard step: ${JSON.stringify(report.keyboard)}`);
@@ -244,10 +251,29 @@ Deno.test({
       assert.ok(report.chart["24h"].points >= 1 && report.chart["24h"].painted > 0);
       assert.equal(report.chart["7d"].buckets, 168);
       assert.ok(report.chart["7d"].points >= 1 && report.chart["7d"].painted > 0);
+      // The axis as drawn: 24-hour UTC times (and the date under the first), never "6pm" or
+      // "11/27/26".
+      assert.match(
+        report.glance.drawnTicks,
+        /^\d\d:\d\d\n\d\d-\d\d( \| \d\d:\d\d(\n\d\d-\d\d)?)+$/,
+      );
       // The time axis reads as the page does: 24-hour UTC, the date at the first tick and at
       // midnight; days as MM-DD.
       assert.deepEqual(report.chartText.ticks, ["22:00\n11-24", "23:00", "00:00\n11-25", "01:00"]);
       assert.deepEqual(report.chartText.daily, ["11-24", "11-25"]);
+
+      // At a glance: the overview row's last 20 runs as bars and the latest response time; the
+      // 7-day column of a minutes-old probe does not repeat the 24-hour figure; at 375 px the
+      // bars are on the screen; a heading a page focuses has no ring; the form's extra
+      // settings folded.
+      assert.equal(report.glance.runs, Array(20).fill("up").join(" "));
+      assert.equal(report.glance.runsLabel, "Last 20 runs: 20 up; the latest up");
+      assert.match(report.glance.latency, /^\d+ ms$/);
+      assert.match(report.glance.week, /^—\s*since (\d\d-\d\d )?\d\d:\d\d$/);
+      const bars = report.glance.narrowRuns;
+      assert.ok(bars && bars.width >= 100 && bars.x + bars.width <= 375, JSON.stringify(bars));
+      assert.deepEqual(report.glance.headingRing, { mouse: "none", keyboard: "none" });
+      assert.equal(report.glance.formFolded, true);
 
       // Assertions made with fields: a refused status beside its field, focus on it; then rows.
       assert.equal(report.assertions.statusError, "Entry 2: must be at most 599");

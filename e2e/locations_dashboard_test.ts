@@ -196,12 +196,16 @@ Deno.test({
       assert.equal(report.probe.locationsFact, `local: up · ${location}: degraded`);
       assert.deepEqual(report.probe.rows, {
         local: { outcome: "up", latency: report.probe.rows.local?.latency },
-        [location]: { outcome: "degraded", latency: "1234 ms" },
+        [location]: { outcome: "degraded", latency: "1.2 s" },
       });
       assert.match(report.probe.rows.local.latency, /^\d+ ms$/);
       assert.equal(report.probe.chartSeries, 2);
       assert.deepEqual(report.probe.legend.slice(1), ["local p95", `${location} p95`]);
-      assert.match(report.probe.summary, new RegExp(`${location}: p95 from 1234 ms to 1234 ms`));
+      assert.match(report.probe.summary, new RegExp(`${location}: p95 from 1.2 s to 1.2 s`));
+      // The chart by location opens as the probe's own, on the hour for a new probe, and its time
+      // axis reads 24-hour UTC (it read "6pm / 12am / 11/27/26").
+      assert.equal(report.probe.window, "1h");
+      assert.match(report.probe.ticks, /^\d\d:\d\d\n\d\d-\d\d( \| \d\d:\d\d(\n\d\d-\d\d)?)+$/);
 
       assert.deepEqual(report.readOnly.rows, ["local", location]);
       assert.deepEqual(report.readOnly.buttons.filter((b) => b !== "Sign out"), []);

@@ -1,11 +1,15 @@
 import { z } from "zod";
 import { incident } from "./incidents.ts";
 import { probeState } from "./probe.ts";
-import { outcome, runCounts } from "./results.ts";
+import { outcome, OUTCOMES, runCounts } from "./results.ts";
 import { locationFilter, nameInPath } from "./project.ts";
 
 /** `GET /overview`: every probe at once, for the dashboard; optionally one project's. */
 export const overviewInput = z.object({ project: z.string().optional() });
+
+/** A run in the overview's row of last runs: its outcome, or `maintenance` when in a window. */
+export const recentRun = z.enum([...OUTCOMES, "maintenance"]);
+export type RecentRun = z.infer<typeof recentRun>;
 
 export const overviewProbe = z.object({
   probe_id: z.string(),
@@ -30,6 +34,10 @@ export const overviewProbe = z.object({
    * window's start when that window (24 h, 7 d, 30 d) is longer than the history.
    */
   history_since: z.string().nullable(),
+  /** Its last runs of the last 24 hours (at most 20, every location's), oldest first. */
+  recent_runs: z.array(recentRun),
+  /** The newest of them's duration, ms; null without any. */
+  last_duration_ms: z.int().nullable(),
 });
 export type OverviewProbe = z.infer<typeof overviewProbe>;
 

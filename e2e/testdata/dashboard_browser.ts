@@ -64,6 +64,23 @@ export interface MainReport {
   chart: Record<string, { buckets: number; points: number; painted: number }>;
   /** The series' summary in the window the page opened on, and the labels of the time axis. */
   chartText: { opened: string; summary: string; ticks: string[]; daily: string[] };
+  /**
+   * At a glance: the overview row's last runs (`data-runs`, its label, the latest response time),
+   * its 7-day cell, the time axis's labels as drawn, the outline of the heading a page focuses,
+   * whether the probe form's "More settings" opened by itself, and the row of runs at
+   * 375 px (its box).
+   */
+  glance: {
+    runs: string;
+    runsLabel: string;
+    latency: string;
+    week: string;
+    drawnTicks: string;
+    /** The outline style of the heading a page focuses, reached with the mouse and the keyboard. */
+    headingRing: { mouse: string; keyboard: string };
+    formFolded: boolean;
+    narrowRuns: { x: number; width: number } | null;
+  };
   /** The assertions form: a refused entry's message and focus, then the rows saved. */
   assertions: {
     statusError: string;
@@ -283,6 +300,20 @@ export function watch(
   });
 }
 
+/**
+ * The outline of the heading a new page focuses (for screen readers), once it has it: "none" is
+ * what a reader should see; "not focused" when the page did not focus it.
+ */
+async function focusedHeadingOutline(page: Page): Promise<string> {
+  const focused = await page.waitForFunction(
+    () => document.activeElement?.tagName === "H1",
+    null,
+    { timeout: 5_000 },
+  ).then(() => true, () => false);
+  if (!focused) return "not focused";
+  return await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+}
+
 async function main(args: MainArgs): Promise<MainReport> {
   const report: MainReport = {
     wrongKey: { message: "", stored: null },
@@ -296,6 +327,16 @@ async function main(args: MainArgs): Promise<MainReport> {
     recovered: { runNow: "", state: "", openIncidents: "", incidentRows: [] },
     chart: {},
     chartText: { opened: "", summary: "", ticks: [], daily: [] },
+    glance: {
+      runs: "",
+      runsLabel: "",
+      latency: "",
+      week: "",
+      drawnTicks: "",
+      headingRing: { mouse: "", keyboard: "" },
+      formFolded: false,
+      narrowRuns: null,
+    },
     assertions: { statusError: "", focused: null, invalid: null, rows: [] },
     mobile: { resultCards: 0, pager: "", height: 0, longNameWraps: false },
     edited: { heading: "" },
@@ -398,6 +439,8 @@ async function main(args: MainArgs): Promise<MainReport> {
       }
       await newProbeHeading.waitFor();
     }
+    report.glance.formFolded = await main.locator("details.more")
+      .evaluate((d) => !(d as HTMLDetailsElement).open);
     report.keyboard.urlField = await tabTo(page, "URL");
     await page.keyboard.type("not a url");
     report.keyboard.createProbe = await tabTo(page, "Create probe");
@@ -438,6 +481,7 @@ async function main(args: MainArgs): Promise<MainReport> {
     report.keyboard.overviewLink = await tabTo(page, "Overview", { backward: true });
     await page.keyboard.press("Enter");
     await main.getByRole("heading", { name: "Overview" }).waitFor();
+    report.glance.headingRing.keyboard = await focusedHeadingOutline(page);
     const incident = main.locator(".incident").filter({ hasText: "Checkout health" });
     await incident.waitFor();
     report.failing.incident = await incident.innerText();
@@ -475,6 +519,9 @@ async function main(args: MainArgs): Promise<MainReport> {
       .getAttribute("value") ?? "";
     report.chartText.summary = await main.locator("#series-title ~ p.muted").first().innerText();
     report.chart["1h"] = await chartState(page);
+    report.glance.drawnTicks = await main.locator(".chart .uplot").first()
+      .getAttribute("data-ticks") ?? "";
+
     // The time axis's labels as the chart makes them (24-hour UTC), for a 6-hour and a 30-day step.
     const ticks = await page.evaluate(async () => {
       const charts = await import("/ui/charts.js");
@@ -502,10 +549,16 @@ async function main(args: MainArgs): Promise<MainReport> {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Overview" })
       .click();
     await main.getByRole("heading", { name: "Overview" }).waitFor();
+    report.glance.headingRing.mouse = await focusedHeadingOutline(page);
     const rowAgain = main.locator("tr").filter({ hasText: "Checkout health" });
     await rowAgain.locator(".state", { hasText: "up" }).waitFor();
     report.recovered.state = await settledText(rowAgain.locator(".state"), "up");
     report.recovered.openIncidents = await main.locator(".incidents").innerText();
+    const runs = rowAgain.locator("svg.runs");
+    report.glance.runs = await runs.getAttribute("data-runs") ?? "";
+    report.glance.runsLabel = await runs.getAttribute("aria-label") ?? "";
+    report.glance.latency = await rowAgain.locator(".last-runs .latency").innerText();
+    report.glance.week = await rowAgain.locator('[data-label="Uptime 7 d"]').innerText();
     await shot("overview-recovered");
 
     // The locations and their runners' health: the built-in one, whose runner made the runs.
@@ -528,6 +581,7 @@ async function main(args: MainArgs): Promise<MainReport> {
       };
     };
     await width("overview");
+    report.glance.narrowRuns = await rowAgain.locator("svg.runs").boundingBox();
     const longHead = main.locator(".project-head h2").filter({ hasText: args.longLabel });
     const longBox = await longHead.boundingBox();
     const lineHeight = await longHead.evaluate((el) => parseFloat(getComputedStyle(el).lineHeight));

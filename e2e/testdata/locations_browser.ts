@@ -46,6 +46,9 @@ export interface LocationsReport {
     legend: string[];
     /** The chart's caption: each location's p95 range in words. */
     summary: string;
+    /** The window the chart opened on, and its time axis's labels as drawn (`data-ticks`). */
+    window: string;
+    ticks: string;
   };
   readOnly: { rows: string[]; buttons: string[]; forms: number; tokenShown: boolean };
   axe: AxeFinding[];
@@ -80,7 +83,15 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
     deleted: { notice: "", rows: [] },
     form: { unknownError: "", focused: null, saved: "", projectSaved: "" },
     health: { runners: "", checks: "", version: "" },
-    probe: { locationsFact: "", rows: {}, chartSeries: 0, legend: [], summary: "" },
+    probe: {
+      locationsFact: "",
+      rows: {},
+      chartSeries: 0,
+      legend: [],
+      summary: "",
+      window: "",
+      ticks: "",
+    },
     readOnly: { rows: [], buttons: [], forms: -1, tokenShown: true },
     axe: [],
     axePages: [],
@@ -227,6 +238,9 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
       "section[aria-labelledby='locations-title'] figcaption",
     )
       .innerText();
+    report.probe.window = await main.locator('input[name="location-window"]:checked')
+      .getAttribute("value") ?? "";
+    report.probe.ticks = await chart.locator(".uplot").getAttribute("data-ticks") ?? "";
     await scan("probe by location");
     await shot("probe-by-location");
 

@@ -28,6 +28,7 @@ import { OVERLOAD_LAG_MS, scheduleLag } from "./schedule_lag.ts";
 import { notFound } from "./errors.ts";
 import { listIncidents } from "./incidents.ts";
 import { ceilHour } from "./results.ts";
+import { recentRuns } from "./recent_runs.ts";
 
 const HOUR_MS = 3_600_000;
 /** Hours in the sparkline: the current one and the 23 before it. */
@@ -260,6 +261,7 @@ export function getOverview(
     const counts = await uptimeCounts(trx, project, now);
     const lines = await sparklines(trx, project, firstHour);
     const p95 = await latency24h(trx, project, now);
+    const recent = await recentRuns(trx, project, now);
     const lag = await scheduleLag({ db: trx, at: new Date(now) });
     const incidents: Incident[] = (await listIncidents({
       db: trx,
@@ -285,6 +287,8 @@ export function getOverview(
         p95_24h: p95.get(key) ?? null,
         sparkline: lines.get(key) ?? new Array(SPARKLINE_HOURS).fill(null),
         history_since: historySince(c?.oldest ?? null, p.created_at),
+        recent_runs: recent.get(key)?.runs ?? [],
+        last_duration_ms: recent.get(key)?.lastDurationMs ?? null,
       });
     }
     const data: OverviewProject[] = projects.map((p) => ({

@@ -3,7 +3,7 @@
  * window covers, and the window a probe page opens on.
  */
 import assert from "node:assert/strict";
-import { timeTicks } from "../ui/charts.js";
+import { fitWindow, runsText, timeTicks } from "../ui/charts.js";
 import { historySpan } from "../ui/format.js";
 import { firstWindow, mergeResults } from "../ui/probe.js";
 
@@ -53,8 +53,29 @@ Deno.test("a probe page opens on the smallest window that holds the probe's hist
   assert.equal(firstWindow([run(1), run(50)], now), "1h");
   assert.equal(firstWindow([run(1), run(61)], now), "6h");
   assert.equal(firstWindow([run(1), run(7 * 60)], now), "24h");
-  // A full first page: older runs may exist beyond it.
-  assert.equal(firstWindow(Array.from({ length: 50 }, (_, i) => run(i)), now), "24h");
+  assert.equal(firstWindow([run(1), run(25 * 60)], now), "24h");
+  // A full first page of a 15-minute-old probe (runs every 10 s): the hour, not 24 hours.
+  assert.equal(firstWindow(Array.from({ length: 50 }, (_, i) => run(i / 6)), now), "1h");
+});
+
+Deno.test("a chart's window fits the history the series says the probe has", () => {
+  const now = Date.parse("2026-11-25T12:00:00Z");
+  const ago = (minutes: number) => new Date(now - minutes * 60_000).toISOString();
+  assert.equal(fitWindow(null, now), "1h");
+  assert.equal(fitWindow(ago(15), now), "1h");
+  assert.equal(fitWindow(ago(60), now), "1h");
+  assert.equal(fitWindow(ago(61), now), "6h");
+  assert.equal(fitWindow(ago(6 * 60 + 1), now), "24h");
+  assert.equal(fitWindow(ago(40 * 24 * 60), now), "24h", "an old probe opens on 24 hours");
+});
+
+Deno.test("the overview's last runs in words", () => {
+  assert.equal(runsText([]), "No runs in the last 24 hours");
+  assert.equal(runsText(["up"]), "Last run: 1 up; the latest up");
+  assert.equal(
+    runsText(["up", "down", "maintenance", "blocked", "up", "down"]),
+    "Last 6 runs: 2 up, 2 down, 1 in maintenance, 1 blocked; the latest down",
+  );
 });
 
 Deno.test("results merged across refreshes: newest first, each run once, none lost", () => {

@@ -93,6 +93,50 @@ export function timeTicks(ticks, step) {
 }
 
 /**
+ * The axes of a latency chart, read as the rest of the page: time in 24-hour UTC (`timeTicks`),
+ * latency in ms or s, the y axis as wide as its widest label.
+ * @param {{ text: string, grid: string }} colors
+ * @returns {uPlot.Axis[]}
+ */
+export function latencyAxes(colors) {
+  const axis = {
+    stroke: colors.text,
+    font: AXIS_FONT,
+    gap: AXIS_GAP,
+    grid: { stroke: colors.grid },
+    ticks: { stroke: colors.grid, size: TICK_SIZE },
+  };
+  return [
+    {
+      ...axis,
+      size: 48,
+      // The labels drawn are also kept on the chart (`data-ticks`): a canvas's text is not in the
+      // page, and a test or a reader's tool can read them there.
+      values: (u, ticks, _i, _space, step) => {
+        const labels = timeTicks(ticks, step);
+        u.root.dataset.ticks = labels.join(" | ");
+        return labels;
+      },
+    },
+    {
+      ...axis,
+      size: (_u, labels) => yAxisSize(labels),
+      values: (_u, values) => values.map(axisMillis),
+    },
+  ];
+}
+
+/** The chart's x series: times in UTC, as the legend shows them. */
+export const TIME_SERIES = {
+  label: "Time (UTC)",
+  value: (/** @type {uPlot} */ _u, /** @type {number | null} */ v) =>
+    v == null ? "—" : utc(new Date(v * 1000).toISOString(), { seconds: false }),
+};
+
+/** Times of the buckets are UTC (days for 30 and 90 days): the axis shows UTC too. */
+export const tzDate = (/** @type {number} */ ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC");
+
+/**
  * Latency per bucket: p50, p95 and max, in ms; gaps where a bucket had no response.
  * @param {{ series: Series }} props
  */
@@ -111,13 +155,6 @@ export function LatencyChart({ series }) {
       buckets.map((b) => b.p95),
       buckets.map((b) => b.max),
     ];
-    const axis = {
-      stroke: colors.text,
-      font: AXIS_FONT,
-      gap: AXIS_GAP,
-      grid: { stroke: colors.grid },
-      ticks: { stroke: colors.grid, size: TICK_SIZE },
-    };
     // Few buckets with data (a new probe): each is drawn as a dot, as a lone value makes no line.
     const sparse = countPoints(series) <= 60;
     /**
@@ -138,30 +175,16 @@ export function LatencyChart({ series }) {
       {
         width: Math.max(element.clientWidth, 280),
         height: CHART_HEIGHT,
-        // Buckets are UTC (days for 30 and 90 days): the axis shows UTC too.
-        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
+        tzDate,
         scales: {
           x: { time: true },
           y: { range: (_u, _min, max) => [0, Math.max(max ?? 0, 1) * 1.1] },
         },
         // Room above the top label, so that it is not cut either.
         padding: [14, 12, 0, 0],
-        axes: [
-          { ...axis, size: 48, values: (_u, ticks, _i, _space, step) => timeTicks(ticks, step) },
-          {
-            ...axis,
-            size: (_u, labels) => yAxisSize(labels),
-            values: (_u, values) => values.map(axisMillis),
-          },
-        ],
+        axes: latencyAxes(colors),
         series: [
-          {
-            label: "Time (UTC)",
-            value: (
-              _u,
-              v,
-            ) => (v == null ? "—" : utc(new Date(v * 1000).toISOString(), { seconds: false })),
-          },
+          TIME_SERIES,
           line("p50", colors.p50, 2),
           line("p95", colors.p95, 2),
           line("max", colors.max, 1),
@@ -275,4 +298,98 @@ export function Sparkline({ values }) {
   }
       </svg>
   `;
+}
+
+/** What each of the last runs' outcomes is called, and the colour its bar takes. */
+const RUN_WORDS = {
+  up: ["up", "up"],
+  degraded: ["degraded", "degraded"],
+  down: ["down", "down"],
+  blocked: ["blocked", "maintenance"],
+  maintenance: ["in maintenance", "maintenance"],
+};
+
+/**
+ * The last runs in words: `20 runs, oldest first: 18 up, 2 down; the last up`.
+ * @param {readonly (keyof typeof RUN_WORDS)[]} runs
+ */
+export function runsText(runs) {
+  if (runs.length === 0) return "No runs in the last 24 hours";
+  /** @type {Map<string, number>} */
+  const tally = new Map();
+  for (const run of runs) tally.set(RUN_WORDS[run][0], (tally.get(RUN_WORDS[run][0]) ?? 0) + 1);
+  const parts = [...tally].map(([word, n]) => `${n} ${word}`).join(", ");
+  const last = RUN_WORDS[runs[runs.length - 1]][0];
+  return `Last ${runs.length === 1 ? "run" : `${runs.length} runs`}: ${parts}; the latest ${last}`;
+}
+
+/**
+ * A probe's last runs, one bar each, oldest on the left and the latest on the right: green up,
+ * amber degraded, red down, grey blocked or in maintenance. `slots` bars always take the same
+ * width, so the rows of a table line up however many runs each probe has.
+ * @param {{ runs: readonly (keyof typeof RUN_WORDS)[], slots: number }} props
+ */
+export function RunBars({ runs, slots }) {
+  const shown = runs.slice(-slots);
+  const offset = slots - shown.length;
+  return view`
+    <svg class="runs" viewBox=${`0 0 ${slots * 4} 16`} preserveAspectRatio="none" role="img"
+      aria-label=${runsText(shown)} data-runs=${shown.join(" ")}>
+        ${
+    Array.from({ length: offset }, (_, i) =>
+      view`<rect x=${i * 4 + 0.5} y="13" width="3" height="3" class="o-none" />`)
+  }${
+    shown.map((run, i) =>
+      view`<rect x=${(offset + i) * 4 + 0.5} y="0" width="3" height="16"
+        class=${`o-${RUN_WORDS[run][1]}`}><title>${RUN_WORDS[run][0]}</title></rect>`
+    )
+  }
+      </svg>
+  `;
+}
+
+/** The windows of a series, their length in seconds, smallest first. */
+export const WINDOW_SECONDS = {
+  "1h": 3600,
+  "6h": 6 * 3600,
+  "24h": 86_400,
+  "7d": 7 * 86_400,
+  "30d": 30 * 86_400,
+  "90d": 90 * 86_400,
+};
+
+/**
+ * The window a chart opens on: the smallest that holds a history starting at `historySince`
+ * (1 hour, 6 hours, 24 hours), so that a new probe's first minutes fill the chart instead of a
+ * sliver at the right edge; 24 hours for a history longer than that, or none.
+ * @param {string | null | undefined} historySince
+ * @returns {"1h" | "6h" | "24h"}
+ */
+export function fitWindow(historySince, now = Date.now()) {
+  if (!historySince) return "1h";
+  const age = (now - Date.parse(historySince)) / 1000;
+  return age <= WINDOW_SECONDS["1h"] ? "1h" : age <= WINDOW_SECONDS["6h"] ? "6h" : "24h";
+}
+
+/**
+ * A chart's window: `first` until the reader picks one; until then each answer's history moves it
+ * to the window that fits (`fitWindow`), so a probe page opened on the hour goes on to 6 hours as
+ * the probe ages, and a guess from a page of results is put right by the series' `history_since`.
+ * @template {string} W
+ * @param {W} first
+ * @param {{ history_since: string | null, until: string } | undefined} answer
+ * @returns {[W | "1h" | "6h" | "24h", (window: W) => void]}
+ */
+export function useFittedWindow(first, answer) {
+  const [window, setWindow] = useState(/** @type {W | "1h" | "6h" | "24h"} */ (first));
+  const [chosen, setChosen] = useState(false);
+  useEffect(() => {
+    if (chosen || !answer) return;
+    const fit = fitWindow(answer.history_since, Date.parse(answer.until));
+    if (fit !== window) setWindow(fit);
+  }, [answer]);
+  return [window, (/** @type {W} */ w) => {
+    setChosen(true);
+    setWindow(w);
+  }];
 }

@@ -16,8 +16,10 @@ export function percent(share) {
 /** @param {number | null | undefined} value */
 export function millis(value) {
   if (value === null || value === undefined) return NO_DATA;
-  if (value >= 10_000) return `${(value / 1000).toFixed(1)} s`;
-  return `${value} ms`;
+  // One way for a duration everywhere: whole ms below a second, seconds with one decimal from it
+  // ("5.0 s", never "5000 ms" beside "10.0 s").
+  if (value >= 1000) return `${(value / 1000).toFixed(1)} s`;
+  return `${Math.round(value)} ms`;
 }
 
 /**
@@ -80,4 +82,25 @@ export function historySpan(historySince, windowSeconds, now = Date.now()) {
   if (!historySince) return null;
   const seconds = Math.max(0, Math.round((now - Date.parse(historySince)) / 1000));
   return seconds >= windowSeconds ? null : duration(seconds);
+}
+
+/**
+ * Where a history starts, for a column whose window is longer: `since 14:05` (UTC) the same UTC
+ * day as `now`, `since 11-24 14:05` before it.
+ * @param {string} iso
+ */
+export function since(iso, now = Date.now()) {
+  const [day, time] = [new Date(iso).toISOString(), new Date(now).toISOString()];
+  const at = day.slice(11, 16);
+  return day.slice(0, 10) === time.slice(0, 10) ? `since ${at}` : `since ${day.slice(5, 10)} ${at}`;
+}
+
+/**
+ * A URL with a line-break opportunity after each `/` and `?` (and `&`), so a long one wraps at
+ * its parts instead of mid-word: the parts to render, a `null` where a break may go (`<wbr>`).
+ * @param {string} url
+ * @returns {(string | null)[]}
+ */
+export function urlParts(url) {
+  return url.split(/(?<=[/?&])/).flatMap((part, i) => (i === 0 ? [part] : [null, part]));
 }

@@ -1,7 +1,8 @@
 // @ts-check
 /**
- * The overview: open incidents, then every project with its probes' states (worst first), last
- * run, uptime over 24 hours, 7 and 30 days, p95 latency and a 24-hour sparkline. One call to
+ * The overview: open incidents, then every project with its probes' states (worst first), their
+ * last runs as bars with the latest response time, last run, uptime over 24 hours, 7 and 30 days,
+ * p95 latency and a 24-hour sparkline. One call to
  * `GET /api/v1/overview` fills it; probes are shown a page of 100 at a time, so 1,000 or 100,000
  * probes cost the browser the same to draw.
  */
@@ -11,10 +12,10 @@ import { useCanWrite } from "./scope.js";
 import { getPrefetched } from "./api.js";
 import { useEvery, useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
-import { Ago, ErrorNote, Loading, StateBadge } from "./parts.js";
-import { Sparkline } from "./charts.js";
+import { Ago, ErrorNote, Loading, StateBadge, UrlText } from "./parts.js";
+import { RunBars, Sparkline } from "./charts.js";
 import { OpenIncidents } from "./incidents.js";
-import { count, historySpan, millis, percent, plural, utc } from "./format.js";
+import { count, millis, percent, plural, since, utc } from "./format.js";
 /** @import { OverviewProbe, OverviewProject } from "./api_types.d.ts" */
 /** @typedef {OverviewProbe["state"]} ProbeState */
 /** A project as shown on a page: some of its probes, `continued` from the page before. */
@@ -29,44 +30,62 @@ const STATES = ["down", "degraded", "unknown", "up"];
 const RANK = { down: 0, degraded: 1, unknown: 2, up: 3 };
 
 const DAY_SECONDS = 86_400;
+/** Bars in the row of last runs (the overview's `recent_runs` holds at most this many). */
+const LAST_RUNS = 20;
 
 /**
- * An uptime over a window; under it, when the probe is younger than the window, how much history
- * it covers (`over 5 h`), so that 7 and 30 days do not pass off a day's figure as theirs.
+ * An uptime over a window; under it, when the probe is younger than the window, where its history
+ * starts (`since 14:05`). When the history would fit the column before (a 15-minute-old probe's
+ * 7 and 30 days), the figure would only repeat that column's: "—", and since when.
  * @param {{ label: string, share: number | null, historySince: string | null,
- *   windowSeconds: number }} props
+ *   windowSeconds: number, shorterSeconds: number }} props
  */
-function UptimeCell({ label, share, historySince, windowSeconds }) {
-  const span = share === null ? null : historySpan(historySince, windowSeconds);
-  return view`<td data-label=${label} class="num"><span class="uptime">${percent(share)}${
-    span && view`<span class="history">over ${span}</span>`
+function UptimeCell({ label, share, historySince, windowSeconds, shorterSeconds }) {
+  const age = historySince === null ? null : (Date.now() - Date.parse(historySince)) / 1000;
+  const young = share !== null && age !== null && age < windowSeconds;
+  const repeats = young && age !== null && age < shorterSeconds;
+  return view`<td data-label=${label} class="num"><span class="uptime">${
+    repeats ? "—" : percent(share)
+  }${
+    young && historySince && view`<span class="history">${since(historySince)}</span>`
   }</span></td>`;
 }
 
 /** @param {{ project: string, probe: OverviewProbe }} props */
 function ProbeRow({ project, probe }) {
-  const name = probe.label ?? probe.url;
   return view`
     <tr class=${`row-${probe.state}`}>
       <td data-label="State">
         <${StateBadge} state=${probe.state} />
       </td>
       <th scope="row" data-label="Probe">
-          <a href=${href.probe(project, probe.probe_id)}>${name}</a>
+          <a href=${href.probe(project, probe.probe_id)}>${
+    probe.label ?? view`<${UrlText} url=${probe.url} />`
+  }</a>
           ${
     (probe.label || probe.method !== "GET") &&
-    view`<span class="url">${probe.method} ${probe.label ? probe.url : ""}</span>`
+    view`<span class="url">${probe.method} ${
+      probe.label ? view`<${UrlText} url=${probe.url} />` : ""
+    }</span>`
   }
         </th>
+      <td data-label="Last runs" class="last-runs">
+        <${RunBars} runs=${probe.recent_runs} slots=${LAST_RUNS} />
+        <span class="latency" title="The latest run's response time">${
+    millis(probe.last_duration_ms)
+  }</span>
+      </td>
       <td data-label="Last run">
         <${Ago} iso=${probe.last_run_at} />
       </td>
       <${UptimeCell} label="Uptime 24 h" share=${probe.uptime_24h}
-        historySince=${probe.history_since} windowSeconds=${DAY_SECONDS} />
+        historySince=${probe.history_since} windowSeconds=${DAY_SECONDS} shorterSeconds=${0} />
       <${UptimeCell} label="Uptime 7 d" share=${probe.uptime_7d}
-        historySince=${probe.history_since} windowSeconds=${7 * DAY_SECONDS} />
+        historySince=${probe.history_since} windowSeconds=${7 * DAY_SECONDS}
+        shorterSeconds=${DAY_SECONDS} />
       <${UptimeCell} label="Uptime 30 d" share=${probe.uptime_30d}
-        historySince=${probe.history_since} windowSeconds=${30 * DAY_SECONDS} />
+        historySince=${probe.history_since} windowSeconds=${30 * DAY_SECONDS}
+        shorterSeconds=${7 * DAY_SECONDS} />
       <td data-label="p95 24 h" class="num">${millis(probe.p95_24h)}</td>
       <td data-label="Last 24 h">
         <${Sparkline} values=${probe.sparkline} />
@@ -88,6 +107,7 @@ export function ProbeTable({ project, probes, caption }) {
           <tr>
             <th scope="col">State</th>
             <th scope="col">Probe</th>
+            <th scope="col">Last runs</th>
             <th scope="col">Last run</th>
             <th scope="col" class="num">Uptime 24 h</th>
             <th scope="col" class="num">7 d</th>

@@ -2,7 +2,7 @@
 /** Small pieces every page uses: state badges, times, errors, confirmations. */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
-import { ago, utc } from "./format.js";
+import { ago, urlParts, utc } from "./format.js";
 import { detailSentence } from "./messages.js";
 import { focusLost, useFocusWhenLost } from "./focus.js";
 /** @import { ComponentChildren } from "preact" */
@@ -19,6 +19,14 @@ export function StateBadge({ state }) {
 export function OutcomeBadge({ outcome }) {
   if (!outcome) return view`<span class="muted">none yet</span>`;
   return view`<span class="state state-${outcome}">${outcome}</span>`;
+}
+
+/**
+ * A URL that wraps at its `/`, `?` and `&` (a `<wbr>` after each) rather than mid-word.
+ * @param {{ url: string }} props
+ */
+export function UrlText({ url }) {
+  return urlParts(url).map((part) => (part === null ? view`<wbr />` : part));
 }
 
 /**

@@ -19,8 +19,16 @@ import {
   Loading,
   OutcomeBadge,
   StateBadge,
+  UrlText,
 } from "./parts.js";
-import { LatencyChart, latencySummary, OutcomeStrip } from "./charts.js";
+import {
+  fitWindow,
+  LatencyChart,
+  latencySummary,
+  OutcomeStrip,
+  useFittedWindow,
+  WINDOW_SECONDS,
+} from "./charts.js";
 import { IncidentTable } from "./incidents.js";
 import { AssertionList } from "./assertions.js";
 import { checkName } from "./check_words.js";
@@ -39,15 +47,6 @@ const WINDOWS = [
   ["30d", "30 days"],
   ["90d", "90 days"],
 ];
-/** @type {Record<Series["window"], number>} */
-const WINDOW_SECONDS = {
-  "1h": 3600,
-  "6h": 6 * 3600,
-  "24h": 86_400,
-  "7d": 7 * 86_400,
-  "30d": 30 * 86_400,
-  "90d": 90 * 86_400,
-};
 /** @type {Record<number, string>} */
 const BUCKET_NAMES = { 60: "minute", 300: "5 minutes", 3600: "hour", 86400: "day" };
 const REFRESH_MS = 30_000;
@@ -118,18 +117,15 @@ const KEYS = [
 ];
 
 /**
- * The window a probe page opens on: the smallest that holds the probe's whole history, so a new
- * probe's first minutes fill a chart. `results` are its latest runs, newest first (a page of
- * `RESULTS_SHOWN`): when fewer came back, the oldest of them is its first run.
+ * The window a probe page asks for first: the smallest that holds the oldest of its latest runs
+ * (`results`, newest first). A full page may have older runs beyond it: the series' answer says
+ * (`history_since`) and the chart moves to the window that holds them (`useFittedWindow`), so a
+ * 15-minute-old probe with 90 runs still opens on the hour.
  * @param {ProbeResult[]} results
  * @returns {Series["window"]}
  */
 export function firstWindow(results, now = Date.now()) {
-  if (results.length >= RESULTS_SHOWN) return "24h";
-  const oldest = results.at(-1);
-  if (!oldest) return "1h";
-  const age = (now - Date.parse(oldest.started_at)) / 1000;
-  return age < WINDOW_SECONDS["1h"] ? "1h" : age < WINDOW_SECONDS["6h"] ? "6h" : "24h";
+  return fitWindow(results.at(-1)?.started_at, now);
 }
 
 /**
@@ -161,15 +157,17 @@ function seriesSummary(series) {
  *   initialWindow: Series["window"] }} props
  */
 function SeriesView({ project, probeId, round, initialWindow }) {
-  const [window, setWindow] = useState(initialWindow);
+  const [answer, setAnswer] = useState(/** @type {Series | undefined} */ (undefined));
+  const [window, setWindow] = useFittedWindow(initialWindow, answer);
   const { data, error, loading } = useLoad(
     () => get(`${probePath(project, probeId)}/series?window=${window}`),
     [project, probeId, window],
     round,
   );
   const series = data?.data;
+  useEffect(() => setAnswer(series), [series]);
   return view`
-    <section aria-labelledby="series-title">
+    <section aria-labelledby="series-title" data-window=${window}>
       <h2 id="series-title">Latency and outcomes</h2>
       <${WindowChoice} value=${window} onChange=${setWindow} />
       <${ErrorNote} error=${error}>Could not load the series: <//>
@@ -401,7 +399,7 @@ export function ProbePage({ project, probeId }) {
       <dl class="facts">
         <div>
           <dt>Request</dt>
-          <dd><code>${probe.method} ${probe.url}</code></dd>
+          <dd><code>${probe.method} <${UrlText} url=${probe.url} /></code></dd>
         </div>
         <div>
           <dt>State</dt>
@@ -448,7 +446,8 @@ export function ProbePage({ project, probeId }) {
         initialWindow=${firstWindow(results)} />
       ${
       probe.effective_locations.length > 1 && view`<${ProbeLocations} project=${project}
-        probeId=${probeId} locations=${probe.effective_locations} round=${round} />`
+        probeId=${probeId} locations=${probe.effective_locations} round=${round}
+        initialWindow=${firstWindow(results)} />`
     }
       <section aria-labelledby="results-title">
         <h2 id="results-title">Recent results</h2>

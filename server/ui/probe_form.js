@@ -1,6 +1,6 @@
 // @ts-check
 /** Creating and editing a probe: every field of the API, its messages beside each field. */
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { get, patch, post, probePath, seg } from "./api.js";
 import { useLoad, useTitle } from "./load.js";
@@ -12,18 +12,18 @@ import { useNotice } from "./notice.js";
 /** @import { FormBody, Probe, ProbeCreate, ProbeUpdate } from "./api_types.d.ts" */
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
-const FIELDS = [
-  "url",
+/** The fields folded under "More settings": a new probe needs none of them. */
+const ADVANCED = [
   "method",
-  "label",
   "latency",
   "interval_seconds",
   "timeout_ms",
   "locations",
   "headers",
   "body",
-  "expect",
 ];
+/** In the order the form shows them: the first refused is the one focused. */
+const FIELDS = ["url", "label", "expect", ...ADVANCED];
 
 /**
  * `Name: value` lines to an object; lines without a colon are an error on the field.
@@ -148,6 +148,15 @@ function ProbeForm({ project, probe, onSaved }) {
   /** @param {keyof typeof values} name */
   const set = (name) => (/** @type {string} */ value) =>
     setValues((v) => ({ ...v, [name]: value }));
+  // Opened once a folded field holds something other than its default (a probe edited) or the API
+  // refused one, and kept open: it never folds away under the reader.
+  const unfolded = useRef(false);
+  unfolded.current ||= ADVANCED.some((name) =>
+    name in form.errors ||
+    (name === "method"
+      ? values.method !== "GET"
+      : String(values[/** @type {keyof typeof values} */ (name)] ?? "").trim() !== "")
+  );
   /** @param {SubmitEvent} event */
   const onSubmit = (event) => {
     event.preventDefault();
@@ -177,12 +186,16 @@ function ProbeForm({ project, probe, onSaved }) {
       <${Field} name="url" label="URL" type="url" inputmode="url" autocomplete="off"
         value=${values.url} onInput=${set("url")} error=${form.errors.url}
         hint="An absolute http:// or https:// URL." />
-      <${Field} name="method" label="Method" as="select" options=${METHODS} value=${values.method}
-        onInput=${set("method")} error=${form.errors.method} />
       <${Field} name="label" label="Label (optional)" value=${values.label}
         onInput=${
     set("label")
   } error=${form.errors.label} hint="A name for the probe in lists and alerts." />
+      <${AssertionsEditor} state=${assertions} onChange=${setAssertions}
+        details=${form.details.expect} />
+      <details class="more" open=${unfolded.current || undefined}>
+      <summary>More settings: method, expected latency, interval, timeout, locations, headers, body</summary>
+      <${Field} name="method" label="Method" as="select" options=${METHODS} value=${values.method}
+        onInput=${set("method")} error=${form.errors.method} />
       <${Field} name="latency" label="Expected latency in ms (optional)" inputmode="numeric"
         value=${values.latency} onInput=${set("latency")} error=${form.errors.latency}
         hint="Slower answers count as degraded." />
@@ -201,8 +214,7 @@ function ProbeForm({ project, probe, onSaved }) {
         hint="One per line, as Name: value." spellcheck=${false} />
       <${Field} name="body" label="Request body (optional, JSON)" as="textarea" rows="3"
         value=${values.body} onInput=${set("body")} error=${form.errors.body} spellcheck=${false} />
-      <${AssertionsEditor} state=${assertions} onChange=${setAssertions}
-        details=${form.details.expect} />
+      </details>
       <div class="actions">
         <button type="submit" class="primary" disabled=${form.busy}>
             ${probe ? "Save probe" : "Create probe"}

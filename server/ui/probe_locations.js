@@ -11,7 +11,8 @@ import { view } from "./view.js";
 import { get, probePath, seg } from "./api.js";
 import { useLoad } from "./load.js";
 import { Ago, ErrorNote, Loading, OutcomeBadge } from "./parts.js";
-import { millis, percent, utc } from "./format.js";
+import { millis, percent } from "./format.js";
+import { latencyAxes, TIME_SERIES, tzDate, useFittedWindow } from "./charts.js";
 
 /** @import { operations as Operations } from "../http/testdata/openapi.gen.ts" */
 /**
@@ -26,7 +27,15 @@ import { millis, percent, utc } from "./format.js";
  *   stats: StatsAnswer["data"] }} LocationLine
  */
 
-const WINDOWS = [["24h", "24 hours"], ["7d", "7 days"], ["30d", "30 days"], ["90d", "90 days"]];
+/** The probe's chart's windows, 1 hour to 90 days. */
+const WINDOWS = /** @type {const} */ ([
+  ["1h", "1 hour"],
+  ["6h", "6 hours"],
+  ["24h", "24 hours"],
+  ["7d", "7 days"],
+  ["30d", "30 days"],
+  ["90d", "90 days"],
+]);
 const CHART_HEIGHT = 220;
 /** Line colours, cycled; each line also has its own dash so colour is not all that tells them. */
 const COLORS = ["--chart-p50", "--chart-p95", "--chart-max", "--chart-loc-4", "--chart-loc-5"];
@@ -74,11 +83,6 @@ function LatestByLocation({ lines }) {
   `;
 }
 
-/** Axis labels: `250 ms`, `1.5 s`. */
-const axisMillis = (
-  /** @type {number} */ v,
-) => (v >= 1000 ? `${+(v / 1000).toFixed(2)} s` : `${v} ms`);
-
 /**
  * The p95 of each bucket, one line per location (the buckets of every location's series are the
  * same: one window, one bucket size).
@@ -91,11 +95,6 @@ function LocationLatencyChart({ names, series }) {
     if (!element || series.length === 0) return;
     const style = getComputedStyle(document.documentElement);
     const read = (/** @type {string} */ name) => style.getPropertyValue(name).trim();
-    const axis = {
-      stroke: read("--fg-muted"),
-      grid: { stroke: read("--border") },
-      ticks: { stroke: read("--border") },
-    };
     /** @type {uPlot.AlignedData} */
     const data = [
       series[0].buckets.map((b) => Date.parse(b.start) / 1000),
@@ -105,18 +104,16 @@ function LocationLatencyChart({ names, series }) {
       {
         width: Math.max(element.clientWidth, 280),
         height: CHART_HEIGHT,
-        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
+        tzDate,
         scales: {
           x: { time: true },
           y: { range: (_u, _min, max) => [0, Math.max(max ?? 0, 1) * 1.1] },
         },
-        axes: [axis, { ...axis, size: 60, values: (_u, values) => values.map(axisMillis) }],
+        // Room above the top label, as on the probe's own chart.
+        padding: [14, 12, 0, 0],
+        axes: latencyAxes({ text: read("--fg-muted"), grid: read("--border") }),
         series: [
-          {
-            label: "Time (UTC)",
-            value: (_u, v) =>
-              v == null ? "—" : utc(new Date(v * 1000).toISOString(), { seconds: false }),
-          },
+          TIME_SERIES,
           ...names.map((name, i) => {
             const stroke = read(COLORS[i % COLORS.length]) || read("--fg");
             return {
@@ -162,10 +159,13 @@ function byLocationSummary(names, series) {
 
 /**
  * A probe's results per location (the page shows it for a probe that runs from more than one).
- * @param {{ project: string, probeId: string, locations: string[], round: number }} props
+ * The chart opens as the probe's own does, on the smallest window that holds the history.
+ * @param {{ project: string, probeId: string, locations: string[], round: number,
+ *   initialWindow: Series["window"] }} props
  */
-export function ProbeLocations({ project, probeId, locations, round }) {
-  const [window, setWindow] = useState("24h");
+export function ProbeLocations({ project, probeId, locations, round, initialWindow }) {
+  const [answer, setAnswer] = useState(/** @type {Series | undefined} */ (undefined));
+  const [window, setWindow] = useFittedWindow(initialWindow, answer);
   const base = probePath(project, probeId);
   const latest = useLoad(
     () =>
@@ -191,8 +191,15 @@ export function ProbeLocations({ project, probeId, locations, round }) {
   );
   const lines = /** @type {LocationLine[] | undefined} */ (latest.data);
   const series = /** @type {SeriesAnswer[] | undefined} */ (charted.data)?.map((s) => s.data);
+  // The window fits the oldest history of any location.
+  useEffect(() => {
+    const oldest = series?.toSorted((a, b) =>
+      Date.parse(a.history_since ?? a.until) - Date.parse(b.history_since ?? b.until)
+    )[0];
+    setAnswer(oldest);
+  }, [charted.data]);
   return view`
-    <section aria-labelledby="locations-title">
+    <section aria-labelledby="locations-title" data-window=${window}>
       <h2 id="locations-title">By location</h2>
       <${ErrorNote} error=${latest.error}>Could not load the results by location: <//>
       ${!lines && latest.loading && view`<${Loading} what="Loading the results by location" />`}

@@ -7359,6 +7359,8 @@ export interface operations {
                   p95_24h: number | null;
                   sparkline: (number | null)[];
                   history_since: string | null;
+                  recent_runs: ("up" | "degraded" | "down" | "blocked" | "maintenance")[];
+                  last_duration_ms: number | null;
                 }[];
               }[];
               schedule: {
