@@ -10162,13 +10162,30 @@ export interface operations {
             probe_id: string;
             /** @description The probe's label, or its URL without credentials and query values. */
             label: string;
+            /** @description The probe's URL, its credentials, query values and fragment masked (****); null for a test. */
+            url: string | null;
+            /** @description The probe's page in the dashboard, under PUBLIC_URL; null for a test. */
+            link: string | null;
             /**
              * @description The probe's state once the event happened.
              * @enum {string}
              */
             state: "unknown" | "up" | "degraded" | "down";
-            /** @description Why the probe failed (the failing run's error or failed check); null when it did not. */
+            /** @description Why the probe failed, in words (`answered HTTP 500, expected 200`); null when it did not. */
             cause: string | null;
+            /** @description The failing run's error as its result gives it (`HTTP 500`, `assertion failed: json.0`): for a reminder or a recovery, the incident's last error; null when none. */
+            error: string | null;
+            /** @description The failing run's HTTP status; null without an answer, and for reminders and recoveries. */
+            http_status: number | null;
+            /** @description The failing run's failed checks (`status`, `json.0`, …) with what was expected and seen; null when it had none to check, and for reminders and recoveries. */
+            failed_checks: {
+              /** @description Which assertion: status, body.contains.0, body.not_contains.1, json.0, headers.2, certificate_days. */
+              check: string;
+              /** @description What was expected, in a few words. */
+              expected: string;
+              /** @description What was seen instead: at most 200 characters, a body excerpt at most 80, credential-like header values never shown. */
+              seen?: string;
+            }[] | null;
             /** @description When the incident started. */
             started_at: string | null;
             /** @description When the incident was resolved. */
