@@ -59,6 +59,8 @@ export interface ClaimWaitsOptions {
   /** How often the waiting claims' poll asks the database. */
   pollMs: number;
   now: () => number;
+  /** Run before each poll: new probes' schedule rows, so waiting claims see them. */
+  beforePoll?: () => Promise<void>;
 }
 
 interface Waiter {
@@ -66,7 +68,7 @@ interface Waiter {
 }
 
 export function createClaimWaits(
-  { db, pollMs, now }: ClaimWaitsOptions,
+  { db, pollMs, now, beforePoll }: ClaimWaitsOptions,
 ): ClaimWaits {
   const open = new Map<string, number>();
   /** Each location's waiting claims, the longest waiting first. */
@@ -88,6 +90,7 @@ export function createClaimWaits(
         if (waiting.size === 0) break;
         let due: string[];
         try {
+          await beforePoll?.();
           due = await dueLocations(db, [...waiting.keys()], now());
         } catch {
           // The database cannot answer now: the claims wait on, and end empty at their time.

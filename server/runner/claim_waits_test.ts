@@ -72,6 +72,11 @@ apiSuite("a location's claims, bounded", (test) => {
     assert.equal(trpc.status, 429, trpc.text);
     assert.equal(trpc.body.error.data.error.code, "rate_limited");
     assert.equal(trpc.headers.get("retry-after"), String(CLAIM_RETRY_AFTER_SECONDS));
+    const batch = await api.post("/trpc/runner.claim?batch=1", { 0: { ...WHO, wait_seconds: 0 } }, {
+      key: eu.token,
+    });
+    assert.equal(batch.body[0].error.data.error.code, "rate_limited", batch.text);
+    assert.equal(batch.headers.get("retry-after"), String(CLAIM_RETRY_AFTER_SECONDS));
     assert.equal((await claim(api, other.token)).status, 200);
     assert.deepEqual(answered, [], "all answered while the bound's claims still waited");
 
@@ -147,6 +152,20 @@ for (const backend of backends()) {
         waited - answeredAtOnce < CLAIMS_PER_LOCATION,
         `${CLAIMS_PER_LOCATION} claims waiting 3 s cost ${waited - answeredAtOnce} statements`,
       );
+
+      // A run falling due meanwhile (a probe made now: the poll adds its schedule row) wakes one
+      // waiting claim, which takes it; the others answer empty at their time.
+      const { claims } = waitingClaims(api, eu.token, 3, 6);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const project = uniqueName();
+      assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
+      const made = await api.post(`/api/v1/projects/${project}/probes`, {
+        url: "https://example.com/due",
+        locations: [eu.name],
+      });
+      assert.equal(made.status, 201, made.text);
+      const runs = (await Promise.all(claims)).map((res) => res.body.data.runs.length);
+      assert.deepEqual(runs.sort(), [0, 0, 1]);
     } finally {
       await app.close();
     }

@@ -88,7 +88,7 @@ export function createRemoteRuns(
   }: RemoteRunsOptions,
 ): RemoteRuns {
   let syncedAt = -Infinity;
-  const waits = createClaimWaits({ db, pollMs, now });
+  const waits = createClaimWaits({ db, pollMs, now, beforePoll: () => sync() });
   const schedules = createScheduleSync(db, { intervalMs });
   const defaults = { intervalMs, timeoutMs };
   const verdicts = { localName, intervalMs };
