@@ -2,8 +2,9 @@
  * The embedded database in a thread of its own. PGlite runs PostgreSQL compiled to WebAssembly
  * in the thread that calls it, and a statement holds that thread until it ends: in the server's
  * thread, deleting a project of 100,000 probes stopped the HTTP edge (`/healthz` included) for
- * as long as it took. Here PGlite lives in a Web Worker (`pglite_worker.ts`) and this side
- * passes it each call; the server's thread only waits for answers.
+ * as long as it took. Here PGlite lives in a worker thread (`pglite_worker.ts`, started by
+ * `server/threads.ts` with its young generation capped) and this side passes it each call; the
+ * server's thread only waits for answers.
  *
  * `PGliteThread` offers what Kysely's `PGliteDialect` uses of a PGlite instance (`query`,
  * `transaction`, `close`, `closed`, `ready`, `waitReady`: Kysely's `PGlite` interface), so the
