@@ -215,9 +215,32 @@ Deno.test({
       assert.match(b.afterDelete, /Badge \d+ was deleted/);
       assert.equal(b.focusAfterDelete, b.afterDelete, "focus is on the status line");
 
-      // Incidents across projects.
+      // The Settings page: the I'm alive settings as the API has them, changed through the
+      // form; past the rules, the API's refusal in the form's words and nothing changed.
+      const st = r.settings;
+      assert.match(st.shown, /Reports\s+off[\s\S]*Every\s+24 hours[\s\S]*Channels\s+log/);
+      assert.match(st.service, /Version\s+\d+\.\d+\.\d+/);
+      assert.match(
+        st.service,
+        database ? /Database\s+PostgreSQL/ : /Database\s+embedded PostgreSQL \(PGlite/,
+      );
+      assert.match(st.service, /Your key\s+may read and write/);
+      assert.match(st.service, /local \(built in\): 1 runner, \d+ probes?, \d+ checks\/min/);
+      const saved = { enabled: true, interval_hours: 6, channels: ["log", "webhook"] };
+      assert.deepEqual(JSON.parse(st.saved), saved);
+      assert.match(st.savedShown, /Reports\s+sent[\s\S]*Every\s+6 hours[\s\S]*log, webhook/);
+      assert.equal(st.refused, "Must be at most 24");
+      assert.equal(st.refusedFocused, "Interval (hours)");
+      assert.ok(st.channelsRefused.length > 0, "no channel is refused beside Channels");
+      assert.deepEqual(JSON.parse(st.afterRefusal), saved, "a refusal changes nothing");
+
+      // Incidents across projects: with none open, the resolved one on the page's first view.
       const i = r.incidents;
-      assert.equal(i.openHeading, "Page 1: 2 open incidents");
+      assert.deepEqual(i.nothingOpen.openHeading, "No open incidents");
+      assert.deepEqual(i.nothingOpen.resolvedHeading, "Page 1: 1 resolved incident");
+      assert.equal(i.nothingOpen.rows.length, 1);
+      assert.match(i.nothingOpen.rows[0], /Checkout[\s\S]*resolved[\s\S]*recovered/);
+      assert.equal(i.openHeading, "2 open incidents");
       assert.equal(i.openRows, 2);
       assert.equal(i.filteredRows.length, 1);
       assert.match(i.filteredRows[0], /Ops API[\s\S]*HTTP 503/);
@@ -231,7 +254,7 @@ Deno.test({
       assert.equal(new Set([...page1, ...page2]).size, 26, "two pages, no incident twice");
       assert.ok(Number(page1.at(-1)) > Number(page2[0]), "newest first, across the pages");
 
-      assert.equal(i.fromProject, `Page 1: 25 incidents in ${project}`);
+      assert.equal(i.fromProject, `Page 1: 25 resolved incidents in ${project}`);
       assert.deepEqual(i.afterReload, {
         heading: `Page 1: 25 resolved incidents in ${project}`,
         hash: `#/incidents?state=resolved&project=${project}`,
@@ -248,6 +271,7 @@ Deno.test({
         "status-page",
         "badges",
         "incidents",
+        "settings",
       ]);
       for (const page of ro.pages) assert.deepEqual(ro.writeControls[page], [], page);
       assert.match(ro.hookUrl, /^http:\/\/127\.0\.0\.1:\d+\/…$/);
@@ -255,10 +279,10 @@ Deno.test({
       for (const [page, width] of Object.entries(r.narrow)) {
         assert.ok(width <= 375, `${page} is ${width} px wide at 375 px`);
       }
-      assert.equal(Object.keys(r.narrow).length, 8);
-      // 8 screens (the project page with its links too) in light, dark and 375 px, and 7 with
+      assert.equal(Object.keys(r.narrow).length, 9);
+      // 9 screens (the project page with its links too) in light, dark and 375 px, and 8 with
       // the read-only key.
-      assert.equal(r.axePages.length, 31, r.axePages.join(", "));
+      assert.equal(r.axePages.length, 35, r.axePages.join(", "));
       assert.deepEqual(r.axe, [], "axe-core: no violations");
       assert.deepEqual(r.csp, [], "no Content-Security-Policy violations");
       assert.deepEqual(r.foreign, [], "nothing is loaded from another origin");

@@ -272,7 +272,15 @@ function createEdgeHandler(
     db: handle.db,
     checkKey: createKeyCheck(apiKeys, readOnlyApiKeys),
     log,
-    services: { iamAlive: reporter, notifier, runNow, remoteRuns, secretHeaders, probeDefaults },
+    services: {
+      iamAlive: reporter,
+      notifier,
+      runNow,
+      remoteRuns,
+      secretHeaders,
+      probeDefaults,
+      databaseKind: handle.kind,
+    },
     locationTokenTtlMs,
     rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),
     authFailureLimiter: createRateLimiter({

@@ -35,8 +35,17 @@ Deno.test("the settings pages and the incidents page have places of their own", 
   assert.deepEqual(parseRoute(href.badges("a")), { name: "badges", project: "a" });
   assert.deepEqual(parseRoute(href.targets()), { name: "targets" });
   assert.deepEqual(parseRoute(href.alertPolicy()), { name: "alertPolicy" });
+  assert.deepEqual(parseRoute(href.settings()), { name: "settings" });
   // What is not one of them stays not found, and the older places are as they were.
-  for (const hash of ["#/targets/x", "#/projects/shop/alerts/x", "#/incidents/1", "#/policy"]) {
+  for (
+    const hash of [
+      "#/targets/x",
+      "#/projects/shop/alerts/x",
+      "#/incidents/1",
+      "#/policy",
+      "#/settings/x",
+    ]
+  ) {
     assert.deepEqual(parseRoute(hash), { name: "notFound" }, hash);
   }
   assert.deepEqual(parseRoute("#/projects/shop"), { name: "project", project: "shop" });
@@ -59,7 +68,9 @@ Deno.test("the incidents filters go into the address and come back the same", ()
     assert.equal(route.name, "incidents");
     assert.deepEqual(filtersOf(route.name === "incidents" ? route.query : ""), filters);
   }
-  // The defaults leave the address bare; what the page cannot use is dropped.
-  assert.equal(href.incidents(queryOf({ state: "open", project: "", probe: "" })), "#/incidents");
-  assert.deepEqual(filtersOf("state=closed&probe=ab"), { state: "open", project: "", probe: "" });
+  // The defaults (open, then resolved) leave the address bare; what the page cannot use is
+  // dropped.
+  assert.equal(href.incidents(queryOf({ state: "all", project: "", probe: "" })), "#/incidents");
+  assert.deepEqual(filtersOf(""), { state: "all", project: "", probe: "" });
+  assert.deepEqual(filtersOf("state=closed&probe=ab"), { state: "all", project: "", probe: "" });
 });

@@ -394,7 +394,8 @@ for (const backend of backends()) {
       await t.step("whoami", async () => {
         const me = await api.GET("/whoami");
         assert.equal(me.response.status, 200);
-        assert.deepEqual(me.data, { data: { scope: "write" } });
+        assert.deepEqual(me.data?.data.scope, "write");
+        assert.equal(me.data?.data.database, backend === "pglite" ? "embedded" : "postgresql");
       });
 
       await t.step("failures answer the documented error body", async () => {

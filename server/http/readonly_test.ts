@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { type App, createApp } from "../app.ts";
 import { createLogger } from "../log.ts";
+import { SERVICE_VERSION } from "../version.ts";
 import { executeProbe } from "../runner/execute.ts";
 import {
   type Answer,
@@ -225,14 +226,23 @@ for (const backend of backends()) {
       });
 
       await t.step("whoami tells each key its scope, on REST and /trpc", async () => {
-        assert.deepEqual((await api.get("/api/v1/whoami")).body, { data: { scope: "write" } });
-        assert.deepEqual((await api.get("/api/v1/whoami", read)).body, { data: { scope: "read" } });
+        // With the service's version and the database it runs on, the same for every key.
+        const service = {
+          version: SERVICE_VERSION,
+          database: backend === "pglite" ? "embedded" : "postgresql",
+        };
+        assert.deepEqual((await api.get("/api/v1/whoami")).body, {
+          data: { scope: "write", ...service },
+        });
+        assert.deepEqual((await api.get("/api/v1/whoami", read)).body, {
+          data: { scope: "read", ...service },
+        });
         const trpc = "/trpc/whoami.get?input=%7B%7D";
         assert.deepEqual((await api.get(trpc)).body, {
-          result: { data: { data: { scope: "write" } } },
+          result: { data: { data: { scope: "write", ...service } } },
         });
         assert.deepEqual((await api.get(trpc, read)).body, {
-          result: { data: { data: { scope: "read" } } },
+          result: { data: { data: { scope: "read", ...service } } },
         });
         const none = await api.get("/api/v1/whoami", { key: "wrong-key-0123456789" });
         assert.equal(none.status, 401);

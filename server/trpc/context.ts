@@ -1,5 +1,5 @@
 import { TRPCError } from "@trpc/server";
-import type { Db } from "../db/database.ts";
+import type { DatabaseHandle, Db } from "../db/database.ts";
 import type { Scope } from "../keys/api_key.ts";
 import type { AnswerBudget } from "../payload/answer_size.ts";
 import type { IamAliveControl } from "../iam_alive/reporter.ts";
@@ -31,6 +31,8 @@ export interface Services {
    * when absent.
    */
   probeDefaults?: ProbeDefaults;
+  /** The kind of database the service uses, which `whoami` tells (`embedded` or `postgresql`). */
+  databaseKind?: DatabaseHandle["kind"];
 }
 
 /** Everything a procedure needs; built without a request in tests. */

@@ -20,6 +20,7 @@ import { ProbePage } from "./probe.js";
 import { IncidentsPage } from "./incidents_page.js";
 import { TargetsPage } from "./targets.js";
 import { AlertPolicyPage, ProjectAlertsPage } from "./policy.js";
+import { SettingsPage } from "./settings_page.js";
 import { MaintenancePage } from "./maintenance.js";
 import { StatusPageSettings } from "./status_page_settings.js";
 import { BadgesPage } from "./badges.js";
@@ -152,6 +153,8 @@ function Page({ route }) {
       return view`<${TargetsPage} />`;
     case "alertPolicy":
       return view`<${AlertPolicyPage} />`;
+    case "settings":
+      return view`<${SettingsPage} />`;
     case "projectAlerts":
       return view`<${ProjectAlertsPage} key=${route.project} project=${route.project} />`;
     case "maintenance":
@@ -232,6 +235,8 @@ function Signedin({ onSignOut, justSignedIn, scope }) {
           <a href=${href.locations()} aria-current=${
     route.name === "locations" ? "page" : undefined
   }>Locations</a>
+          <a href=${href.settings()}
+            aria-current=${route.name === "settings" ? "page" : undefined}>Settings</a>
           <a href="/docs">API reference</a>
         </nav>
         ${scope === "read" && view`<span class="tag scope">Read-only key</span>`}

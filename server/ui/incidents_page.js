@@ -2,7 +2,9 @@
 /**
  * Incidents across projects (`GET /incidents`): open, resolved or both, of every project, one
  * project or one probe, newest first, 25 to a page (10 on a narrow screen), each open one with
- * Acknowledge (for a key that may write).
+ * Acknowledge (for a key that may write). Both (the page's first view) lists the open ones
+ * first, then the resolved ones a page at a time, so that the page says what just happened even
+ * when nothing is open any more.
  */
 import { useEffect, useState } from "preact/hooks";
 import { view } from "./view.js";
@@ -38,15 +40,17 @@ function usePageSize() {
   }, []);
   return narrow ? INCIDENTS_PAGE_NARROW : INCIDENTS_PAGE;
 }
-const STATES = [["open", "Open"], ["resolved", "Resolved"], ["all", "All"]];
+const STATES = [["all", "Both (open first)"], ["open", "Open"], ["resolved", "Resolved"]];
+/** Open incidents listed above the resolved ones: as many as the API lists at once. */
+const OPEN_FIRST = 100;
 
 /** @param {Incident} incident */
 const openFor = (incident) =>
   Math.max(0, Math.round((Date.now() - Date.parse(incident.started_at)) / 1000));
 
 /**
- * The filters a fragment's query names (`state=resolved&project=shop&probe=…`): open incidents of
- * every project when it names none.
+ * The filters a fragment's query names (`state=resolved&project=shop&probe=…`): open, then
+ * resolved incidents of every project when it names none.
  * @param {string} text
  * @returns {Filters}
  */
@@ -55,7 +59,7 @@ export function filtersOf(text) {
   const state = params.get("state") ?? "";
   const project = params.get("project") ?? "";
   return {
-    state: STATES.some(([value]) => value === state) ? state : "open",
+    state: STATES.some(([value]) => value === state) ? state : "all",
     project,
     probe: project ? params.get("probe") ?? "" : "",
   };
@@ -67,21 +71,21 @@ export function filtersOf(text) {
  */
 export function queryOf(filters) {
   const params = new URLSearchParams();
-  if (filters.state !== "open") params.set("state", filters.state);
+  if (filters.state !== "all") params.set("state", filters.state);
   if (filters.project) params.set("project", filters.project);
   if (filters.project && filters.probe) params.set("probe", filters.probe);
   return params.toString();
 }
 
 /**
- * The query of one page.
+ * The query of one page: of resolved incidents when the open ones are listed apart (`all`).
  * @param {Filters} filters
  * @param {string | null} before
  * @param {number} size
  */
 function query(filters, before, size) {
   const params = new URLSearchParams({ limit: String(size) });
-  if (filters.state !== "all") params.set("state", filters.state);
+  params.set("state", filters.state === "all" ? "resolved" : filters.state);
   if (filters.project) params.set("project", filters.project);
   if (filters.project && filters.probe) params.set("probe_id", filters.probe);
   if (before) params.set("before", before);
@@ -227,9 +231,28 @@ export function IncidentsPage({ query: fromUrl }) {
     },
     [filters, before, cursors.length, size],
   );
+  // Open, then resolved: the open ones come first, apart from the pages of resolved ones.
+  const openFirst = filters.state === "all";
+  const open = useLoad(
+    async () =>
+      openFirst
+        ? await get(
+          /** @type {"/incidents"} */ (query({ ...filters, state: "open" }, null, OPEN_FIRST)),
+        )
+        : null,
+    [filters],
+  );
+  const reloadAll = () => {
+    open.reload();
+    reload();
+  };
   // The first page is asked again every 30 s while the tab is visible, as the overview is:
-  // new incidents come in at its top. Later pages stay as they are while they are read.
-  useEvery(REFRESH_MS, () => cursors.length === 1 && reload());
+  // new incidents come in at its top. Later pages stay as they are while they are read; the
+  // open ones above them are asked again all the same.
+  useEvery(REFRESH_MS, () => {
+    open.reload();
+    if (cursors.length === 1) reload();
+  });
   const change = (/** @type {Filters} */ next) => {
     setCursors([null]);
     setFilters(next);
@@ -240,18 +263,37 @@ export function IncidentsPage({ query: fromUrl }) {
   const incidents = data?.data ?? [];
   const next = data?.meta.next_before ?? null;
   const page = data?.page ?? cursors.length;
-  const what = filters.state === "all" ? "" : `${filters.state} `;
+  const what = `${openFirst ? "resolved" : filters.state} `;
   const where = filters.project ? ` in ${filters.project}` : "";
+  const opened = open.data?.data ?? [];
   return view`<div>
     <div class="page-head">
       <h1 tabindex="-1">Incidents</h1>
-      <button type="button" onClick=${reload} disabled=${loading}>Refresh</button>
+      <button type="button" onClick=${reloadAll} disabled=${loading}>Refresh</button>
     </div>
     <p class="muted">An incident opens when a probe goes down and is resolved when it recovers
       (or is changed, disabled or deleted). Newest first.</p>
     <${IncidentFilters} filters=${filters} onChange=${change} />
-    <${ErrorNote} error=${error} />
+    <${ErrorNote} error=${error ?? open.error} />
     ${!data && loading && view`<${Loading} what="Loading the incidents" />`}
+    ${
+    openFirst && open.data && view`<section aria-labelledby="incident-open-title">
+      <h2 id="incident-open-title">${
+      opened.length === 0
+        ? `No open incidents${where}`
+        : `${opened.length} open incident${opened.length === 1 ? "" : "s"}${where}`
+    }</h2>
+      ${
+      opened.length > 0 &&
+      view`<${IncidentRows} incidents=${opened} onChanged=${reloadAll} caption="Open incidents" />`
+    }
+      ${
+      open.data.meta.next_before && view`<p class="muted">The ${OPEN_FIRST} newest are listed.
+        <button type="button" onClick=${() => change({ ...filters, state: "open" })}>
+          Page through every open incident</button></p>`
+    }
+    </section>`
+  }
     ${
     data && view`<section aria-labelledby="incident-list-title">
       <h2 id="incident-list-title">${
@@ -263,7 +305,7 @@ export function IncidentsPage({ query: fromUrl }) {
     }</h2>
       ${
       incidents.length > 0 &&
-      view`<${IncidentRows} incidents=${incidents} onChanged=${reload}
+      view`<${IncidentRows} incidents=${incidents} onChanged=${reloadAll}
         caption=${`Incidents, page ${page}`} />`
     }
       ${

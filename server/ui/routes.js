@@ -23,6 +23,7 @@ export const href = {
   incidents: (query = "") => (query ? `#/incidents?${query}` : "#/incidents"),
   targets: () => "#/targets",
   alertPolicy: () => "#/alert-policy",
+  settings: () => "#/settings",
   /** @param {string} project */
   projectAlerts: (project) => `${href.project(project)}/alerts`,
   /** @param {string} project */
@@ -35,9 +36,9 @@ export const href = {
 
 /**
  * Pages of their own, named by one word of the fragment: `#/targets`.
- * @type {Record<string, "targets" | "alertPolicy">}
+ * @type {Record<string, "targets" | "alertPolicy" | "settings">}
  */
-const TOP_PAGES = { targets: "targets", "alert-policy": "alertPolicy" };
+const TOP_PAGES = { targets: "targets", "alert-policy": "alertPolicy", settings: "settings" };
 /**
  * A project's settings pages: `#/projects/shop/maintenance`.
  * @type {Record<string, "projectAlerts" | "maintenance" | "statusPage" | "badges">}
@@ -51,7 +52,10 @@ const PROJECT_PAGES = {
 
 /**
  * A place of the dashboard.
- * @typedef {{ name: "overview" | "newProject" | "notFound" | "targets" | "alertPolicy" | "locations" }
+ * @typedef {{
+ *     name: "overview" | "newProject" | "notFound" | "targets" | "alertPolicy" | "locations"
+ *       | "settings",
+ *   }
  *   | { name: "incidents", query: string }
  *   | {
  *     name: "project" | "newProbe" | "projectAlerts" | "maintenance" | "statusPage" | "badges",

@@ -691,8 +691,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The scope of the key used
-     * @description Says whether the key in `X-Service-Api-Key` may write (`write`) or only read (`read`, a key of `SERVICE_API_KEYS_READONLY`): a client can hide what it cannot do.
+     * The scope of the key used, and the service's version and database
+     * @description Says whether the key in `X-Service-Api-Key` may write (`write`) or only read (`read`, a key of `SERVICE_API_KEYS_READONLY`): a client can hide what it cannot do. With the service's version and the kind of database it uses.
      */
     get: operations["whoami-get"];
     put?: never;
@@ -10017,6 +10017,10 @@ export interface operations {
                * @enum {string}
                */
               scope: "read" | "write";
+              /** @description The service's version (`0.1.0`). */
+              version: string;
+              /** @description The database the service keeps its data in: `embedded` (PGlite in `DATA_DIR`, no `DATABASE_URL`) or `postgresql` (`DATABASE_URL`); null where the process does not say. */
+              database: ("embedded" | "postgresql") | null;
             };
           };
         };
