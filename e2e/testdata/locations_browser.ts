@@ -181,6 +181,8 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
 
     log("the probe's form: where it runs");
     await page.goto(`${args.baseUrl}/#/projects/${args.project}/probes/${args.probeId}/edit`);
+    // Where it runs is one of the settings a new probe needs none of: folded until opened.
+    await main.locator("details.more > summary").click();
     const field = main.getByLabel("Locations (optional)");
     await field.fill(`local, mars`);
     await main.getByRole("button", { name: "Save probe" }).click();
