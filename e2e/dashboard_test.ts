@@ -229,10 +229,12 @@ Deno.test({
         "assert-header-0-value": false,
       });
 
-      // Failing, then recovered.
+      // Failing, then recovered; what failed said in the words the alerts use.
+      const cause = "answered HTTP 503, expected a status below 400";
       assert.match(report.failing.runNow, /^Ran now: down \(HTTP 503\)/);
+      assert.ok(report.failing.runNow.endsWith(`: ${cause}.`), report.failing.runNow);
       assert.equal(report.failing.state, "down");
-      assert.match(report.failing.incident, /Checkout health[\s\S]*HTTP 503/);
+      assert.match(report.failing.incident, new RegExp(`Checkout health[\\s\\S]*${cause}`));
       assert.match(report.failing.acknowledged, /Acknowledged/);
       assert.match(report.recovered.runNow, /^Ran now: up \(HTTP 200\)/);
       assert.equal(report.recovered.state, "up");

@@ -64,9 +64,7 @@ function OpenIncident({ incident, onChanged }) {
     </span>
     <span class="incident-facts">since <${At} iso=${incident.started_at} /> (${
     duration(openFor(incident))
-  }); cause <code>${incident.cause}</code>; ${
-    plural(incident.runs_failed, "failed run")
-  }${lastError}</span>
+  }); ${incident.cause}; ${plural(incident.runs_failed, "failed run")}${lastError}</span>
     <${AcknowledgeButton} incident=${incident} onDone=${onChanged} />
   </li>`;
 }
@@ -136,7 +134,7 @@ export function IncidentTable({ incidents, onChanged }) {
           : "—"
       }</td>
                 <td data-label="Duration">${duration(i.duration_seconds ?? openFor(i))}</td>
-                <td data-label="Cause"><code>${i.cause}</code></td>
+                <td data-label="Cause">${i.cause}</td>
                 <td data-label="Failed runs" class="num">${i.runs_failed}</td>
                 <td data-label="Acknowledged">
                   <${AcknowledgeButton} incident=${i} onDone=${onChanged} />

@@ -32,6 +32,7 @@ import {
 import { IncidentTable } from "./incidents.js";
 import { AssertionList } from "./assertions.js";
 import { checkName } from "./check_words.js";
+import { failureWords } from "./failure_words.js";
 import { historySpan, millis, percent, plural } from "./format.js";
 import { useNotice } from "./notice.js";
 /** @import { ApiError } from "./api.js" */
@@ -70,7 +71,7 @@ function RunNow({ project, probeId, onDone }) {
         ok: r.outcome === "up" || r.outcome === "degraded",
         text: `Ran now: ${r.outcome}${r.http_status ? ` (HTTP ${r.http_status})` : ""} in ${
           millis(r.duration_ms)
-        }${r.error ? `: ${r.error}` : ""}.`,
+        }${r.error ? `: ${failureWords(r)}` : ""}.`,
       });
       onDone();
     } catch (error) {
@@ -234,6 +235,15 @@ export function mergeResults(a, b) {
 export const RESULTS_PAGE = 10;
 
 /**
+ * A run's error in words (as alerts say it), the error as recorded beside them when it differs.
+ * @param {ProbeResult} r
+ */
+function runError(r) {
+  const words = failureWords(r);
+  return words === r.error ? view`${words}` : view`${words} <code>${r.error}</code>`;
+}
+
+/**
  * One result as a row of the table (a card on narrow screens).
  * @param {{ r: ProbeResult }} props
  */
@@ -249,11 +259,9 @@ function ResultRow({ r }) {
   }</td>
       <td data-label="HTTP" class="num">${r.http_status ?? "—"}</td>
       <td data-label="Duration" class="num">${millis(r.duration_ms)}</td>
-      <td data-label="Error or failed check" class="text-cell">${
-    r.error ? view`<code>${r.error}</code>` : ""
-  }${failedChecks(r.failed_checks)}${
-    !r.error && !r.failed_checks?.length ? view`<span class="muted">—</span>` : ""
-  }</td>
+      <td data-label="Error or failed check" class="text-cell">${r.error ? runError(r) : ""}${
+    failedChecks(r.failed_checks)
+  }${!r.error && !r.failed_checks?.length ? view`<span class="muted">—</span>` : ""}</td>
       <td data-label="Trigger">${r.trigger}</td>
     </tr>
   `;
