@@ -50,9 +50,9 @@ Deno.test("the dashboard's modules pass deno check", async () => {
 const MISTAKES = [
   {
     file: "overview.js",
-    from: "const name = probe.label ?? probe.url;",
-    to: "const name = probe.lable ?? probe.url;",
-    error: /Property 'lable' does not exist on type/,
+    from: "millis(probe.last_duration_ms)",
+    to: "millis(probe.last_duration)",
+    error: /Property 'last_duration' does not exist on type/,
   },
   {
     file: "project.js",
