@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { createApp } from "../server/app.ts";
 import { createLogger } from "../server/log.ts";
+import { SERVICE_VERSION } from "../server/version.ts";
 import {
   apiSuite,
   backends,
@@ -411,8 +412,15 @@ for (const backend of backends()) {
       assert.match(writer.stdout, /^scope +write$/m);
       assert.match(writer.stdout, new RegExp(`^service +${BASE}$`, "m"));
       assert.match(writer.stdout, /^This key may read and change everything\.$/m);
+      // With the service's version and database, as the dashboard's Settings page shows them.
+      const service = {
+        version: SERVICE_VERSION,
+        database: backend === "pglite" ? "embedded" : "postgresql",
+      };
+      assert.match(writer.stdout, new RegExp(`^version +${SERVICE_VERSION}$`, "m"));
+      assert.match(writer.stdout, new RegExp(`^database +${service.database}$`, "m"));
       assert.deepEqual(expect(await cli({ app }, ["--json", "whoami"]), 0).json(), {
-        data: { scope: "write" },
+        data: { scope: "write", ...service },
       });
 
       const reader = { SERVICE_API_KEY: TEST_READ_KEY };
@@ -420,7 +428,7 @@ for (const backend of backends()) {
       assert.match(read.stdout, /^scope +read$/m);
       assert.match(read.stdout, /may only read .*SERVICE_API_KEYS_READONLY.*403/);
       assert.deepEqual(expect(await cli({ app }, ["whoami", "--json"], reader), 0).json(), {
-        data: { scope: "read" },
+        data: { scope: "read", ...service },
       });
       // A change with a read-only key: refused (403), told apart from a failure of the CLI.
       const refused = expect(

@@ -13,8 +13,10 @@
  * - the status page made public: its page and JSON answer, the project page links to it;
  * - a badge made for a probe, its Markdown copied, its preview drawn, rotated (the old token
  *   stops), deleted;
- * - incidents across projects: open ones, a project filter, acknowledge, resolved ones in pages
- *   of 25;
+ * - the Settings page: the I'm alive settings changed through its form, a value past the rules
+ *   refused beside its field in words, the service's version, database, key scope and runners;
+ * - incidents across projects: a resolved one on the first view when none is open; open ones
+ *   listed first, a project filter, acknowledge, resolved ones in pages of 25;
  * - a read-only key sees each screen without a control that writes;
  * - each screen in light, dark and at 375 px: axe-core finds nothing (any impact), nothing is
  *   wider than the screen; no CSP violation, nothing from another origin, no page error.

@@ -7,16 +7,22 @@ const SAYS = {
   read: "may only read (a key of SERVICE_API_KEYS_READONLY): every change answers 403",
 } as const;
 
-/** `whoami`: what the key in use may do, and which service it was asked of. */
+/** `whoami`: what the key in use may do, and which service (its version and database) said so. */
 export function whoamiCommand(context: () => CliContext): Command {
   return new Command("whoami")
-    .description("Show the scope of the API key in use: write, or read only")
+    .description(
+      "Show the scope of the API key in use (write, or read only), and the service's version " +
+        "and database",
+    )
     .action(async () => {
       const { client, out, serviceUrl } = context();
       const result = await client().whoami.get();
-      const { scope } = result.data;
+      const { scope, version, database } = result.data;
       out.result(
-        () => `${record({ scope, service: serviceUrl })}\n\nThis key ${SAYS[scope]}.`,
+        () =>
+          `${record({ scope, service: serviceUrl, version, database })}\n\nThis key ${
+            SAYS[scope]
+          }.`,
         result,
       );
     });
