@@ -170,6 +170,9 @@ apiSuite("the overview", (test) => {
       sparkline: [...new Array(21).fill(null), 1, null, 1],
       // The oldest hour counted in 30 days: the first whole one.
       history_since: new Date(H + HOUR - 30 * DAY).toISOString(),
+      // Its runs of the last 24 hours, oldest first, those in a maintenance window as such.
+      recent_runs: ["down", "maintenance", "up", "maintenance", "maintenance", "degraded"],
+      last_duration_ms: 10,
     });
   });
 
