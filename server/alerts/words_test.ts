@@ -1,7 +1,7 @@
 /**
  * Alerts in words, end to end: a probe whose target answers 500 where 200 is expected from one
  * location's runner while another finds it fine; the real deliverer sends its `probe.down` to a
- * webhook, a Slack and a mail receiver on loopback. Each names the probe's label and masked URL,
+ * webhook, a Slack, a Discord and a mail receiver on loopback. Each names the probe's label and masked URL,
  * says what failed as a person would, names the failing and the fine locations and links to the
  * probe's page under PUBLIC_URL; the webhook's payload keeps the codes beside the words.
  */
@@ -44,6 +44,7 @@ for (const backend of backends()) {
     );
     const hook = webhookReceiver([200]);
     const chat = webhookReceiver([200]);
+    const talk = webhookReceiver([204]);
     const smtp = await smtpServer();
     const app = await createApp({
       database: await freshDatabase(backend),
@@ -87,6 +88,11 @@ for (const backend of backends()) {
         const target of [
           { name: "hook", kind: "webhook", url: hook.url },
           { name: "chat", kind: "slack", url: chat.url.replace(/\/hook\?.*$/, "/services/T/B/x") },
+          {
+            name: "talk",
+            kind: "discord",
+            url: talk.url.replace(/\/hook\?.*$/, "/api/webhooks/1/x"),
+          },
           { name: "team", kind: "mail", recipients: ["ops@example.test"] },
         ]
       ) {
@@ -98,7 +104,7 @@ for (const backend of backends()) {
       assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
       // Down when one location of the two fails, at its first failure.
       const policy = await api.patch(`/api/v1/projects/${project}/alerts`, {
-        targets: ["hook", "chat", "team"],
+        targets: ["hook", "chat", "talk", "team"],
         failure_threshold: 1,
         location_quorum: 1,
       });
@@ -115,7 +121,7 @@ for (const backend of backends()) {
       await runFrom(eu);
       await runFrom(us);
       for (let i = 0; i < 50; i++) {
-        if (hook.received.length && chat.received.length && smtp.arrived.length) break;
+        if ([hook, chat, talk].every((r) => r.received.length) && smtp.arrived.length) break;
         await app.deliverer.deliverOnce();
       }
 
@@ -162,6 +168,17 @@ for (const backend of backends()) {
         assert.ok(fields.includes(field), `${field} in ${fields}`);
       }
 
+      // Discord: the title links to the probe's page, the cause under it, the rest as fields.
+      const [embed] = JSON.parse(talk.received[0].body).embeds;
+      assert.equal(embed.url, link);
+      assert.equal(embed.description, cause);
+      const named = embed.fields.map((f: { name: string; value: string }) =>
+        `${f.name}=${f.value}`
+      );
+      for (const field of [`URL=${masked}`, `Failing from=${us.name}`, `Fine from=${eu.name}`]) {
+        assert.ok(named.includes(field), `${field} in ${named}`);
+      }
+
       // The mail: one line each.
       const mail = readable(smtp.arrived[0].message);
       for (
@@ -176,7 +193,7 @@ for (const backend of backends()) {
       ) {
         assert.match(mail, new RegExp(`^${RegExp.escape(line)}\r?$`, "m"));
       }
-      for (const body of [hook.received[0].body, chat.received[0].body, mail]) {
+      for (const body of [hook, chat, talk].map((r) => r.received[0].body).concat(mail)) {
         assert.ok(!body.includes("pa55word") && !body.includes("tok-abc"), "no credential");
       }
 
@@ -189,6 +206,7 @@ for (const backend of backends()) {
       await target.shutdown();
       await hook.close();
       await chat.close();
+      await talk.close();
       await smtp.close();
     }
   });
