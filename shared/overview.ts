@@ -20,7 +20,12 @@ export const overviewProbe = z.object({
   state_since: z.string().nullable(),
   last_outcome: outcome.nullable(),
   last_run_at: z.string().nullable(),
-  /** Share (0 to 1) of counted runs up or degraded; null without runs. */
+  /**
+   * Why the network policy refused the last run, when it did (`blocked: 127.0.0.1 is loopback
+   * (not in PROBE_ALLOW_NETWORKS)`); null when the last run was not `blocked`.
+   */
+  blocked_reason: z.string().nullable(),
+  /** Share (0 to 1) of counted runs up or degraded (blocked ones apart); null without runs. */
   uptime_24h: z.number().nullable(),
   uptime_7d: z.number().nullable(),
   uptime_30d: z.number().nullable(),

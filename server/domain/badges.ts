@@ -218,7 +218,7 @@ export async function badgeState(
 /**
  * Uptime (0 to 1; null without counted runs) over the window ending at `now`, of all the
  * token's probes together: hourly rollups for whole hours, raw results for the part of the first
- * hour inside the window. Runs in maintenance windows are left out, as everywhere.
+ * hour inside the window. Runs in maintenance windows and blocked runs are left out, as everywhere.
  *
  * Each run weighs as much as the time it stands for, its probe's interval (`interval_seconds`,
  * or `defaultIntervalSeconds` for probes without their own): so a probe run every 10 s counts as
@@ -241,14 +241,14 @@ export async function badgeUptime(
   const weight = sql`coalesce(p.interval_seconds, ${defaultIntervalSeconds}::int)::float8`;
   const { rows: [row] } = await sql<{ passed: number | null; runs: number | null }>`
     select sum(passed * w) as passed, sum(runs * w) as runs from (
-      select r.up + r.degraded as passed, r.up + r.degraded + r.down + r.blocked as runs,
+      select r.up + r.degraded as passed, r.up + r.degraded + r.down as runs,
         ${weight} as w
       from probe_rollups r join probes p on p.key = r.probe_key
       where r.probe_key in ${keys} and r.hour >= ${edge}
       union all
       select (r.outcome in ('up', 'degraded'))::int, 1, ${weight}
       from probe_results r join probes p on p.key = r.probe_key
-      where r.probe_key in ${keys} and not r.in_maintenance
+      where r.probe_key in ${keys} and not r.in_maintenance and r.outcome <> 'blocked'
         and r.started_at >= ${new Date(since)} and r.started_at < ${edge}
     ) c`.execute(db);
   const runs = Number(row?.runs ?? 0);

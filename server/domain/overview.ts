@@ -5,7 +5,9 @@
  * 1,000 probes cost what 10 do, plus the rows they read.
  *
  * Counts follow `countsSince` (`results.ts`): hourly rollups for the whole hours of a window, raw
- * results for the part of its first hour inside it; runs in maintenance windows are left out.
+ * results for the part of its first hour inside it; runs in maintenance windows and runs the network
+ * policy refused (`blocked`) are left out. A probe's figures count the runs of all its locations
+ * together (docs/runner.md, "Results").
  * Latency comes from the hourly histograms (plus the raw results of that first part hour), so
  * `p95_24h` is an estimate within a histogram bucket's width (see `domain/histogram.ts`): exact
  * percentiles over every raw result of 1,000 probes would sort over a million rows a call.
@@ -102,22 +104,25 @@ async function uptimeCounts(
     from (
       select x.probe_key, x.hour >= ${d.edge} as in_24h, x.hour >= ${wk.edge} as in_7d,
              true as in_30d, x.up + x.degraded as good,
-             x.up + x.degraded + x.down + x.blocked as runs, x.hour as at
+             x.up + x.degraded + x.down as runs, x.hour as at
       from probe_rollups x
       where ${scope} and x.hour >= ${m.edge}
       union all
       select x.probe_key, ${partOf(d)}, ${partOf(wk)}, ${partOf(m)},
              (x.outcome in ('up', 'degraded'))::int, 1, x.started_at
       from probe_results x
-      where ${scope} and not x.in_maintenance and (${partOf(d)} or ${partOf(wk)} or ${partOf(m)})
+      where ${scope} and not x.in_maintenance and x.outcome <> 'blocked'
+        and (${partOf(d)} or ${partOf(wk)} or ${partOf(m)})
     ) c
     group by probe_key`.execute(db);
   return new Map(rows.map(({ probe_key, ...counts }) => [String(probe_key), counts]));
 }
 
 /**
- * Per probe, the uptime of each of the sparkline's hours (from `first`). One row per probe, its
- * hours in arrays: a twentieth of the rows that one per probe and hour would be.
+ * Per probe, the uptime of each of the sparkline's hours (from `first`): the runs of every
+ * location the probe ran from that hour counted together (a rollup row is one location's hour),
+ * as `uptime_24h` counts them. One row per probe, its hours in arrays: a twentieth of the rows
+ * that one per probe and hour would be.
  */
 async function sparklines(db: Db, project: string | undefined, first: number) {
   const { rows } = await sql<{
@@ -126,14 +131,16 @@ async function sparklines(db: Db, project: string | undefined, first: number) {
     good: number[];
     runs: number[];
   }>`
-    select x.probe_key,
-      array_agg((extract(epoch from x.hour - ${new Date(first)}::timestamptz) / 3600)::int)
-        as hours,
-      array_agg(x.up + x.degraded) as good,
-      array_agg(x.up + x.degraded + x.down + x.blocked) as runs
-    from probe_rollups x
-    where ${scopeOf(project)} and x.hour >= ${new Date(first)}
-    group by x.probe_key`.execute(db);
+    select probe_key, array_agg(hour) as hours, array_agg(good) as good, array_agg(runs) as runs
+    from (
+      select x.probe_key,
+        (extract(epoch from x.hour - ${new Date(first)}::timestamptz) / 3600)::int as hour,
+        sum(x.up + x.degraded)::int as good, sum(x.up + x.degraded + x.down)::int as runs
+      from probe_rollups x
+      where ${scopeOf(project)} and x.hour >= ${new Date(first)}
+      group by x.probe_key, x.hour
+    ) h
+    group by probe_key`.execute(db);
   const byProbe = new Map<string, (number | null)[]>();
   for (const r of rows) {
     const line = new Array(SPARKLINE_HOURS).fill(null);
@@ -183,6 +190,22 @@ async function latency24h(db: Db, project: string | undefined, now: number) {
     p95.set(key, percentileOf(histogram, 0.95, max));
   }
   return p95;
+}
+
+/**
+ * Per probe whose last run (of any location) was refused by the network policy, that run's
+ * reason: the error of the newest `blocked` run each location's schedule row last saw, the newest
+ * location first. Reads only the rows whose last outcome is `blocked`.
+ */
+async function blockedReasons(db: Db, project: string | undefined) {
+  const { rows } = await sql<{ probe_key: string | number; error: string | null }>`
+    select distinct on (x.probe_key) x.probe_key, r.error
+    from probe_schedule x
+    join probe_results r on r.probe_key = x.probe_key and r.location = x.location
+      and r.started_at = x.last_run_at and r.outcome = 'blocked'
+    where ${scopeOf(project)} and x.last_outcome = 'blocked'
+    order by x.probe_key, x.last_run_at desc`.execute(db);
+  return new Map(rows.map((r) => [String(r.probe_key), r.error ?? "blocked"]));
 }
 
 /**
@@ -261,6 +284,7 @@ export function getOverview(
     const counts = await uptimeCounts(trx, project, now);
     const lines = await sparklines(trx, project, firstHour);
     const p95 = await latency24h(trx, project, now);
+    const blocked = await blockedReasons(trx, project);
     const recent = await recentRuns(trx, project, now);
     const lag = await scheduleLag({ db: trx, at: new Date(now) });
     const incidents: Incident[] = (await listIncidents({
@@ -281,6 +305,7 @@ export function getOverview(
         state_since: iso(p.state_since),
         last_outcome: p.last_outcome,
         last_run_at: iso(p.last_run_at),
+        blocked_reason: p.last_outcome === "blocked" ? blocked.get(key) ?? "blocked" : null,
         uptime_24h: c ? ratio(c.good_24h, c.runs_24h) : null,
         uptime_7d: c ? ratio(c.good_7d, c.runs_7d) : null,
         uptime_30d: c ? ratio(c.good_30d, c.runs_30d) : null,

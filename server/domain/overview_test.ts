@@ -26,6 +26,8 @@ interface MadeRun {
   at: number;
   outcome: Outcome;
   ms?: number;
+  /** The location that makes it, as stored: '' (the default) for the built-in one. */
+  location?: string;
 }
 
 /**
@@ -35,10 +37,13 @@ interface MadeRun {
  */
 async function record(db: Db, runs: MadeRun[]) {
   const moments = [...new Set(runs.map((r) => r.at))].sort((a, b) => a - b);
-  for (const at of moments) {
-    const now = runs.filter((r) => r.at === at);
+  const places = [...new Set(runs.map((r) => r.location ?? ""))];
+  for (const [at, location] of moments.flatMap((at) => places.map((l) => [at, l] as const))) {
+    const now = runs.filter((r) => r.at === at && (r.location ?? "") === location);
+    if (now.length === 0) continue;
     await syncSchedules(db, { now: at, intervalMs: MINUTE });
     const claimed = await claimDue(db, {
+      location,
       now: at,
       horizon: at,
       leaseUntil: at + MINUTE,
@@ -67,8 +72,15 @@ async function record(db: Db, runs: MadeRun[]) {
           },
         };
       }),
+      location,
     );
-    await releaseLeases(db, RUNNER, claimed.filter((c) => !mine.includes(c)).map((c) => c.key));
+    await releaseLeases(
+      db,
+      RUNNER,
+      claimed.filter((c) => !mine.includes(c)).map((c) => c.key),
+      undefined,
+      location,
+    );
   }
 }
 
@@ -161,6 +173,7 @@ apiSuite("the overview", (test) => {
       state_since: new Date(NOW - 10 * MINUTE).toISOString(),
       last_outcome: "degraded",
       last_run_at: new Date(NOW - 10 * MINUTE).toISOString(),
+      blocked_reason: null,
       uptime_24h: 2 / 3,
       uptime_7d: 3 / 5,
       uptime_30d: 11 / 16,
@@ -183,18 +196,60 @@ apiSuite("the overview", (test) => {
       { key: p.key, at: H - 24 * HOUR + 5 * MINUTE, outcome: "down" }, // before the first hour
       { key: p.key, at: H - 23 * HOUR, outcome: "up" }, // the first hour's first moment
       { key: p.key, at: H - 23 * HOUR + 59 * MINUTE, outcome: "down" },
-      { key: p.key, at: H - 12 * HOUR, outcome: "blocked" },
+      { key: p.key, at: H - 12 * HOUR, outcome: "blocked" }, // apart: no counted run
       { key: p.key, at: H + 29 * MINUTE, outcome: "up" },
     ]);
     const [probe] = (await getOverview({ db, project, now: NOW })).data.projects[0].probes;
     assert.equal(probe.sparkline.length, SPARKLINE_HOURS);
     const expected = new Array(SPARKLINE_HOURS).fill(null);
     expected[0] = 0.5;
-    expected[11] = 0;
     expected[23] = 1;
     assert.deepEqual(probe.sparkline, expected);
     // Less than 30 days of history: its oldest hour says so.
     assert.equal(probe.history_since, new Date(H - 24 * HOUR).toISOString());
+  });
+
+  test("a probe with two locations has one figure per hour, their runs counted together, on every read", async (t) => {
+    const db = t.app.database.db;
+    const office = await t.api.post("/api/v1/locations", { name: uniqueName("office") });
+    assert.equal(office.status, 201, office.text);
+    const remote: string = office.body.data.name;
+    const { project, probes: [p] } = await projectWith(t, [{ url: "https://two.example.test/" }]);
+    const path = `/api/v1/projects/${project}/probes/${p.probeId}`;
+    const moved = await t.api.patch(path, { locations: ["local", remote] });
+    assert.equal(moved.status, 200, moved.text);
+    // Two whole hours before the current one, so that the reads below (at the real time) see
+    // them whatever the minute: the locations disagree in each.
+    const hour = Math.floor(Date.now() / HOUR) * HOUR;
+    const [two, one] = [hour - 2 * HOUR, hour - HOUR];
+    await record(db, [
+      { key: p.key, at: two + MINUTE, outcome: "up" },
+      { key: p.key, at: two + 2 * MINUTE, outcome: "up" },
+      { key: p.key, at: two + 3 * MINUTE, outcome: "up" },
+      { key: p.key, at: two + MINUTE, outcome: "down", location: remote },
+      { key: p.key, at: one + MINUTE, outcome: "down" },
+      { key: p.key, at: one + MINUTE, outcome: "up", location: remote },
+      { key: p.key, at: one + 2 * MINUTE, outcome: "up", location: remote },
+    ]);
+    const reads = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await t.api.get(`/api/v1/overview?project=${project}`);
+      assert.equal(res.status, 200);
+      const [probe] = res.body.data.projects[0].probes;
+      reads.push({ sparkline: probe.sparkline, uptime_24h: probe.uptime_24h });
+    }
+    const expected = new Array(SPARKLINE_HOURS).fill(null);
+    expected[SPARKLINE_HOURS - 3] = 3 / 4; // local 3 of 3 up, the office 0 of 1
+    expected[SPARKLINE_HOURS - 2] = 2 / 3; // local 0 of 1, the office 2 of 2
+    assert.deepEqual(reads, new Array(5).fill({ sparkline: expected, uptime_24h: 5 / 7 }));
+    // The probe's statistics count the same way; each location's stay its own.
+    const stats = async (query: string) => (await t.api.get(`${path}/stats?${query}`)).body.data;
+    assert.deepEqual((await stats("window=24h")).uptime, 5 / 7);
+    assert.deepEqual((await stats("window=24h&location=local")).uptime, 3 / 4);
+    assert.deepEqual((await stats(`window=24h&location=${remote}`)).uptime, 2 / 3);
+    // And so do the probe page's hourly buckets.
+    const series = (await t.api.get(`${path}/series?window=7d`)).body.data.buckets;
+    assert.deepEqual(series.slice(-3, -1).map((b: { uptime: number }) => b.uptime), [3 / 4, 2 / 3]);
   });
 
   test("history_since of a probe made minutes ago is its creation, not its first hour's start", async (t) => {
@@ -237,9 +292,11 @@ apiSuite("the overview", (test) => {
       .sort((a, b) => a.url.length - b.url.length);
     // 12 responses: 10 of 10 ms, 2 of 3 s; rank 12 lies in the 3 s bucket, at its top.
     assert.equal(probe.p95_24h, 3000);
-    assert.equal(probe.uptime_24h, 12 / 13);
+    // The blocked run is apart: not a failure.
+    assert.equal(probe.uptime_24h, 1);
     assert.equal(blocked.p95_24h, null);
-    assert.equal(blocked.uptime_24h, 0);
+    assert.equal(blocked.uptime_24h, null);
+    assert.equal(blocked.blocked_reason, "blocked");
     assert.equal(blocked.state, "unknown", "one failing run is not enough to be down");
   });
 

@@ -24,10 +24,14 @@ import { localNameOf, type LocationNames, shownLocation, storedLocation } from "
 const HOUR_MS = 3_600_000;
 type Reader = Db;
 
-/** Runs per outcome, and the runs in maintenance apart (in no outcome, so not in uptime). */
+/**
+ * Runs per outcome, and the runs in maintenance apart (in no outcome, so not in uptime). Blocked
+ * runs (the network policy refused the target: it was never tried) have a count of their own and
+ * are in neither `runs` nor uptime.
+ */
 type Counts = Record<Outcome | "maintenance", number>;
 const noCounts = (): Counts => ({ up: 0, degraded: 0, down: 0, blocked: 0, maintenance: 0 });
-const total = (c: Counts) => c.up + c.degraded + c.down + c.blocked;
+const total = (c: Counts) => c.up + c.degraded + c.down;
 const uptimeOf = (c: Counts) => (total(c) === 0 ? null : (c.up + c.degraded) / total(c));
 const isoOrNull = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
@@ -224,7 +228,7 @@ export function probeStats(
       .where("probe_key", "=", key).where("started_at", ">=", new Date(since));
     if (location !== undefined) rawQuery = rawQuery.where("location", "=", location);
     const { raw } = await rawQuery.executeTakeFirstOrThrow();
-    const exact = Number(raw) === total(counts) + counts.maintenance;
+    const exact = Number(raw) === total(counts) + counts.blocked + counts.maintenance;
     const latency = exact
       ? await exactLatency(trx, key, since, location)
       : await estimatedLatency(trx, key, since, location);

@@ -45,9 +45,12 @@ type Latency = Pick<SeriesBucket, "p50" | "p95" | "max">;
 
 const noCounts = (): Counts => ({ up: 0, degraded: 0, down: 0, blocked: 0, maintenance: 0 });
 
-/** A bucket as answered: its counts, runs and uptime from them, and its latency. */
+/**
+ * A bucket as answered: its counts, runs and uptime from them (blocked runs apart, as maintenance
+ * ones), and its latency.
+ */
 function bucketAt(start: number, c: Counts, latency: Latency): SeriesBucket {
-  const runs = c.up + c.degraded + c.down + c.blocked;
+  const runs = c.up + c.degraded + c.down;
   return {
     start: new Date(start).toISOString(),
     runs,

@@ -115,7 +115,7 @@ const empty = (start: number): SeriesBucket => ({
 /** The buckets that hold anything, by index. */
 const filled = (buckets: SeriesBucket[]) =>
   Object.fromEntries(
-    buckets.flatMap((b, i) => (b.runs + b.maintenance > 0 ? [[i, b]] : [])),
+    buckets.flatMap((b, i) => (b.runs + b.blocked + b.maintenance > 0 ? [[i, b]] : [])),
   );
 
 const trpcQuery = (path: string, input: unknown) =>
@@ -169,12 +169,13 @@ apiSuite("a probe's series", (test) => {
       0: { ...empty(first), runs: 1, up: 1, uptime: 1, p50: 7, p95: 7, max: 7 },
       10: {
         ...empty(tenth),
-        runs: 21,
+        // The blocked run and the one in maintenance apart.
+        runs: 20,
         up: 19,
         down: 1,
         blocked: 1,
         maintenance: 1,
-        uptime: 19 / 21,
+        uptime: 19 / 20,
         // Nearest rank over the 21 responses (1 to 20 ms and the 5 s one in maintenance).
         p50: 11,
         p95: 20,
@@ -287,7 +288,8 @@ apiSuite("a probe's series", (test) => {
         p95: 2900,
         max: 2900,
       },
-      167: { ...empty(H), runs: 2, blocked: 2, uptime: 0 },
+      // Blocked runs only: no counted run, no uptime.
+      167: { ...empty(H), blocked: 2 },
     });
   });
 

@@ -15,6 +15,7 @@ import { href } from "./routes.js";
 import { Ago, ErrorNote, Loading, StateBadge, UrlText } from "./parts.js";
 import { RunBars, Sparkline } from "./charts.js";
 import { OpenIncidents } from "./incidents.js";
+import { BlockedBadge, BlockedNote } from "./blocked.js";
 import { count, millis, percent, plural, since, utc } from "./format.js";
 /** @import { OverviewProbe, OverviewProject } from "./api_types.d.ts" */
 /** @typedef {OverviewProbe["state"]} ProbeState */
@@ -56,7 +57,12 @@ function ProbeRow({ project, probe }) {
   return view`
     <tr class=${`row-${probe.state}`}>
       <td data-label="State">
-        <${StateBadge} state=${probe.state} />
+        ${
+    probe.blocked_reason === null
+      ? view`<${StateBadge} state=${probe.state} />`
+      : view`<${BlockedBadge} reason=${probe.blocked_reason} />
+          <${BlockedNote} reason=${probe.blocked_reason} />`
+  }
       </td>
       <th scope="row" data-label="Probe">
           <a href=${href.probe(project, probe.probe_id)}>${

@@ -7353,6 +7353,7 @@ export interface operations {
                   state_since: string | null;
                   last_outcome: ("up" | "degraded" | "down" | "blocked") | null;
                   last_run_at: string | null;
+                  blocked_reason: string | null;
                   uptime_24h: number | null;
                   uptime_7d: number | null;
                   uptime_30d: number | null;
