@@ -2,7 +2,8 @@
  * `deno task bench:claim-flood`: one location token's claim flood. The server (`server/main.ts`
  * as a subprocess, its built-in runner on, running local probes every 10 s against a local
  * target) gets a remote location with nothing due; then N long-poll claims (`wait_seconds` 25 by
- * default, each under a runner name of its own) are sent at once with the location's token.
+ * default, each under a runner name of its own) are sent at once with the location's token, from
+ * a thread of their own (`claim_flood_worker.ts`).
  * Meanwhile another caller's keyed read (`GET /api/v1/projects/{project}`, with an API key) is
  * timed every 50 ms. Prints that read's p50/p99/max before and during the flood, how the claims
  * were answered (status, time to answer, `Retry-After`), the built-in runner's failures to record
@@ -20,6 +21,7 @@ import { parseArgs } from "node:util";
 import { restCall, SERVER_ENTRY, type ServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
 import { speedNote, startOn } from "./setup.ts";
+import type { ClaimAnswer, Flood } from "./claim_flood_worker.ts";
 
 const KEY = "bench-flood-key-0123456789";
 const PROJECT = "flood-bench";
@@ -81,38 +83,16 @@ async function sampleReads(server: ServerProcess, stop: () => boolean) {
   return { latencies, failed };
 }
 
-interface ClaimAnswer {
-  status: number | "no answer" | "error";
-  ms: number;
-  retryAfter: boolean;
-  code?: string;
-}
-
-async function claim(server: ServerProcess, token: string, i: number): Promise<ClaimAnswer> {
-  const started = performance.now();
-  try {
-    const response = await fetch(`${server.url}/api/v1/runner/claim`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-service-api-key": token },
-      body: JSON.stringify({ runner: `made-up-${i}`, version: "bench", wait_seconds: WAIT_S }),
-      signal: AbortSignal.timeout(CLAIM_GIVE_UP_MS),
-    });
-    const body = await response.json().catch(() => null);
-    return {
-      status: response.status,
-      ms: performance.now() - started,
-      retryAfter: response.headers.has("retry-after"),
-      code: body?.error?.code,
-    };
-  } catch (error) {
-    const timedOut = error instanceof DOMException && error.name === "TimeoutError";
-    return {
-      status: timedOut ? "no answer" : "error",
-      code: timedOut ? undefined : (error as Error).message.slice(0, 60),
-      ms: performance.now() - started,
-      retryAfter: false,
-    };
-  }
+/** The claims sent at once from a thread of their own (`claim_flood_worker.ts`). */
+function sendFlood(flood: Flood): Promise<ClaimAnswer[]> {
+  const worker = new Worker(new URL("./claim_flood_worker.ts", import.meta.url), {
+    type: "module",
+  });
+  return new Promise((resolve, reject) => {
+    worker.onmessage = (event: MessageEvent<ClaimAnswer[]>) => resolve(event.data);
+    worker.onerror = (event) => reject(event.error ?? new Error(event.message));
+    worker.postMessage(flood);
+  });
 }
 
 async function flood(database: string) {
@@ -138,9 +118,13 @@ async function flood(database: string) {
     const during = sampleReads(server, () => phase === "done");
     const began = performance.now();
     const cpuBefore = await server.cpuSeconds();
-    const answers = await Promise.all(
-      Array.from({ length: CLAIMS }, (_, i) => claim(server, token, i)),
-    );
+    const answers = await sendFlood({
+      url: server.url,
+      token,
+      claims: CLAIMS,
+      waitSeconds: WAIT_S,
+      giveUpMs: CLAIM_GIVE_UP_MS,
+    });
     const floodMs = performance.now() - began;
     const cpuMs = (await server.cpuSeconds() - cpuBefore) * 1000;
     phase = "done";
