@@ -290,6 +290,12 @@ async function scenario(database: Record<string, string>) {
     assert.equal(events[0].data.incident_id, incident.id);
     assert.equal(events[0].data.label, "Shop health");
     assert.equal(events[0].data.state, "down");
+    // In words, with the codes beside them, and a link to the probe's page under the address the
+    // server listens at (no PUBLIC_URL set).
+    assert.equal(events[0].data.cause, 'JSON /status was "DOWN", expected "UP"');
+    assert.equal(events[0].data.error, "assertion failed: json.0");
+    assert.equal(events[0].data.url, `${target.origin}/health`);
+    assert.equal(events[0].data.link, `${s.url}/#${probePath}`);
     assert.equal(new Set(hook.received.map((r) => r.headers.get("webhook-id"))).size, 3);
     for (const r of slack.received) {
       const message = JSON.parse(r.body);
