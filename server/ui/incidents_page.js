@@ -192,7 +192,7 @@ function IncidentRows({ incidents, onChanged, caption }) {
           <td data-label="Duration">${
         i.state === "open" ? `${duration(openFor(i))} so far` : duration(i.duration_seconds)
       }</td>
-          <td data-label="Cause"><code>${i.cause}</code>${
+          <td data-label="Cause">${i.cause}${
         i.last_error && i.last_error !== i.cause
           ? view`<span class="url">last: <code>${i.last_error}</code></span>`
           : ""
