@@ -303,11 +303,11 @@ function createOnce(
 export const LIST_PART_CHARS = 1024 * 1024;
 
 /**
- * Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. The page
- * is weighed first, in one row: without `limit`, how many the list holds (past `MAX_PAGE_LIMIT` it
- * is refused, nothing else read), and what its probes weigh as stored (told to `onWeight`). Its
- * keys and sizes are read next, then its probes a part of at most `LIST_PART_CHARS` at a time (at
- * least one probe).
+ * Probes ordered by project and URL (bytewise), of all projects or of one; a page of them. Without
+ * `limit` the list is counted first (past `MAX_PAGE_LIMIT` it is refused, nothing else read); with
+ * `onWeight`, what its probes weigh as stored is told next. Each is one row back. The page's keys
+ * and sizes are read next, then its probes a part of at most `LIST_PART_CHARS` at a time (at least
+ * one probe).
  */
 export async function listProbes(
   { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS, onWeight, onRows, cutAfterChars }: {
@@ -345,15 +345,18 @@ export async function listProbes(
     if (project !== undefined && afterProject !== project) throw notACursor();
   }
   const ordered = query.orderBy(sql`project collate "C"`).orderBy(sql`url collate "C"`);
-  if (page.limit === undefined || onWeight) {
-    // One row back instead of up to 1,001: a list without limit counts one past what it may
-    // answer (all of it is answered when it does not pass), a page its own rows.
-    const { n, chars } = await db
-      .selectFrom(ordered.select("stored_chars").limit(page.limit ?? rowsToRead(page)).as("l"))
-      .select((eb) => [eb.fn.countAll().as("n"), eb.fn.sum("l.stored_chars").as("chars")])
-      .executeTakeFirstOrThrow();
-    if (page.limit === undefined && Number(n) > MAX_PAGE_LIMIT) throw listTooLong("probes");
-    onWeight?.(Number(chars ?? 0));
+  if (page.limit === undefined) {
+    // Past its limit such a list is refused: counted first, in any order, one row back.
+    const { n } = await db.selectFrom(query.select("key").limit(rowsToRead(page)).as("l"))
+      .select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+    if (Number(n) > MAX_PAGE_LIMIT) throw listTooLong("probes");
+  }
+  if (onWeight) {
+    // What the probes the page answers weigh as stored, one row back instead of their keys.
+    const { chars } = await db
+      .selectFrom(ordered.select("stored_chars").limit(page.limit ?? MAX_PAGE_LIMIT).as("l"))
+      .select((eb) => eb.fn.sum("l.stored_chars").as("chars")).executeTakeFirstOrThrow();
+    onWeight(Number(chars ?? 0));
   }
   const keys = await ordered.select(["key", "project", "url", "stored_chars"])
     .limit(rowsToRead(page)).execute();
