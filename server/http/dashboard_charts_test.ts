@@ -3,7 +3,7 @@
  * window covers, and the window a probe page opens on.
  */
 import assert from "node:assert/strict";
-import { fitWindow, runsText, timeTicks } from "../ui/charts.js";
+import { bucketOutcome, fitWindow, runsText, timeTicks } from "../ui/charts.js";
 import { historySpan } from "../ui/format.js";
 import { firstWindow, mergeResults } from "../ui/probe.js";
 
@@ -108,4 +108,25 @@ Deno.test("results merged across refreshes: newest first, each run once, none lo
   // Two locations' runs started in the same millisecond are two runs.
   const there = run("2026-11-25T10:03:00Z", "schedule", "office");
   assert.equal(mergeResults(held, [there]).length, 6, "another location's run is its own");
+});
+
+Deno.test("a chart bucket of blocked runs alone is no failure: its bar says blocked", () => {
+  const bucket = (counts: Partial<Record<string, number>>) => ({
+    start: "2026-11-25T12:00:00.000Z",
+    runs: 0,
+    up: 0,
+    degraded: 0,
+    down: 0,
+    blocked: 0,
+    maintenance: 0,
+    uptime: null,
+    p50: null,
+    p95: null,
+    max: null,
+    ...counts,
+  });
+  assert.equal(bucketOutcome(bucket({ blocked: 3 })), "blocked");
+  assert.equal(bucketOutcome(bucket({ runs: 1, up: 1, uptime: 1, blocked: 3 })), "up");
+  assert.equal(bucketOutcome(bucket({ runs: 1, down: 1, uptime: 0, blocked: 3 })), "down");
+  assert.equal(bucketOutcome(bucket({ blocked: 1, maintenance: 1 })), "blocked");
 });

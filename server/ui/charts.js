@@ -225,14 +225,16 @@ export function latencySummary(series) {
 }
 
 /**
- * The worst outcome a bucket holds: what its bar shows.
+ * The worst outcome a bucket holds: what its bar shows. Blocked runs (the network policy refused
+ * the target: never tried) are no failure; a bucket of them alone says so.
  * @param {Bucket} bucket
- * @returns {"down" | "degraded" | "up" | "maintenance" | "none"}
+ * @returns {"down" | "degraded" | "up" | "blocked" | "maintenance" | "none"}
  */
 export function bucketOutcome(bucket) {
-  if (bucket.down > 0 || bucket.blocked > 0) return "down";
+  if (bucket.down > 0) return "down";
   if (bucket.degraded > 0) return "degraded";
   if (bucket.up > 0) return "up";
+  if (bucket.blocked > 0) return "blocked";
   if (bucket.maintenance > 0) return "maintenance";
   return "none";
 }
@@ -252,10 +254,11 @@ function bucketText(bucket) {
  */
 export function OutcomeStrip({ series }) {
   const n = series.buckets.length;
-  const tally = { up: 0, degraded: 0, down: 0, maintenance: 0, none: 0 };
+  const tally = { up: 0, degraded: 0, down: 0, blocked: 0, maintenance: 0, none: 0 };
   for (const b of series.buckets) tally[bucketOutcome(b)]++;
   const label = `Outcome per bucket: ${tally.up} all up, ${tally.degraded} degraded, ` +
-    `${tally.down} with failures, ${tally.maintenance} in maintenance, ${tally.none} without runs`;
+    `${tally.down} with failures, ${tally.blocked} blocked, ${tally.maintenance} in maintenance, ` +
+    `${tally.none} without runs`;
   return view`
     <svg class="strip" viewBox=${`0 0 ${n} 10`} preserveAspectRatio="none"
       role="img" aria-label=${label} data-buckets=${n}>

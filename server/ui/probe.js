@@ -113,7 +113,7 @@ const KEYS = [
   ["up", "up"],
   ["degraded", "degraded"],
   ["down", "failed"],
-  ["maintenance", "maintenance"],
+  ["maintenance", "maintenance or blocked"],
   ["none", "no runs"],
 ];
 
