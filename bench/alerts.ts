@@ -21,10 +21,11 @@
  * 4. Hanging receivers: `--hanging` (6) targets on receivers that accept the connection and never
  *    answer, and one working target; `--isolation` (30) probes on a target that flips to 500 and
  *    back, `--flips` times, thresholds of 1, while two clients read another project's probes
- *    without pause for 20 s from the first flip. Prints the working receiver's delay (from the event's `timestamp`, written
- *    when the transition was recorded, to the call's arrival: the same clock), p50, p99 and max,
- *    and the other project's reads, p50, p90 and p99. `--database embedded` runs the service on
- *    its embedded database (a fresh DATA_DIR) instead of PostgreSQL.
+ *    without pause for 40 s from the first flip. Prints the working receiver's delay (from the
+ *    event's `timestamp`, written when the transition was recorded, to the call's arrival: the
+ *    same clock), p50, p99 and max; the other project's reads, p50, p90 and p99, and the server's
+ *    CPU time in those 40 s. `--database embedded` runs the service on its embedded database (a
+ *    fresh DATA_DIR) instead of PostgreSQL.
  *
  *   deno task bench:alerts [--latency 20] [--flips 3] [--probes 10000] [--duration 120]
  *                          [--isolation 30] [--part latency|scale|both|isolation|hanging]
@@ -395,7 +396,7 @@ async function readWithout(
 }
 
 /** How long another project is read from the hanging part's first flip. */
-const READ_MS = 20_000;
+const READ_MS = 40_000;
 
 /** `--hanging` silent receivers and a working one; the working one's delay, another's reads. */
 async function hangingPart() {
@@ -462,9 +463,12 @@ async function hangingPart() {
         `${n} probes flipping, another project read by 2 clients …`,
     );
     // The same span of reads whatever the flips take: READ_MS from the first flip.
-    const reads = readWithout(base, "/projects/other/probes", 2, sleep(READ_MS));
+    const cpuFrom = await base.cpuSeconds();
+    const window = sleep(READ_MS).then(() => base.cpuSeconds());
+    const reads = readWithout(base, "/projects/other/probes", 2, window);
     await flip(target, ok, n, flips, 300_000);
     const times = await reads;
+    const cpu = await window - cpuFrom;
     const delays = ok.arrivals.map((a) => a.at - Date.parse(a.timestamp));
     const ms = (v: number) => `${Math.round(v)} ms`;
     console.log(
@@ -474,7 +478,7 @@ async function hangingPart() {
     console.log(
       `other project's reads, ${times.length}: p50 ${ms(percentile(times, 0.5))}, ` +
         `p90 ${ms(percentile(times, 0.9))}, p99 ${ms(percentile(times, 0.99))}, ` +
-        `max ${ms(Math.max(...times))}`,
+        `max ${ms(Math.max(...times))}; the server's CPU time meanwhile ${cpu.toFixed(1)} s`,
     );
     console.log(
       `connections the silent receivers accepted: ${silent.map((r) => r.accepted()).join(" ")}`,
