@@ -30,7 +30,7 @@ import { count, plural } from "./format.js";
 /** The channels, with what each needs from the service's configuration (docs/iam_alive.md). */
 const CHANNELS = /** @type {const} */ ([
   ["log", "Log", "a line on the service's standard output"],
-  ["webhook", "Webhook", "needs IAM_ALIVE_WEBHOOK_URL (a dead man's switch's ping URL)"],
+  ["webhook", "Webhook", "needs IAM_ALIVE_WEBHOOK_URL, such as a dead man's switch's ping URL"],
   ["mail", "Mail", "needs SMTP_URL, MAIL_FROM and MAIL_TO"],
 ]);
 const FIELDS = ["enabled", "interval_hours", "channels"];
