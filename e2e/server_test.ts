@@ -16,6 +16,8 @@ Deno.test("with no configuration the server generates a key once, serves, and st
     let server = await start({ DATA_DIR: dataDir });
     const key = (await Deno.readTextFile(`${dataDir}/api-key`)).trim();
     assert.ok(server.output().includes(key), "the new key is printed");
+    // The first line comes before the slow creation of the database, and says what it does.
+    assert.match(server.lines[0].text, /creating the embedded database in .*pgdata: the first/);
     assert.ok(server.output().includes("curl -H 'X-Service-Api-Key:"));
     const created = await fetch(`${server.url}/api/v1/projects`, {
       method: "POST",
@@ -31,6 +33,7 @@ Deno.test("with no configuration the server generates a key once, serves, and st
     // A second start reuses the key, keeps the data, and prints the key nowhere.
     server = await start({ DATA_DIR: dataDir });
     assert.ok(!server.output().includes(key));
+    assert.match(server.lines[0].text, /"msg":"starting the embedded database in .*pgdata"/);
     const got = await fetch(`${server.url}/api/v1/projects/kept`, {
       headers: { "x-service-api-key": key },
     });

@@ -165,12 +165,28 @@ function appFromConfig(
   });
 }
 
+/**
+ * The first line, before anything slow: creating the embedded database takes ~20–30 s (PGlite's
+ * initdb, then the migrations), and a start that says nothing for that long looks hung.
+ */
+async function announceStart(config: Config, log: Logger): Promise<void> {
+  if (config.databaseUrl) return log.info("connecting to PostgreSQL (DATABASE_URL)");
+  const path = `${config.dataDir}/pgdata`;
+  const exists = await Deno.stat(path).then(() => true, () => false);
+  log.info(
+    exists
+      ? `starting the embedded database in ${path}`
+      : `creating the embedded database in ${path}: the first start takes about half a minute`,
+  );
+}
+
 async function main(): Promise<number> {
   const config = readConfig();
   if (!config) return 1;
   const log = createLogger(config.logLevel);
   // A fault inside the PostgreSQL client is logged, and the process goes on (issue 18).
   const clientFaults = surviveDatabaseClientFaults(log);
+  await announceStart(config, log);
 
   // The port first. Requests that arrive while the database opens wait for it.
   const shutdown = new AbortController();
