@@ -166,7 +166,7 @@ Deno.test("every query and mutation takes the fast path and answers as tRPC's ha
           createContext({
             db: other.db,
             authenticated: true,
-            services: { runNow: unrun(other.db) },
+            services: { runNow: unrun(other.db), databaseKind: other.kind },
           }),
       });
       const what = `${s.path} ${JSON.stringify(s.input ?? s.raw)}`;
