@@ -4,7 +4,6 @@
  * and a project's overrides of it (`/projects/{project}/alerts`), each field its own value or the
  * global one. A read-only key sees the values without the forms.
  */
-import { useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { get, patch, seg } from "./api.js";
@@ -12,7 +11,7 @@ import { useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
 import { ErrorNote, Loading } from "./parts.js";
 import { FieldError, FormError, useForm } from "./forms.js";
-import { CheckField, ProjectSettingsHead, TextField } from "./settings_parts.js";
+import { CheckField, ProjectSettingsHead, TextField, useFormValues } from "./settings_parts.js";
 
 /** @import { Answer, Body } from "./api_types.d.ts" */
 /**
@@ -186,19 +185,13 @@ function TargetChoice({ legend, names, chosen, onChange, error, disabled, idPref
  */
 function PolicyForm({ policy, targets, onSaved }) {
   const form = useForm(FIELDS);
-  const [values, setValues] = useState({
+  const { values, set, saved, setSaved } = useFormValues({
     ...policy,
     failure_threshold: String(policy.failure_threshold),
     success_threshold: String(policy.success_threshold),
     reminder_minutes: String(policy.reminder_minutes),
     location_quorum: String(policy.location_quorum),
   });
-  const [saved, setSaved] = useState(false);
-  /** @param {string} name */
-  const set = (name) => (/** @type {unknown} */ value) => {
-    setSaved(false);
-    setValues((old) => ({ ...old, [name]: value }));
-  };
   const onSubmit = (/** @type {Event} */ event) => {
     event.preventDefault();
     form.submit(async () => {
@@ -301,7 +294,7 @@ export function AlertPolicyPage() {
 function OverridesForm({ project, alerts, global, targets, onSaved }) {
   const form = useForm(FIELDS);
   const own = alerts.overrides;
-  const [values, setValues] = useState({
+  const { values, set, saved, setSaved } = useFormValues({
     targets: own.targets,
     failure_threshold: own.failure_threshold === null ? "" : String(own.failure_threshold),
     success_threshold: own.success_threshold === null ? "" : String(own.success_threshold),
@@ -311,12 +304,6 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
     notify_degraded: own.notify_degraded === null ? "global" : onOff(own.notify_degraded),
     notify_recovered: own.notify_recovered === null ? "global" : onOff(own.notify_recovered),
   });
-  const [saved, setSaved] = useState(false);
-  /** @param {string} name */
-  const set = (name) => (/** @type {unknown} */ value) => {
-    setSaved(false);
-    setValues((old) => ({ ...old, [name]: value }));
-  };
   const switchOf = (/** @type {string} */ value) => (value === "global" ? null : value === "on");
   const onSubmit = (/** @type {Event} */ event) => {
     event.preventDefault();

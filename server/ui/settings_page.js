@@ -6,7 +6,6 @@
  * its version and database (`GET /whoami`, with the key's scope) and its runners
  * (`GET /locations`).
  */
-import { useState } from "preact/hooks";
 import { view } from "./view.js";
 import { useCanWrite } from "./scope.js";
 import { get, patch } from "./api.js";
@@ -14,7 +13,7 @@ import { useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
 import { ErrorNote, Loading } from "./parts.js";
 import { FieldError, FormError, useForm } from "./forms.js";
-import { CheckField, TextField } from "./settings_parts.js";
+import { CheckField, TextField, useFormValues } from "./settings_parts.js";
 import { count, plural } from "./format.js";
 
 /** @import { operations as Operations } from "../http/testdata/openapi.gen.ts" */
@@ -81,17 +80,11 @@ function ChannelChoice({ chosen, onChange, error }) {
  */
 function IamAliveForm({ settings, onSaved }) {
   const form = useForm(FIELDS);
-  const [values, setValues] = useState({
+  const { values, set, saved, setSaved } = useFormValues({
     enabled: settings.enabled,
     interval_hours: String(settings.interval_hours),
     channels: [...settings.channels],
   });
-  const [saved, setSaved] = useState(false);
-  /** @param {"enabled" | "interval_hours" | "channels"} name */
-  const set = (name) => (/** @type {unknown} */ value) => {
-    setSaved(false);
-    setValues((old) => ({ ...old, [name]: value }));
-  };
   const onSubmit = (/** @type {Event} */ event) => {
     event.preventDefault();
     form.submit(async () => {

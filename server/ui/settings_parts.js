@@ -142,6 +142,23 @@ export function useAction() {
 }
 
 /**
+ * A settings form's values as typed, and whether they were saved: `set(name)` is a field's
+ * onInput or onChange, and a change after a save takes the "Saved." away.
+ * @template {Record<string, unknown>} V
+ * @param {V} initial
+ */
+export function useFormValues(initial) {
+  const [values, setValues] = useState(initial);
+  const [saved, setSaved] = useState(false);
+  /** @param {keyof V} name */
+  const set = (name) => (/** @type {unknown} */ value) => {
+    setSaved(false);
+    setValues((old) => ({ ...old, [name]: value }));
+  };
+  return { values, set, saved, setSaved };
+}
+
+/**
  * What an action said, announced: its error, or `text` when it went well.
  * @param {{ error?: ApiError | null, text?: string | null }} props
  */
