@@ -100,7 +100,10 @@ apiSuite("CLI: overview, series, status pages, badges, whoami", (test) => {
       assert.match(table.stdout, /^INCIDENT +PROJECT +LABEL +STARTED_AT +CAUSE +ACKNOWLEDGED$/m);
       assert.match(
         table.stdout,
-        new RegExp(`^\\d+ +${project} +Checkout +\\S+ +HTTP 503 +no$`, "m"),
+        new RegExp(
+          `^\\d+ +${project} +Checkout +\\S+ +answered HTTP 503, expected a status below 400 +no$`,
+          "m",
+        ),
       );
       assert.match(table.stdout, /^1 project, 3 probes, 1 open incident, at \d{4}-.*Z\.$/m);
 
