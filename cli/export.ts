@@ -180,9 +180,9 @@ async function exportProject(
     ALERT_POLICY_FIELDS.map((f) => [f, alerts.data.overrides[f]] as const)
       .filter(([, value]) => value !== null),
   );
-  const { public: isPublic, title, description, show_urls, probe_ids } = page.data;
-  const pageChanged = isPublic || show_urls || title !== null || description !== null ||
-    probe_ids !== null;
+  const { public: isPublic, title, description, show_urls, show_locations, probe_ids } = page.data;
+  const pageChanged = isPublic || show_urls || show_locations || title !== null ||
+    description !== null || probe_ids !== null;
   const maintenance = windows.data
     .map((w) => ({
       starts_at: w.starts_at,
@@ -208,6 +208,7 @@ async function exportProject(
           title,
           description,
           show_urls,
+          ...(show_locations && { show_locations }),
           ...(probe_ids !== null && { probe_ids }),
         },
       }),

@@ -33,6 +33,7 @@ import {
   projectAlertsPatchInput,
   projectName,
   projectStatus,
+  STATUS_PAGE_DEFAULTS,
   statusPagePatchInput,
   TARGET_KINDS,
   targetName,
@@ -654,9 +655,7 @@ async function seedOneProject(
     );
   }
   if (want.status_page && Object.keys(want.status_page).length > 0) {
-    const current = have
-      ? (await client.statusPages.get({ project })).data
-      : { public: false, title: null, description: null, show_urls: false, probe_ids: null };
+    const current = have ? (await client.statusPages.get({ project })).data : STATUS_PAGE_DEFAULTS;
     const differs = differsFrom(want.status_page, current);
     if (differs && !dryRun) await client.statusPages.update({ project, ...want.status_page });
     steps.push({ kind: "status_page", project, action: differs ? "updated" : "unchanged" });

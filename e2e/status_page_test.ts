@@ -1,6 +1,6 @@
 /**
- * A public status page as a visitor sees it, in headless Chromium with JavaScript off, and its
- * badges, from a real server whose runner has run the probes against a local target.
+ * A public status page as a visitor sees it, in headless Chromium with JavaScript off and on
+ * (new figures in place, no reload), and its badges, from a real server whose runner has run the probes against a local target.
  * Screenshots go to STATUS_SCREENSHOT_DIR or a temporary folder.
  */
 import assert from "node:assert/strict";
@@ -19,7 +19,13 @@ Deno.test({
     const target = await startTarget();
     const dataDir = await Deno.makeTempDir({ prefix: "status-e2e-" });
     const server = await startServerProcess({
-      env: { DATA_DIR: dataDir, SERVICE_API_KEY: KEY, PROBE_ALLOW_NETWORKS: "127.0.0.0/8" },
+      // Runs only when asked, so the page's figures change when the test says.
+      env: {
+        DATA_DIR: dataDir,
+        SERVICE_API_KEY: KEY,
+        PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
+        RUNNER: "off",
+      },
     });
     const call = (method: string, path: string, body?: unknown) =>
       restCall(server, KEY, method, path, body);
@@ -35,6 +41,8 @@ Deno.test({
       assert.equal(hidden.status, 404, "a project's page is private until made public");
       await hidden.body?.cancel();
       await call("PATCH", "/projects/shop/status-page", { public: true, title: "Shop status" });
+      // The next run fails: the page open in the browser must show it without a reload.
+      target.setHealth(500, { status: "DOWN" });
 
       const shotDir = Deno.env.get("STATUS_SCREENSHOT_DIR") ??
         await Deno.makeTempDir({ prefix: "status-screenshots-" });
@@ -49,6 +57,8 @@ Deno.test({
           CHROMIUM,
           `${server.url}/status/shop`,
           shotDir,
+          `${server.url}/api/v1/projects/shop/probes/${probe.body.data.probe_id}/run`,
+          KEY,
         ],
         stdin: "null",
       }).output();
@@ -57,12 +67,17 @@ Deno.test({
       const seen = JSON.parse(new TextDecoder().decode(output.stdout).trim().split("\n").at(-1)!);
       console.log(`screenshots: ${seen.screenshots.join(", ")}`);
       assert.equal(seen.status, 200);
-      assert.equal(seen.scripts, 0, "the page has no script at all");
-      // It reloads itself every minute, and says how to stop it: the same page without reload.
-      assert.equal(seen.refreshes, "60");
-      assert.match(seen.text, /This page reloads itself every minute\. Stop reloading/);
-      assert.equal(seen.stillUrl, `${server.url}/status/shop?refresh=off`);
-      assert.equal(seen.stillRefresh, 0);
+      assert.equal(seen.scripts, 1, "one script, live.js (not run with JavaScript off)");
+      assert.equal(seen.refreshes, 0, "no timed reload");
+      // With JavaScript: the run's new figures in place, the page never navigated again.
+      assert.match(seen.stateBefore, /Checkout\s+Operational[^]*, 100% up over 1 runs/);
+      assert.match(seen.stateAfter, /Checkout\s+(Operational|Down)[^]*, 50\.00% up over 2 runs/);
+      assert.doesNotMatch(seen.stateAfter, /, 100% up/, "the failed run is in today's bar");
+      assert.equal(seen.stayed, true, "the page was not reloaded");
+      assert.equal(seen.navigations, 1);
+      assert.ok(!seen.findings.some((f: { id: string }) => f.id === "meta-refresh"));
+      // One location (local): its name is not on the page unless the settings show locations.
+      assert.doesNotMatch(seen.text, /local/);
       assert.match(seen.text, /Shop status/);
       assert.match(seen.text, /Checkout/);
       assert.doesNotMatch(seen.text, /127\.0\.0\.1|secret-query/, "no URL or address shown");
@@ -73,6 +88,8 @@ Deno.test({
       const json = await (await fetch(`${server.url}/status/shop/status.json`)).json();
       assert.equal(JSON.stringify(json).includes("127.0.0.1"), false);
 
+      target.setHealth(200, { status: "UP" });
+      await call("POST", `/projects/shop/probes/${probe.body.data.probe_id}/run`);
       const made = await call("POST", "/projects/shop/badges", {});
       const token = made.body.data.token;
       const badge = await fetch(`${server.url}/badge/${token}/status.svg`);

@@ -13,6 +13,7 @@ import * as addRemoteRunners from "./2026_11_25_140000_add_remote_runners.ts";
 import * as addLocationVerdicts from "./2026_11_25_150000_add_location_verdicts.ts";
 import * as addStatusPageProbes from "./2026_11_25_160000_add_status_page_probes.ts";
 import * as addProbeStoredChars from "./2026_11_28_120000_add_probe_stored_chars.ts";
+import * as addStatusPageShowLocations from "./2026_11_28_200000_add_status_page_show_locations.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_25_150000_add_location_verdicts": addLocationVerdicts,
   "2026_11_25_160000_add_status_page_probes": addStatusPageProbes,
   "2026_11_28_120000_add_probe_stored_chars": addProbeStoredChars,
+  "2026_11_28_200000_add_status_page_show_locations": addStatusPageShowLocations,
 };

@@ -11,6 +11,16 @@ export const MAX_STATUS_PAGE_DESCRIPTION = 2000;
 /** The most probes a status page may name (`probe_ids`). */
 export const MAX_STATUS_PAGE_PROBES = 500;
 
+/** A project's status page settings until changed: private, untitled, no URLs, no locations. */
+export const STATUS_PAGE_DEFAULTS = {
+  public: false,
+  title: null,
+  description: null,
+  show_urls: false,
+  show_locations: false,
+  probe_ids: null,
+} as const;
+
 /** Where a project's public status page and its JSON twin are served. */
 export const statusPagePaths = (project: string) => ({
   page_path: `/status/${project}`,
@@ -30,6 +40,8 @@ export const statusPageSettings = z.object({
   description: z.string().nullable(),
   /** Whether the page shows probes' URLs (without credentials or query values). */
   show_urls: z.boolean(),
+  /** Whether the page names each probe's locations with their states; off, it gives one state. */
+  show_locations: z.boolean(),
   /**
    * The probes the page shows, by probe id, in this order; null: every probe of the project. A
    * probe whose method or URL changes gets a new id, which the page does not show until named.
@@ -51,6 +63,7 @@ export const statusPagePatchInput = z.strictObject({
   title: title.nullable().optional(),
   description: text(MAX_STATUS_PAGE_DESCRIPTION).nullable().optional(),
   show_urls: z.boolean().optional(),
+  show_locations: z.boolean().optional(),
   probe_ids: z.array(z.string().regex(/^[0-9a-f]{16}$/, "must be a probe id (16 hex digits)"))
     .max(MAX_STATUS_PAGE_PROBES).nullable().optional(),
 });
@@ -76,7 +89,10 @@ export const statusPageProbe = z.object({
   url: z.string().nullable(),
   state: probeState,
   state_since: z.string().nullable(),
-  /** Each location's state, by name, as the probe's state was last decided from them. */
+  /**
+   * Each location's state, by name, as the probe's state was last decided from them; empty
+   * unless the page's settings show locations (`show_locations`).
+   */
   locations: z.array(z.object({ location: z.string(), state: probeState })),
   /** Over the page's 90 days; null without counted runs. */
   uptime: z.number().nullable(),

@@ -14,6 +14,7 @@ const showPage = (page: StatusPageSettings, base: string) => {
     title: page.title,
     description: page.description,
     show_urls: page.show_urls,
+    show_locations: page.show_locations,
     probes: page.probe_ids === null ? "all" : page.probe_ids.join(", "),
     page_url: pageUrl,
     json_url: link(base, page.json_path),
@@ -31,6 +32,7 @@ interface SetOptions {
   title?: string | false;
   description?: string | false;
   showUrls?: boolean;
+  showLocations?: boolean;
   probes?: string[] | false;
   origin?: string;
 }
@@ -64,6 +66,8 @@ export function statusPageCommand(context: () => CliContext): Command {
     .option("--no-description", "no paragraph")
     .option("--show-urls", "show each probe's URL (without credentials and query values)")
     .option("--no-show-urls", "name probes by their label, or Check N, never by URL")
+    .option("--show-locations", "name each probe's locations with their states")
+    .option("--no-show-locations", "one state per probe, no location names (the default)")
     .option(
       "--probes <ids>",
       "show only these probes, in this order (probe ids, comma-separated)",
@@ -79,6 +83,7 @@ export function statusPageCommand(context: () => CliContext): Command {
         title: textOf(options.title),
         description: textOf(options.description),
         show_urls: options.showUrls,
+        show_locations: options.showLocations,
         probe_ids: options.probes === false ? null : options.probes,
       };
       const result = await client().statusPages.update(input);

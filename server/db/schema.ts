@@ -242,6 +242,7 @@ export interface StatusPagesTable {
   title: string | null;
   description: string | null;
   show_urls: Generated<boolean>;
+  show_locations: Generated<boolean>;
   /** The probes the page shows, by probe id, in order; null: every probe of the project. */
   probe_ids: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   updated_at: Generated<Timestamp>;

@@ -74,6 +74,7 @@ export async function getStatusPage(
       "status_pages.title",
       "status_pages.description",
       "status_pages.show_urls",
+      "status_pages.show_locations",
       "status_pages.probe_ids",
       (eb) => eb.ref("status_pages.updated_at").$castTo<Date | string | null>().as("updated_at"),
     ])
@@ -85,6 +86,7 @@ export async function getStatusPage(
     title: row.title,
     description: row.description,
     show_urls: row.show_urls ?? false,
+    show_locations: row.show_locations ?? false,
     probe_ids: row.probe_ids ?? null,
     ...statusPagePaths(project),
     updated_at: iso(row.updated_at),
@@ -207,6 +209,7 @@ export function publicStatusPage(
         "status_pages.title",
         "status_pages.description",
         "status_pages.show_urls",
+        "status_pages.show_locations",
         "status_pages.probe_ids",
       ])
       .where("projects.name", "=", project).where("status_pages.public", "=", true)
@@ -267,7 +270,10 @@ export function publicStatusPage(
         url,
         state: probe.state ?? "unknown",
         state_since: iso(probe.state_since ?? null),
-        locations: locationListOf(probe.locations as LocationStates | null),
+        // Location names are the owner's own words for their places: shown only when chosen.
+        locations: page.show_locations
+          ? locationListOf(probe.locations as LocationStates | null)
+          : [],
         uptime,
         days,
       };

@@ -1,6 +1,10 @@
 /** A project's status page settings through the REST API and `/trpc`. */
 import assert from "node:assert/strict";
-import { MAX_STATUS_PAGE_DESCRIPTION, MAX_STATUS_PAGE_TITLE } from "@probe/shared";
+import {
+  MAX_STATUS_PAGE_DESCRIPTION,
+  MAX_STATUS_PAGE_TITLE,
+  STATUS_PAGE_DEFAULTS,
+} from "@probe/shared";
 import { apiSuite, BASE, type TestClient, uniqueName } from "../testing/app.ts";
 import { createStatusPages } from "../http/status_page.ts";
 
@@ -14,11 +18,7 @@ async function newProject(api: TestClient, body: object = {}): Promise<string> {
 
 const defaults = (project: string) => ({
   project,
-  public: false,
-  title: null,
-  description: null,
-  show_urls: false,
-  probe_ids: null,
+  ...STATUS_PAGE_DEFAULTS,
   page_path: `/status/${project}`,
   json_path: `/status/${project}/status.json`,
   updated_at: null,

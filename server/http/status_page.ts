@@ -1,6 +1,7 @@
 /**
  * Public status pages, served without a key: `/status/{project}`, HTML rendered here that needs
- * no JavaScript (the CSP allows none), and its JSON twin `/status/{project}/status.json`. A
+ * no JavaScript, its JSON twin `/status/{project}/status.json`, and `/status/{project}/live.js`,
+ * the one script the page loads (and its CSP allows) to put new figures in place. A
  * project whose page is not public is answered exactly as one that does not exist: this page
  * declines it, and the handler answers its one 404.
  *
@@ -23,11 +24,13 @@ import { publicStatusPage, statusPagesVersion } from "../domain/status_pages.ts"
 import type { PublicPage } from "./edge_types.ts";
 import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure, TtlCache } from "./public_pages.ts";
 import { isRead } from "./methods.ts";
+import { LIVE_SCRIPT } from "./status_page_live.ts";
 
 export { PUBLIC_CACHE_MS };
 
 export const STATUS_PREFIX = "/status/";
 const JSON_SUFFIX = "/status.json";
+const LIVE_SUFFIX = "/live.js";
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** `2026-11-20 14:03 UTC`. */
@@ -116,22 +119,35 @@ a{color:var(--maint)}
 .d90{display:none}.d30{display:inline}}
 `.trim();
 
-/** The CSP allows this one stylesheet (by its digest), and nothing else: no script at all. */
+/**
+ * The CSP allows this one stylesheet (by its digest), the page's own script (`live.js`, same
+ * origin, no inline script) and that script's fetch of the page, and nothing else.
+ */
 const CSP = [
   "default-src 'none'",
   `style-src 'sha256-${createHash("sha256").update(CSS).digest("base64")}'`,
+  "script-src 'self'",
+  "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
 ].join("; ");
+
+/** The share of counted runs that passed over some days; null without counted runs. */
+function uptimeOf(days: StatusPageDay[]): number | null {
+  const runs = days.reduce((sum, day) => sum + day.runs, 0);
+  const passed = days.reduce((sum, day) => sum + (day.uptime ?? 0) * day.runs, 0);
+  return runs === 0 ? null : passed / runs;
+}
 
 function probeHtml(probe: PublicStatusPage["probes"][number]): string {
   const bars = probe.days.map((day) => {
     const text = escapeHtml(dayText(day));
     return `<li class="${dayClass(day)}" title="${text}"><span class="sr">${text}</span></li>`;
   }).join("");
-  const uptime = probe.uptime === null
-    ? "No runs"
-    : `${percent(probe.uptime)} uptime, ${STATUS_PAGE_DAYS} days`;
+  // Narrow screens show the last 30 bars: the figure beside them is of those 30 days.
+  const recent = uptimeOf(probe.days.slice(-30));
+  const uptime = (share: number | null, days: number) =>
+    share === null ? "No runs" : `${percent(share)} uptime, ${days} days`;
   return `<li class="probe">
 <div class="head"><h3>${escapeHtml(probe.name)}</h3>` +
     `<span class="state st-${probe.state}">${STATE_TEXT[probe.state]}</span></div>
@@ -139,17 +155,22 @@ ${probe.url === null ? "" : `<p class="url">${escapeHtml(probe.url)}</p>\n`}` +
     locationsHtml(probe) +
     `<ol class="bars" aria-label="Uptime per day, UTC">${bars}</ol>
 <div class="axis"><span><span class="d90">${STATUS_PAGE_DAYS} days ago</span>` +
-    `<span class="d30">30 days ago</span></span><span>${uptime}</span><span>Today</span></div>
+    `<span class="d30">30 days ago</span></span><span><span class="d90">${
+      uptime(probe.uptime, STATUS_PAGE_DAYS)
+    }</span><span class="d30">${uptime(recent, 30)}</span></span><span>Today</span></div>
 </li>`;
 }
 
-/** From more than one place: each location's state on a line (`local: Up · office: Down`). */
+/**
+ * From more than one place, when the page shows locations: each one's state on a labelled line
+ * (`Locations: local: Operational · office: Down`).
+ */
 function locationsHtml(probe: PublicStatusPage["probes"][number]): string {
   if (probe.locations.length < 2) return "";
   const parts = probe.locations.map((l) =>
     `${escapeHtml(l.location)}: <span class="st-${l.state}">${STATE_TEXT[l.state]}</span>`
   );
-  return `<p class="url locations">${parts.join(" · ")}</p>\n`;
+  return `<p class="url locations">Locations: ${parts.join(" · ")}</p>\n`;
 }
 
 function incidentHtml(incident: PublicStatusPage["incidents"][number]): string {
@@ -164,35 +185,25 @@ function incidentHtml(incident: PublicStatusPage["incidents"][number]): string {
   }">${state}</span></h3><p class="muted">${span}</p></li>`;
 }
 
-/** How often the page reloads itself: a meta refresh, no script (the CSP allows none). */
-export const REFRESH_SECONDS = 60;
+const runs = (n: number, what: string) => (n === 1 ? `1 ${what}` : `${n} ${what}s`);
 
-const runs = (n: number) => (n === 1 ? "1 run" : `${n} runs`);
-
-/** What an incident's start and end are, in a sentence. */
+/** How incidents open and close, in one short sentence. */
 export function incidentRuleText(rule: PublicStatusPage["incident_rule"]): string {
-  const start = rule.failures === 1
-    ? "An incident starts with the first failing run"
-    : `An incident starts when a check has failed ${runs(rule.failures)} in a row, at the ` +
-      `start of the last of them: the outage itself may have begun up to ${
-        runs(rule.failures - 1)
-      } earlier`;
-  const end = rule.passes === 1
-    ? "it ends with the first passing run"
-    : `it ends at the passing run that makes ${runs(rule.passes)} in a row`;
-  return `${start}; ${end}.`;
+  const opens = rule.failures === 1
+    ? "at the first failed check"
+    : `after ${runs(rule.failures, "failed check")} in a row`;
+  const closes = rule.passes === 1
+    ? "at the first passing one"
+    : `after ${runs(rule.passes, "passing check")}`;
+  return `An incident opens ${opens} and closes ${closes}.`;
 }
 
 /**
- * The page as HTML: every text escaped, no script, no inline style but the hashed sheet. It
- * reloads itself every minute unless `refresh` is false (`?refresh=off`, the page's "Stop
- * reloading" link: WCAG 2.2.1 asks that a visitor can turn a timed reload off).
+ * The page as HTML: every text escaped, no inline script or style but the hashed sheet. Its
+ * script (`live.js`) fetches it again every minute and swaps the parts marked `data-live`; the
+ * page never reloads itself (a timed reload moves the reader and fails WCAG 2.2.1).
  */
-export function renderStatusPage(
-  page: PublicStatusPage,
-  jsonPath: string,
-  { refresh = true }: { refresh?: boolean } = {},
-): string {
+export function renderStatusPage(page: PublicStatusPage, jsonPath: string): string {
   const banner = page.probes.length === 0 ? "No checks yet" : BANNER[page.status];
   const probes = page.probes.length === 0
     ? `<p class="muted">This page shows no checks yet.</p>`
@@ -207,37 +218,30 @@ export function renderStatusPage(
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-${refresh ? `<meta http-equiv="refresh" content="${REFRESH_SECONDS}">\n` : ""}<title>${
-    escapeHtml(page.title)
-  } status</title>
+<title>${escapeHtml(page.title)} status</title>
 <style>${CSS}</style>
+<script src="${escapeHtml(jsonPath.slice(0, -JSON_SUFFIX.length))}${LIVE_SUFFIX}" defer></script>
 </head>
 <body>
 <main>
 <header>
 <h1>${escapeHtml(page.title)}</h1>
 ${page.description === null ? "" : `<p class="muted">${escapeHtml(page.description)}</p>\n`}\
-<p class="muted">${
-    refresh
-      ? `This page reloads itself every minute. <a href="?refresh=off">Stop reloading</a>`
-      : `This page does not reload itself. <a href="${
-        escapeHtml(jsonPath.slice(0, -JSON_SUFFIX.length))
-      }">Reload it every minute</a>`
-  }</p>
 </header>
+<div data-live="state">
 <p class="banner s-${page.probes.length === 0 ? "unknown" : page.status}">${banner}</p>
-${page.in_maintenance ? `<p class="muted">Maintenance is under way.</p>\n` : ""}\
+${page.in_maintenance ? `<p class="muted">Maintenance is under way.</p>\n` : ""}</div>
 <section aria-labelledby="checks">
 <h2 id="checks">Checks</h2>
-${probes}
+<div data-live="checks">${probes}</div>
 </section>
 <section aria-labelledby="incidents">
 <h2 id="incidents">Recent incidents</h2>
 <p class="muted rule">${incidentRuleText(rule)}</p>
-${incidents}
+<div data-live="incidents">${incidents}</div>
 </section>
 <footer>
-<p>Updated ${time(page.generated_at)}. Days and times are UTC. ` +
+<p data-live="updated">Updated ${time(page.generated_at)}. Days and times are UTC. ` +
     `<a href="${escapeHtml(jsonPath)}">This page as JSON</a>.</p>
 </footer>
 </main>
@@ -248,20 +252,22 @@ ${incidents}
 
 interface Rendered {
   html: string;
-  /** The same page without its reload (`?refresh=off`). */
-  still: string;
   json: string;
 }
 
+type Form = "html" | "json" | "script";
+
 /** The project and the form a path under `/status/` asks for; null for any other path. */
-function parse(path: string): { project: string; json: boolean } | null {
+function parse(path: string): { project: string; form: Form } | null {
   if (!path.startsWith(STATUS_PREFIX)) return null;
   let rest = path.slice(STATUS_PREFIX.length);
-  const json = rest.endsWith(JSON_SUFFIX);
-  if (json) rest = rest.slice(0, -JSON_SUFFIX.length);
+  let form: Form = "html";
+  for (const [suffix, named] of [[JSON_SUFFIX, "json"], [LIVE_SUFFIX, "script"]] as const) {
+    if (rest.endsWith(suffix)) [rest, form] = [rest.slice(0, -suffix.length), named];
+  }
   // `/status/shop.json` is the page of a project named `shop.json`.
   if (rest.length > 64 || !PROJECT_NAME_PATTERN.test(rest)) return null;
-  return { project: rest, json };
+  return { project: rest, form };
 }
 
 const HTML_HEADERS = {
@@ -269,6 +275,7 @@ const HTML_HEADERS = {
   "content-security-policy": CSP,
   "referrer-policy": "no-referrer",
 };
+const SCRIPT_HEADERS = { "content-type": "text/javascript; charset=utf-8" };
 const JSON_HEADERS = {
   "content-type": "application/json",
   // Public data, read without credentials: any site may read it from a browser.
@@ -300,9 +307,6 @@ export function createStatusPages(
         if (!page) return null;
         return {
           html: renderStatusPage(page, `${STATUS_PREFIX}${project}${JSON_SUFFIX}`),
-          still: renderStatusPage(page, `${STATUS_PREFIX}${project}${JSON_SUFFIX}`, {
-            refresh: false,
-          }),
           json: JSON.stringify(page),
         };
       });
@@ -310,10 +314,8 @@ export function createStatusPages(
       return publicFailure(error);
     }
     if (!rendered) return null;
-    return wanted.json ? publicAnswer(request, rendered.json, JSON_HEADERS) : publicAnswer(
-      request,
-      url.searchParams.get("refresh") === "off" ? rendered.still : rendered.html,
-      HTML_HEADERS,
-    );
+    if (wanted.form === "json") return publicAnswer(request, rendered.json, JSON_HEADERS);
+    if (wanted.form === "script") return publicAnswer(request, LIVE_SCRIPT, SCRIPT_HEADERS);
+    return publicAnswer(request, rendered.html, HTML_HEADERS);
   };
 }

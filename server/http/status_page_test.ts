@@ -137,9 +137,15 @@ apiSuite("public status pages", (test) => {
       assert.equal(res.headers.get("cache-control"), "public, max-age=30");
       assert.equal(res.headers.get("x-content-type-options"), "nosniff");
       const csp = res.headers.get("content-security-policy")!;
-      assert.match(csp, /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'/);
+      assert.match(
+        csp,
+        /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; script-src 'self'; connect-src 'self';/,
+      );
       const html = res.text;
-      assert.doesNotMatch(html, /<script/i);
+      // One script, its own file: no inline script.
+      assert.deepEqual(html.match(/<script[^>]*>[^<]*<\/script>/gi), [
+        `<script src="/status/${project}/live.js" defer></script>`,
+      ]);
       assert.doesNotMatch(html, / style=/i, "no inline style attribute (the CSP forbids them)");
       assert.match(html, /<h1>Shop status<\/h1>/);
       assert.match(html, /Our &#60;shop&#62; &#38; API/);
@@ -165,7 +171,7 @@ apiSuite("public status pages", (test) => {
     }
   });
 
-  test("the page reloads itself every minute without a script and says how incidents are counted", async ({ api }) => {
+  test("the page never reloads itself: its own script fetches new figures; the incident rule is one sentence", async ({ api }) => {
     const project = await newProject(api);
     await makePublic(api, project);
     // The project's own policy: 4 failures in a row open an incident, 1 pass resolves it.
@@ -177,34 +183,71 @@ apiSuite("public status pages", (test) => {
     const res = await api.get(pagePath(project), anonymous);
     assert.equal(res.status, 200);
     const html = res.text;
-    assert.match(html, /<meta http-equiv="refresh" content="60">/);
-    assert.doesNotMatch(html, /<script/i);
-    // A meta refresh is a navigation, which no directive of the page's CSP governs; the CSP
-    // still allows no script at all.
+    assert.doesNotMatch(html, /http-equiv="refresh"|reloads itself/);
     const csp = res.headers.get("content-security-policy")!;
-    assert.doesNotMatch(csp, /script-src|navigate-to|refresh/);
-    assert.match(csp, /^default-src 'none';/);
+    assert.match(csp, /; script-src 'self'; connect-src 'self';/);
+    // The parts the script swaps are marked; the script is served beside the page.
+    for (const part of ["state", "checks", "incidents", "updated"]) {
+      assert.ok(html.includes(`data-live="${part}`), part);
+    }
+    const script = await api.get(`${pagePath(project)}/live.js`, anonymous);
+    assert.equal(script.status, 200);
+    assert.equal(script.headers.get("content-type"), "text/javascript; charset=utf-8");
+    assert.match(script.text, /fetch\(location\.href/);
+    assert.match(script.text, /querySelectorAll\("\[data-live\]"\)/);
+    // A private page's script answers as a missing page does.
+    const hidden = await newProject(api);
+    assert.equal((await api.get(`${pagePath(hidden)}/live.js`, anonymous)).status, 404);
     assert.match(
       html,
-      /This page reloads itself every minute\. <a href="\?refresh=off">Stop reloading<\/a>/,
-    );
-    // A visitor can turn the reload off (WCAG 2.2.1): the same page without it.
-    const still = await api.get(`${pagePath(project)}?refresh=off`, anonymous);
-    assert.equal(still.status, 200);
-    assert.doesNotMatch(still.text, /http-equiv="refresh"/);
-    assert.match(
-      still.text,
-      new RegExp(`does not reload itself\\. <a href="/status/${project}">Reload it every minute`),
-    );
-    assert.equal(still.headers.get("content-security-policy"), csp);
-    assert.match(
-      html,
-      /An incident starts when a check has failed 4 runs in a row, at the start of the last of them: the outage itself may have begun up to 3 runs earlier; it ends with the first passing run\./,
+      /<p class="muted rule">An incident opens after 4 failed checks in a row and closes at the first passing one\.<\/p>/,
     );
     const json = await api.get(jsonPath(project), anonymous);
     assert.deepEqual(json.body.incident_rule, { failures: 4, passes: 1 });
   });
 
+  test("location names are hidden unless the page's settings show them", async (t) => {
+    const { api } = t;
+    const target = await startTarget();
+    try {
+      const project = await newProject(api);
+      await makePublic(api, project);
+      const settings = await api.get(settingsPath(project));
+      assert.equal(settings.body.data.show_locations, false);
+      const probe = await newProbe(t, project, { url: `${target.origin}/ok`, label: "Web" });
+      assert.equal((await api.post(`${probe.path}/run`)).status, 200);
+      const hiddenJson = await api.get(jsonPath(project), anonymous);
+      assert.equal(hiddenJson.body.probes[0].state, "up");
+      assert.deepEqual(hiddenJson.body.probes[0].locations, []);
+      assert.ok(!(await api.get(pagePath(project), anonymous)).text.includes("local"));
+
+      const bad = await api.patch(settingsPath(project), { show_locations: "yes" });
+      assert.equal(bad.status, 422);
+      assert.equal(bad.body.error.details[0].path, "show_locations");
+      const shown = await api.patch(settingsPath(project), { show_locations: true });
+      assert.equal(shown.status, 200, shown.text);
+      assert.equal(shown.body.data.show_locations, true);
+      const json = await api.get(jsonPath(project), anonymous);
+      assert.deepEqual(json.body.probes[0].locations, [{ location: "local", state: "up" }]);
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("on a narrow screen the uptime beside the 30 bars shown is of those 30 days", async (t) => {
+    const { api, app } = t;
+    const project = await newProject(api);
+    await makePublic(api, project);
+    const probe = await newProbe(t, project, { url: "http://127.0.0.1:9/", label: "Web" });
+    // 40 days ago: one failed run; the last 30 days: one passing run.
+    await insertRuns(app.database.db, "test", [
+      run(probe.key, noonDaysAgo(40), "down"),
+      run(probe.key, noonDaysAgo(3), "up"),
+    ]);
+    const html = (await api.get(pagePath(project), anonymous)).text;
+    assert.match(html, /<span class="d90">50\.00% uptime, 90 days<\/span>/);
+    assert.match(html, /<span class="d30">100% uptime, 30 days<\/span>/);
+  });
   test("a page shows the probes it names, in their order; null shows them all", async (t) => {
     const { api } = t;
     const project = await newProject(api);

@@ -511,7 +511,7 @@ export interface paths {
     head?: never;
     /**
      * Change a project's public status page settings
-     * @description Any of `public`, `title`, `description` (null: back to the default) and `show_urls`. The page is served without a key at `/status/{project}` while `public` is true; URLs appear on it only with `show_urls`.
+     * @description Any of `public`, `title`, `description` (null: back to the default), `show_urls` and `show_locations`. The page is served without a key at `/status/{project}` while `public` is true; URLs appear on it only with `show_urls`, location names only with `show_locations`.
      */
     patch: operations["statusPages-update"];
     trace?: never;
@@ -7531,6 +7531,7 @@ export interface operations {
               title: string | null;
               description: string | null;
               show_urls: boolean;
+              show_locations: boolean;
               probe_ids: string[] | null;
               page_path: string;
               json_path: string;
@@ -7685,6 +7686,7 @@ export interface operations {
           title?: string | null;
           description?: string | null;
           show_urls?: boolean;
+          show_locations?: boolean;
           probe_ids?: string[] | null;
         };
       };
@@ -7703,6 +7705,7 @@ export interface operations {
               title: string | null;
               description: string | null;
               show_urls: boolean;
+              show_locations: boolean;
               probe_ids: string[] | null;
               page_path: string;
               json_path: string;

@@ -30,9 +30,10 @@ export const statusPagesRouter = router({
         path: "/projects/{project}/status-page",
         tags,
         summary: "Change a project's public status page settings",
-        description: "Any of `public`, `title`, `description` (null: back to the default) and " +
-          "`show_urls`. The page is served without a key at `/status/{project}` while " +
-          "`public` is true; URLs appear on it only with `show_urls`.",
+        description: "Any of `public`, `title`, `description` (null: back to the default), " +
+          "`show_urls` and `show_locations`. The page is served without a key at " +
+          "`/status/{project}` while `public` is true; URLs appear on it only with `show_urls`, " +
+          "location names only with `show_locations`.",
         protect: true,
         errorResponses: { 404: "Project not found", 422: "No fields were provided" },
       },
