@@ -282,7 +282,7 @@ Deno.test({
       assert.equal(report.assertions.focused, "assert-status");
       assert.equal(report.assertions.invalid, "true");
       assert.deepEqual(report.assertions.rows, [
-        "Status is one of 2xx",
+        "Status is 2xx",
         'JSON /status equals "UP"',
         'Header Content-Type contains "json"',
       ]);

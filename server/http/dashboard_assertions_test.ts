@@ -73,6 +73,7 @@ Deno.test("assertions read as lines", () => {
     "Status is below 400 (the default)",
     "The whole JSON body exists",
   ]);
+  assert.deepEqual(assertionLines({ status: [200] }), ["Status is 200"]);
 });
 
 apiSuite("the assertions form against the API", (test) => {

@@ -55,9 +55,11 @@ export function assertionLines(expect) {
   if (!expect) return [];
   const lines = [];
   lines.push(
-    expect.status
-      ? `Status is one of ${expect.status.join(", ")}`
-      : "Status is below 400 (the default)",
+    !expect.status
+      ? "Status is below 400 (the default)"
+      : expect.status.length === 1
+      ? `Status is ${expect.status[0]}`
+      : `Status is one of ${expect.status.join(", ")}`,
   );
   for (const text of expect.body?.contains ?? []) lines.push(`Body contains ${shown(text)}`);
   for (const text of expect.body?.not_contains ?? []) {
