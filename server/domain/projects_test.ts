@@ -387,7 +387,7 @@ apiSuite("projects", (test) => {
         started_at: runs[2].started_at,
         resolved_at: incident.resolved_at,
         resolution: "deleted",
-        cause: "HTTP 500",
+        cause: "answered HTTP 500, expected a status below 400",
         runs_failed: 3,
         last_error: "HTTP 500",
         acknowledged_at: null,
