@@ -298,7 +298,7 @@ apiSuite("CLI: overview, series, status pages, badges, whoami", (test) => {
     expect(await cli(t, ["status-page", "set", uniqueName("gone"), "--public"]), EXIT.notFound);
   });
 
-  test("badges: create prints URLs that serve, list hides tokens, rotate, delete", async (t) => {
+  test("badges: create prints URLs that serve, list --json has the tokens, rotate, delete", async (t) => {
     const project = uniqueName();
     expect(await cli(t, ["projects", "create", project]), 0);
     const probe = expect(
@@ -307,7 +307,7 @@ apiSuite("CLI: overview, series, status pages, badges, whoami", (test) => {
     ).json().data.probe_id as string;
 
     const made = expect(await cli(t, ["badges", "create", project]), 0).stdout;
-    const token = made.match(/shown this once \(badges rotate makes a new one\): (\S+)$/m)?.[1];
+    const token = made.match(/shows it again; badges rotate makes a new one\): (\S+)$/m)?.[1];
     assert.ok(token && token.length === 43, made);
     assert.match(made, new RegExp(`^Created badge \\d+ for project ${project}\\.$`, "m"));
     const status = rowOf(made, "status")[1];
@@ -349,13 +349,12 @@ apiSuite("CLI: overview, series, status pages, badges, whoami", (test) => {
     assert.match(listed, /^ID +SCOPE +PROBE_ID +CREATED_AT +ROTATED_AT$/m);
     assert.equal(listed.split("\n").filter((l) => /^\d+ /.test(l)).length, 3);
     assert.match(listed, new RegExp(`^\\d+ +probe +${probe} +\\S+ +-$`, "m"));
-    assert.match(listed, /Tokens are shown only when made or rotated/);
-    assert.ok(!listed.includes(token), "the list never shows a token");
+    assert.match(listed, /badges list --json holds each token and its URLs/);
     const listedJson = expect(await cli(t, ["--json", "badges", "list", project]), 0).json();
     assert.equal(listedJson.meta.count, 3);
     const [projectBadge] = listedJson.data;
     assert.equal(projectBadge.scope, "project");
-    assert.ok(!JSON.stringify(listedJson).includes(token));
+    assert.equal(projectBadge.token, token, "the token made first, again");
 
     const rotated = expect(await cli(t, ["badges", "rotate", project, projectBadge.id]), 0).stdout;
     assert.match(

@@ -214,6 +214,7 @@ Deno.test({
       assert.notEqual(b.rotatedMarkdown, b.markdown);
       assert.equal(b.oldTokenStatus, 404, "the old token stops at once");
       assert.equal(b.newTokenStatus, 200);
+      assert.equal(b.snippetAgain, b.rotatedMarkdown, "the snippet again, token unchanged");
       assert.match(b.afterDelete, /Badge \d+ was deleted/);
       assert.equal(b.focusAfterDelete, b.afterDelete, "focus is on the status line");
 

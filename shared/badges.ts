@@ -16,7 +16,19 @@ export type BadgeKind = z.infer<typeof badgeKind>;
 
 export const badgeScope = z.enum(["project", "probe"]);
 
-/** A badge token as listed: never the token itself, which is answered once only. */
+/** Where a token's badges are served, relative to the service's origin. */
+export const badgeUrls = z.object({
+  status_svg: z.string(),
+  uptime_svg: z.string(),
+  latency_svg: z.string(),
+  /** Shields' endpoint badge JSON (`https://img.shields.io/endpoint?url=…`). */
+  json: z.string(),
+});
+
+/**
+ * A badge token as listed, with the token and its badges' paths: a token reveals only what its
+ * badge shows, so it is kept and answered on every read, for its snippet to be copied again.
+ */
 export const badge = z.object({
   id: z.string(),
   project: z.string(),
@@ -27,21 +39,19 @@ export const badge = z.object({
   created_at: z.string(),
   /** When the token was last replaced; null if never. */
   rotated_at: z.string().nullable(),
+  /**
+   * 32 random bytes, base64url; null for a token made before tokens were kept (only its digest
+   * was stored): rotate the badge once to have one.
+   */
+  token: z.string().nullable(),
+  /** Where the token's badges are served; null when `token` is. */
+  urls: badgeUrls.nullable(),
 });
 export type Badge = z.infer<typeof badge>;
 
-/** Where a token's badges are served, relative to the service's origin. */
-export const badgeUrls = z.object({
-  status_svg: z.string(),
-  uptime_svg: z.string(),
-  latency_svg: z.string(),
-  /** Shields' endpoint badge JSON (`https://img.shields.io/endpoint?url=…`). */
-  json: z.string(),
-});
-
-/** A new (or rotated) token: the only answer that ever holds it. */
+/** A new (or rotated) token, as made: never null. */
 export const badgeWithToken = badge.extend({
-  /** 32 random bytes, base64url: keep it; it is not shown again. */
+  /** 32 random bytes, base64url. */
   token: z.string(),
   urls: badgeUrls,
 });

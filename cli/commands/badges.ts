@@ -22,7 +22,7 @@ const showToken = (verb: string, badge: BadgeWithToken, base: string) => {
   ]);
   return [
     `${verb} badge ${badge.id} for ${whose(badge)}.`,
-    `Its token, shown this once (badges rotate makes a new one): ${badge.token}`,
+    `Its token (badges list --json shows it again; badges rotate makes a new one): ${badge.token}`,
     "",
     urls,
     "",
@@ -49,7 +49,7 @@ export function badgesCommand(context: () => CliContext): Command {
     );
 
   badges.command("list")
-    .description("List a project's badge tokens, oldest first (never the tokens)")
+    .description("List a project's badge tokens, oldest first (--json: with tokens and URLs)")
     .argument("<project>", "project name")
     .action(async (project: string) => {
       const { client, out } = context();
@@ -58,8 +58,8 @@ export function badgesCommand(context: () => CliContext): Command {
         () =>
           result.data.length
             ? `${badgeRows(result.data)}\n` +
-              "Tokens are shown only when made or rotated: badges rotate <project> <id> " +
-              "prints new URLs."
+              "badges list --json holds each token and its URLs (null for one made before " +
+              "tokens were kept: badges rotate <project> <id> once prints new ones)."
             : "No badges.",
         result,
       );

@@ -83,6 +83,8 @@ export interface Report {
     previewWidth: number;
     html: string;
     rotatedMarkdown: string;
+    /** The snippet the list's Snippet shows later, without rotating. */
+    snippetAgain: string;
     oldTokenStatus: number;
     newTokenStatus: number;
     afterDelete: string;
@@ -256,6 +258,7 @@ async function run(args: Args): Promise<Report> {
       previewWidth: 0,
       html: "",
       rotatedMarkdown: "",
+      snippetAgain: "",
       oldTokenStatus: 0,
       newTokenStatus: 0,
       afterDelete: "",
@@ -600,6 +603,10 @@ async function run(args: Args): Promise<Report> {
       await r.body?.cancel();
       return r;
     })).status;
+    // Later, the list shows the same snippet again, without rotating.
+    await main.getByRole("button", { name: "Done" }).click();
+    await badgeRow.getByRole("button", { name: /^Snippet of badge/ }).click();
+    report.badges.snippetAgain = await main.getByLabel("Markdown", { exact: true }).inputValue();
     await badgeRow.getByRole("button", { name: "Delete" }).click();
     await badgeRow.getByRole("button", { name: /^Delete badge/ }).click();
     await main.getByRole("heading", { name: "Badges (0)" }).waitFor();

@@ -253,8 +253,13 @@ export interface BadgeTokensTable {
   id: Generated<number | string>;
   project: string;
   probe_key: number | string | null;
-  /** The token's SHA-256 digest, hex: the token itself is never stored. */
+  /** The token's SHA-256 digest, hex: what a badge request is looked up by. */
   token_sha256: string;
+  /**
+   * The token itself, so its snippet can be copied again (it reveals only its badge); null for
+   * a token made before tokens were kept, until the badge is rotated.
+   */
+  token: string | null;
   created_at: Generated<Timestamp>;
   rotated_at: Timestamp | null;
 }

@@ -1,8 +1,9 @@
 /**
  * Badge tokens: unguessable tokens (32 random bytes, base64url) that serve the badges of one
- * probe or of a whole project and nothing else. Only their SHA-256 digests are stored, so a
- * token is shown once, when made or rotated; rotating replaces the digest and the old token
- * finds nothing from then on. And what badges show: a state, an uptime, a p95 latency.
+ * probe or of a whole project and nothing else. A token is looked up by its SHA-256 digest and
+ * kept beside it, answered on every read so its snippet can be copied again (it reveals only
+ * its badge; tokens made before were kept as digests only: null until rotated). Rotating
+ * replaces both and the old token finds nothing from then on. And what badges show: a state, an uptime, a p95 latency.
  *
  * @module
  */
@@ -60,6 +61,7 @@ interface BadgeRow {
   probe_id: string | null;
   created_at: Date | string;
   rotated_at: Date | string | null;
+  token: string | null;
 }
 
 function badgeOf(row: BadgeRow): Badge {
@@ -70,6 +72,8 @@ function badgeOf(row: BadgeRow): Badge {
     probe_id: row.probe_id,
     created_at: iso(row.created_at)!,
     rotated_at: iso(row.rotated_at),
+    token: row.token,
+    urls: row.token === null ? null : badgeUrlsOf(row.token),
   };
 }
 
@@ -83,10 +87,11 @@ function selectBadges(db: Db) {
       "probes.probe_id",
       (eb) => eb.ref("badge_tokens.created_at").$castTo<Date | string>().as("created_at"),
       "badge_tokens.rotated_at",
+      "badge_tokens.token",
     ]);
 }
 
-/** A project's badge tokens, oldest first, without the tokens; 404 for a missing project. */
+/** A project's badge tokens, oldest first, with the tokens; 404 for a missing project. */
 export async function listBadges({ db, project }: { db: Db; project: string }): Promise<Badge[]> {
   const exists = await db.selectFrom("projects").select("name").where("name", "=", project)
     .executeTakeFirst();
@@ -131,7 +136,7 @@ export async function createBadge(
       );
     }
     const row = await trx.insertInto("badge_tokens")
-      .values({ project: input.project, probe_key: probeKey, token_sha256: digest })
+      .values({ project: input.project, probe_key: probeKey, token_sha256: digest, token })
       .returning("id").executeTakeFirstOrThrow();
     return String(row.id);
   });
@@ -156,7 +161,7 @@ export async function rotateBadge(
 ): Promise<BadgeWithToken> {
   const { token, digest } = newToken();
   const row = await db.updateTable("badge_tokens")
-    .set({ token_sha256: digest, rotated_at: sql`now()` })
+    .set({ token_sha256: digest, token, rotated_at: sql`now()` })
     .where("project", "=", ref.project).where("id", "=", idOf(ref.id))
     .returning("id").executeTakeFirst();
   tokensChanged(db);

@@ -68,8 +68,8 @@ const TAGS = [
   },
   {
     name: "badges",
-    description: "Tokens for a probe's or a project's badges (`/badge/{token}/…`): shown once, " +
-      "listed without the token, rotated to stop an old one.",
+    description: "Tokens for a probe's or a project's badges (`/badge/{token}/…`): listed " +
+      "with the token (it reveals only its badge), rotated to stop an old one.",
   },
   {
     name: "locations",

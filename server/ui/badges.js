@@ -2,8 +2,9 @@
 /**
  * A project's badges (`/projects/{project}/badges`): tokens that serve the status, uptime and
  * latency badges of one probe or of the whole project. Made, rotated (the old token stops) and
- * deleted here; a token is shown only in the answer that made or rotated it, so the Markdown and
- * HTML snippets to copy are shown then. A read-only key sees the list only.
+ * deleted here; the Markdown and HTML snippets to copy are shown when a badge is made or rotated,
+ * and again with Snippet (the list holds each token: it reveals only its badge). A token made
+ * before tokens were kept has none: rotating it once gives one. A read-only key sees the list.
  */
 import { useState } from "preact/hooks";
 import { view } from "./view.js";
@@ -48,6 +49,17 @@ function probeName(badge, probes) {
 }
 
 /**
+ * The badge with its token, as a new one is answered; null for a token made before tokens were
+ * kept (only its digest was stored).
+ * @param {Badge} badge
+ * @returns {NewBadge | null}
+ */
+function withToken(badge) {
+  const { token, urls } = badge;
+  return token !== null && urls !== null ? { ...badge, token, urls } : null;
+}
+
+/**
  * The badge image's address, absolute (as it goes into a README).
  * @param {NewBadge} badge
  * @param {BadgeKind} kind
@@ -61,7 +73,7 @@ function imageUrl(badge, kind, window) {
 }
 
 /**
- * A token just made or rotated: a preview and the snippets to copy, while it is on screen.
+ * A badge's token (just made, rotated, or asked for with Snippet): a preview and the snippets.
  * `shows` names what the badge is of in its image's alternative text: the project, or the probe.
  * @param {{ badge: NewBadge, name: string, shows: string, project: string,
  *   onDismiss: () => void }} props
@@ -82,8 +94,7 @@ function FreshToken({ badge, name, shows, project, onDismiss }) {
   }`;
   return view`<section class="notice secret-once" aria-labelledby="fresh-title">
     <h2 id="fresh-title" tabindex="-1">Badge ${badge.id}: ${name}</h2>
-    <p>Its token is shown only now: copy a snippet before leaving this page. To get a snippet
-      later, rotate the badge (the old token then stops working).</p>
+    <p>Copy a snippet for a README or a wiki; Snippet in the list below shows it again later.</p>
     <fieldset class="choices">
       <legend>Badge</legend>
       ${
@@ -172,9 +183,10 @@ function NewBadgeForm({ project, probes, onCreated }) {
  *   probes: Map<string, Probe>,
  *   onRotate: (badge: Badge) => Promise<void>,
  *   onDelete: (badge: Badge) => Promise<void>,
+ *   onSnippet: (badge: NewBadge) => void,
  * }} props
  */
-function BadgeTable({ project, badges, probes, onRotate, onDelete }) {
+function BadgeTable({ project, badges, probes, onRotate, onDelete, onSnippet }) {
   const canWrite = useCanWrite();
   return view`<section aria-labelledby="badges-title">
     <h2 id="badges-title">Badges (${badges.length})</h2>
@@ -188,7 +200,7 @@ function BadgeTable({ project, badges, probes, onRotate, onDelete }) {
             <th scope="col">For</th>
             <th scope="col">Made</th>
             <th scope="col">Rotated</th>
-            ${canWrite && view`<th scope="col"><span class="sr-only">Actions</span></th>`}
+            <th scope="col"><span class="sr-only">Actions</span></th>
           </tr>
         </thead>
         <tbody>
@@ -203,15 +215,21 @@ function BadgeTable({ project, badges, probes, onRotate, onDelete }) {
             ? view`<${At} iso=${b.rotated_at} />`
             : view`<span class="muted">never</span>`
         }</td>
-            ${
-          canWrite && view`<td data-label="Actions"><span class="actions">
-              <${ConfirmButton} label="Rotate" confirmLabel=${`Rotate badge ${b.id}`}
+            <td data-label="Actions"><span class="actions">
+              ${
+          withToken(b)
+            ? view`<button type="button" aria-label=${`Snippet of badge ${b.id}`}
+                onClick=${() => onSnippet(/** @type {NewBadge} */ (withToken(b)))}>Snippet</button>`
+            : view`<span class="muted">made before tokens were kept: rotate once for a snippet</span>`
+        }
+              ${
+          canWrite && view`<${ConfirmButton} label="Rotate" confirmLabel=${`Rotate badge ${b.id}`}
                 question="A new token; the old one stops at once. Rotate?"
                 onConfirm=${() => onRotate(b)} />
               <${ConfirmButton} label="Delete" confirmLabel=${`Delete badge ${b.id}`}
-                question="Delete it? Its token stops at once." onConfirm=${() => onDelete(b)} />
-            </span></td>`
+                question="Delete it? Its token stops at once." onConfirm=${() => onDelete(b)} />`
         }
+            </span></td>
           </tr>`
       )
     }
@@ -240,11 +258,11 @@ export function BadgesPage({ project }) {
   const badges = data?.[0].data ?? [];
   const probeList = data?.[1].data ?? [];
   const probes = new Map(probeList.map((p) => [p.probe_id, p]));
-  const show = (/** @type {NewBadge} */ badge, /** @type {string} */ text) => {
+  const show = (/** @type {NewBadge} */ badge, /** @type {string} */ text, changed = true) => {
     setFailure(null);
     setFresh(badge);
     setMessage(text);
-    reload();
+    if (changed) reload();
     // The snippets are what the user came for: focus (and so scroll) to them.
     requestAnimationFrame(() => document.getElementById("fresh-title")?.focus());
   };
@@ -283,7 +301,8 @@ export function BadgesPage({ project }) {
   }
     ${
     data && view`<${BadgeTable} project=${project} badges=${badges} probes=${probes}
-      onRotate=${rotate} onDelete=${remove} />`
+      onRotate=${rotate} onDelete=${remove}
+      onSnippet=${(/** @type {NewBadge} */ b) => show(b, "", false)} />`
   }
     ${
     canWrite && data && view`<${NewBadgeForm} project=${project} probes=${probeList}

@@ -523,12 +523,12 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List a project's badge tokens (never the tokens themselves) */
+    /** List a project's badge tokens, each with its token and badge paths */
     get: operations["badges-list"];
     put?: never;
     /**
      * Make a badge token for a probe or for the whole project
-     * @description With `probe_id`, the token serves that probe's badges; with `{}`, the project's (its worst state; uptime and latency of all its probes together). The token is in this answer only: keep it. It serves badges and nothing else.
+     * @description With `probe_id`, the token serves that probe's badges; with `{}`, the project's (its worst state; uptime and latency of all its probes together). The list answers the token again. It serves badges and nothing else.
      */
     post: operations["badges-create"];
     delete?: never;
@@ -548,7 +548,7 @@ export interface paths {
     put?: never;
     /**
      * Give a badge a new token; the old one stops serving
-     * @description Takes no input: send no body or `{}`. The new token is in this answer only.
+     * @description Takes no input: send no body or `{}`. The old token stops at once.
      */
     post: operations["badges-rotate"];
     delete?: never;
@@ -7880,6 +7880,13 @@ export interface operations {
               probe_id: string | null;
               created_at: string;
               rotated_at: string | null;
+              token: string | null;
+              urls: {
+                status_svg: string;
+                uptime_svg: string;
+                latency_svg: string;
+                json: string;
+              } | null;
             }[];
             meta: {
               count: number;

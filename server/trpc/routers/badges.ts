@@ -24,7 +24,7 @@ export const badgesRouter = router({
         method: "GET",
         path: "/projects/{project}/badges",
         tags,
-        summary: "List a project's badge tokens (never the tokens themselves)",
+        summary: "List a project's badge tokens, each with its token and badge paths",
         protect: true,
         errorResponses: { 404: "Project not found" },
       },
@@ -45,7 +45,7 @@ export const badgesRouter = router({
         summary: "Make a badge token for a probe or for the whole project",
         description: "With `probe_id`, the token serves that probe's badges; with `{}`, the " +
           "project's (its worst state; uptime and latency of all its probes together). The " +
-          "token is in this answer only: keep it. It serves badges and nothing else.",
+          "list answers the token again. It serves badges and nothing else.",
         protect: true,
         errorResponses: {
           404: "Project not found",
@@ -65,7 +65,7 @@ export const badgesRouter = router({
         path: "/projects/{project}/badges/{id}/rotate",
         tags,
         summary: "Give a badge a new token; the old one stops serving",
-        description: "Takes no input: send no body or `{}`. The new token is in this answer only.",
+        description: "Takes no input: send no body or `{}`. The old token stops at once.",
         protect: true,
         errorResponses: badgeNotFound,
       },
