@@ -162,16 +162,20 @@ apiSuite("verdicts by quorum", (test) => {
       const incidents = (await api.get(`/api/v1/incidents?project=${project}`)).body.data;
       assert.equal(incidents.length, 1);
       assert.deepEqual(incidents[0].locations.down, [eu.name]);
-      // The public status page shows each location's state.
+      // The public status page names no location unless its settings show them.
       await api.patch(`/api/v1/projects/${project}/status-page`, { public: true });
+      const hidden = await api.get(`/status/${project}/status.json`, { key: null });
+      assert.equal(hidden.status, 200);
+      assert.deepEqual(hidden.body.probes[0].locations, []);
+      assert.ok(!(await api.get(`/status/${project}`, { key: null })).text.includes(eu.name));
+      await api.patch(`/api/v1/projects/${project}/status-page`, { show_locations: true });
       const page = await api.get(`/status/${project}/status.json`, { key: null });
-      assert.equal(page.status, 200);
       assert.deepEqual(page.body.probes[0].locations, [
         { location: eu.name, state: "down" },
         { location: "local", state: "up" },
       ]);
       const html = await api.get(`/status/${project}`, { key: null });
-      assert.match(html.text, new RegExp(`${eu.name}: <span class="st-down">`));
+      assert.match(html.text, new RegExp(`Locations: ${eu.name}: <span class="st-down">`));
 
       target.state.failing = null;
       for (let i = 0; i < 3; i++) await round(db, api, project, eu);
