@@ -17,6 +17,7 @@
  */
 import assert from "node:assert/strict";
 import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromium.ts";
+import { cleanEnv as env, runBrowserScript } from "./testdata/browser_run.ts";
 import { fill } from "../bench/overview.ts";
 import { sentence } from "../server/ui/messages.js";
 import { openDatabase } from "../server/db/database.ts";
@@ -38,7 +39,7 @@ import type {
 
 const KEY = "dashboard-e2e-key-0123456789";
 const READ_KEY = "dashboard-e2e-reader-0123456789";
-const BROWSER_SCRIPT = new URL("./testdata/dashboard_browser.ts", import.meta.url).pathname;
+const BROWSER_SCRIPT = new URL("./testdata/dashboard_browser.ts", import.meta.url);
 /** The browser run gives up after this long rather than hang the suite. */
 const BROWSER_DEADLINE_MS = 240_000;
 
@@ -51,66 +52,17 @@ async function screenshotDir(): Promise<string> {
   return dir;
 }
 
-/** The environment a fresh clone would have, plus the given variables. */
-function env(vars: Record<string, string>): Record<string, string> {
-  const keep = ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"];
-  const base = Object.fromEntries(
-    keep.flatMap((k) => Deno.env.get(k) !== undefined ? [[k, Deno.env.get(k)!]] : []),
-  );
-  return { ...base, ...vars };
-}
-
-/**
- * Runs the browser script in `mode` and answers its report. Its questions (`{"ask": …}` lines)
- * go to `answer`, and its stdin gets `ok` when that has been done.
- */
-async function runBrowser<R>(
+/** Runs the browser script in `mode` and answers its report (`runBrowserScript`). */
+function runBrowser<R>(
   mode: "main" | "timing",
   args: MainArgs | TimingArgs,
-  answer: (question: Record<string, unknown>) => Promise<void> = () => Promise.resolve(),
+  answer?: (question: Record<string, unknown>) => Promise<void>,
 ): Promise<R> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-all",
-      "--config",
-      new URL("../deno.dev.json", import.meta.url).pathname,
-      BROWSER_SCRIPT,
-      mode,
-      JSON.stringify(args),
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const deadline = setTimeout(() => child.kill("SIGKILL"), BROWSER_DEADLINE_MS);
-  const stderr = new Response(child.stderr).text();
-  const stdin = child.stdin.getWriter();
-  let report: R | undefined;
-  let buffer = "";
-  try {
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      let end;
-      while ((end = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, end);
-        buffer = buffer.slice(end + 1);
-        if (!line.startsWith("{")) continue;
-        const message = JSON.parse(line);
-        if (message.ask) {
-          await answer(message.ask);
-          await stdin.write(new TextEncoder().encode("ok\n"));
-        } else if (message.report) report = message.report;
-      }
-    }
-  } finally {
-    clearTimeout(deadline);
-    await stdin.close().catch(() => {});
-  }
-  const status = await child.status;
-  const log = await stderr;
-  assert.ok(status.success && report, `the browser run failed (${status.code}):\n${log}`);
-  return report;
+  return runBrowserScript<R>(BROWSER_SCRIPT, args, {
+    mode,
+    answer,
+    deadlineMs: BROWSER_DEADLINE_MS,
+  });
 }
 
 /** The server as `deno task start` runs it, with the runner, on the given database. */

@@ -15,6 +15,7 @@
  */
 import assert from "node:assert/strict";
 import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromium.ts";
+import { cleanEnv, runBrowserScript } from "./testdata/browser_run.ts";
 import { uniqueName } from "../server/testing/app.ts";
 import {
   isListeningLine,
@@ -28,55 +29,18 @@ import type { LocationsArgs, LocationsReport } from "./testdata/locations_browse
 
 const KEY = "locations-e2e-key-0123456789";
 const READ_KEY = "locations-e2e-reader-0123456789";
-const BROWSER_SCRIPT = new URL("./testdata/locations_browser.ts", import.meta.url).pathname;
+const BROWSER_SCRIPT = new URL("./testdata/locations_browser.ts", import.meta.url);
 const BROWSER_DEADLINE_MS = 180_000;
 
 /** The browser run: its questions answered by `answer`; answers its report. */
-async function runBrowser(
+function runBrowser(
   args: LocationsArgs,
   answer: (question: Record<string, unknown>) => Promise<void>,
 ): Promise<LocationsReport> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-all",
-      "--config",
-      new URL("../deno.dev.json", import.meta.url).pathname,
-      BROWSER_SCRIPT,
-      JSON.stringify(args),
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const deadline = setTimeout(() => child.kill("SIGKILL"), BROWSER_DEADLINE_MS);
-  const stderr = new Response(child.stderr).text();
-  const stdin = child.stdin.getWriter();
-  let report: LocationsReport | undefined;
-  let buffer = "";
-  try {
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      let end;
-      while ((end = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, end);
-        buffer = buffer.slice(end + 1);
-        if (!line.startsWith("{")) continue;
-        const message = JSON.parse(line);
-        if (message.ask) {
-          await answer(message.ask);
-          await stdin.write(new TextEncoder().encode("ok\n"));
-        } else if (message.report) report = message.report;
-      }
-    }
-  } finally {
-    clearTimeout(deadline);
-    await stdin.close().catch(() => {});
-  }
-  const status = await child.status;
-  const log = await stderr;
-  assert.ok(status.success && report, `the browser run failed (${status.code}):\n${log}`);
-  return report;
+  return runBrowserScript<LocationsReport>(BROWSER_SCRIPT, args, {
+    answer,
+    deadlineMs: BROWSER_DEADLINE_MS,
+  });
 }
 
 Deno.test({
@@ -92,18 +56,14 @@ Deno.test({
     let server: ServerProcess | undefined;
     try {
       target = await startTarget();
-      const keep = ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"];
       server = await startServerProcess({
-        env: {
-          ...Object.fromEntries(
-            keep.flatMap((k) => Deno.env.get(k) !== undefined ? [[k, Deno.env.get(k)!]] : []),
-          ),
+        env: cleanEnv({
           SERVICE_API_KEY: KEY,
           SERVICE_API_KEYS_READONLY: READ_KEY,
           DATA_DIR: dataDir,
           PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
           PROBE_INTERVAL_SECONDS: "86400",
-        },
+        }),
         clearEnv: true,
         output: "capture",
         readyLine: isListeningLine,
