@@ -242,21 +242,21 @@ export type ResultsStatusResult = Outputs["results"]["status"];
 export type StatusPageGetInput = Inputs["statusPages"]["get"];
 /** `statusPages.get` and `statusPages.update`: `{ data: StatusPageSettings }`. */
 export type StatusPageResult = Outputs["statusPages"]["get"];
-/** A project's status page settings: `public`, `title`, `description`, `show_urls`. */
+/** A project's status page settings: `public`, `title`, `description`, `show_urls`, … */
 export type StatusPageSettings = StatusPageResult["data"];
 /** `statusPages.update`: the project and the fields to change. */
 export type StatusPageUpdateInput = Inputs["statusPages"]["update"];
 /** `badges.list`: the project's name. */
 export type BadgeListInput = Inputs["badges"]["list"];
-/** `badges.list`: `{ data: Badge[], meta: { count } }`, tokens never included. */
+/** `badges.list`: `{ data: Badge[], meta: { count } }`, each with its token and urls. */
 export type BadgeListResult = Outputs["badges"]["list"];
 /** `badges.create`: the project and, for a probe's badges, its `probe_id`. */
 export type BadgeCreateInput = Inputs["badges"]["create"];
-/** `badges.create`: the token (answered this once) and the badge URLs. */
+/** `badges.create`: the token and the badge URLs. */
 export type BadgeCreateResult = Outputs["badges"]["create"];
 /** `badges.rotate` and `badges.delete`: the project and the badge's id. */
 export type BadgeRef = Inputs["badges"]["rotate"];
-/** `badges.rotate`: the new token (answered this once); the old one stops at once. */
+/** `badges.rotate`: the new token; the old one stops at once. */
 export type BadgeRotateResult = Outputs["badges"]["rotate"];
 /** `whoami.get`: `{ data: { scope } }`, what the key used may do. */
 export type WhoamiResult = Outputs["whoami"]["get"];
