@@ -185,9 +185,8 @@ async function main(): Promise<number> {
   const config = readConfig();
   if (!config) return 1;
   const log = createLogger(config.logLevel);
-  // A fault inside the PostgreSQL client is logged, and the process goes on (issue 18).
+  // A fault inside the PostgreSQL client is logged, and the process goes on.
   const clientFaults = surviveDatabaseClientFaults(log);
-  await announceStart(config, log);
 
   // The port first. Requests that arrive while the database opens wait for it.
   const shutdown = new AbortController();
@@ -195,6 +194,8 @@ async function main(): Promise<number> {
   const bound = await bindPort(config, { log, signal: shutdown.signal, maxConnections });
   if (!bound) return 1;
   const { server, serveWith } = bound;
+  // Binding takes milliseconds: a port in use stops start-up with its one line, and no other.
+  await announceStart(config, log);
 
   await Deno.mkdir(config.dataDir, { recursive: true });
   const dataDir = await lockEmbeddedDataDir(config);
