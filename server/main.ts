@@ -194,12 +194,13 @@ async function main(): Promise<number> {
   const bound = await bindPort(config, { log, signal: shutdown.signal, maxConnections });
   if (!bound) return 1;
   const { server, serveWith } = bound;
-  // Binding takes milliseconds: a port in use stops start-up with its one line, and no other.
-  await announceStart(config, log);
 
   await Deno.mkdir(config.dataDir, { recursive: true });
   const dataDir = await lockEmbeddedDataDir(config);
   if (!dataDir) return 1;
+  // Binding and locking take milliseconds: a port in use or a DATA_DIR in use stops start-up with
+  // its one line, and no other.
+  await announceStart(config, log);
   const { keys: apiKeys, generated } = await resolveApiKeys({
     configured: config.apiKeys,
     dataDir: config.dataDir,
