@@ -1,5 +1,5 @@
 /**
- * Delivery that loses nothing, with real processes (issue 11): a server whose webhook target
+ * Delivery that loses nothing, with real processes: a server whose webhook target
  * hangs is killed (SIGKILL) while a notification is in flight, between its claim and the end of
  * its send. A new server on the same database (the same DATA_DIR for the embedded one, the same
  * PostgreSQL database) takes the notification over once the claim's lease
@@ -92,6 +92,8 @@ async function killBetweenClaimAndSend(database: Record<string, string>) {
     PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
     PROBE_INTERVAL_SECONDS: "86400",
     NOTIFICATION_LEASE_MS: String(LEASE_MS),
+    // The two servers listen on different ports: the same public address gives the same link.
+    PUBLIC_URL: "https://probes.example.com",
   });
   const start = () =>
     startServerProcess({
