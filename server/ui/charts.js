@@ -180,8 +180,9 @@ export function LatencyChart({ series }) {
           x: { time: true },
           y: { range: (_u, _min, max) => [0, Math.max(max ?? 0, 1) * 1.1] },
         },
-        // Room above the top label, so that it is not cut either.
-        padding: [14, 12, 0, 0],
+        // Room above the top label and right of the last time label ("20:45" is centred on its
+        // tick), so that neither is cut.
+        padding: [14, 24, 0, 0],
         axes: latencyAxes(colors),
         series: [
           TIME_SERIES,

@@ -109,8 +109,8 @@ function LocationLatencyChart({ names, series }) {
           x: { time: true },
           y: { range: (_u, _min, max) => [0, Math.max(max ?? 0, 1) * 1.1] },
         },
-        // Room above the top label, as on the probe's own chart.
-        padding: [14, 12, 0, 0],
+        // Room above the top label and right of the last time label, as on the probe's own chart.
+        padding: [14, 24, 0, 0],
         axes: latencyAxes({ text: read("--fg-muted"), grid: read("--border") }),
         series: [
           TIME_SERIES,
