@@ -25,6 +25,7 @@
  */
 import assert from "node:assert/strict";
 import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromium.ts";
+import { cleanEnv as env, runBrowserScript } from "./testdata/browser_run.ts";
 import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
 import {
   isListeningLine,
@@ -36,46 +37,15 @@ import type { Args, Report } from "./testdata/dashboard_settings_browser.ts";
 
 const KEY = "dashboard-settings-key-0123456789";
 const READ_KEY = "dashboard-settings-reader-0123456789";
-const BROWSER_SCRIPT = new URL("./testdata/dashboard_settings_browser.ts", import.meta.url)
-  .pathname;
+const BROWSER_SCRIPT = new URL("./testdata/dashboard_settings_browser.ts", import.meta.url);
 /** The browser run gives up after this long rather than hang the suite. */
 const BROWSER_DEADLINE_MS = 300_000;
 
 const adminUrl = Deno.env.get("TEST_DATABASE_URL");
 
-/** The environment a fresh clone would have, plus the given variables. */
-function env(vars: Record<string, string>): Record<string, string> {
-  const keep = ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"];
-  const base = Object.fromEntries(
-    keep.flatMap((k) => Deno.env.get(k) !== undefined ? [[k, Deno.env.get(k)!]] : []),
-  );
-  return { ...base, ...vars };
-}
-
-async function runBrowser(args: Args): Promise<Report> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-all",
-      "--config",
-      new URL("../deno.dev.json", import.meta.url).pathname,
-      BROWSER_SCRIPT,
-      JSON.stringify(args),
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const deadline = setTimeout(() => child.kill("SIGKILL"), BROWSER_DEADLINE_MS);
-  try {
-    const { success, code, stdout, stderr } = await child.output();
-    const lines = new TextDecoder().decode(stdout).split("\n");
-    const last = lines.reverse().find((line) => line.startsWith('{"report"'));
-    const log = new TextDecoder().decode(stderr);
-    assert.ok(success && last, `the browser run failed (${code}):\n${log}`);
-    return JSON.parse(last).report;
-  } finally {
-    clearTimeout(deadline);
-  }
+/** The browser run: its report, or a failure with its log (`runBrowserScript`). */
+function runBrowser(args: Args): Promise<Report> {
+  return runBrowserScript<Report>(BROWSER_SCRIPT, args, { deadlineMs: BROWSER_DEADLINE_MS });
 }
 
 Deno.test({
