@@ -11,6 +11,7 @@ export * from "./iam_alive.ts";
 export * from "./instant.ts";
 export * from "./json.ts";
 export * from "./probe.ts";
+export * from "./kinds/mod.ts";
 export * from "./location.ts";
 export * from "./runner_protocol.ts";
 export * from "./project.ts";

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { findBadText, textProblem } from "./json.ts";
 import { pageQuery } from "./envelope.ts";
 import { locationList, nameInPath, projectName, text } from "./project.ts";
-import { MAX_HEADER_NAME_LENGTH, probeExpect } from "./expect.ts";
+import { MAX_HEADER_NAME_LENGTH, type ProbeExpect, probeExpect } from "./expect.ts";
+import { KIND_FORMS, kindProblems, normalizeProbeUrl } from "./kinds/mod.ts";
 
 export const PROBE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 export type ProbeMethod = (typeof PROBE_METHODS)[number];
@@ -20,21 +21,37 @@ export function normalizeUrl(input: string): string | null {
   return url.href;
 }
 
-export const probeUrl = z.string().max(MAX_URL_LENGTH).transform((value, ctx) => {
-  // A lone surrogate would be stored as %EF%BF%BD (U+FFFD): not the URL that was sent.
-  const problem = textProblem(value);
-  const normalized = problem ? null : normalizeUrl(value);
-  if (normalized === null || normalized.length > MAX_URL_LENGTH) {
-    ctx.issues.push({
-      code: "custom",
-      input: value,
-      message: problem ??
-        `must be an absolute http or https URL of at most ${MAX_URL_LENGTH} characters`,
-    });
-    return z.NEVER;
-  }
-  return normalized;
-});
+/** A string stored as sent: no lone surrogate, which would be stored as %EF%BF%BD (U+FFFD). */
+function urlOf(
+  normalize: (value: string) => string | { problem: string },
+): z.ZodType<string, string> {
+  return z.string().max(MAX_URL_LENGTH).transform((value, ctx) => {
+    const problem = textProblem(value);
+    const normalized = problem ? { problem } : normalize(value);
+    if (typeof normalized !== "string" || normalized.length > MAX_URL_LENGTH) {
+      ctx.issues.push({
+        code: "custom",
+        input: value,
+        message: typeof normalized === "string"
+          ? `must be at most ${MAX_URL_LENGTH} characters once normalised`
+          : normalized.problem,
+      });
+      return z.NEVER;
+    }
+    return normalized;
+  });
+}
+
+/** An absolute http or https URL: what notification targets post to. */
+export const httpUrl = urlOf((value) =>
+  normalizeUrl(value) ??
+    { problem: `must be an absolute http or https URL of at most ${MAX_URL_LENGTH} characters` }
+);
+
+/** A probe's URL: its scheme names its kind (`shared/kinds/`), which normalises it. */
+export const probeUrl = urlOf(normalizeProbeUrl).describe(
+  `What the probe watches; its scheme names its kind: ${KIND_FORMS} (docs/kinds.md).`,
+);
 
 /** One of the seven methods, in ASCII letters of any case (`toUpperCase` makes `optıons` OPTIONS). */
 export const probeMethod = z.string().transform((value, ctx) => {
@@ -191,9 +208,18 @@ export function certificateOnHttp(
     url.startsWith("http:");
 }
 
-/** Refuses `certificate_days` with an `http:` URL when a body names both. */
-function refineCertificate(
-  input: { url?: string; expect?: { certificate_days?: number } | null },
+/**
+ * Refuses `certificate_days` with an `http:` URL, and what the URL's kind has no use for
+ * (`method` on a `tcp://` probe), when a body names both.
+ */
+function refineDefinition(
+  input: {
+    url?: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: unknown;
+    expect?: ProbeExpect | null;
+  },
   ctx: z.RefinementCtx,
 ) {
   if (certificateOnHttp(input.url, input.expect)) {
@@ -202,6 +228,10 @@ function refineCertificate(
       path: ["expect", "certificate_days"],
       message: CERTIFICATE_ON_HTTP_MESSAGE,
     });
+  }
+  if (input.url === undefined) return;
+  for (const problem of kindProblems({ ...input, url: input.url })) {
+    ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
   }
 }
 
@@ -242,10 +272,10 @@ const probeFields = {
 
 /** Create under `/projects/{project}/probes`: the project comes from the path. */
 export const probeCreateInput = z.strictObject({ project: nameInPath, ...probeFields })
-  .superRefine(refineCertificate);
+  .superRefine(refineDefinition);
 /** Create under `/probes`: the project is named in the body. */
 export const probeCreateWithProjectInput = z.strictObject({ project: projectName, ...probeFields })
-  .superRefine(refineCertificate);
+  .superRefine(refineDefinition);
 export type ProbeCreateInput = z.infer<typeof probeCreateInput>;
 
 export const probeRef = z.object({ project: nameInPath, probeId: z.string() });
@@ -264,7 +294,7 @@ export const probePatchInput = z.strictObject({
   interval_seconds: intervalField,
   timeout_ms: timeoutField,
   locations: locationsField,
-}).superRefine(refineCertificate);
+}).superRefine(refineDefinition);
 export type ProbePatchInput = z.infer<typeof probePatchInput>;
 
 export const probeListInput = z.object({ project: z.string().optional(), ...pageQuery });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { nameInPath, PROJECT_NAME_PATTERN } from "./project.ts";
-import { MAX_URL_LENGTH, probeUrl } from "./probe.ts";
+import { httpUrl, MAX_URL_LENGTH } from "./probe.ts";
 
 /** The kinds of stored notification targets; `log` is built in and always there. */
 export const TARGET_KINDS = ["webhook", "slack", "discord", "mail"] as const;
@@ -93,7 +93,7 @@ const KIND_FIELDS: Record<TargetKind, { required: string[]; optional: string[] }
 export const targetCreateInput = z.strictObject({
   name: targetName,
   kind: z.enum(TARGET_KINDS),
-  url: probeUrl.optional(),
+  url: httpUrl.optional(),
   secret: webhookSecret.optional(),
   recipients: targetRecipients.optional(),
 }).superRefine((input, ctx) => {
@@ -127,7 +127,7 @@ export const targetPatchInput = z.strictObject({
   kind: z.never({ error: "cannot be changed: delete the target and create it again" })
     .optional(),
   /** webhook, slack, discord. */
-  url: probeUrl.optional(),
+  url: httpUrl.optional(),
   /** webhook only. */
   secret: webhookSecret.optional(),
   /** mail only. */

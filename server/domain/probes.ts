@@ -1,6 +1,7 @@
 import {
   CERTIFICATE_ON_HTTP_MESSAGE,
   certificateOnHttp,
+  kindProblems,
   MAX_PAGE_LIMIT,
   type Probe,
   PROBE_INTERVAL_SECONDS,
@@ -147,10 +148,15 @@ async function moveSchedule(
 
 /** Columns written from a definition; `probe_id` follows method and URL only. */
 function definitionColumns(d: Definition) {
+  const problems = kindProblems(d, false).map((p) => ({
+    path: p.path.join("."),
+    message: p.message,
+  }));
   if (certificateOnHttp(d.url, d.expect)) {
-    throw new DomainError("validation_failed", "Validation failed", [
-      { path: "expect.certificate_days", message: CERTIFICATE_ON_HTTP_MESSAGE },
-    ]);
+    problems.unshift({ path: "expect.certificate_days", message: CERTIFICATE_ON_HTTP_MESSAGE });
+  }
+  if (problems.length > 0) {
+    throw new DomainError("validation_failed", "Validation failed", problems);
   }
   return {
     probe_id: probeIdOf(d.method, d.url),

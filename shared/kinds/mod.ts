@@ -1,0 +1,90 @@
+/**
+ * The kinds of probe the service runs, one file each, registered here. A new kind is its file
+ * here (its URL form and rules), its runner file in `server/runner/kinds/`, its test, and a row
+ * in docs/kinds.md.
+ *
+ * @module
+ */
+import type { ProbeExpect } from "../expect.ts";
+import type { KindField, KindRules } from "./kind.ts";
+import { httpRules } from "./http.ts";
+
+export type { KindField, KindRules } from "./kind.ts";
+
+/** Every kind, in the order documents list them. */
+export const KINDS: readonly KindRules[] = [httpRules];
+
+/** The kind a URL's scheme names; null for a scheme no kind runs (or no URL). */
+export function kindOf(url: string): KindRules | null {
+  const colon = url.indexOf(":");
+  if (colon < 0) return null;
+  const scheme = url.slice(0, colon + 1).toLowerCase();
+  return KINDS.find((k) => k.schemes.includes(scheme)) ?? null;
+}
+
+/** The URL forms the service runs, for messages: "http(s)://…, tcp://host:port, …". */
+export const KIND_FORMS = KINDS.map((k) => k.form).join(", ");
+
+/**
+ * A probe URL as stored: absolute, of a kind the service runs, normalised by its kind; or what
+ * is wrong with it.
+ */
+export function normalizeProbeUrl(input: string): string | { problem: string } {
+  if (!URL.canParse(input)) {
+    return { problem: `must be an absolute URL of one of the forms ${KIND_FORMS}` };
+  }
+  const url = new URL(input);
+  const kind = kindOf(url.protocol);
+  if (!kind) return { problem: `must be an absolute URL of one of the forms ${KIND_FORMS}` };
+  return kind.normalize(url);
+}
+
+/** A definition as the kind checks see it: absent, null, `{}` and the default method are unused. */
+export interface KindDefinition {
+  url: string;
+  method?: string | null;
+  headers?: Record<string, string> | null;
+  body?: unknown;
+  expect?: ProbeExpect | null;
+}
+
+/** One problem with a definition for its kind: where, and in words. */
+export interface KindProblem {
+  path: string[];
+  message: string;
+}
+
+function used(field: KindField, d: KindDefinition, explicit: boolean): boolean {
+  const value = d[field];
+  if (value === undefined || value === null) return false;
+  if (explicit) return true;
+  // A stored definition: the defaults a create writes are no use of the field.
+  if (field === "method") return value !== "GET";
+  if (field === "headers") return Object.keys(value as object).length > 0;
+  return true;
+}
+
+/**
+ * What a definition asks that its kind cannot do: a field it has no use for, an `expect` check it
+ * cannot make. `explicit`: the fields are as a client sent them (any value given is a use);
+ * otherwise they are a stored definition, whose defaults are no use.
+ */
+export function kindProblems(d: KindDefinition, explicit = true): KindProblem[] {
+  const kind = kindOf(d.url);
+  if (!kind) return [];
+  const problems: KindProblem[] = [];
+  for (const field of ["method", "headers", "body"] as const) {
+    if (!kind.uses[field] && used(field, d, explicit)) {
+      problems.push({ path: [field], message: `${kind.form} probes take no ${field}` });
+    }
+  }
+  for (const key of Object.keys(d.expect ?? {}) as (keyof ProbeExpect)[]) {
+    if (d.expect?.[key] !== undefined && !kind.expects.includes(key)) {
+      problems.push({
+        path: ["expect", key],
+        message: `${kind.form} probes cannot check ${key}`,
+      });
+    }
+  }
+  return problems;
+}
