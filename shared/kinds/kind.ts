@@ -26,4 +26,21 @@ export interface KindRules {
   readonly uses: Readonly<Record<KindField, boolean>>;
   /** The `expect` checks the kind can make; any other is refused. */
   readonly expects: readonly (keyof ProbeExpect)[];
+  /** Rules of its own on a definition of this kind (a `body` that must be text, say). */
+  problems?(definition: KindDefinition): KindProblem[];
+}
+
+/** A definition as the kind checks see it: absent, null, `{}` and the default method are unused. */
+export interface KindDefinition {
+  url: string;
+  method?: string | null;
+  headers?: Record<string, string> | null;
+  body?: unknown;
+  expect?: ProbeExpect | null;
+}
+
+/** One problem with a definition for its kind: where, and in words. */
+export interface KindProblem {
+  path: string[];
+  message: string;
 }

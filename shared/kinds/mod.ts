@@ -6,13 +6,16 @@
  * @module
  */
 import type { ProbeExpect } from "../expect.ts";
-import type { KindField, KindRules } from "./kind.ts";
+import type { KindDefinition, KindField, KindProblem, KindRules } from "./kind.ts";
 import { httpRules } from "./http.ts";
+import { tcpRules } from "./tcp.ts";
+import { tlsRules } from "./tls.ts";
+import { dnsRules } from "./dns.ts";
 
-export type { KindField, KindRules } from "./kind.ts";
+export type { KindDefinition, KindField, KindProblem, KindRules } from "./kind.ts";
 
 /** Every kind, in the order documents list them. */
-export const KINDS: readonly KindRules[] = [httpRules];
+export const KINDS: readonly KindRules[] = [httpRules, tcpRules, tlsRules, dnsRules];
 
 /** The kind a URL's scheme names; null for a scheme no kind runs (or no URL). */
 export function kindOf(url: string): KindRules | null {
@@ -37,21 +40,6 @@ export function normalizeProbeUrl(input: string): string | { problem: string } {
   const kind = kindOf(url.protocol);
   if (!kind) return { problem: `must be an absolute URL of one of the forms ${KIND_FORMS}` };
   return kind.normalize(url);
-}
-
-/** A definition as the kind checks see it: absent, null, `{}` and the default method are unused. */
-export interface KindDefinition {
-  url: string;
-  method?: string | null;
-  headers?: Record<string, string> | null;
-  body?: unknown;
-  expect?: ProbeExpect | null;
-}
-
-/** One problem with a definition for its kind: where, and in words. */
-export interface KindProblem {
-  path: string[];
-  message: string;
 }
 
 function used(field: KindField, d: KindDefinition, explicit: boolean): boolean {
@@ -86,5 +74,6 @@ export function kindProblems(d: KindDefinition, explicit = true): KindProblem[] 
       });
     }
   }
+  if (kind.problems) problems.push(...kind.problems(d));
   return problems;
 }

@@ -1,0 +1,65 @@
+/**
+ * `dns://resolver[:port]/name?type=A`: one query for `name` to the resolver named (UDP, TCP when
+ * the answer is truncated); up when it answers records. `expect.body` judges the answers as text
+ * (one record per line) and `expect.json` as a JSON array of strings (docs/kinds.md).
+ *
+ * @module
+ */
+import { hostAndPort } from "./host.ts";
+import type { KindRules } from "./kind.ts";
+
+/** The record types a DNS probe may ask for. */
+export const DNS_TYPES = ["A", "AAAA", "CNAME", "MX", "TXT", "NS"] as const;
+export type DnsType = (typeof DNS_TYPES)[number];
+
+/** A domain name as queried: labels of letters, digits, `-` and `_`, at most 253 characters. */
+const NAME =
+  /^(?=.{1,253}$)([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.)*[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$/;
+
+/** The parts of a stored `dns://` URL. */
+export function dnsQueryOf(
+  url: string,
+): { host: string; port: number; name: string; type: DnsType } {
+  const u = new URL(url);
+  return {
+    host: u.hostname.replace(/^\[|\]$/g, ""),
+    port: Number(u.port || 53),
+    name: u.pathname.slice(1),
+    type: (u.searchParams.get("type") ?? "A") as DnsType,
+  };
+}
+
+export const dnsRules: KindRules = {
+  name: "dns",
+  schemes: ["dns:"],
+  form: "dns://resolver[:port]/name?type=A|AAAA|CNAME|MX|TXT|NS",
+  normalize(url) {
+    const where = hostAndPort(url, { defaultPort: 53 });
+    if ("problem" in where) return where;
+    let name: string;
+    try {
+      name = decodeURIComponent(url.pathname.slice(1)).replace(/\.$/, "").toLowerCase();
+    } catch {
+      return {
+        problem: "must name a domain to query after the resolver: dns://resolver/example.com",
+      };
+    }
+    if (!NAME.test(name)) {
+      return {
+        problem: "must name a domain to query after the resolver: dns://resolver/example.com",
+      };
+    }
+    const params = [...url.searchParams.keys()];
+    if (params.some((k) => k !== "type") || url.searchParams.getAll("type").length > 1) {
+      return { problem: "takes one query parameter, type" };
+    }
+    const type = (url.searchParams.get("type") ?? "A").toUpperCase();
+    if (!(DNS_TYPES as readonly string[]).includes(type)) {
+      return { problem: `type must be one of ${DNS_TYPES.join(", ")}` };
+    }
+    const port = where.port === 53 ? "" : `:${where.port}`;
+    return `dns://${where.host}${port}/${name}?type=${type}`;
+  },
+  uses: { method: false, headers: false, body: false },
+  expects: ["body", "json"],
+};
