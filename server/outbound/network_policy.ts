@@ -187,14 +187,28 @@ function bareHost(url: URL): string {
  * the whole name (a name pointing both outside and inside is not trusted). The caller must
  * connect to `address` and to nothing else, so a second resolution cannot change the answer.
  */
-export async function checkTarget(
+export function checkTarget(
   url: URL,
-  { policy, resolve = systemResolver }: { policy: NetworkPolicy; resolve?: Resolver },
+  options: { policy: NetworkPolicy; resolve?: Resolver },
 ): Promise<TargetCheck> {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, kind: "invalid", reason: `unsupported scheme ${url.protocol}` };
+    return Promise.resolve({
+      ok: false,
+      kind: "invalid",
+      reason: `unsupported scheme ${url.protocol}`,
+    });
   }
-  const host = bareHost(url);
+  return checkHost(bareHost(url), options);
+}
+
+/**
+ * `checkTarget` for a host name or address alone (IPv6 without brackets): what every kind of
+ * probe that connects somewhere checks before it connects, to the one address answered.
+ */
+export async function checkHost(
+  host: string,
+  { policy, resolve = systemResolver }: { policy: NetworkPolicy; resolve?: Resolver },
+): Promise<TargetCheck> {
   let addresses: string[];
   if (ipaddr.isValid(host)) {
     addresses = [host];
