@@ -15,9 +15,10 @@ import {
   REDACTED,
 } from "@probe/shared";
 
-/** What a run saw of the final hop's response. */
+/** What a run saw of the final hop's response (or, for other kinds, of what answered). */
 export interface Observed {
-  status: number;
+  /** The HTTP status; null for a kind without one (no status check is made). */
+  status: number | null;
   /** Response headers by lower-cased name. */
   headers: Readonly<Record<string, string>>;
   /** The first 1 MiB of the body as text (invalid UTF-8 replaced); null when it was not read. */
@@ -345,7 +346,7 @@ function certificateChecks(expect: ProbeExpect, observed: Observed): FailedCheck
 export function evaluate(expect: ProbeExpect, observed: Observed): FailedCheck[] {
   const body = observed.body ?? "";
   return [
-    ...statusChecks(expect, observed.status),
+    ...(observed.status === null ? [] : statusChecks(expect, observed.status)),
     ...bodyChecks(expect, body),
     ...jsonChecks(expect, () => observed.json ?? parseJsonBody(observed.body)),
     ...headerChecks(expect, observed.headers),
