@@ -13,6 +13,7 @@ import { tlsRules } from "./tls.ts";
 import { dnsRules } from "./dns.ts";
 
 export type { KindDefinition, KindField, KindProblem, KindRules } from "./kind.ts";
+export { DNS_TYPES, dnsQueryOf, type DnsType } from "./dns.ts";
 
 /** Every kind, in the order documents list them. */
 export const KINDS: readonly KindRules[] = [httpRules, tcpRules, tlsRules, dnsRules];
