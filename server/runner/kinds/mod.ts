@@ -6,8 +6,9 @@
  */
 import type { KindExecutor } from "./kind.ts";
 import { httpExecutor } from "./http.ts";
+import { tcpExecutor } from "./tcp.ts";
 
-const EXECUTORS: readonly KindExecutor[] = [httpExecutor];
+const EXECUTORS: readonly KindExecutor[] = [httpExecutor, tcpExecutor];
 
 const BY_SCHEME = new Map(EXECUTORS.flatMap((k) => k.schemes.map((s) => [s, k] as const)));
 
