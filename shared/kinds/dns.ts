@@ -29,6 +29,23 @@ export function dnsQueryOf(
   };
 }
 
+/**
+ * The name a path names, as queried: percent-decoding undone, lower case, without the root's
+ * trailing dot, and an internationalised name in its ASCII form (`bücher.example` is
+ * `xn--bcher-kva.example`), as a browser would look it up. Null when it cannot be read.
+ */
+function domainOf(path: string): string | null {
+  let name: string;
+  try {
+    name = decodeURIComponent(path).replace(/\.$/, "");
+  } catch {
+    return null;
+  }
+  // deno-lint-ignore no-control-regex
+  if (/^[\x00-\x7f]*$/.test(name)) return name.toLowerCase();
+  return URL.canParse(`http://${name}/`) ? new URL(`http://${name}/`).hostname : null;
+}
+
 export const dnsRules: KindRules = {
   name: "dns",
   schemes: ["dns:"],
@@ -36,15 +53,8 @@ export const dnsRules: KindRules = {
   normalize(url) {
     const where = hostAndPort(url, { defaultPort: 53 });
     if ("problem" in where) return where;
-    let name: string;
-    try {
-      name = decodeURIComponent(url.pathname.slice(1)).replace(/\.$/, "").toLowerCase();
-    } catch {
-      return {
-        problem: "must name a domain to query after the resolver: dns://resolver/example.com",
-      };
-    }
-    if (!NAME.test(name)) {
+    const name = domainOf(url.pathname.slice(1));
+    if (name === null || !NAME.test(name)) {
       return {
         problem: "must name a domain to query after the resolver: dns://resolver/example.com",
       };
