@@ -6,9 +6,10 @@
  */
 import type { KindExecutor } from "./kind.ts";
 import { httpExecutor } from "./http.ts";
+import { dnsExecutor } from "./dns.ts";
 import { tcpExecutor } from "./tcp.ts";
 
-const EXECUTORS: readonly KindExecutor[] = [httpExecutor, tcpExecutor];
+const EXECUTORS: readonly KindExecutor[] = [httpExecutor, tcpExecutor, dnsExecutor];
 
 const BY_SCHEME = new Map(EXECUTORS.flatMap((k) => k.schemes.map((s) => [s, k] as const)));
 
