@@ -33,6 +33,7 @@ import {
   type ServiceMetricsOptions,
 } from "./metrics/service.ts";
 import { appRouter } from "./trpc/router.ts";
+import type { RunnerClock } from "./runner/clock.ts";
 
 /** Client addresses whose failed key checks are counted at once (the least recent is dropped). */
 const MAX_TRACKED_ADDRESSES = 10_000;
@@ -121,6 +122,15 @@ export interface AppOptions {
   maxAnswerBytes?: number;
   /** The window of the log's summary of requests outside the keyed API (`LOG_SUMMARY_SECONDS`). */
   logSummarySeconds?: number;
+  /** `PUBLIC_URL`: ping URLs start with it; with the request's origin when absent. */
+  publicUrl?: string;
+  /** The heartbeats' clock and watch (`server/heartbeats/`); the system's clock by default. */
+  heartbeats?: HeartbeatOptions;
+}
+
+/** How heartbeats run: their clock (tests drive it). */
+export interface HeartbeatOptions {
+  clock?: RunnerClock;
 }
 
 /** Opens and migrates the database and builds the request handler and the reporter over it. */
@@ -255,6 +265,8 @@ function createEdgeHandler(
     trpcFastPath,
     maxAnswerBytes,
     locationTokenTtlMs,
+    publicUrl,
+    heartbeats,
   }: AppOptions,
   { handle, reporter, notifier, runNow, remoteRuns, metrics, summary }: {
     remoteRuns: RemoteRuns;
@@ -280,6 +292,8 @@ function createEdgeHandler(
       secretHeaders,
       probeDefaults,
       databaseKind: handle.kind,
+      publicUrl,
+      heartbeatNow: heartbeats?.clock && (() => heartbeats.clock!.now()),
     },
     locationTokenTtlMs,
     rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),

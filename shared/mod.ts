@@ -24,3 +24,4 @@ export * from "./status_pages.ts";
 export * from "./badges.ts";
 export * from "./secrets.ts";
 export * from "./operator.ts";
+export * from "./heartbeats.ts";

@@ -189,9 +189,12 @@ async function settleRows(
              when x.passing then x.old_pass + 1 else 0 end as new_pass,
         case
           when not x.counted or pol.probe_key is null then x.old_state
+          -- A heartbeat's run is one job's run: one failure is down, one success recovers.
           when not x.passing then
-            case when x.old_fail + 1 >= pol.failure_threshold then 'down' else x.old_state end
-          when x.old_state = 'down' and x.old_pass + 1 < pol.success_threshold then 'down'
+            case when x.old_fail + 1 >= pol.failure_threshold or pol.url like 'heartbeat://%'
+                 then 'down' else x.old_state end
+          when x.old_state = 'down' and x.old_pass + 1 < pol.success_threshold
+               and pol.url not like 'heartbeat://%' then 'down'
           else x.outcome
         end as new_state
       from fresh x

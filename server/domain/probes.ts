@@ -40,6 +40,7 @@ import {
 } from "./locations.ts";
 import { syncProbeLocations } from "./probe_locations.ts";
 import { STALE_INTERVALS } from "../alerts/verdicts.ts";
+import { HEARTBEAT_SCHEME } from "./heartbeats.ts";
 
 /** The columns a probe is read with: exactly the fields of the `probe` schema. */
 export const probeColumns = [
@@ -337,7 +338,8 @@ export async function listProbes(
     cutAfterChars?: number;
   },
 ): Promise<Page<Probe>> {
-  let query = db.selectFrom("probes");
+  // Heartbeats' probes are the heartbeats API's alone (`heartbeats.ts`).
+  let query = db.selectFrom("probes").where("url", "not like", `${HEARTBEAT_SCHEME}%`);
   // Conditions the index (`probes_list_idx`) can start a page at: bytewise, as it is ordered.
   if (project !== undefined) query = query.where(sql`project collate "C"`, "=", project);
   if (page.after !== undefined) {
@@ -411,6 +413,7 @@ const probeAt = prepared((db, project: string, probeId: string) =>
     .leftJoin("probe_verdicts", "probe_verdicts.probe_key", "probes.key")
     .select([...probeReadColumns, ...stateColumns])
     .where("project", "=", project).where("probe_id", "=", probeId)
+    .where("url", "not like", `${HEARTBEAT_SCHEME}%`)
 );
 
 /**
@@ -541,6 +544,7 @@ export async function updateProbe(
   const { row, moved, placed } = await db.transaction().execute(async (trx) => {
     const current = await trx.selectFrom("probes").select(["key", ...probeColumns])
       .where("project", "=", project).where("probe_id", "=", probeId)
+      .where("url", "not like", `${HEARTBEAT_SCHEME}%`)
       .forUpdate().executeTakeFirst();
     if (!current) throw notFound("Probe");
     const next: Definition = {
@@ -597,6 +601,7 @@ export function deleteProbe({ db, ref }: { db: Db; ref: ProbeRef }): Promise<voi
   return db.transaction().execute(async (trx) => {
     const row = await trx.deleteFrom("probes")
       .where("project", "=", ref.project).where("probe_id", "=", ref.probeId)
+      .where("url", "not like", `${HEARTBEAT_SCHEME}%`)
       .returning("key").executeTakeFirst();
     if (!row) throw notFound("Probe");
     await probesDeleted(trx, { keys: [String(row.key)] });

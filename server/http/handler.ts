@@ -208,6 +208,7 @@ export function createHttpHandler(
       authenticated: true,
       scope: c.get("scope"),
       location: c.get("location"),
+      origin: c.get("url").origin,
       services,
       chargeKey: rateLimiter ? (cost) => rateLimiter.charge(key, cost) : undefined,
     });

@@ -22,6 +22,7 @@ import { settleSchedule } from "../alerts/states.ts";
 import { insertRuns, resultFields, type Verdicts } from "./store.ts";
 import { effectiveLocationsSql, LOCAL } from "../domain/locations.ts";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
+import { HEARTBEAT_SCHEME } from "../domain/heartbeats.ts";
 
 /** Runs one probe, telling `beforeRequest` (if given) before each request it sends. */
 export type Executor = (
@@ -106,6 +107,7 @@ function readProbe(db: Db, ref: ProbeRef) {
       sql<boolean>`${LOCAL} = any(${effectiveLocationsSql("probes", "projects")})`.as("here"),
     ])
     .where("probes.project", "=", ref.project).where("probes.probe_id", "=", ref.probeId)
+    .where("probes.url", "not like", `${HEARTBEAT_SCHEME}%`)
     .executeTakeFirst();
 }
 

@@ -33,6 +33,10 @@ export interface Services {
   probeDefaults?: ProbeDefaults;
   /** The kind of database the service uses, which `whoami` tells (`embedded` or `postgresql`). */
   databaseKind?: DatabaseHandle["kind"];
+  /** `PUBLIC_URL`, where links (ping URLs) lead; the request's origin when absent. */
+  publicUrl?: string;
+  /** The heartbeats' clock (ms): the system's when absent; tests drive it. */
+  heartbeatNow?: () => number;
 }
 
 /** Everything a procedure needs; built without a request in tests. */
@@ -47,6 +51,8 @@ export interface Context extends Services {
   scope: Scope;
   /** The location of a location token (`scope: "location"`); absent for every other key. */
   location?: string;
+  /** The request's origin (`https://host:port`), for links when `publicUrl` is absent. */
+  origin?: string;
   res: ResponseControl;
   /**
    * Takes `cost` more of the calling key's rate-limit budget, below zero if need be: for work a
@@ -80,8 +86,9 @@ export interface Context extends Services {
  * callers are the service's own).
  */
 export function createContext(
-  { db, authenticated, scope = "write", services = {}, chargeKey, location }: {
+  { db, authenticated, scope = "write", services = {}, chargeKey, location, origin }: {
     db: Db;
+    origin?: string;
     authenticated: boolean;
     scope?: Scope;
     location?: string;
@@ -90,7 +97,7 @@ export function createContext(
   },
 ): Context {
   if (authenticated) {
-    return { db, authenticated, scope, location, res: {}, chargeKey, ...services };
+    return { db, authenticated, scope, location, origin, res: {}, chargeKey, ...services };
   }
   const refuse = (): never => {
     throw new TRPCError({ code: "UNAUTHORIZED" });

@@ -1,6 +1,7 @@
 import { router } from "./init.ts";
 import { alertsRouter } from "./routers/alerts.ts";
 import { badgesRouter } from "./routers/badges.ts";
+import { heartbeatsRouter } from "./routers/heartbeats.ts";
 import { incidentsRouter } from "./routers/incidents.ts";
 import { locationsRouter } from "./routers/locations.ts";
 import { runnerRouter } from "./routers/runner.ts";
@@ -29,6 +30,7 @@ export const appRouter = router({
   locations: locationsRouter,
   runner: runnerRouter,
   whoami: whoamiRouter,
+  heartbeats: heartbeatsRouter,
 });
 
 /** The router's type: all the typed client needs, imported as a type only. */

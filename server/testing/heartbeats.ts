@@ -1,0 +1,60 @@
+/**
+ * Test support for heartbeats: an app whose heartbeats run on a clock the test drives, with a
+ * read-only key besides the write key, and helpers to make a project and a heartbeat.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { type App, createApp } from "../app.ts";
+import type { DatabaseHandle } from "../db/database.ts";
+import { createLogger } from "../log.ts";
+import type { RunnerClock } from "../runner/clock.ts";
+import {
+  type Backend,
+  freshDatabase,
+  TEST_API_KEY,
+  TEST_READ_KEY,
+  TestClient,
+  uniqueName,
+} from "./app.ts";
+
+/** An app over `database` (a fresh one when absent) whose heartbeats use `clock`. */
+export async function heartbeatApp(
+  backend: Backend,
+  { clock, database, publicUrl }: {
+    clock?: RunnerClock;
+    database?: DatabaseHandle;
+    publicUrl?: string;
+  } = {},
+): Promise<{ app: App; api: TestClient }> {
+  const app = await createApp({
+    database: database ?? await freshDatabase(backend),
+    apiKeys: [TEST_API_KEY],
+    readOnlyApiKeys: [TEST_READ_KEY],
+    log: createLogger("silent"),
+    remoteRuns: { syncEveryMs: 0 },
+    publicUrl,
+    heartbeats: { clock },
+  });
+  return { app, api: new TestClient(app.handler) };
+}
+
+/** A new project's name. */
+export async function newProject(api: TestClient): Promise<string> {
+  const project = uniqueName();
+  const res = await api.post("/api/v1/projects", { project });
+  assert.equal(res.status, 201, res.text);
+  return project;
+}
+
+/** The path of a project's heartbeats, or of one of them. */
+export const heartbeatsPath = (project: string, name?: string) =>
+  `/api/v1/projects/${project}/heartbeats${name === undefined ? "" : `/${name}`}`;
+
+/** Makes a heartbeat and answers it (its `ping_url` included). */
+// deno-lint-ignore no-explicit-any
+export async function newHeartbeat(api: TestClient, project: string, body: object): Promise<any> {
+  const res = await api.post(heartbeatsPath(project), body);
+  assert.equal(res.status, 201, res.text);
+  return res.body.data;
+}
