@@ -9,6 +9,10 @@ export interface DeliveryResult {
    * Never the remote peer's text (a hostile server can echo credentials into it), nor a URL.
    */
   error?: string;
+  /** A failure retrying cannot mend (the vendor refused the request itself): not retried. */
+  final?: true;
+  /** The vendor asked to wait this long before the next attempt (`Retry-After`). */
+  retryAfterMs?: number;
 }
 
 /** Removes every URL (which may carry tokens or credentials) from an error message. */

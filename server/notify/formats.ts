@@ -90,7 +90,7 @@ function unknownText(l: NonNullable<AlertEvent["data"]["locations"]>): string {
 }
 
 /** Slack mrkdwn treats `&`, `<` and `>` as markup (`<!channel>` pings everyone): escaped. */
-function slackEscape(text: string): string {
+export function slackEscape(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
 

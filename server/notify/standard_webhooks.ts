@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 
 export const WEBHOOK_ID_HEADER = "webhook-id";
@@ -69,4 +70,40 @@ export function textKeyAsWhsec(secret: string): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return `whsec_${btoa(binary)}`;
+}
+
+export const LEGACY_TIMESTAMP_HEADER = "x-timestamp";
+export const LEGACY_SIGNATURE_HEADER = "x-signature";
+
+/**
+ * The service's own signature, kept for the I'm alive webhook's receivers: `sha256=` and the hex
+ * HMAC-SHA256, keyed with the secret, of `<timestamp>.<body>` (the `X-Timestamp` header).
+ */
+export function legacySignature(key: Uint8Array, timestamp: string, body: string): string {
+  return `sha256=${createHmac("sha256", key).update(`${timestamp}.${body}`).digest("hex")}`;
+}
+
+/**
+ * The headers that sign one attempt of a request (the one signing path of every notification):
+ * Standard Webhooks with a key; with `legacy`, `X-Timestamp` always and `X-Signature` with a key.
+ * Without a key nothing is signed.
+ */
+export function signingHeaders(
+  { id, key, legacy }: { id: string; key: SigningKey | null; legacy?: boolean },
+  body: string,
+  at: Date,
+): Record<string, string> {
+  const timestamp = String(Math.floor(at.getTime() / 1000));
+  const headers: Record<string, string> = legacy ? { [LEGACY_TIMESTAMP_HEADER]: timestamp } : {};
+  if (key === null) return headers;
+  // Whole seconds, as the header says: the signature covers exactly what is sent.
+  Object.assign(
+    headers,
+    signStandardWebhook(key, { id, timestamp: new Date(Number(timestamp) * 1000), body }),
+  );
+  if (legacy) {
+    const bytes = typeof key === "string" ? new TextEncoder().encode(key) : key;
+    headers[LEGACY_SIGNATURE_HEADER] = legacySignature(bytes, timestamp, body);
+  }
+  return headers;
 }

@@ -1,0 +1,27 @@
+/**
+ * `discord`: a Discord webhook message (`content` and one embed, mentions off); an I'm alive
+ * report is its subject line. The URL is the credential.
+ *
+ * @module
+ */
+import { reportSubject } from "../../iam_alive/report.ts";
+import { defineProvider } from "../provider.ts";
+import { discordMessage, truncate } from "../formats.ts";
+import { secretUrl } from "./fields.ts";
+
+export const discord = defineProvider({
+  kind: "discord",
+  label: "Discord",
+  fields: { url: secretUrl("Webhook URL", "https://discord.com/api/webhooks/…") },
+  request: ({ url }, message) => ({
+    transport: "http",
+    method: "POST",
+    url,
+    body: JSON.stringify(
+      message.type === "alert" ? discordMessage(message.event) : {
+        content: truncate(reportSubject(message.report), 2000),
+        allowed_mentions: { parse: [] },
+      },
+    ),
+  }),
+});

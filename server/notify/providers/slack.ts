@@ -1,0 +1,27 @@
+/**
+ * `slack`: a Slack incoming-webhook message (`text` and `blocks`, markup escaped: a label's
+ * `<!channel>` mentions no one); an I'm alive report is its subject line. The URL is the
+ * credential.
+ *
+ * @module
+ */
+import { reportSubject } from "../../iam_alive/report.ts";
+import { defineProvider } from "../provider.ts";
+import { slackEscape, slackMessage, truncate } from "../formats.ts";
+import { secretUrl } from "./fields.ts";
+
+export const slack = defineProvider({
+  kind: "slack",
+  label: "Slack",
+  fields: { url: secretUrl("Incoming webhook URL", "https://hooks.slack.com/services/…") },
+  request: ({ url }, message) => ({
+    transport: "http",
+    method: "POST",
+    url,
+    body: JSON.stringify(
+      message.type === "alert"
+        ? slackMessage(message.event)
+        : { text: slackEscape(truncate(reportSubject(message.report), 3000)) },
+    ),
+  }),
+});
