@@ -8,8 +8,9 @@ import type { KindExecutor } from "./kind.ts";
 import { httpExecutor } from "./http.ts";
 import { dnsExecutor } from "./dns.ts";
 import { tcpExecutor } from "./tcp.ts";
+import { tlsExecutor } from "./tls.ts";
 
-const EXECUTORS: readonly KindExecutor[] = [httpExecutor, tcpExecutor, dnsExecutor];
+const EXECUTORS: readonly KindExecutor[] = [httpExecutor, tcpExecutor, dnsExecutor, tlsExecutor];
 
 const BY_SCHEME = new Map(EXECUTORS.flatMap((k) => k.schemes.map((s) => [s, k] as const)));
 
