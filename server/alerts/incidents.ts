@@ -25,6 +25,7 @@ import type { ProbeState } from "../db/schema.ts";
 import { enqueue, type Outgoing } from "../outbox/outbox.ts";
 import type { StateChange } from "./states.ts";
 import { failureWords } from "../ui/failure_words.js";
+import { kindOf } from "../ui/kinds.js";
 
 export type Resolution = "recovered" | "changed" | "deleted" | "disabled";
 
@@ -67,8 +68,10 @@ const isoOf = (value: Date | string | null) =>
  * Why a run failed, in words (`answered HTTP 500, expected 200`: `server/ui/failure_words.js`,
  * as the dashboard says it); null for a run that did not fail.
  */
-export const causeOf = (run: Pick<StateChange, "error" | "failedChecks">): string | null =>
-  failureWords({ error: run.error, failed_checks: run.failedChecks });
+export const causeOf = (
+  run: Pick<StateChange, "error" | "failedChecks"> & { url?: string },
+): string | null =>
+  failureWords({ error: run.error, failed_checks: run.failedChecks }, kindOf(run.url ?? ""));
 
 /** What the run an event is about recorded, as its result gives it: the codes beside the words. */
 interface RunCodes {

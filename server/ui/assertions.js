@@ -9,8 +9,10 @@ import { useEffect, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { HEADER_OPS, JSON_OPS, opWords } from "./check_words.js";
 import { lowerFirst, sentence } from "./messages.js";
+import { KINDS } from "./kinds.js";
 /** @import { ComponentChildren } from "preact" */
 /** @import { Probe } from "./api_types.d.ts" */
+/** @import { Kind } from "./kinds.js" */
 /** @typedef {NonNullable<Probe["expect"]>} Expect */
 /** @typedef {NonNullable<Expect["json"]>[number]} JsonCheck */
 /** @typedef {NonNullable<Expect["headers"]>[number]} HeaderCheck */
@@ -21,10 +23,13 @@ import { lowerFirst, sentence } from "./messages.js";
  */
 /** @typedef {{ name: string, op: string, value: string }} HeaderRowState */
 /**
- * The form's state for an `expect`.
- * @typedef {{ status: string, contains: string, not_contains: string, json: JsonRowState[],
- *   headers: HeaderRowState[], certificate_days: string }} AssertionsState
+ * The form's state for an `expect`. `records`: a DNS probe's "a record equals" lines, each a JSON
+ * check that the list of records holds it (`{"path": "", "op": "contains", "value": …}`).
+ * @typedef {{ status: string, contains: string, not_contains: string, records: string,
+ *   json: JsonRowState[], headers: HeaderRowState[], certificate_days: string }} AssertionsState
  */
+
+const HTTP = KINDS[0];
 
 const PRESENCE = ["exists", "not_exists"];
 const NUMERIC = ["lt", "le", "gt", "ge"];
@@ -46,26 +51,45 @@ const VALUE_TYPES = [
  */
 const shown = (value) => (typeof value === "string" ? `"${value}"` : JSON.stringify(value));
 
+/** @param {string} text */
+const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * A DNS probe's JSON check that one of its records equals a text: the form's `records` line.
+ * @param {JsonCheck} c
+ */
+const isRecordCheck = (c) => c.path === "" && c.op === "contains" && typeof c.value === "string";
+
 /**
  * The assertions of an `expect` in words, one line each, in the order the API checks them.
+ * `kind`: the probe's (an HTTP probe's status rule applies even when unnamed; a TCP probe has
+ * none, and its `body` is the answer).
  * @param {Expect | null | undefined} expect
+ * @param {Kind} [kind]
  * @returns {string[]}
  */
-export function assertionLines(expect) {
+export function assertionLines(expect, kind = HTTP) {
   if (!expect) return [];
   const lines = [];
-  lines.push(
-    !expect.status
-      ? "Status is below 400 (the default)"
-      : expect.status.length === 1
-      ? `Status is ${expect.status[0]}`
-      : `Status is one of ${expect.status.join(", ")}`,
-  );
-  for (const text of expect.body?.contains ?? []) lines.push(`Body contains ${shown(text)}`);
+  if (kind.expects.includes("status")) {
+    lines.push(
+      !expect.status
+        ? "Status is below 400 (the default)"
+        : expect.status.length === 1
+        ? `Status is ${expect.status[0]}`
+        : `Status is one of ${expect.status.join(", ")}`,
+    );
+  }
+  const answer = capital(kind.answer);
+  for (const text of expect.body?.contains ?? []) lines.push(`${answer} contains ${shown(text)}`);
   for (const text of expect.body?.not_contains ?? []) {
-    lines.push(`Body does not contain ${shown(text)}`);
+    lines.push(`${answer} does not contain ${shown(text)}`);
   }
   for (const c of expect.json ?? []) {
+    if (kind.name === "dns" && isRecordCheck(c)) {
+      lines.push(`A record equals ${shown(c.value)}`);
+      continue;
+    }
     const at = c.path === "" ? "The whole JSON body" : `JSON ${c.path}`;
     lines.push(
       `${at} ${opWords(JSON_OPS, c.op)}${c.value === undefined ? "" : ` ${shown(c.value)}`}`,
@@ -85,13 +109,14 @@ export function assertionLines(expect) {
 }
 
 /**
- * A probe's assertions as a list of readable rows; the default rule when it has none.
- * @param {{ expect: Expect | null }} props
+ * A probe's assertions as a list of readable rows; its kind's rule when it has none.
+ * @param {{ expect: Expect | null, kind?: Kind }} props
  */
-export function AssertionList({ expect }) {
-  if (!expect) return view`<span>status below 400 (the default)</span>`;
+export function AssertionList({ expect, kind = HTTP }) {
+  const lines = assertionLines(expect, kind);
+  if (lines.length === 0) return view`<span>${kind.passes} (the default)</span>`;
   return view`<ul class="assertions">
-    ${assertionLines(expect).map((line) => view`<li>${line}</li>`)}
+    ${lines.map((line) => view`<li>${line}</li>`)}
   </ul>`;
 }
 
@@ -108,16 +133,20 @@ function typeOf(value) {
 
 /**
  * The form's state for an `expect` (or null): text for the fields, a row per JSON or header
- * check.
+ * check; for a DNS probe, its checks that a record equals a text as lines of `records`.
  * @param {Expect | null | undefined} expect
+ * @param {Kind} [kind]
  * @returns {AssertionsState}
  */
-export function assertionsState(expect) {
+export function assertionsState(expect, kind = HTTP) {
+  const dns = kind.name === "dns";
+  const records = dns ? (expect?.json ?? []).filter(isRecordCheck) : [];
   return {
     status: (expect?.status ?? []).join(", "),
     contains: (expect?.body?.contains ?? []).join("\n"),
     not_contains: (expect?.body?.not_contains ?? []).join("\n"),
-    json: (expect?.json ?? []).map((c) => ({
+    records: records.map((c) => String(c.value)).join("\n"),
+    json: (expect?.json ?? []).filter((c) => !records.includes(c)).map((c) => ({
       path: c.path,
       op: c.op,
       type: c.value === undefined ? "text" : typeOf(c.value),
@@ -161,20 +190,23 @@ function jsonValue(row) {
 const lines = (text) => text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
 
 /**
- * The `expect` the form's state stands for: null when no assertion is filled in (the default
- * rule, status below 400). Sent as typed, for the API to refuse what is wrong in its words.
+ * The `expect` the form's state stands for: null when no assertion is filled in (the kind's
+ * default rule). Only the checks the kind takes: a part the form hides for it is not sent. Sent
+ * as typed, for the API to refuse what is wrong in its words.
  * @param {AssertionsState} state
+ * @param {Kind} [kind]
  * @returns {Record<string, unknown> | null}
  */
-export function expectOf(state) {
+export function expectOf(state, kind = HTTP) {
   /** @type {Record<string, unknown>} */
   const expect = {};
-  const status = state.status.split(/[\s,]+/).filter((s) => s !== "");
+  const takes = (/** @type {Kind["expects"][number]} */ key) => kind.expects.includes(key);
+  const status = takes("status") ? state.status.split(/[\s,]+/).filter((s) => s !== "") : [];
   if (status.length) {
     expect.status = status.map((s) => (/^\d+$/.test(s) ? Number(s) : s.toLowerCase()));
   }
-  const contains = lines(state.contains);
-  const notContains = lines(state.not_contains);
+  const contains = takes("body") ? lines(state.contains) : [];
+  const notContains = takes("body") ? lines(state.not_contains) : [];
   if (contains.length || notContains.length) {
     /** @type {Record<string, string[]>} */
     const body = {};
@@ -182,22 +214,26 @@ export function expectOf(state) {
     if (notContains.length) body.not_contains = notContains;
     expect.body = body;
   }
-  if (state.json.length) {
-    expect.json = state.json.map((row) => {
-      const value = jsonValue(row);
-      return value === undefined
-        ? { path: row.path.trim(), op: row.op }
-        : { path: row.path.trim(), op: row.op, value };
-    });
+  const records = kind.name === "dns" ? lines(state.records) : [];
+  if (takes("json") && (records.length || state.json.length)) {
+    expect.json = [
+      ...records.map((value) => ({ path: "", op: "contains", value })),
+      ...state.json.map((row) => {
+        const value = jsonValue(row);
+        return value === undefined
+          ? { path: row.path.trim(), op: row.op }
+          : { path: row.path.trim(), op: row.op, value };
+      }),
+    ];
   }
-  if (state.headers.length) {
+  if (takes("headers") && state.headers.length) {
     expect.headers = state.headers.map((row) =>
       PRESENCE.includes(row.op)
         ? { name: row.name.trim(), op: row.op }
         : { name: row.name.trim(), op: row.op, value: row.value }
     );
   }
-  if (state.certificate_days.trim() !== "") {
+  if (takes("certificate_days") && state.certificate_days.trim() !== "") {
     expect.certificate_days = numberOrText(state.certificate_days);
   }
   return Object.keys(expect).length ? expect : null;
@@ -206,11 +242,13 @@ export function expectOf(state) {
 /**
  * The API's details for `expect` by the part they name: `status`, `contains`, `not_contains`,
  * `certificate_days`, `json.0.value`, `headers.1`; the rest under `""`. Each as a sentence; a
- * message about one of several lines says which line.
+ * message about one of several lines says which line. The first `records` JSON checks are the
+ * lines of `records` (`expectOf` sends them first): theirs go there, the rest are renumbered.
  * @param {{ path: string, message: string }[] | undefined} details
+ * @param {number} [records]
  * @returns {Record<string, string>}
  */
-export function assertionErrors(details) {
+export function assertionErrors(details, records = 0) {
   /** @type {Record<string, string>} */
   const at = {};
   /**
@@ -228,8 +266,11 @@ export function assertionErrors(details) {
       add(head, second === undefined ? text : `Entry ${Number(second) + 1}: ${lowerFirst(text)}`);
     } else if (head === "body" && (second === "contains" || second === "not_contains")) {
       add(second, third === undefined ? text : `Line ${Number(third) + 1}: ${lowerFirst(text)}`);
+    } else if (head === "json" && Number(second) < records) {
+      add("records", `Line ${Number(second) + 1}: ${lowerFirst(text)}`);
     } else if ((head === "json" || head === "headers") && second !== undefined) {
-      add(third === undefined ? `${head}.${second}` : `${head}.${second}.${third}`, text);
+      const at = head === "json" ? String(Number(second) - records) : second;
+      add(third === undefined ? `${head}.${at}` : `${head}.${at}.${third}`, text);
     } else add("", text);
   }
   return at;
@@ -354,16 +395,20 @@ function HeaderRow({ row, index, errors, onChange, onRemove }) {
   </fieldset>`;
 }
 
-/** @typedef {"status" | "contains" | "not_contains" | "certificate_days"} TextPart */
+/** @typedef {"status" | "contains" | "not_contains" | "records" | "certificate_days"} TextPart */
 
 /**
  * The assertions as fields: `state` from `assertionsState`, changed through `onChange`;
- * `details` are the API's details for `expect` (paths below it).
+ * `details` are the API's details for `expect` (paths below it). Only the checks `kind` takes
+ * are shown.
  * @param {{ state: AssertionsState, onChange: (state: AssertionsState) => void,
- *   details?: { path: string, message: string }[] }} props
+ *   details?: { path: string, message: string }[], kind?: Kind }} props
  */
-export function AssertionsEditor({ state, onChange, details }) {
-  const errors = assertionErrors(details);
+export function AssertionsEditor({ state, onChange, details, kind = HTTP }) {
+  const dns = kind.name === "dns";
+  const errors = assertionErrors(details, dns ? lines(state.records).length : 0);
+  const takes = (/** @type {Kind["expects"][number]} */ key) => kind.expects.includes(key);
+  const answer = capital(kind.answer);
   const [focusNext, setFocusNext] = useState(/** @type {string | null} */ (null));
   useEffect(() => {
     if (!focusNext) return;
@@ -419,36 +464,65 @@ export function AssertionsEditor({ state, onChange, details }) {
   return view`<fieldset class="assertions-editor" name="expect">
     <legend>Assertions (optional)</legend>
     <p class="hint">What a run must show to pass; any failed assertion makes it down. Nothing
-      here: a status below 400 passes.</p>
+      here: ${kind.passes} passes.</p>
     ${errors[""] && view`<p class="field-error" role="alert">${errors[""]}</p>`}
     ${
-    part(
+    takes("status") && part(
       "status",
       "Status codes and classes",
       "Separated by commas: 200, 204, 2xx, 301. Empty: any status below 400 passes.",
     )
   }
-    ${part("contains", "Body must contain", "One text per line, matched exactly.", true)}
-    ${part("not_contains", "Body must not contain", "One text per line.", true)}
     ${
-    state.json.map((row, i) =>
+    takes("body") && part(
+      "contains",
+      `${answer} must contain`,
+      dns
+        ? "One text per line, matched exactly in the records (one record per line, an MX as 10 mail.example.com)."
+        : "One text per line, matched exactly.",
+      true,
+    )
+  }
+    ${
+    takes("body") && part("not_contains", `${answer} must not contain`, "One text per line.", true)
+  }
+    ${
+    dns && part(
+      "records",
+      "A record equals",
+      "One value per line: one of the records must be exactly it (192.0.2.1).",
+      true,
+    )
+  }
+    ${
+    takes("json") && state.json.map((row, i) =>
       view`<${JsonRow} key=${`json-${i}`} row=${row} index=${i} errors=${errors}
         onChange=${setJson(i)} onRemove=${removeJson(i)} />`
     )
   }
-    <button type="button" id="add-json-check" onClick=${addJson}>Add JSON check</button>
     ${
-    state.headers.map((row, i) =>
+    takes("json") && view`<button type="button" id="add-json-check" onClick=${addJson}>
+      Add JSON check
+    </button>`
+  }
+    ${
+    takes("headers") && state.headers.map((row, i) =>
       view`<${HeaderRow} key=${`header-${i}`} row=${row} index=${i} errors=${errors}
         onChange=${setHeader(i)} onRemove=${removeHeader(i)} />`
     )
   }
-    <button type="button" id="add-header-check" onClick=${addHeader}>Add header check</button>
     ${
-    part(
+    takes("headers") && view`<button type="button" id="add-header-check" onClick=${addHeader}>
+      Add header check
+    </button>`
+  }
+    ${
+    takes("certificate_days") && part(
       "certificate_days",
       "Certificate valid for at least (days)",
-      "https only: the TLS certificate must stay valid this many more days, 1 to 3650.",
+      kind.name === "tls"
+        ? "The certificate must stay valid this many more days, 1 to 3650."
+        : "https only: the TLS certificate must stay valid this many more days, 1 to 3650.",
       false,
       { inputmode: "numeric", autocomplete: "off" },
     )

@@ -90,18 +90,20 @@ const quoted = (seen) => (seen === REDACTED ? seen : JSON.stringify(seen));
 /**
  * One failed check in words. Its `expected` and `seen` are the runner's (server/runner/
  * assertions.ts); a form this does not know reads `JSON check 2 failed: expected …, saw …`.
+ * `answer`: what a `body` check read, `body` for HTTP, `answer` for a TCP, TLS or DNS probe.
  * @param {FailedCheck} c
+ * @param {string} [answer]
  */
-export function checkWords(c) {
+export function checkWords(c, answer = "body") {
   const { check, expected, seen = "" } = c;
   const kind = check.split(".")[0];
   let m;
   if (check === "status") return `answered HTTP ${seen}, expected ${wantedStatus(expected)}`;
   if (kind === "body" && (m = /^body contains (.+)$/s.exec(expected))) {
-    return `body did not contain ${m[1]}`;
+    return `${answer} did not contain ${m[1]}`;
   }
   if (kind === "body" && (m = /^body does not contain (.+)$/s.exec(expected))) {
-    return `body contained ${m[1]}`;
+    return `${answer} contained ${m[1]}`;
   }
   if (
     kind === "json" &&
@@ -143,13 +145,15 @@ export function checkWords(c) {
 
 /**
  * What a failing run found, in words: its failed checks (at most three, then `and 2 more`), or
- * its error. Null for a run that neither failed a check nor has an error.
+ * its error. Null for a run that neither failed a check nor has an error. `kind`: the probe's
+ * (`kinds.js`), HTTP when not given.
  * @param {{ error: string | null, failed_checks?: FailedCheck[] | null }} run
+ * @param {{ answer: string }} [kind]
  * @returns {string | null}
  */
-export function failureWords({ error, failed_checks: checks }) {
+export function failureWords({ error, failed_checks: checks }, kind = { answer: "body" }) {
   if (checks && checks.length > 0) {
-    const words = checks.slice(0, NAMED).map(checkWords).join("; ");
+    const words = checks.slice(0, NAMED).map((c) => checkWords(c, kind.answer)).join("; ");
     return checks.length > NAMED ? `${words}; and ${checks.length - NAMED} more` : words;
   }
   return error === null ? null : errorWords(error);

@@ -17,6 +17,7 @@ import { RunBars, Sparkline } from "./charts.js";
 import { OpenIncidents } from "./incidents.js";
 import { BlockedBadge, BlockedNote } from "./blocked.js";
 import { count, millis, percent, plural, since, utc } from "./format.js";
+import { kindOf } from "./kinds.js";
 /** @import { OverviewProbe, OverviewProject } from "./api_types.d.ts" */
 /** @typedef {OverviewProbe["state"]} ProbeState */
 /** A project as shown on a page: some of its probes, `continued` from the page before. */
@@ -54,6 +55,7 @@ function UptimeCell({ label, share, historySince, windowSeconds, shorterSeconds 
 
 /** @param {{ project: string, probe: OverviewProbe }} props */
 function ProbeRow({ project, probe }) {
+  const kind = kindOf(probe.url);
   return view`
     <tr class=${`row-${probe.state}`}>
       <td data-label="State">
@@ -69,15 +71,19 @@ function ProbeRow({ project, probe }) {
     probe.label ?? view`<${UrlText} url=${probe.url} />`
   }</a>
           ${
-    (probe.label || probe.method !== "GET") &&
-    view`<span class="url">${probe.method} ${
-      probe.label ? view`<${UrlText} url=${probe.url} />` : ""
-    }</span>`
+    kind.name !== "http"
+      ? view`<span class="url"><span class="tag">${kind.tag}</span> ${
+        probe.label ? view`<${UrlText} url=${probe.url} />` : ""
+      }</span>`
+      : (probe.label || probe.method !== "GET") &&
+        view`<span class="url">${probe.method} ${
+          probe.label ? view`<${UrlText} url=${probe.url} />` : ""
+        }</span>`
   }
         </th>
       <td data-label="Last runs" class="last-runs">
         <${RunBars} runs=${probe.recent_runs} slots=${LAST_RUNS} />
-        <span class="latency" title="The latest run's response time">${
+        <span class="latency" title=${`The latest run's ${kind.measures}`}>${
     millis(probe.last_duration_ms)
   }</span>
       </td>

@@ -38,6 +38,11 @@ import { useNotice } from "./notice.js";
 /** @import { ApiError } from "./api.js" */
 /** @import { FailedCheck, Probe, ProbeResult, Series } from "./api_types.d.ts" */
 import { ProbeLocations } from "./probe_locations.js";
+import { kindOf } from "./kinds.js";
+/** @import { Kind } from "./kinds.js" */
+
+/** @param {string} text */
+const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** @type {[Series["window"], string][]} */
 const WINDOWS = [
@@ -55,8 +60,8 @@ const RESULTS_SHOWN = 50;
 /** The newest incidents of the probe listed on its page. */
 const INCIDENTS_SHOWN = 50;
 
-/** @param {{ project: string, probeId: string, onDone: () => void }} props */
-function RunNow({ project, probeId, onDone }) {
+/** @param {{ project: string, probeId: string, kind: Kind, onDone: () => void }} props */
+function RunNow({ project, probeId, kind, onDone }) {
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState(
     /** @type {{ ok: boolean, text: string } | null} */ (null),
@@ -71,7 +76,7 @@ function RunNow({ project, probeId, onDone }) {
         ok: r.outcome === "up" || r.outcome === "degraded",
         text: `Ran now: ${r.outcome}${r.http_status ? ` (HTTP ${r.http_status})` : ""} in ${
           millis(r.duration_ms)
-        }${r.error ? `: ${failureWords(r)}` : ""}.`,
+        }${r.error ? `: ${failureWords(r, kind)}` : ""}.`,
       });
       onDone();
     } catch (error) {
@@ -154,10 +159,10 @@ function seriesSummary(series) {
 }
 
 /**
- * @param {{ project: string, probeId: string, round: number,
+ * @param {{ project: string, probeId: string, round: number, kind: Kind,
  *   initialWindow: Series["window"] }} props
  */
-function SeriesView({ project, probeId, round, initialWindow }) {
+function SeriesView({ project, probeId, round, kind, initialWindow }) {
   const [answer, setAnswer] = useState(/** @type {Series | undefined} */ (undefined));
   const [window, setWindow] = useFittedWindow(initialWindow, answer);
   const { data, error, loading } = useLoad(
@@ -178,7 +183,9 @@ function SeriesView({ project, probeId, round, initialWindow }) {
           <p class="muted" aria-live="polite">${seriesSummary(series)}</p>
           <figure class="figure">
             <${LatencyChart} series=${series} />
-            <figcaption>Latency per bucket (p50, p95, max). ${latencySummary(series)}</figcaption>
+            <figcaption>${
+      kind.name === "http" ? "Latency" : capital(kind.measures)
+    } per bucket (p50, p95, max). ${latencySummary(series)}</figcaption>
           </figure>
           <figure class="figure">
             <${OutcomeStrip} series=${series} />
@@ -237,17 +244,20 @@ export const RESULTS_PAGE = 10;
 /**
  * A run's error in words (as alerts say it), the error as recorded beside them when it differs.
  * @param {ProbeResult} r
+ * @param {Kind} kind
  */
-function runError(r) {
-  const words = failureWords(r);
+function runError(r, kind) {
+  const words = failureWords(r, kind);
   return words === r.error ? view`${words}` : view`${words} <code>${r.error}</code>`;
 }
 
 /**
- * One result as a row of the table (a card on narrow screens).
- * @param {{ r: ProbeResult }} props
+ * One result as a row of the table (a card on narrow screens); the HTTP status only for a kind
+ * that has one.
+ * @param {{ r: ProbeResult, kind: Kind }} props
  */
-function ResultRow({ r }) {
+function ResultRow({ r, kind }) {
+  const http = kind.name === "http";
   return view`
     <tr>
       <td data-label="Started">
@@ -257,9 +267,9 @@ function ResultRow({ r }) {
       <td data-label="Outcome"><${OutcomeBadge} outcome=${r.outcome} />${
     r.in_maintenance ? view` <span class="tag">maintenance</span>` : ""
   }</td>
-      <td data-label="HTTP" class="num">${r.http_status ?? "—"}</td>
+      ${http && view`<td data-label="HTTP" class="num">${r.http_status ?? "—"}</td>`}
       <td data-label="Duration" class="num">${millis(r.duration_ms)}</td>
-      <td data-label="Error or failed check" class="text-cell">${r.error ? runError(r) : ""}${
+      <td data-label="Error or failed check" class="text-cell">${r.error ? runError(r, kind) : ""}${
     failedChecks(r.failed_checks)
   }${!r.error && !r.failed_checks?.length ? view`<span class="muted">—</span>` : ""}</td>
       <td data-label="Trigger">${r.trigger}</td>
@@ -270,10 +280,10 @@ function ResultRow({ r }) {
 /**
  * The probe's results, newest first, `RESULTS_PAGE` at a time: the first load's, then older
  * pages asked of the API (`before`) as the reader goes back. A phone shows ten cards, not fifty.
- * @param {{ project: string, probeId: string,
+ * @param {{ project: string, probeId: string, kind: Kind,
  *   first: { data: ProbeResult[], meta: { next_before: string | null } } }} props
  */
-function Results({ project, probeId, first }) {
+function Results({ project, probeId, kind, first }) {
   // Every result seen: each refresh's first page merged in, so a run that slid off the first
   // page while older pages were open stays listed between them.
   const [held, setHeld] = useState(first.data);
@@ -315,6 +325,7 @@ function Results({ project, probeId, first }) {
       setBusy(false);
     }
   };
+  const http = kind.name === "http";
   const from = shown * RESULTS_PAGE + 1;
   const hasOlder = (shown + 1) * RESULTS_PAGE < all.length || cursor !== null;
   return view`
@@ -326,14 +337,18 @@ function Results({ project, probeId, first }) {
             <th scope="col">Started</th>
             <th scope="col">Location</th>
             <th scope="col">Outcome</th>
-            <th scope="col" class="num">HTTP</th>
-            <th scope="col" class="num">Duration</th>
+            ${http && view`<th scope="col" class="num">HTTP</th>`}
+            <th scope="col" class="num">${http ? "Duration" : capital(kind.measures)}</th>
             <th scope="col">Error or failed check</th>
             <th scope="col">Trigger</th>
           </tr>
         </thead>
         <tbody>
-          ${rows.map((r) => view`<${ResultRow} key=${`${r.location}/${r.started_at}`} r=${r} />`)}
+          ${
+    rows.map((r) =>
+      view`<${ResultRow} key=${`${r.location}/${r.started_at}`} r=${r} kind=${kind} />`
+    )
+  }
         </tbody>
       </table>
     </div>
@@ -383,6 +398,7 @@ export function ProbePage({ project, probeId }) {
   };
   useEvery(REFRESH_MS, refresh);
   const probe = data?.[0].data;
+  const kind = kindOf(probe?.url ?? "");
   useTitle(probe ? probe.label ?? probe.url : "Probe");
   const results = data?.[1].data ?? [];
   const resultsAnswer = data?.[1] ?? { data: [], meta: { next_before: null } };
@@ -405,10 +421,23 @@ export function ProbePage({ project, probeId }) {
     ${
     probe && view`
       <dl class="facts">
-        <div>
+        ${
+      kind.name === "http"
+        ? view`<div>
           <dt>Request</dt>
           <dd><code>${probe.method} <${UrlText} url=${probe.url} /></code></dd>
-        </div>
+        </div>`
+        : view`<div>
+          <dt>Watches</dt>
+          <dd><span class="tag">${kind.tag}</span> <code><${UrlText} url=${probe.url} /></code></dd>
+        </div>`
+    }
+        ${
+      typeof probe.body === "string" && kind.name !== "http" && view`<div>
+          <dt>Sends</dt>
+          <dd><code>${probe.body}</code></dd>
+        </div>`
+    }
         <div>
           <dt>State</dt>
           <dd>${probe.state}${
@@ -422,7 +451,7 @@ export function ProbePage({ project, probeId }) {
     }</dd>
         </div>
         <div>
-          <dt>Expected latency</dt>
+          <dt>Expected ${kind.name === "http" ? "latency" : kind.measures}</dt>
           <dd>${probe.latency ? millis(probe.latency) : "none"}</dd>
         </div>
         <div>
@@ -439,18 +468,18 @@ export function ProbePage({ project, probeId }) {
         </div>
         <div class="wide">
           <dt>Assertions</dt>
-          <dd><${AssertionList} expect=${probe.expect} /></dd>
+          <dd><${AssertionList} expect=${probe.expect} kind=${kind} /></dd>
         </div>
       </dl>
       ${
       canWrite && view`<div class="actions">
-        <${RunNow} project=${project} probeId=${probeId} onDone=${refresh} />
+        <${RunNow} project=${project} probeId=${probeId} kind=${kind} onDone=${refresh} />
         <a class="button" href=${href.editProbe(project, probeId)}>Edit probe</a>
         <${ConfirmButton} label="Delete probe" confirmLabel="Delete probe"
           question="Delete this probe? Its results go too." onConfirm=${remove} />
       </div>`
     }
-      <${SeriesView} project=${project} probeId=${probeId} round=${round}
+      <${SeriesView} project=${project} probeId=${probeId} round=${round} kind=${kind}
         initialWindow=${firstWindow(results)} />
       ${
       probe.effective_locations.length > 1 && view`<${ProbeLocations} project=${project}
@@ -459,7 +488,8 @@ export function ProbePage({ project, probeId }) {
     }
       <section aria-labelledby="results-title">
         <h2 id="results-title">Recent results</h2>
-        <${Results} project=${project} probeId=${probeId} first=${resultsAnswer} />
+        <${Results} project=${project} probeId=${probeId} kind=${kind}
+          first=${resultsAnswer} />
       </section>
       <section aria-labelledby="incidents-title">
         <h2 id="incidents-title">Incidents</h2>

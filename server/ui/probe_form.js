@@ -1,5 +1,8 @@
 // @ts-check
-/** Creating and editing a probe: every field of the API, its messages beside each field. */
+/**
+ * Creating and editing a probe: its kind (HTTP(S), TCP, TLS, DNS: `kinds.js`), the fields that
+ * kind takes, its messages beside each field.
+ */
 import { useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { get, patch, post, probePath, seg } from "./api.js";
@@ -9,7 +12,9 @@ import { ErrorNote, Loading } from "./parts.js";
 import { Field, FieldError, FormError, namesOrNull, parseJsonField, useForm } from "./forms.js";
 import { AssertionsEditor, assertionsState, expectOf } from "./assertions.js";
 import { useNotice } from "./notice.js";
+import { DNS_TYPES, kindNamed, kindOf, KINDS, urlOf, urlPartAt, urlParts } from "./kinds.js";
 /** @import { FormBody, Probe, ProbeCreate, ProbeUpdate } from "./api_types.d.ts" */
+/** @import { Kind, UrlParts } from "./kinds.js" */
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 /** The fields folded under "More settings": a new probe needs none of them. */
@@ -70,8 +75,16 @@ const numberText = (/** @type {number | null | undefined} */ value) =>
  * @param {Probe | undefined} probe
  */
 function initialValues(probe) {
+  const kind = kindOf(probe?.url ?? "");
+  const parts = urlParts(probe?.url ?? "");
   return {
-    url: probe?.url ?? "",
+    kind: kind.name,
+    url: kind.name === "http" ? probe?.url ?? "" : "",
+    host: parts.host,
+    port: parts.port,
+    name: parts.name,
+    type: parts.type,
+    send: typeof probe?.body === "string" && kind.name !== "http" ? probe.body : "",
     method: probe?.method ?? "GET",
     label: probe?.label ?? "",
     latency: probe?.latency === null || probe?.latency === undefined ? "" : String(probe.latency),
@@ -79,7 +92,7 @@ function initialValues(probe) {
     timeout_ms: numberText(probe?.timeout_ms),
     locations: (probe?.locations ?? []).join(", "),
     headers: headerLines(probe?.headers),
-    body: jsonText(probe?.body),
+    body: kind.name === "http" ? jsonText(probe?.body) : "",
   };
 }
 
@@ -135,6 +148,65 @@ async function sendProbe(project, probe, definition, requestBody) {
 }
 
 /**
+ * The kind chooser: a radio group. A probe keeps its kind once made (its URL's scheme): editing
+ * shows it without a choice.
+ * @param {{ kind: Kind, onChange: (name: string) => void, fixed: boolean }} props
+ */
+function KindChoice({ kind, onChange, fixed }) {
+  if (fixed) {
+    return view`<p class="kind-fixed">Kind: <span class="tag">${kind.tag}</span>
+      <span class="hint">A probe keeps its kind: for another, create a new probe.</span></p>`;
+  }
+  return view`<fieldset class="choices" name="kind">
+    <legend>Kind</legend>
+    ${
+    KINDS.map((k) =>
+      view`<label class="choice">
+        <input type="radio" name="probe-kind" value=${k.name} checked=${k === kind}
+          onChange=${() => onChange(k.name)} />
+        ${k.title}
+      </label>`
+    )
+  }
+  </fieldset>`;
+}
+
+/**
+ * Where a TCP, TLS or DNS probe connects, as parts of its URL: host and port, and for DNS the
+ * resolver, the name looked up and the record type. The API's message about the URL goes beside
+ * the part it names (`urlPartAt`).
+ * @param {{ kind: Kind, values: UrlParts, set: (name: keyof UrlParts) => (value: string) => void,
+ *   error?: string }} props
+ */
+function Where({ kind, values, set, error }) {
+  const dns = kind.name === "dns";
+  const at = error ? urlPartAt(error) : null;
+  /** @param {keyof UrlParts} part */
+  const errorAt = (part) => (at === part ? error : undefined);
+  return view`<fieldset class="where" name="url">
+    <legend>${dns ? "The query" : "Where it connects"}</legend>
+    <${Field} name="host" label=${dns ? "Resolver" : "Host"} autocomplete="off"
+      spellcheck=${false} value=${values.host} onInput=${set("host")} error=${errorAt("host")}
+      hint=${
+    dns
+      ? "The DNS server asked: a name or an address (1.1.1.1)."
+      : "A host name or an address (db.example.com, 10.0.0.5)."
+  } />
+    <${Field} name="port" label=${dns ? "Port (optional)" : "Port"} inputmode="numeric"
+      autocomplete="off" value=${values.port} onInput=${set("port")} error=${errorAt("port")}
+      hint=${dns ? "Empty: 53." : kind.name === "tls" ? "443, 465, 993…" : "5432, 6379, 25…"} />
+    ${
+    dns && view`
+      <${Field} name="name" label="Name to look up" autocomplete="off" spellcheck=${false}
+        value=${values.name} onInput=${set("name")} error=${errorAt("name")}
+        hint="A domain name: example.com." />
+      <${Field} name="type" label="Record type" as="select" options=${DNS_TYPES}
+        value=${values.type} onInput=${set("type")} error=${errorAt("type")} />`
+  }
+  </fieldset>`;
+}
+
+/**
  * @param {{
  *   project: string,
  *   probe?: Probe,
@@ -144,10 +216,12 @@ async function sendProbe(project, probe, definition, requestBody) {
 function ProbeForm({ project, probe, onSaved }) {
   const form = useForm(FIELDS);
   const [values, setValues] = useState(() => initialValues(probe));
-  const [assertions, setAssertions] = useState(() => assertionsState(probe?.expect));
+  const chosen = kindNamed(values.kind);
+  const [assertions, setAssertions] = useState(() => assertionsState(probe?.expect, chosen));
   /** @param {keyof typeof values} name */
   const set = (name) => (/** @type {string} */ value) =>
     setValues((v) => ({ ...v, [name]: value }));
+  const http = chosen.name === "http";
   // Opened once a folded field holds something other than its default (a probe edited) or the API
   // refused one, and kept open: it never folds away under the reader.
   const unfolded = useRef(false);
@@ -161,12 +235,20 @@ function ProbeForm({ project, probe, onSaved }) {
   const onSubmit = (event) => {
     event.preventDefault();
     form.submit(async () => {
-      const parsed = parsedFields(values);
+      // An HTTP URL field holding a tcp://, tls:// or dns:// URL makes a probe of that kind.
+      const url = http ? values.url : urlOf(chosen, values);
+      const kind = http ? kindOf(url) : chosen;
+      if (!http && values.host.trim() === "") {
+        throw new FieldError({ url: `Name a ${chosen.name === "dns" ? "resolver" : "host"}.` });
+      }
+      const parsed = kind.name === "http"
+        ? parsedFields(values)
+        : { body: kind.uses.body && values.send !== "" ? values.send : undefined };
       /** @type {FormBody<ProbeCreate>} */
       const definition = {
-        url: values.url,
-        method: values.method,
-        headers: parsed.headers,
+        url,
+        ...(kind.uses.method && { method: values.method }),
+        ...(kind.uses.headers && { headers: parsed.headers }),
         latency: latencyValue(values.latency),
         // Empty: null, the service-wide setting (PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_MS).
         interval_seconds: latencyValue(values.interval_seconds),
@@ -174,31 +256,49 @@ function ProbeForm({ project, probe, onSaved }) {
         // Empty: null, the project's default_locations.
         locations: namesOrNull(values.locations),
         label: values.label.trim() === "" ? null : values.label,
-        expect: expectOf(assertions),
+        expect: expectOf(assertions, kind),
       };
       const [probeId, how] = await sendProbe(project, probe, definition, parsed.body);
       onSaved(probeId, how);
     });
   };
+  const measures = chosen.measures;
   return view`
     <form class="form" ref=${form.formRef} onSubmit=${onSubmit} novalidate>
       <${FormError} message=${form.formError} />
-      <${Field} name="url" label="URL" type="url" inputmode="url" autocomplete="off"
+      <${KindChoice} kind=${chosen} onChange=${set("kind")} fixed=${probe !== undefined} />
+      ${
+    http
+      ? view`<${Field} name="url" label="URL" type="url" inputmode="url" autocomplete="off"
         value=${values.url} onInput=${set("url")} error=${form.errors.url}
-        hint="An absolute http:// or https:// URL." />
+        hint="An absolute http:// or https:// URL." />`
+      : view`<${Where} kind=${chosen} values=${values} set=${set} error=${form.errors.url} />`
+  }
+      ${
+    !http && chosen.uses.body && view`<${Field} name="body" label="Send (optional)" as="textarea"
+        rows="2" value=${values.send} onInput=${set("send")} error=${form.errors.body}
+        spellcheck=${false}
+        hint="Text sent once connected (PING, or a protocol's greeting); the answer is read for the checks below." />`
+  }
       <${Field} name="label" label="Label (optional)" value=${values.label}
         onInput=${
     set("label")
   } error=${form.errors.label} hint="A name for the probe in lists and alerts." />
       <${AssertionsEditor} state=${assertions} onChange=${setAssertions}
-        details=${form.details.expect} />
+        details=${form.details.expect} kind=${chosen} />
       <details class="more" open=${unfolded.current || undefined}>
-      <summary>More settings: method, expected latency, interval, timeout, locations, headers, body</summary>
-      <${Field} name="method" label="Method" as="select" options=${METHODS} value=${values.method}
-        onInput=${set("method")} error=${form.errors.method} />
-      <${Field} name="latency" label="Expected latency in ms (optional)" inputmode="numeric"
+      <summary>More settings: ${
+    http ? "method, expected latency" : `expected ${measures}`
+  }, interval, timeout, locations${http ? ", headers, body" : ""}</summary>
+      ${
+    http && view`<${Field} name="method" label="Method" as="select" options=${METHODS}
+        value=${values.method} onInput=${set("method")} error=${form.errors.method} />`
+  }
+      <${Field} name="latency" label=${
+    http ? "Expected latency in ms (optional)" : `Expected ${measures} in ms (optional)`
+  } inputmode="numeric"
         value=${values.latency} onInput=${set("latency")} error=${form.errors.latency}
-        hint="Slower answers count as degraded." />
+        hint=${http ? "Slower answers count as degraded." : "Slower runs count as degraded."} />
       <${Field} name="interval_seconds" label="Interval in seconds (optional)" inputmode="numeric"
         value=${values.interval_seconds} onInput=${set("interval_seconds")}
         error=${form.errors.interval_seconds}
@@ -209,11 +309,15 @@ function ProbeForm({ project, probe, onSaved }) {
       <${Field} name="locations" label="Locations (optional)" autocomplete="off"
         value=${values.locations} onInput=${set("locations")} error=${form.errors.locations}
         hint="Where it runs: location names, comma-separated (see Locations). Empty: the project's default." />
-      <${Field} name="headers" label="Headers (optional)" as="textarea" rows="3"
+      ${
+    http && view`<${Field} name="headers" label="Headers (optional)" as="textarea" rows="3"
         value=${values.headers} onInput=${set("headers")} error=${form.errors.headers}
         hint="One per line, as Name: value." spellcheck=${false} />
       <${Field} name="body" label="Request body (optional, JSON)" as="textarea" rows="3"
-        value=${values.body} onInput=${set("body")} error=${form.errors.body} spellcheck=${false} />
+        value=${values.body} onInput=${
+      set("body")
+    } error=${form.errors.body} spellcheck=${false} />`
+  }
       </details>
       <div class="actions">
         <button type="submit" class="primary" disabled=${form.busy}>
