@@ -61,6 +61,10 @@ export const DNS_NAMES = {
   stray: "stray.example.test",
   /** Over UDP, a thousand answers with other ids and never the real one. */
   flood: "flood.example.test",
+  /** Over UDP a truncated answer; over TCP the connection is held and never answered. */
+  tcpSilent: "tcp-silent.example.test",
+  /** Over UDP a truncated answer; over TCP a megabyte of bytes that are no DNS message. */
+  tcpFlood: "tcp-flood.example.test",
 } as const;
 
 const RCODE = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
@@ -90,10 +94,13 @@ function answerOf(
   const base = { type: "response" as const, id: query.id, questions: query.questions };
   if (!question) return { reply: { ...base, flags: 1 }, strays: [] };
   const name = question.name.toLowerCase();
-  if (name === DNS_NAMES.silent) return { reply: null, strays: [] };
+  if (name === DNS_NAMES.silent || (name === DNS_NAMES.tcpSilent && transport === "tcp")) {
+    return { reply: null, strays: [] };
+  }
   if (name === DNS_NAMES.servfail) return { reply: { ...base, flags: RCODE.SERVFAIL }, strays: [] };
   if (name === DNS_NAMES.refused) return { reply: { ...base, flags: RCODE.REFUSED }, strays: [] };
-  if (name === DNS_NAMES.truncated && transport === "udp") {
+  const truncates = [DNS_NAMES.truncated, DNS_NAMES.tcpSilent, DNS_NAMES.tcpFlood] as string[];
+  if (truncates.includes(name) && transport === "udp") {
     return { reply: { ...base, flags: packet.TRUNCATED_RESPONSE }, strays: [] };
   }
   const otherId = ((query.id ?? 0) + 1) % 65536;
@@ -181,6 +188,11 @@ export async function startDnsResponder(): Promise<DnsResponder> {
         buffered = buffered.subarray(2 + length);
         if (!query) continue;
         record(queries, query, "tcp");
+        if (query.questions?.[0]?.name.toLowerCase() === DNS_NAMES.tcpFlood) {
+          // A length of 65,535 and then far more than that, in 64 KiB writes.
+          for (let i = 0; i < 16; i++) socket.write(Buffer.alloc(65_536, 0xff));
+          continue;
+        }
         const { reply } = answerOf(query, "tcp");
         if (reply) socket.write(packet.streamEncode(reply));
       }

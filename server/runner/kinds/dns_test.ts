@@ -136,6 +136,27 @@ Deno.test("a silent resolver and a flood of strays are down once the probe's tim
   });
 });
 
+Deno.test("over TCP, a resolver that never answers ends at the timeout; one that floods is read no further than one message", async () => {
+  await withResponder(async (dns, at) => {
+    const began = performance.now();
+    const silent = await executeProbe(
+      probe(`${at}/${DNS_NAMES.tcpSilent}?type=A`, { timeoutMs: 300 }),
+      options(),
+    );
+    assert.equal(silent.outcome, "down");
+    assert.equal(silent.error, "no answer from the resolver within 300 ms");
+    assert.ok(performance.now() - began < 2_000);
+
+    const flood = await executeProbe(
+      probe(`${at}/${DNS_NAMES.tcpFlood}?type=A`, { timeoutMs: 2_000 }),
+      options(),
+    );
+    assert.equal(flood.outcome, "down");
+    assert.equal(flood.error, "the resolver's answer does not answer the query");
+    assert.deepEqual(dns.queries.map((q) => q.transport), ["udp", "tcp", "udp", "tcp"]);
+  });
+});
+
 Deno.test("a resolver on a closed port is down in words when the timeout passes", async () => {
   const run = await executeProbe(
     probe(`dns://127.0.0.1:${closedPort()}/example.test?type=A`, { timeoutMs: 300 }),
