@@ -6,10 +6,10 @@
  *
  * @module
  */
+import type { FailedCheck } from "@probe/shared";
 import { checkHost } from "../../outbound/network_policy.ts";
 import type { ExecuteOptions, ProbeTarget, RunResult } from "../execute.ts";
 import { RETRY_PAUSE_MS } from "./http.ts";
-import { hostPortOf } from "./tcp.ts";
 import { noAnswer } from "./verdict.ts";
 
 export type Verdict = Omit<RunResult, "startedAt"> & Required<Pick<RunResult, "failedChecks">>;
@@ -50,6 +50,29 @@ const SOCKET_ERRORS: Record<string, string> = {
 /** A socket error (`errorCode` of it) in words: "connection refused". */
 export const socketFailure = (code: string) =>
   SOCKET_ERRORS[code] ?? `network error${code ? ` ${code}` : ""}`;
+
+/** The host (IPv6 without brackets) and port of a stored `tcp:`/`tls:` URL. */
+export function hostPortOf(url: string): { host: string; port: number } {
+  const u = new URL(url);
+  return { host: u.hostname.replace(/^\[|\]$/g, ""), port: Number(u.port) };
+}
+
+/**
+ * The error of an answer that failed its checks, in words: what the answer did not contain (or
+ * did), the first failed check, with how many more.
+ */
+export function answerError(failed: readonly FailedCheck[]): string {
+  const [first] = failed;
+  const more = failed.length > 1 ? ` (and ${failed.length - 1} more)` : "";
+  let m;
+  if ((m = /^body contains (.+)$/s.exec(first.expected))) {
+    return `connected, but the answer did not contain ${m[1]}${more}`;
+  }
+  if ((m = /^body does not contain (.+)$/s.exec(first.expected))) {
+    return `connected, but the answer contained ${m[1]}${more}`;
+  }
+  return `connected, but ${first.expected}${more}`;
+}
 
 /** A stage's timeout in words: "timed out after 5000 ms connecting". */
 export const timedOut = (ms: number, stage: string) => `timed out after ${ms} ms ${stage}`;

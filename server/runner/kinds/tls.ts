@@ -17,6 +17,7 @@ import { isIP } from "node:net";
 import tls from "node:tls";
 import type { ExecuteOptions, ProbeTarget, RunResult } from "../execute.ts";
 import {
+  answerError,
   type AttemptContext,
   runConnection,
   socketFailure,
@@ -25,7 +26,6 @@ import {
 } from "./connection.ts";
 import { converse, errorCode } from "./conversation.ts";
 import type { KindExecutor } from "./kind.ts";
-import { answerError } from "./tcp.ts";
 import { certificateTime, handshakeWords, rejectionWords, shortLifeWords } from "./tls_words.ts";
 import { judgeAnswer, noAnswer } from "./verdict.ts";
 
