@@ -157,6 +157,7 @@ Deno.test("tls: nothing is sent to a peer whose certificate is refused", async (
       options(),
     );
     assert.equal(run.outcome, "down");
+    assert.equal(run.error, "untrusted certificate chain (self-signed)");
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(heard, "");
   });
