@@ -95,7 +95,8 @@ type Hop =
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-const ERROR_REASONS: Record<string, string> = {
+/** Socket errors in words, by node's code: HTTP's runs and the connecting kinds' say the same. */
+export const ERROR_REASONS: Record<string, string> = {
   ECONNREFUSED: "connection refused",
   ECONNRESET: "connection reset",
   EPIPE: "connection reset",

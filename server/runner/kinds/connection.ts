@@ -8,6 +8,7 @@
  */
 import type { FailedCheck } from "@probe/shared";
 import { checkHost } from "../../outbound/network_policy.ts";
+import { ERROR_REASONS } from "../../outbound/request.ts";
 import type { ExecuteOptions, ProbeTarget, RunResult } from "../execute.ts";
 import { RETRY_PAUSE_MS } from "./http.ts";
 import { noAnswer } from "./verdict.ts";
@@ -35,21 +36,9 @@ export type Attempt = (
   context: AttemptContext,
 ) => Promise<{ verdict: Verdict; retry: boolean }>;
 
-/** Socket errors said in words. */
-const SOCKET_ERRORS: Record<string, string> = {
-  ECONNREFUSED: "connection refused",
-  ECONNRESET: "connection reset",
-  EPIPE: "connection reset",
-  ECONNABORTED: "connection aborted",
-  EHOSTUNREACH: "host unreachable",
-  ENETUNREACH: "network unreachable",
-  EADDRNOTAVAIL: "address not available",
-  ETIMEDOUT: "connection timed out",
-};
-
 /** A socket error (`errorCode` of it) in words: "connection refused". */
 export const socketFailure = (code: string) =>
-  SOCKET_ERRORS[code] ?? `network error${code ? ` ${code}` : ""}`;
+  ERROR_REASONS[code] ?? `network error${code ? ` ${code}` : ""}`;
 
 /** The host (IPv6 without brackets) and port of a stored `tcp:`/`tls:` URL. */
 export function hostPortOf(url: string): { host: string; port: number } {
