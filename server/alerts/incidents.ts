@@ -32,9 +32,12 @@ export type Resolution = "recovered" | "changed" | "deleted" | "disabled";
 /**
  * A probe as messages and lists name it: its label, or its URL without credentials, query values
  * and fragment. A query part without `=` may be a bare token, so only parts with one are named.
+ * A `dns://` URL is shown whole: as stored it holds no credentials and one query value, its
+ * record type, one of six words the service checks (`shared/kinds/dns.ts`).
  */
 export function displayLabel(label: string | null, url: string): string {
   if (label) return label;
+  if (kindOf(url).name === "dns") return url;
   if (!URL.canParse(url)) return url;
   const u = new URL(url);
   u.username = "";
