@@ -189,6 +189,14 @@ export type ProbeCreate = Body<"post", "/projects/{project}/probes">;
 export type ProbeUpdate = Body<"patch", "/projects/{project}/probes/{probeId}">;
 /** The body of a project's creation. */
 export type ProjectCreate = Body<"post", "/projects">;
+/** A heartbeat as read back (docs/heartbeats.md). */
+export type Heartbeat = Data<"/projects/{project}/heartbeats/{name}">;
+/** One of a heartbeat's kept pings, with its body. */
+export type HeartbeatPing = Data<"/projects/{project}/heartbeats/{name}/pings">[number];
+/** The body of a heartbeat's creation. */
+export type HeartbeatCreate = Body<"post", "/projects/{project}/heartbeats">;
+/** The body of a heartbeat's edit. */
+export type HeartbeatUpdate = Body<"patch", "/projects/{project}/heartbeats/{name}">;
 
 /**
  * A body as a form sends it: the operation's field names (a name it lacks fails to check), each

@@ -24,6 +24,8 @@ import { SettingsPage } from "./settings_page.js";
 import { MaintenancePage } from "./maintenance.js";
 import { StatusPageSettings } from "./status_page_settings.js";
 import { BadgesPage } from "./badges.js";
+import { EditHeartbeat, NewHeartbeat } from "./heartbeat_form.js";
+import { HeartbeatPage } from "./heartbeat_page.js";
 /** @import { ApiError, Scope } from "./api.js" */
 /** @import { Route } from "./routes.js" */
 import { LocationsPage } from "./locations.js";
@@ -123,7 +125,13 @@ function ReadOnly() {
 }
 
 /** Routes whose page changes something: a read-only key is told it cannot. */
-const WRITING_ROUTES = new Set(["newProject", "newProbe", "editProbe"]);
+const WRITING_ROUTES = new Set([
+  "newProject",
+  "newProbe",
+  "editProbe",
+  "newHeartbeat",
+  "editHeartbeat",
+]);
 
 /** @param {{ route: Route }} props */
 function Page({ route }) {
@@ -163,6 +171,15 @@ function Page({ route }) {
       return view`<${StatusPageSettings} key=${route.project} project=${route.project} />`;
     case "badges":
       return view`<${BadgesPage} key=${route.project} project=${route.project} />`;
+    case "newHeartbeat":
+      return view`<${NewHeartbeat} key=${route.project} project=${route.project} />`;
+    case "heartbeat":
+      return view`
+        <${HeartbeatPage} key=${`${route.project}/${route.heartbeat}`}
+          project=${route.project} name=${route.heartbeat} />
+      `;
+    case "editHeartbeat":
+      return view`<${EditHeartbeat} project=${route.project} name=${route.heartbeat} />`;
     default:
       return view`<${NotFound} />`;
   }

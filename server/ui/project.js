@@ -12,6 +12,7 @@ import { ProbeTable, tally } from "./overview.js";
 import { useNotice } from "./notice.js";
 import { ProjectNav } from "./settings_parts.js";
 import { StatusPageLink } from "./status_page_settings.js";
+import { ProjectHeartbeats } from "./heartbeats.js";
 /** @import { ApiError } from "./api.js" */
 /** @import { Project, ProjectCreate } from "./api_types.d.ts" */
 
@@ -203,6 +204,7 @@ export function ProjectPage({ name }) {
         `
     }
       </section>
+      <${ProjectHeartbeats} project=${name} canWrite=${canWrite} round=${0} />
       ${canWrite && view`<${EditProject} key=${name} project=${project} onSaved=${reload} />`}
     `
   }

@@ -32,6 +32,12 @@ export const href = {
   statusPage: (project) => `${href.project(project)}/status-page`,
   /** @param {string} project */
   badges: (project) => `${href.project(project)}/badges`,
+  /** @param {string} project */
+  newHeartbeat: (project) => `${href.project(project)}/new-heartbeat`,
+  /** @param {string} project @param {string} name */
+  heartbeat: (project, name) => `${href.project(project)}/heartbeats/${part(name)}`,
+  /** @param {string} project @param {string} name */
+  editHeartbeat: (project, name) => `${href.heartbeat(project, name)}/edit`,
 };
 
 /**
@@ -58,10 +64,12 @@ const PROJECT_PAGES = {
  *   }
  *   | { name: "incidents", query: string }
  *   | {
- *     name: "project" | "newProbe" | "projectAlerts" | "maintenance" | "statusPage" | "badges",
+ *     name: "project" | "newProbe" | "projectAlerts" | "maintenance" | "statusPage" | "badges"
+ *       | "newHeartbeat",
  *     project: string,
  *   }
- *   | { name: "probe" | "editProbe", project: string, probeId: string }} Route
+ *   | { name: "probe" | "editProbe", project: string, probeId: string }
+ *   | { name: "heartbeat" | "editHeartbeat", project: string, heartbeat: string }} Route
  */
 
 /**
@@ -89,6 +97,13 @@ export function parseRoute(hash) {
   if (first !== "projects" || !project) return { name: "notFound" };
   if (parts.length === 2) return { name: "project", project };
   if (third === "new-probe" && parts.length === 3) return { name: "newProbe", project };
+  if (third === "new-heartbeat" && parts.length === 3) return { name: "newHeartbeat", project };
+  if (third === "heartbeats" && probeId && parts.length === 4) {
+    return { name: "heartbeat", project, heartbeat: probeId };
+  }
+  if (third === "heartbeats" && probeId && fifth === "edit" && parts.length === 5) {
+    return { name: "editHeartbeat", project, heartbeat: probeId };
+  }
   if (parts.length === 3 && Object.hasOwn(PROJECT_PAGES, third)) {
     return { name: PROJECT_PAGES[third], project };
   }
