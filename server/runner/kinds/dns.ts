@@ -11,7 +11,7 @@ import { dnsQueryOf, type DnsType } from "@probe/shared";
 import ipaddr from "ipaddr.js";
 import { checkHost } from "../../outbound/network_policy.ts";
 import type { ExecuteOptions, ProbeTarget, RunResult } from "../execute.ts";
-import { type DnsAnswer, type DnsQuestion, queryTcp, queryUdp } from "./dns_exchange.ts";
+import { type DnsAnswer, type DnsQuestion, query } from "./dns_exchange.ts";
 import type { KindExecutor } from "./kind.ts";
 import { judgeAnswer, noAnswer } from "./verdict.ts";
 
@@ -121,9 +121,9 @@ async function executeDns(
     }
     const resolver = { address: check.address, port, family: check.family };
     const sent = elapsed();
-    let result = await queryUdp(resolver, question, deadline.signal);
+    let result = await query("udp", resolver, question, deadline.signal);
     if (result.kind === "answer" && result.answer.flag_tc) {
-      result = await queryTcp(resolver, question, deadline.signal);
+      result = await query("tcp", resolver, question, deadline.signal);
     }
     if (result.kind === "aborted") return { startedAt, ...timedOut(check.address) };
     const where = { durationMs: Math.max(0, Math.round(elapsed() - sent)), address: check.address };

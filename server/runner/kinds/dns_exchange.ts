@@ -102,10 +102,64 @@ function sameAddress(a: string, b: string): boolean {
   }
 }
 
-/** Resolves with the first of `settle`'s values, or `aborted` when the signal ends it first. */
-function exchange(
+/** How one transport sends a query and hands on what comes of it; answers the clean-up. */
+type Transport = (
+  to: Resolver,
+  query: packet.Packet,
+  isAnswer: (message: DnsAnswer) => boolean,
+  settle: (result: Exchange) => void,
+) => () => void;
+
+/**
+ * UDP: datagrams from elsewhere, that do not parse, or that answer another id or question are
+ * dropped (a spoofer must guess the random id); the first that answers is taken.
+ */
+const udp: Transport = (to, query, isAnswer, settle) => {
+  const socket = dgram.createSocket(to.family === 6 ? "udp6" : "udp4");
+  socket.on("error", (error) => settle({ kind: "failed", reason: unreachable(error) }));
+  socket.on("message", (message: Buffer, from: dgram.RemoteInfo) => {
+    if (from.port !== to.port || !sameAddress(from.address, to.address)) return;
+    const answer = decode(message);
+    if (answer && isAnswer(answer)) settle({ kind: "answer", answer });
+  });
+  socket.send(packet.encode(query), to.port, to.address, (error) => {
+    if (error) settle({ kind: "failed", reason: unreachable(error) });
+  });
+  return () => socket.close();
+};
+
+/** TCP: one connection, one message of at most 65,535 bytes read, then closed. */
+const tcp: Transport = (to, query, isAnswer, settle) => {
+  const socket = net.connect({ host: to.address, port: to.port, family: to.family });
+  let read = Buffer.alloc(0);
+  socket.on("connect", () => socket.write(packet.streamEncode(query)));
+  socket.on("error", (error) => settle({ kind: "failed", reason: unreachable(error) }));
+  socket.on("close", () => {
+    settle({ kind: "failed", reason: "the resolver closed the connection without an answer" });
+  });
+  socket.on("data", (chunk: Buffer) => {
+    // Never more than one message is kept: a length and at most 65,535 bytes.
+    read = Buffer.concat([read, chunk]).subarray(0, 2 + MAX_TCP_MESSAGE);
+    if (read.length < 2 || read.length < 2 + read.readUInt16BE(0)) return;
+    const answer = decode(read.subarray(2, 2 + read.readUInt16BE(0)));
+    settle(
+      answer && isAnswer(answer)
+        ? { kind: "answer", answer }
+        : { kind: "failed", reason: "the resolver's answer does not answer the query" },
+    );
+  });
+  return () => socket.destroy();
+};
+
+/**
+ * One query over `transport` ("tcp" after a truncated UDP answer): the first answer to it, a
+ * failure in words, or `aborted` once `signal` ends it; its socket is closed in every case.
+ */
+export function query(
+  transport: "udp" | "tcp",
+  to: Resolver,
+  question: DnsQuestion,
   signal: AbortSignal,
-  run: (settle: (result: Exchange) => void) => () => void,
 ): Promise<Exchange> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve({ kind: "aborted" });
@@ -120,64 +174,7 @@ function exchange(
     };
     const onAbort = () => settle({ kind: "aborted" });
     signal.addEventListener("abort", onAbort, { once: true });
-    close = run(settle);
-  });
-}
-
-/**
- * The query over UDP. Datagrams from elsewhere, that do not parse, or that answer another id or
- * question are dropped (a spoofer must guess the random id); the first that answers is taken.
- */
-export function queryUdp(
-  to: Resolver,
-  question: DnsQuestion,
-  signal: AbortSignal,
-): Promise<Exchange> {
-  return exchange(signal, (settle) => {
     const { id, query } = encodeQuery(question);
-    const socket = dgram.createSocket(to.family === 6 ? "udp6" : "udp4");
-    socket.on("error", (error) => settle({ kind: "failed", reason: unreachable(error) }));
-    socket.on("message", (message: Buffer, from: dgram.RemoteInfo) => {
-      if (from.port !== to.port || !sameAddress(from.address, to.address)) return;
-      const answer = decode(message);
-      if (answer && answers(answer, id, question)) settle({ kind: "answer", answer });
-    });
-    socket.send(packet.encode(query), to.port, to.address, (error) => {
-      if (error) settle({ kind: "failed", reason: unreachable(error) });
-    });
-    return () => socket.close();
-  });
-}
-
-/**
- * The query over TCP (after a truncated UDP answer): one connection, one message of at most
- * 65,535 bytes read, then closed.
- */
-export function queryTcp(
-  to: Resolver,
-  question: DnsQuestion,
-  signal: AbortSignal,
-): Promise<Exchange> {
-  return exchange(signal, (settle) => {
-    const { id, query } = encodeQuery(question);
-    const socket = net.connect({ host: to.address, port: to.port, family: to.family });
-    let read = Buffer.alloc(0);
-    socket.on("connect", () => socket.write(packet.streamEncode(query)));
-    socket.on("error", (error) => settle({ kind: "failed", reason: unreachable(error) }));
-    socket.on("close", () => {
-      settle({ kind: "failed", reason: "the resolver closed the connection without an answer" });
-    });
-    socket.on("data", (chunk: Buffer) => {
-      // Never more than one message is kept: a length and at most 65,535 bytes.
-      read = Buffer.concat([read, chunk]).subarray(0, 2 + MAX_TCP_MESSAGE);
-      if (read.length < 2 || read.length < 2 + read.readUInt16BE(0)) return;
-      const answer = decode(read.subarray(2, 2 + read.readUInt16BE(0)));
-      settle(
-        answer && answers(answer, id, question)
-          ? { kind: "answer", answer }
-          : { kind: "failed", reason: "the resolver's answer does not answer the query" },
-      );
-    });
-    return () => socket.destroy();
+    close = (transport === "udp" ? udp : tcp)(to, query, (m) => answers(m, id, question), settle);
   });
 }
