@@ -1,7 +1,7 @@
 /**
  * The service's configuration as a seed file (cli/seed.ts): what `deno task seed --prune` loads
- * back into this instance or a fresh one. Results, incidents, badge tokens, location tokens and
- * deliveries are not configuration and stay out (a remote location is exported by name and
+ * back into this instance or a fresh one. Results, incidents, badge tokens, location tokens,
+ * heartbeats' ping tokens and pings, and deliveries are not configuration and stay out (a remote location is exported by name and
  * label: loaded elsewhere, it gets a new token). Secrets stay out too: a target's secret and a probe's secret
  * header are replaced by the name of an environment variable that is to hold it (`url_env`,
  * `secret_env`, `headers_env`). The text depends only on the configuration: everything is in a
@@ -9,8 +9,9 @@
  * the same text.
  */
 import type { NotificationTarget, Probe, ProbeClient } from "@probe/client";
-import { ALERT_POLICY_FIELDS, MASKED, REDACTED } from "@probe/shared";
+import { ALERT_POLICY_FIELDS, kindOf, MASKED, REDACTED } from "@probe/shared";
 import { stringify } from "yaml";
+import { exportHeartbeat } from "./seed_heartbeats.ts";
 
 /** An environment variable the export names, and what it is to hold. */
 export interface ExportVariable {
@@ -41,6 +42,7 @@ export interface Exported {
     targets: number;
     windows: number;
     locations: number;
+    heartbeats: number;
   };
   /**
    * Probe URLs whose password or query tokens the service masked (`****`) because the key may
@@ -141,7 +143,8 @@ function exportProbe(
   }
   return {
     url: probe.url,
-    method: probe.method,
+    // A kind without a method (tcp://, tls://, dns://) is stored with GET, which it may not send.
+    ...(kindOf(probe.url)?.uses.method !== false && { method: probe.method }),
     ...(probe.label !== null && { label: probe.label }),
     ...(Object.keys(headers).length > 0 && { headers }),
     ...(Object.keys(headersEnv).length > 0 && { headers_env: headersEnv }),
@@ -171,10 +174,11 @@ async function exportProject(
   options: ExportOptions,
 ) {
   const name = project.project;
-  const [alerts, page, windows] = await Promise.all([
+  const [alerts, page, windows, heartbeats] = await Promise.all([
     client.alerts.getProject({ project: name }),
     client.statusPages.get({ project: name }),
     client.maintenance.list({ project: name, state: "all" }),
+    client.heartbeats.list({ project: name }),
   ]);
   const overrides = Object.fromEntries(
     ALERT_POLICY_FIELDS.map((f) => [f, alerts.data.overrides[f]] as const)
@@ -216,8 +220,11 @@ async function exportProject(
         exportProbe(p, names, options)
       ),
       ...(maintenance.length > 0 && { maintenance }),
+      // Settings only, by name: a ping URL's token is a secret, and a seeded one gets a new URL.
+      ...(heartbeats.data.length > 0 && { heartbeats: heartbeats.data.map(exportHeartbeat) }),
     },
     windows: maintenance.length,
+    heartbeats: heartbeats.data.length,
   };
 }
 
@@ -249,6 +256,7 @@ export async function exportSeed(
   const probesOf = Map.groupBy(probes.data, (p) => p.project);
   const entries = [];
   let windows = 0;
+  let heartbeats = 0;
   for (const project of projects.data.sort((a, b) => byText(a.project, b.project))) {
     const exported = await exportProject(
       client,
@@ -259,6 +267,7 @@ export async function exportSeed(
     );
     entries.push(exported.entry);
     windows += exported.windows;
+    heartbeats += exported.heartbeats;
   }
   const { enabled, interval_hours, channels } = iamAlive.data;
   return {
@@ -281,6 +290,7 @@ export async function exportSeed(
       targets: stored.length,
       windows,
       locations: remote.length,
+      heartbeats,
     },
   };
 }
@@ -291,8 +301,9 @@ function howToLoad(variables: ExportVariable[]): string[] {
     "The probe service's configuration, written by `deno task cli export`.",
     "Load it into this instance or another one with:",
     "  deno task seed --prune <this file>",
-    "(--prune deletes the probes and maintenance windows of the projects listed here that this",
-    "file does not list; nothing else is deleted.)",
+    "(--prune deletes the probes, maintenance windows and heartbeats of the projects listed here",
+    "that this file does not list; nothing else is deleted.)",
+    "A heartbeat it creates gets a new ping URL: point its job at that URL.",
     "A remote location it creates is given new credentials for its runners, printed once.",
     ...(variables.length === 0 ? ["It names no secrets: no environment variable is needed."] : [
       "Secrets are not in this file: set these environment variables first (see docs/cli.md):",

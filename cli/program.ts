@@ -1,6 +1,7 @@
 /**
  * The operator's CLI over the typed client: `overview`, `projects`, `probes`, `results`,
- * `incidents`, `alerts`, `targets`, `maintenance`, `status-page`, `badges`, `locations`, `settings`,
+ * `incidents`, `alerts`, `targets`, `maintenance`, `status-page`, `badges`, `locations`,
+ * `heartbeats`, `settings`,
  * `import`,
  * `export` and `whoami`.
  * Tables for people, `--json` for scripts; the exit status says what failed (see EXIT).
@@ -11,6 +12,7 @@ import { Command, CommanderError, Option } from "commander";
 import { alertsCommand } from "./commands/alerts.ts";
 import { badgesCommand } from "./commands/badges.ts";
 import { exportCommand } from "./commands/export.ts";
+import { heartbeatsCommand } from "./commands/heartbeats.ts";
 import { importCommand } from "./commands/import.ts";
 import { incidentsCommand } from "./commands/incidents.ts";
 import { locationsCommand } from "./commands/locations.ts";
@@ -106,6 +108,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     .description(
       "Manage the probe service: the overview, projects, probes, their results, incidents, " +
         "alerts, notification targets, maintenance windows, status pages, badges, locations, " +
+        "heartbeats, " +
         "I'm alive " +
         "settings, imports and exports",
     )
@@ -163,6 +166,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       statusPageCommand,
       badgesCommand,
       locationsCommand,
+      heartbeatsCommand,
       settingsCommand,
       importCommand,
       exportCommand,

@@ -18,6 +18,7 @@ import {
   findRepeatedKey,
   hasUrlCredentials,
   iamAlivePatchInput,
+  kindProblems,
   locationCreateInput,
   locationList,
   maintenanceCreateInput,
@@ -44,6 +45,7 @@ import {
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ENV_NAME } from "./secrets.ts";
+import { heartbeatsListedTwice, seedHeartbeat, seedHeartbeats } from "./seed_heartbeats.ts";
 
 const envName = z.string().regex(
   ENV_NAME,
@@ -72,6 +74,10 @@ const seedProbe = z.strictObject({
       path: ["expect", "certificate_days"],
       message: CERTIFICATE_ON_HTTP_MESSAGE,
     });
+  }
+  // What the URL's kind has no use for (a tcp:// probe's method), as the service would refuse it.
+  for (const problem of kindProblems({ ...probe, headers: probe.headers ?? probe.headers_env })) {
+    ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
   }
   const fromEnv = Object.keys(probe.headers_env ?? {});
   if (fromEnv.length === 0) return;
@@ -155,8 +161,11 @@ const seedProject = z.strictObject({
   probes: z.array(seedProbe).default([]),
   /** Maintenance windows; with `--prune`, the project's windows not listed are deleted. */
   maintenance: z.array(seedWindow).optional(),
+  /** Heartbeats by name and timing (`seed_heartbeats.ts`); with `--prune`, the unlisted go. */
+  heartbeats: z.array(seedHeartbeat).optional(),
 }).superRefine((p, ctx) => {
   listedTwice(p.maintenance ?? [], windowKey, (i) => ["maintenance", i], ctx);
+  heartbeatsListedTwice(p.heartbeats ?? [], (issue) => ctx.addIssue({ code: "custom", ...issue }));
   const seen = new Set<string>();
   p.probes.forEach((probe, i) => {
     if (seen.has(probe.url)) {
@@ -299,6 +308,7 @@ export interface Step {
     | "project"
     | "probe"
     | "maintenance"
+    | "heartbeat"
     | "status_page"
     | "settings";
   project?: string;
@@ -652,6 +662,12 @@ async function seedOneProject(
         prune,
         dryRun,
       }),
+    );
+  }
+  // Before the status page, which may name a heartbeat by its probe id.
+  if (want.heartbeats) {
+    steps.push(
+      ...await seedHeartbeats(client, project, have !== null, want.heartbeats, { prune, dryRun }),
     );
   }
   if (want.status_page && Object.keys(want.status_page).length > 0) {

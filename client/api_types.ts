@@ -276,3 +276,28 @@ export type LocationCreateResult = Outputs["locations"]["create"];
 export type LocationUpdateInput = Inputs["locations"]["update"];
 /** `locations.update`: `{ data: Location }`. */
 export type LocationUpdateResult = Outputs["locations"]["update"];
+/**
+ * A heartbeat: a URL a job pings (`ping_url`, its token `****` for a read-only key) and the
+ * deadline its silence is measured against (docs/heartbeats.md).
+ */
+export type Heartbeat = Outputs["heartbeats"]["get"]["data"];
+/** A heartbeat's state: `new` (no ping and no deadline missed yet), `up` or `down`. */
+export type HeartbeatState = Heartbeat["state"];
+/** One of a heartbeat's kept pings: its kind, exit code, method, address and body. */
+export type HeartbeatPing = Outputs["heartbeats"]["pings"]["data"][number];
+/** `heartbeats.create`: a `name`, and `period_seconds` or `schedule` (with `timezone`). */
+export type HeartbeatCreateInput = Inputs["heartbeats"]["create"];
+/** `heartbeats.create`, `get` and `update`: `{ data: Heartbeat }`. */
+export type HeartbeatResult = Outputs["heartbeats"]["get"];
+/** `heartbeats.list`: the project, and `limit`/`after` for a page. */
+export type HeartbeatListInput = Inputs["heartbeats"]["list"];
+/** `heartbeats.list`: `{ data: Heartbeat[], meta: { count, next_after } }`, by name. */
+export type HeartbeatListResult = Outputs["heartbeats"]["list"];
+/** `heartbeats.get` and `heartbeats.delete`: the project and the heartbeat's name. */
+export type HeartbeatRef = Inputs["heartbeats"]["get"];
+/** `heartbeats.update`: the fields to change; `period_seconds` replaces a schedule and back. */
+export type HeartbeatUpdateInput = Inputs["heartbeats"]["update"];
+/** `heartbeats.pings`: the heartbeat, and `limit` (1 to 100). */
+export type HeartbeatPingsInput = Inputs["heartbeats"]["pings"];
+/** `heartbeats.pings`: `{ data: HeartbeatPing[], meta: { count } }`, the latest first. */
+export type HeartbeatPingsResult = Outputs["heartbeats"]["pings"];

@@ -10,6 +10,14 @@ import type {
   BadgeListResult,
   BadgeRef,
   BadgeRotateResult,
+  HeartbeatCreateInput,
+  HeartbeatListInput,
+  HeartbeatListResult,
+  HeartbeatPingsInput,
+  HeartbeatPingsResult,
+  HeartbeatRef,
+  HeartbeatResult,
+  HeartbeatUpdateInput,
   IamAliveDeliveriesInput,
   IamAliveDeliveriesResult,
   IamAliveGetResult,
@@ -296,6 +304,29 @@ export interface LocationsApi {
   rotateToken(input: LocationRef): Promise<LocationCreateResult>;
 }
 
+/**
+ * Heartbeats: a URL a job pings, and an alert when it falls silent past its deadline, fails, or
+ * runs too long or too short (docs/heartbeats.md). Jobs ping with plain HTTP, not this client.
+ */
+export interface HeartbeatsApi {
+  /**
+   * Makes a heartbeat and answers it with its `ping_url`. Rejects with `not_found` (404) for a
+   * missing project, `conflict` (409) for a name the project has, `validation_failed` (422) for
+   * both or neither of `period_seconds` and `schedule`, a bad cron expression or time zone.
+   */
+  create(input: HeartbeatCreateInput): Promise<HeartbeatResult>;
+  /** A project's heartbeats by name, all of them or a page (`limit`, `after`). */
+  list(input: HeartbeatListInput): Promise<HeartbeatListResult>;
+  /** Reads one heartbeat; rejects with `not_found` (404) when there is none. */
+  get(input: HeartbeatRef): Promise<HeartbeatResult>;
+  /** Changes its timing; the deadline is counted again from the last success. */
+  update(input: HeartbeatUpdateInput): Promise<HeartbeatResult>;
+  /** Deletes it: its ping URL answers 404 from then on, its open incident is resolved. */
+  delete(input: HeartbeatRef): Promise<void>;
+  /** Its latest pings (the last 100 are kept), the latest first, each with its body. */
+  pings(input: HeartbeatPingsInput): Promise<HeartbeatPingsResult>;
+}
+
 /** The key in use. */
 export interface WhoamiApi {
   /**
@@ -320,6 +351,7 @@ export interface ProbeClient {
   statusPages: StatusPagesApi;
   badges: BadgesApi;
   locations: LocationsApi;
+  heartbeats: HeartbeatsApi;
   whoami: WhoamiApi;
 }
 
@@ -450,6 +482,14 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       update: (input) => call(() => trpc.locations.update.mutate(input)),
       delete: (input) => call(() => trpc.locations.delete.mutate(input)),
       rotateToken: (input) => call(() => trpc.locations.rotateToken.mutate(input)),
+    },
+    heartbeats: {
+      create: (input) => call(() => trpc.heartbeats.create.mutate(input)),
+      list: (input) => call(() => trpc.heartbeats.list.query(input)),
+      get: (input) => call(() => trpc.heartbeats.get.query(input)),
+      update: (input) => call(() => trpc.heartbeats.update.mutate(input)),
+      delete: (input) => call(() => trpc.heartbeats.delete.mutate(input)),
+      pings: (input) => call(() => trpc.heartbeats.pings.query(input)),
     },
     whoami: {
       get: () => call(() => trpc.whoami.get.query({})),

@@ -49,6 +49,7 @@ export { createProbeClient } from "./client.ts";
 export type {
   AlertsApi,
   BadgesApi,
+  HeartbeatsApi,
   IncidentsApi,
   LocationsApi,
   MaintenanceApi,

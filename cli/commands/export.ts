@@ -49,11 +49,12 @@ PROBE_HEADER_<PROJECT>_<PROBE_ID>_<HEADER> for secret headers.`,
             EXIT.usage,
           );
         }
-        const { projects, probes, targets, windows, locations } = exported.counts;
+        const { projects, probes, targets, windows, locations, heartbeats } = exported.counts;
         out.error(
           `Wrote ${options.output}: ${projects} projects, ${probes} probes, ` +
-            `${windows} maintenance windows, ${targets} notification targets, ` +
-            `${locations} remote locations (without their tokens).`,
+            `${heartbeats} heartbeats, ${windows} maintenance windows, ` +
+            `${targets} notification targets, ${locations} remote locations (without their ` +
+            "tokens or the heartbeats' ping URLs).",
         );
       }
       if (exported.maskedUrls.length > 0) {
