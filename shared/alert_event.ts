@@ -2,14 +2,15 @@ import { z } from "zod";
 import { failedCheck } from "./expect.ts";
 
 /**
- * What happened: a probe went down, recovered, became degraded, is still down (a reminder), or
- * someone tested a notification target.
+ * What happened: a probe went down, recovered, became degraded, is still down (a reminder), its
+ * incident was acknowledged, or someone tested a notification target.
  */
 export const ALERT_EVENT_TYPES = [
   "probe.down",
   "probe.recovered",
   "probe.degraded",
   "probe.reminder",
+  "probe.acknowledged",
   "target.test",
 ] as const;
 export const alertEventType = z.enum(ALERT_EVENT_TYPES);

@@ -14,6 +14,7 @@ const VERBS: Record<AlertEventType, string> = {
   "probe.recovered": "RECOVERED",
   "probe.degraded": "DEGRADED",
   "probe.reminder": "REMINDER",
+  "probe.acknowledged": "ACKNOWLEDGED",
   "target.test": "TEST",
 };
 
@@ -23,6 +24,7 @@ const COLOURS: Record<AlertEventType, number> = {
   "probe.recovered": 0x1e8e3e,
   "probe.degraded": 0xf29900,
   "probe.reminder": 0xd93025,
+  "probe.acknowledged": 0xf29900,
   "target.test": 0x1a73e8,
 };
 
@@ -31,6 +33,7 @@ const EMOJI: Record<AlertEventType, string> = {
   "probe.recovered": ":large_green_circle:",
   "probe.degraded": ":large_orange_circle:",
   "probe.reminder": ":red_circle:",
+  "probe.acknowledged": ":large_yellow_circle:",
   "target.test": ":large_blue_circle:",
 };
 

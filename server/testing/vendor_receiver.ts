@@ -1,0 +1,112 @@
+/**
+ * A vendor's API on loopback for the notification kinds' tests: it records each request (method,
+ * path with query, headers, body) and answers with the next reply of its script (the last one
+ * repeats): a status, headers and a body, as the vendor would.
+ */
+import { createNetworkPolicy } from "../outbound/network_policy.ts";
+import type { DeliveryResult } from "../notify/delivery.ts";
+import type { AlertEvent, AlertEventType } from "@probe/shared";
+import type { Fields, NotifyMessage, Provider, SettingsOf } from "../notify/provider.ts";
+import { createSender } from "../notify/sender.ts";
+
+export interface VendorReply {
+  status: number;
+  headers?: Record<string, string>;
+  /** An object is sent as JSON. */
+  body?: string | Record<string, unknown>;
+}
+
+export interface VendorCall {
+  method: string;
+  /** The path and query as sent (`/v2/alerts/x/close?identifierType=alias`). */
+  path: string;
+  headers: Headers;
+  body: string;
+}
+
+export function vendorReceiver(script: VendorReply[]) {
+  const received: VendorCall[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    received.push({
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers: req.headers,
+      body: await req.text(),
+    });
+    const reply = script[Math.min(received.length - 1, script.length - 1)];
+    const json = typeof reply.body === "object";
+    const body = typeof reply.body === "object" ? JSON.stringify(reply.body) : reply.body ?? "";
+    return new Response(
+      reply.status === 204 ? null : body,
+      {
+        status: reply.status,
+        headers: { ...(json && { "content-type": "application/json" }), ...reply.headers },
+      },
+    );
+  });
+  return {
+    /** The receiver's origin, `http://127.0.0.1:<port>`. */
+    url: `http://127.0.0.1:${server.addr.port}`,
+    received,
+    /** The last request's body as JSON. */
+    lastJson: () => JSON.parse(received[received.length - 1].body),
+    close: () => server.shutdown(),
+  };
+}
+
+/** Sends one message through a provider and the real sender, to loopback only. */
+export function sendVia<F extends Fields>(
+  provider: Provider<F>,
+  settings: SettingsOf<F>,
+  message: NotifyMessage,
+  now = new Date("2030-01-01T00:00:00Z"),
+): Promise<DeliveryResult> {
+  const send = createSender({
+    policy: createNetworkPolicy(["127.0.0.0/8"]),
+    userAgent: "probe-service-test",
+    timeoutMs: 5_000,
+    now: () => now,
+  });
+  return send(provider, provider.request(settings, message, { now }));
+}
+
+/** Text a hostile probe or peer could write: markup, mentions and Markdown's punctuation. */
+export const HOSTILE = '<b>bold</b> @everyone @channel <!here> @room *_[]`~ & "quoted"';
+
+/** An alert event of `type` whose every free text is {@link HOSTILE}, for incident 42. */
+export function hostileEvent(type: AlertEventType, incidentId: string | null = "42"): AlertEvent {
+  const failing = type === "probe.down" || type === "probe.reminder";
+  return {
+    type,
+    timestamp: "2030-01-01T00:00:00.000Z",
+    data: {
+      // A degraded probe has no incident (its recovery ends the spell); a test has none either.
+      incident_id: type === "target.test" || type === "probe.degraded" ? null : incidentId,
+      project: "shop",
+      probe_id: "0123456789abcdef",
+      label: `Checkout ${HOSTILE}`,
+      url: "https://shop.example.com/health?token=****",
+      link: type === "target.test"
+        ? null
+        : "https://probes.example.com/#/projects/shop/probes/0123456789abcdef",
+      state: failing ? "down" : type === "probe.degraded" ? "degraded" : "up",
+      cause: failing ? `answered HTTP 500, expected 200: ${HOSTILE}` : null,
+      error: failing ? "HTTP 500" : null,
+      http_status: failing ? 500 : null,
+      failed_checks: null,
+      started_at: "2029-12-31T23:55:00.000Z",
+      resolved_at: type === "probe.recovered" ? "2030-01-01T00:00:00.000Z" : null,
+      duration_seconds: type === "probe.recovered" ? 300 : null,
+      runs_failed: failing ? 3 : null,
+      locations: null,
+    },
+  };
+}
+
+/** An alert message of `type` (`msg_1` unless said). */
+export const alertMessage = (type: AlertEventType, id = "msg_1"): NotifyMessage => ({
+  type: "alert",
+  id,
+  event: hostileEvent(type),
+});
