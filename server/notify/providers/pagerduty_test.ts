@@ -111,5 +111,5 @@ Deno.test("pagerduty: the URL defaults to the Events API v2 and the key is maske
     now: new Date(),
   });
   assert.equal(request.transport === "http" && request.url, PAGERDUTY_EVENTS_URL);
-  assert.equal(pagerduty.fields.routing_key.secret.mask(ROUTING_KEY), "…3y01");
+  assert.equal(pagerduty.fields.routing_key.secret?.mask(ROUTING_KEY), "…3y01");
 });
