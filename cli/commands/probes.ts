@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Probe, ProbeExpect, ProbeResult } from "@probe/client";
+import { kindOf } from "@probe/shared";
 import { parse as parseYaml } from "yaml";
 import { type CliContext, UsageError } from "../context.ts";
 import { EXIT } from "../exit_codes.ts";
@@ -12,10 +13,11 @@ const probeRows = (probes: Probe[]) =>
   table(
     ["PROJECT", "PROBE_ID", "METHOD", "URL", "LATENCY_MS", "INTERVAL_S", "TIMEOUT_MS"],
     // A probe without its own interval or timeout runs at the service-wide setting: "default".
+    // A kind without a method (tcp://, tls://, dns://) shows "-" there.
     probes.map((p) => [
       p.project,
       p.probe_id,
-      p.method,
+      kindOf(p.url)?.uses.method === false ? "-" : p.method,
       p.url,
       p.latency,
       p.interval_seconds ?? "default",
@@ -37,6 +39,7 @@ interface DefinitionOptions {
   method?: string;
   header?: Record<string, string>;
   body?: unknown;
+  send?: string;
   latency?: number | false;
   label?: string | false;
   interval?: number | false;
@@ -52,6 +55,25 @@ const LOCATIONS_HELP = "where it runs: location names, comma-separated (location
 /** `--locations a,b` as given, `null` for `--no-locations`, undefined when absent. */
 const locationsOf = (options: DefinitionOptions) =>
   options.locations === false ? null : options.locations;
+
+/** `--send`: a tcp:// or tls:// probe's body, text as typed (`--body` takes JSON). */
+const sendOption = () =>
+  new Option(
+    "--send <text>",
+    "tcp:// and tls:// only: text sent once connected (\\r and \\n as typed escapes), whose answer " +
+      "expect.body reads",
+  ).conflicts("body");
+
+/** `--send`'s text with `\r`, `\n` and `\t` typed as escapes made the characters. */
+const sendText = (text: string) =>
+  text.replace(
+    /\\([rnt\\])/g,
+    (_m, c: string) => c === "r" ? "\r" : c === "n" ? "\n" : c === "t" ? "\t" : "\\",
+  );
+
+/** The body the options give: `--send`'s text, else `--body`'s JSON. */
+const bodyOf = (options: DefinitionOptions) =>
+  options.send !== undefined ? sendText(options.send) : options.body;
 
 const expectOption = () =>
   new Option(
@@ -129,10 +151,15 @@ export function probesCommand(context: () => CliContext): Command {
   probes.command("create")
     .description("Create a probe, or rewrite the project's probe for the same URL")
     .argument("<project>", "project name")
-    .argument("<url>", "target URL (http or https)")
+    .argument(
+      "<url>",
+      "what it watches: http(s)://…, tcp://host:port, tls://host:port or " +
+        "dns://resolver[:port]/name?type=A (docs/kinds.md)",
+    )
     .addOption(methodOption())
     .option("--header <name:value>", "request header, repeatable", header)
     .option("--body <json>", "request body, as JSON", jsonValue)
+    .addOption(sendOption())
     .option("--latency <ms>", "maximum expected latency in milliseconds", integer)
     .option("--label <text>", "a name for the probe in lists and alerts")
     .option("--interval <seconds>", "how often it runs, 10-86400 (default: the service's)", integer)
@@ -152,7 +179,7 @@ export function probesCommand(context: () => CliContext): Command {
         url,
         method: options.method,
         headers: options.header,
-        body: options.body,
+        body: bodyOf(options),
         latency: options.latency === false ? null : options.latency,
         label: options.label === false ? null : options.label,
         interval_seconds: options.interval === false ? null : options.interval,
@@ -176,6 +203,7 @@ export function probesCommand(context: () => CliContext): Command {
     .addOption(methodOption())
     .option("--header <name:value>", "request header, repeatable; replaces all headers", header)
     .option("--body <json>", "new request body, as JSON", jsonValue)
+    .addOption(sendOption())
     .option("--no-body", "send no body")
     .option("--latency <ms>", "maximum expected latency in milliseconds", integer)
     .option("--no-latency", "no latency limit")
@@ -203,7 +231,7 @@ export function probesCommand(context: () => CliContext): Command {
         url: options.url,
         method: options.method,
         headers: options.header,
-        body: options.body === false ? null : options.body,
+        body: options.body === false ? null : bodyOf(options),
         latency: options.latency === false ? null : options.latency,
         label: options.label === false ? null : options.label,
         interval_seconds: options.interval === false ? null : options.interval,
