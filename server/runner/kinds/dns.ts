@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
 import { dnsQueryOf, type DnsType } from "@probe/shared";
 import ipaddr from "ipaddr.js";
 import { checkHost } from "../../outbound/network_policy.ts";
@@ -37,7 +36,7 @@ function present(record: Record, type: DnsType): string | null {
       return `${record.data.preference ?? 0} ${nameOf(record.data.exchange)}`;
     case "TXT":
       return [record.data].flat().map((part) =>
-        typeof part === "string" ? part : new TextDecoder().decode(Buffer.from(part))
+        typeof part === "string" ? part : new TextDecoder().decode(part)
       ).join("");
     default:
       return null;
