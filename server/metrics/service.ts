@@ -15,6 +15,7 @@ import { databaseMetrics, embeddedThreadMetrics, poolMetrics } from "./database.
 import type { HttpMetrics } from "../http/edge_types.ts";
 import { httpMetrics } from "./http.ts";
 import { locationMetrics } from "./locations.ts";
+import { heartbeatMetrics } from "./heartbeats.ts";
 import { createRegistry, scrapeReads } from "./registry.ts";
 import { type RunnerMetrics, runnerMetrics } from "./runner.ts";
 
@@ -69,6 +70,7 @@ export function createServiceMetrics(
   });
   databaseMetrics(registry, { db, reads, perProbe });
   locationMetrics(registry, { db, reads, localLocation });
+  if (perProbe) heartbeatMetrics(registry, { db, reads });
   return {
     registry,
     http,
