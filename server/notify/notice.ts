@@ -27,7 +27,7 @@ export interface Notice {
   project: string | null;
   /**
    * What a pager dedups by, at most 255 characters: one per incident
-   * (`probe-service/shop/0123…/incident/42`), one per degraded spell of a probe (it has no
+   * (`probe-service:shop:0123…:incident:42`), one per degraded spell of a probe (it has no
    * incident: its recovery ends it), one per test or report.
    */
   key: string;
@@ -44,16 +44,16 @@ export function noticeOf(message: NotifyMessage): Notice {
       link: null,
       at: message.report.time,
       project: null,
-      key: `probe-service/iam-alive/${message.id}`.slice(0, 255),
+      key: `probe-service:iam-alive:${message.id}`.slice(0, 255),
     };
   }
   const { event } = message;
   const d = event.data;
   const key = event.type === "target.test"
-    ? `probe-service/test/${message.id}`
+    ? `probe-service:test:${message.id}`
     : d.incident_id !== null
-    ? `probe-service/${d.project}/${d.probe_id}/incident/${d.incident_id}`
-    : `probe-service/${d.project}/${d.probe_id}/degraded`;
+    ? `probe-service:${d.project}:${d.probe_id}:incident:${d.incident_id}`
+    : `probe-service:${d.project}:${d.probe_id}:degraded`;
   return {
     type: event.type,
     subject: subjectOf(event),

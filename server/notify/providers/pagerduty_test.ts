@@ -27,7 +27,7 @@ Deno.test("pagerduty: trigger, acknowledge and resolve of one incident share its
     assert.equal(ack.event_action, "acknowledge");
     assert.equal(resolve.event_action, "resolve");
     assert.equal(trigger.routing_key, ROUTING_KEY);
-    assert.equal(trigger.dedup_key, "probe-service/shop/0123456789abcdef/incident/42");
+    assert.equal(trigger.dedup_key, "probe-service:shop:0123456789abcdef:incident:42");
     assert.equal(ack.dedup_key, trigger.dedup_key);
     assert.equal(resolve.dedup_key, trigger.dedup_key);
     assert.equal(resolve.payload, undefined, "a resolve carries the key only");
@@ -60,7 +60,7 @@ Deno.test("pagerduty: the summary is cut to 1,024 characters; degraded is a warn
     assert.equal(Array.from(degraded.payload.summary as string).length, 1024);
     assert.ok(degraded.payload.summary.endsWith("…"));
     assert.equal(degraded.payload.severity, "warning");
-    assert.equal(degraded.dedup_key, "probe-service/shop/0123456789abcdef/degraded");
+    assert.equal(degraded.dedup_key, "probe-service:shop:0123456789abcdef:degraded");
 
     await sendVia(
       pagerduty,
@@ -70,7 +70,7 @@ Deno.test("pagerduty: the summary is cut to 1,024 characters; degraded is a warn
     const test = vendor.lastJson();
     assert.equal(test.event_action, "trigger");
     assert.equal(test.payload.severity, "info");
-    assert.equal(test.dedup_key, "probe-service/test/msg_t");
+    assert.equal(test.dedup_key, "probe-service:test:msg_t");
   } finally {
     await vendor.close();
   }
