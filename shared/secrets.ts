@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { kindOf } from "./kinds/mod.ts";
 
 /** A header value that is not shown. */
 export const REDACTED = "<redacted>";
@@ -62,11 +63,12 @@ export function redactHeaders(
  * `****`. A query value is masked whatever its name: names that hold a credential are too many
  * to list (`?pass=`, `?code=`, `?k=`), so only the names are shown. A query part without `=`
  * (`?3f9a…`) may be a bare token, and a fragment (`#access_token=…`) is never sent but may hold
- * one: both are masked whole. Everything else is kept as stored, byte for byte; text that is not
+ * one: both are masked whole. A probe kind whose URL form has no room for a credential
+ * (`tcp:`, `tls:`, `dns:`) is shown whole. Everything else is kept as stored, byte for byte; text that is not
  * a URL is returned as it is.
  */
 export function maskUrl(url: string): string {
-  if (!URL.canParse(url)) return url;
+  if (!URL.canParse(url) || kindOf(url)?.urlHoldsSecrets === false) return url;
   const u = new URL(url);
   let changed = false;
   if (u.password !== "") {

@@ -47,3 +47,10 @@ Deno.test("credential headers, names with a credential-like part and extra names
   });
   assert.ok(!isSecretHeader("X-Tenant-Pin"));
 });
+
+Deno.test("maskUrl shows a URL whose kind has no room for a credential whole", () => {
+  for (const url of ["dns://192.0.2.53/example.com?type=MX", "tcp://db.example:5432"]) {
+    assert.equal(maskUrl(url), url);
+  }
+  assert.equal(maskUrl("https://example.com/?type=MX"), "https://example.com/?type=****");
+});

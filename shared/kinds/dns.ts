@@ -70,6 +70,7 @@ export const dnsRules: KindRules = {
     const port = where.port === 53 ? "" : `:${where.port}`;
     return `dns://${where.host}${port}/${name}?type=${type}`;
   },
+  urlHoldsSecrets: false,
   uses: { method: false, headers: false, body: false },
   expects: ["body", "json"],
 };

@@ -14,6 +14,7 @@ export const httpRules: KindRules = {
     url.hash = "";
     return url.href;
   },
+  urlHoldsSecrets: true,
   uses: { method: true, headers: true, body: true },
   expects: ["status", "body", "json", "headers", "certificate_days"],
 };

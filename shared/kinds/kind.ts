@@ -22,6 +22,11 @@ export interface KindRules {
    * with a URL whose scheme is one of `schemes`.
    */
   normalize(url: URL): string | { problem: string };
+  /**
+   * Whether its URLs may hold a credential (a password, a token in the query) that read-only keys
+   * and alerts must not see (`maskUrl`); a kind whose URL form has no room for one shows it whole.
+   */
+  readonly urlHoldsSecrets: boolean;
   /** Which of `method`, `headers` and `body` the kind uses; the others are refused. */
   readonly uses: Readonly<Record<KindField, boolean>>;
   /** The `expect` checks the kind can make; any other is refused. */

@@ -28,6 +28,7 @@ export const tcpRules: KindRules = {
   schemes: ["tcp:"],
   form: "tcp://host:port",
   normalize: (url) => connectionUrl("tcp:", url),
+  urlHoldsSecrets: false,
   uses: { method: false, headers: false, body: true },
   expects: ["body"],
   problems: textBody,

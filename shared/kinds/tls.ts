@@ -13,6 +13,7 @@ export const tlsRules: KindRules = {
   schemes: ["tls:"],
   form: "tls://host:port",
   normalize: (url) => connectionUrl("tls:", url),
+  urlHoldsSecrets: false,
   uses: { method: false, headers: false, body: true },
   expects: ["body", "certificate_days"],
   problems: textBody,
