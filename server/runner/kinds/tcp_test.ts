@@ -19,16 +19,22 @@ function options(over: Partial<ExecuteOptions> = {}): ExecuteOptions {
   return { policy: loopbackAllowed, timeoutMs: 5_000, sleep: () => Promise.resolve(), ...over };
 }
 
+/** What a listener saw: connections, and what its `serve` noted of what it was sent. */
+interface Seen {
+  connections: number;
+  received: string[];
+}
+
 /** A loopback listener that hands each connection to `serve`; counts connections and bytes. */
-function listener(serve: (conn: Deno.Conn) => Promise<void> = async () => {}) {
+function listener(serve: (conn: Deno.Conn, seen: Seen) => Promise<void> = async () => {}) {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const seen = { connections: 0, received: [] as string[] };
+  const seen: Seen = { connections: 0, received: [] };
   const open = new Set<Deno.Conn>();
   const served = (async () => {
     for await (const conn of l) {
       seen.connections++;
       open.add(conn);
-      serve(conn).catch(() => {}).finally(() => {
+      serve(conn, seen).catch(() => {}).finally(() => {
         open.delete(conn);
         try {
           conn.close();
@@ -72,21 +78,32 @@ async function untilClosed(conn: Deno.Conn) {
   while (await conn.read(buffer).catch(() => null) !== null) { /* drain */ }
 }
 
-Deno.test("an accepted connection is up, with its address and connect time", async () => {
-  const l = listener(untilClosed);
+/** One run of a probe with `fields` against a listener that serves with `serve`. */
+async function runAgainst(
+  serve: (conn: Deno.Conn, seen: Seen) => Promise<void>,
+  fields: Partial<ProbeTarget> = {},
+  over: Partial<ExecuteOptions> = {},
+) {
+  const l = listener(serve);
   try {
-    const run = await executeProbe(probe(l.url), options({ now: () => 1_000 }));
-    assert.equal(run.outcome, "up");
-    assert.equal(run.error, null);
-    assert.equal(run.address, "127.0.0.1");
-    assert.equal(run.httpStatus, null);
-    assert.equal(run.failedChecks, null, "no expect, no checks");
-    assert.deepEqual(run.startedAt, new Date(1_000));
-    assert.ok(run.durationMs >= 0 && run.durationMs < 1_000);
-    assert.equal(l.seen.connections, 1);
+    const started = performance.now();
+    const run = await executeProbe(probe(l.url, fields), options(over));
+    return { run, took: performance.now() - started, seen: l.seen };
   } finally {
     await l.close();
   }
+}
+
+Deno.test("an accepted connection is up, with its address and connect time", async () => {
+  const { run, seen } = await runAgainst(untilClosed, {}, { now: () => 1_000 });
+  assert.equal(run.outcome, "up");
+  assert.equal(run.error, null);
+  assert.equal(run.address, "127.0.0.1");
+  assert.equal(run.httpStatus, null);
+  assert.equal(run.failedChecks, null, "no expect, no checks");
+  assert.deepEqual(run.startedAt, new Date(1_000));
+  assert.ok(run.durationMs >= 0 && run.durationMs < 1_000);
+  assert.equal(seen.connections, 1);
 });
 
 Deno.test("a closed port is down, 'connection refused', after one retry", async () => {
@@ -131,89 +148,57 @@ Deno.test("a peer that resets the connection is down, 'connection reset', tried 
 });
 
 Deno.test("a listener that accepts and never answers an expect is down at the timeout", async () => {
-  const l = listener(untilClosed);
-  try {
-    const started = performance.now();
-    const run = await executeProbe(
-      probe(l.url, { expect: { body: { contains: ["220"] } }, timeoutMs: 300 }),
-      options(),
-    );
-    const took = performance.now() - started;
-    assert.equal(run.outcome, "down");
-    assert.equal(run.error, "timed out after 300 ms waiting for an answer");
-    assert.equal(run.failedChecks, null, "no answer, no checks");
-    assert.ok(took >= 290 && took < 2_000, `${took} ms`);
-    assert.equal(l.seen.connections, 1, "a timeout is not retried");
-  } finally {
-    await l.close();
-  }
+  const { run, took, seen } = await runAgainst(untilClosed, {
+    expect: { body: { contains: ["220"] } },
+    timeoutMs: 300,
+  });
+  assert.equal(run.outcome, "down");
+  assert.equal(run.error, "timed out after 300 ms waiting for an answer");
+  assert.equal(run.failedChecks, null, "no answer, no checks");
+  assert.ok(took >= 290 && took < 2_000, `${took} ms`);
+  assert.equal(seen.connections, 1, "a timeout is not retried");
 });
 
 Deno.test("the body is sent as UTF-8 and the answer judged: passing", async () => {
-  const l = listener(async (conn) => {
+  const { run, seen } = await runAgainst(async (conn, seen) => {
     const asked = await readUntil(conn, "\n");
-    l.seen.received.push(asked);
+    seen.received.push(asked);
     await write(conn, asked === "PING é\n" ? "+PONG\r\n" : "-ERR\r\n");
     await untilClosed(conn);
-  });
-  try {
-    const run = await executeProbe(
-      probe(l.url, { body: "PING é\n", expect: { body: { contains: ["PONG"] } } }),
-      options(),
-    );
-    assert.equal(run.outcome, "up", run.error ?? "");
-    assert.deepEqual(run.failedChecks, []);
-    assert.deepEqual(l.seen.received, ["PING é\n"]);
-  } finally {
-    await l.close();
-  }
+  }, { body: "PING é\n", expect: { body: { contains: ["PONG"] } } });
+  assert.equal(run.outcome, "up", run.error ?? "");
+  assert.deepEqual(run.failedChecks, []);
+  assert.deepEqual(seen.received, ["PING é\n"]);
 });
 
 Deno.test("an answer without the text expected is down, saying what it lacked", async () => {
-  const l = listener(async (conn) => {
+  const { run, seen } = await runAgainst(async (conn) => {
     await readUntil(conn, "\n");
     await write(conn, "-ERR unknown command\r\n");
-  });
-  try {
-    const run = await executeProbe(
-      probe(l.url, { body: "PING\n", expect: { body: { contains: ["PONG"] } } }),
-      options(),
-    );
-    assert.equal(run.outcome, "down");
-    assert.equal(run.error, 'connected, but the answer did not contain "PONG"');
-    assert.deepEqual(run.failedChecks, [{
-      check: "body.contains.0",
-      expected: 'body contains "PONG"',
-      seen: "-ERR unknown command  ",
-    }]);
-    assert.equal(l.seen.connections, 1, "a failed check is not retried");
-  } finally {
-    await l.close();
-  }
+  }, { body: "PING\n", expect: { body: { contains: ["PONG"] } } });
+  assert.equal(run.outcome, "down");
+  assert.equal(run.error, 'connected, but the answer did not contain "PONG"');
+  assert.deepEqual(run.failedChecks, [{
+    check: "body.contains.0",
+    expected: 'body contains "PONG"',
+    seen: "-ERR unknown command  ",
+  }]);
+  assert.equal(seen.connections, 1, "a failed check is not retried");
 });
 
 Deno.test("a banner with a forbidden text is down as soon as it is seen", async () => {
-  const l = listener(async (conn) => {
+  const { run, took } = await runAgainst(async (conn) => {
     await write(conn, "421 Service not available\r\n");
     await untilClosed(conn);
-  });
-  try {
-    const started = performance.now();
-    const run = await executeProbe(
-      probe(l.url, { expect: { body: { not_contains: ["421"] } } }),
-      options(),
-    );
-    assert.equal(run.outcome, "down");
-    assert.equal(run.error, 'connected, but the answer contained "421"');
-    assert.ok(performance.now() - started < 2_000, "not read until the timeout");
-  } finally {
-    await l.close();
-  }
+  }, { expect: { body: { not_contains: ["421"] } } });
+  assert.equal(run.outcome, "down");
+  assert.equal(run.error, 'connected, but the answer contained "421"');
+  assert.ok(took < 2_000, "not read until the timeout");
 });
 
 Deno.test("a body without expect is sent, and the connection closed at once", async () => {
-  const l = listener(async (conn) => {
-    l.seen.received.push(await readUntil(conn, "\n"));
+  const l = listener(async (conn, seen) => {
+    seen.received.push(await readUntil(conn, "\n"));
     await untilClosed(conn);
   });
   try {
@@ -229,43 +214,26 @@ Deno.test("a body without expect is sent, and the connection closed at once", as
 });
 
 Deno.test("a connect slower than the probe's latency is degraded", async () => {
-  const l = listener(untilClosed);
-  try {
-    // A monotonic clock that moves 40 ms each time it is read: the connect takes 40 ms.
-    let t = 0;
-    const run = await executeProbe(
-      probe(l.url, { latency: 20 }),
-      options({ elapsed: () => (t += 40) }),
-    );
-    assert.equal(run.outcome, "degraded");
-    assert.equal(run.error, "slower than 20 ms");
-    assert.equal(run.durationMs, 40);
-    const fast = await executeProbe(probe(l.url, { latency: 1_000 }), options());
-    assert.equal(fast.outcome, "up");
-  } finally {
-    await l.close();
-  }
+  // A monotonic clock that moves 40 ms each time it is read: the connect takes 40 ms.
+  let t = 0;
+  const { run } = await runAgainst(untilClosed, { latency: 20 }, { elapsed: () => (t += 40) });
+  assert.equal(run.outcome, "degraded");
+  assert.equal(run.error, "slower than 20 ms");
+  assert.equal(run.durationMs, 40);
+  const fast = await runAgainst(untilClosed, { latency: 1_000 });
+  assert.equal(fast.run.outcome, "up");
 });
 
 Deno.test("a flood of answer is read to 64 KiB, not to the timeout", async () => {
-  const l = listener(async (conn) => {
+  const { run, took } = await runAgainst(async (conn) => {
     const chunk = new TextEncoder().encode("x".repeat(16 * 1024));
     for (let i = 0; i < 10_000; i++) await conn.write(chunk);
-  });
-  try {
-    const started = performance.now();
-    const run = await executeProbe(
-      probe(l.url, { expect: { body: { contains: ["never"] } } }),
-      options(),
-    );
-    assert.equal(run.outcome, "down");
-    assert.equal(run.error, 'connected, but the answer did not contain "never"');
-    assert.ok(run.failedChecks![0].seen!.length <= 80);
-    assert.ok(performance.now() - started < 2_000);
-    assert.equal(MAX_ANSWER_BYTES, 64 * 1024);
-  } finally {
-    await l.close();
-  }
+  }, { expect: { body: { contains: ["never"] } } });
+  assert.equal(run.outcome, "down");
+  assert.equal(run.error, 'connected, but the answer did not contain "never"');
+  assert.ok(run.failedChecks![0].seen!.length <= 80);
+  assert.ok(took < 2_000);
+  assert.equal(MAX_ANSWER_BYTES, 64 * 1024);
 });
 
 Deno.test("a connection that is never accepted times out 'connecting'", async () => {
@@ -295,16 +263,11 @@ Deno.test("a connection that is never accepted times out 'connecting'", async ()
 });
 
 Deno.test("loopback refused by the policy is blocked, and nothing connects", async () => {
-  const l = listener();
-  try {
-    const run = await executeProbe(probe(l.url), options({ policy: createNetworkPolicy() }));
-    assert.equal(run.outcome, "blocked");
-    assert.equal(run.error, "blocked: 127.0.0.1 is loopback (not in PROBE_ALLOW_NETWORKS)");
-    assert.equal(run.address, "127.0.0.1");
-    assert.equal(l.seen.connections, 0);
-  } finally {
-    await l.close();
-  }
+  const { run, seen } = await runAgainst(untilClosed, {}, { policy: createNetworkPolicy() });
+  assert.equal(run.outcome, "blocked");
+  assert.equal(run.error, "blocked: 127.0.0.1 is loopback (not in PROBE_ALLOW_NETWORKS)");
+  assert.equal(run.address, "127.0.0.1");
+  assert.equal(seen.connections, 0);
 });
 
 Deno.test("a name is connected to at the address checked, and blocked by what it resolves to", async () => {
