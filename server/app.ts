@@ -33,7 +33,10 @@ import {
   type ServiceMetricsOptions,
 } from "./metrics/service.ts";
 import { appRouter } from "./trpc/router.ts";
-import type { RunnerClock } from "./runner/clock.ts";
+import { type RunnerClock, systemClock as systemRunnerClock } from "./runner/clock.ts";
+import { createPingBatcher } from "./heartbeats/batcher.ts";
+import { createHeartbeatWatch, type HeartbeatWatch, sweepDeadlines } from "./heartbeats/watch.ts";
+import { createPingEndpoint, type PingEndpoint } from "./http/pings.ts";
 
 /** Client addresses whose failed key checks are counted at once (the least recent is dropped). */
 const MAX_TRACKED_ADDRESSES = 10_000;
@@ -51,6 +54,8 @@ export interface App {
   metrics: ServiceMetrics;
   /** Refreshes the planner's statistics where no autovacuum does; null where one does. */
   statistics: StatisticsKeeper | null;
+  /** Heartbeats' deadline watch (not started here: main.ts starts it) and their pings. */
+  heartbeats: AppHeartbeats;
   /** Stops the reporter and the deliverer, then closes the database. */
   close(): Promise<void>;
 }
@@ -128,9 +133,54 @@ export interface AppOptions {
   heartbeats?: HeartbeatOptions;
 }
 
-/** How heartbeats run: their clock (tests drive it). */
+/** How heartbeats run: their clock (tests drive it), the watch's pace, the pings' limits. */
 export interface HeartbeatOptions {
   clock?: RunnerClock;
+  /** How often the deadline watch looks (ms): 250 by default. */
+  watchEveryMs?: number;
+  /** Pings a second one token may make: 200 by default; 0 for no limit. */
+  pingsPerTokenPerSecond?: number;
+}
+
+export interface AppHeartbeats {
+  watch: HeartbeatWatch;
+  /** Records the deadlines passed by the heartbeats' clock's now, once (tests). */
+  sweep(): Promise<number>;
+  /** Waits for the pings taken to be committed. */
+  drain(): Promise<void>;
+}
+
+/** The heartbeats' pings (group commit), ping URLs and deadline watch over `handle`. */
+function createHeartbeats(
+  { handle, log, options, localName, onMissed }: {
+    handle: DatabaseHandle;
+    log: Logger;
+    options: HeartbeatOptions;
+    localName?: string;
+    onMissed: () => void;
+  },
+) {
+  const clock = options.clock ?? systemRunnerClock;
+  const batcher = createPingBatcher({ db: handle.db, log, localName, onBatch: onMissed });
+  const watch = createHeartbeatWatch({
+    db: handle.db,
+    log,
+    clock,
+    everyMs: options.watchEveryMs,
+    localName,
+    onMissed,
+  });
+  const pings = createPingEndpoint({
+    batcher,
+    now: () => clock.now(),
+    perTokenPerSecond: options.pingsPerTokenPerSecond,
+  });
+  const heartbeats: AppHeartbeats = {
+    watch,
+    sweep: () => sweepDeadlines(handle.db, { now: clock.now(), localName }),
+    drain: () => batcher.drain(),
+  };
+  return { heartbeats, pings };
 }
 
 /** Opens and migrates the database and builds the request handler and the reporter over it. */
@@ -196,6 +246,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...options.remoteRuns,
   });
   const summary = createRequestSummary({ log, windowSeconds: options.logSummarySeconds });
+  const { heartbeats, pings } = createHeartbeats({
+    handle,
+    log,
+    options: options.heartbeats ?? {},
+    localName: options.probeDefaults?.localLocation,
+    onMissed: () => deliverer.wake(),
+  });
   const handler = createEdgeHandler(options, {
     handle,
     remoteRuns,
@@ -204,8 +261,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     runNow,
     metrics,
     summary,
+    pings,
   });
   return {
+    heartbeats,
     statistics,
     handler,
     database: handle,
@@ -214,6 +273,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     deliverer,
     metrics,
     close: async () => {
+      await heartbeats.watch.stop();
+      await heartbeats.drain();
       // The deliverer first: it may be sending a report over the reporter's channels.
       await deliverer.stop();
       await reporter.stop();
@@ -268,7 +329,8 @@ function createEdgeHandler(
     publicUrl,
     heartbeats,
   }: AppOptions,
-  { handle, reporter, notifier, runNow, remoteRuns, metrics, summary }: {
+  { handle, reporter, notifier, runNow, remoteRuns, metrics, summary, pings }: {
+    pings: PingEndpoint;
     remoteRuns: RemoteRuns;
     handle: DatabaseHandle;
     reporter: Reporter;
@@ -315,6 +377,7 @@ function createEdgeHandler(
       createBadges({ db: handle.db, defaultIntervalSeconds: probeDefaults?.intervalSeconds }),
       createDashboard(),
     ],
+    pings,
     // Endpoints of their own that need a key (issue 13): each part adds its one line here.
     keyed: [
       metricsEndpoint(metrics.registry),

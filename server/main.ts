@@ -13,7 +13,7 @@ import { type DatabaseHandle, openDatabase } from "./db/database.ts";
 import { DataDirInUseError, lockDataDir } from "./db/data_dir_lock.ts";
 import { createLogger, errorFields, type Logger } from "./log.ts";
 import { executorFromConfig, runnerFromConfig } from "./runner/configure.ts";
-import { createNetworkPolicy, outboundCheck } from "./outbound/network_policy.ts";
+import { createNetworkPolicy } from "./outbound/network_policy.ts";
 import {
   ASSUMED_FREE_FILE_DESCRIPTORS,
   countFreeFileDescriptors,
@@ -147,9 +147,8 @@ function appFromConfig(
     iamAlive: {
       config: config.iamAlive,
       runnerFigures: reportRunnerFigures(database.db),
-      // The webhook obeys the probes' outbound network policy. Its URL is checked before each
-      // delivery; the connection itself is made by fetch (the URL comes from the operator).
-      checkOutboundUrl: outboundCheck(policy),
+      // The webhook obeys the probes' outbound network policy, as notification targets do.
+      policy,
     },
     rateLimitPerSecond: config.rateLimitPerSecond,
     authFailuresPerSecond: config.authFailuresPerSecond,
@@ -157,6 +156,8 @@ function appFromConfig(
     corsOrigins: config.corsOrigins,
     maxAnswerBytes: config.maxAnswerBytes,
     logSummarySeconds: config.logSummarySeconds,
+    // Ping URLs start with PUBLIC_URL, or with the origin a request came to.
+    publicUrl: config.publicUrl,
     metrics: {
       perProbe: config.metricsPerProbe,
       processMetrics: true,
@@ -213,6 +214,7 @@ async function main(): Promise<number> {
   warnAutovacuumOff(app.statistics, log);
   await app.reporter.start();
   app.deliverer.start();
+  app.heartbeats.watch.start();
   const runner = config.runner
     ? runnerFromConfig({
       config,

@@ -37,6 +37,8 @@ import { createTrpcEndpoint } from "./trpc_endpoint.ts";
 import { isRead } from "./methods.ts";
 import { locationOfToken, locationTokensVersion, tokenDigest } from "../domain/locations.ts";
 import { TtlCache } from "./public_pages.ts";
+import type { PingEndpoint } from "./pings.ts";
+import { PING_PREFIX } from "@probe/shared";
 
 export { REST_PREFIX, TRPC_PREFIX };
 export type { Client, KeyedEndpoint, PublicPage };
@@ -78,6 +80,8 @@ export interface HttpDeps {
    * headers.
    */
   pages?: PublicPage[];
+  /** Heartbeats' ping URLs (`pings.ts`); none when absent. */
+  pings?: PingEndpoint;
   /**
    * Endpoints outside `/api/v1` and `/trpc` that need a key (such as `/metrics`): each is asked
    * for its exact path after the key has been checked and the rate limit taken, and is told the
@@ -236,6 +240,15 @@ export function createHttpHandler(
       return answer;
     },
     pages: publicPages(deps.pages ?? [], labels),
+    pings: async (c) => {
+      const address = (deps.clientAddress ?? ((peer) => peer ?? "unknown"))(
+        c.env?.client?.address,
+        c.req.raw.headers,
+      );
+      const answer = await deps.pings?.(c.req.raw, c.get("url"), address) ?? null;
+      if (answer) c.get("seen").route = `${PING_PREFIX}*`;
+      return answer;
+    },
     // REST routes are matched after the key check; a refusal before it is labelled here.
     refuseRest: (c, error) => {
       c.get("seen").route = labels.rest(c.req.method, c.get("url").pathname);

@@ -17,6 +17,7 @@ import { DOCS_PATH } from "./docs.ts";
 import { STATUS_PREFIX } from "./status_page.ts";
 import { BADGE_PREFIX } from "./badges.ts";
 import { DASHBOARD_PATH, UI_PREFIX } from "./dashboard.ts";
+import { PING_PREFIX } from "@probe/shared";
 import {
   type Client,
   cors,
@@ -48,6 +49,8 @@ export interface EdgeParts {
   docs: Handle;
   /** The public status pages, the badges and the dashboard, asked in that order. */
   pages: Handle;
+  /** Heartbeats' ping URLs (`pings.ts`): GET, HEAD and POST, no key. */
+  pings: Handle;
   /** `/api/v1/*` (`server/rest/`), and how it refuses before a route is matched. */
   rest: Handle;
   refuseRest: Refuse;
@@ -111,6 +114,7 @@ export function createEdge(
   app.get(`${BADGE_PREFIX}*`, route(parts.pages)); // badges (`badges.ts`)
   app.get(DASHBOARD_PATH, route(parts.pages)); // the dashboard (`dashboard.ts`)
   app.get(`${UI_PREFIX}*`, route(parts.pages)); // its scripts, styles and vendored files
+  app.on(["GET", "POST"], `${PING_PREFIX}*`, route(parts.pings)); // heartbeats' pings
 
   // With a key: the key check and the rate limit, then the surface.
   app.use(`${REST_PREFIX}/*`, key(parts.refuseRest));

@@ -58,3 +58,18 @@ export async function newHeartbeat(api: TestClient, project: string, body: objec
   assert.equal(res.status, 201, res.text);
   return res.body.data;
 }
+
+/** The path of a ping URL on the test client (its origin cut off), with `suffix` after it. */
+export const pingPath = (pingUrl: string, suffix = "") =>
+  new URL(pingUrl).pathname + (suffix === "" ? "" : `/${suffix}`);
+
+/** A heartbeat's incidents (the latest first). */
+export async function incidentsOf(
+  api: TestClient,
+  project: string,
+  probeId: string,
+): Promise<{ state: string; last_error: string | null }[]> {
+  const res = await api.get(`/api/v1/incidents?project=${project}&probe_id=${probeId}`);
+  assert.equal(res.status, 200, res.text);
+  return res.body.data;
+}

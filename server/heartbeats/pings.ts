@@ -1,0 +1,203 @@
+/**
+ * Recording a batch of pings in one transaction: the heartbeats their tokens name are locked
+ * (in key order, as the watch and the runner's store lock), each ping moves its heartbeat's state
+ * in the order the pings came, the pings are kept (the latest `HEARTBEAT_PINGS_KEPT` of each
+ * heartbeat) and counted, and the runs they make are recorded as the heartbeat's probe's
+ * (`record.ts`). A ping whose token names no heartbeat is told so (`found: false`).
+ *
+ * What each kind does: a success (`/0` too) ends a run: its duration counts from an open
+ * `/start`, and a run shorter than `min_duration_seconds` is a failure; `/fail` and a non-zero
+ * exit code are failures at once; `/start` opens a run, which is down should its success not
+ * come within `max_duration_seconds`; `/log` is kept and changes nothing. A ping inside a
+ * maintenance window of its project is recorded as in maintenance: it moves no state.
+ *
+ * @module
+ */
+import { HEARTBEAT_PINGS_KEPT, type PingKind } from "@probe/shared";
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+import { json } from "../db/json.ts";
+import { compareKeys } from "../db/keys.ts";
+import { deadlineAfter, type HeartbeatTiming, maxDurationMs } from "../domain/heartbeat_timing.ts";
+import { type HeartbeatRun, recordHeartbeatRuns } from "./record.ts";
+import { excerpt, failureWords, inWindow, type Window, windowsOf } from "./words.ts";
+
+/** One ping as the edge took it. */
+export interface Ping {
+  token: string;
+  at: number;
+  kind: PingKind;
+  exitCode: number | null;
+  method: string;
+  address: string | null;
+  /** The kept part of the body (already cut to `HEARTBEAT_PING_BODY_KEPT`); null without one. */
+  body: string | null;
+  bodyBytes: number;
+}
+
+interface Locked extends HeartbeatTiming {
+  probe_key: number | string;
+  project: string;
+  token: string;
+  min_duration_seconds: number | null;
+  created_at: Date | string;
+  last_success_at: Date | string | null;
+  last_start_at: Date | string | null;
+  last_duration_ms: number | null;
+  last_ping_at: Date | string | null;
+  last_ping_kind: PingKind | null;
+  success_deadline: Date | string;
+  pings_total: number | string;
+}
+
+const ms = (at: Date | string | null) => at === null ? null : new Date(at).getTime();
+const iso = (at: number | null) => at === null ? null : new Date(at).toISOString();
+
+/** A heartbeat's state as a batch moves it. */
+interface Moving {
+  row: Locked;
+  key: string;
+  n: number;
+  lastSuccess: number | null;
+  lastStart: number | null;
+  lastDuration: number | null;
+  lastPing: number | null;
+  lastKind: PingKind | null;
+  successDeadline: number;
+}
+
+/** Records `pings` (see the module's note); answers, for each, whether its token was known. */
+export async function recordPings(
+  trx: Db,
+  pings: readonly Ping[],
+  localName?: string,
+): Promise<boolean[]> {
+  const tokens = [...new Set(pings.map((p) => p.token))];
+  const { rows } = await sql<Locked>`
+    select probe_key, project, token, period_seconds, schedule, timezone, grace_seconds,
+      max_duration_seconds, min_duration_seconds, created_at, last_success_at, last_start_at,
+      last_duration_ms, last_ping_at, last_ping_kind, success_deadline, pings_total
+    from heartbeats
+    where token in (select x.t from json_to_recordset(${json(tokens.map((t) => ({ t })))})
+      as x(t text))
+    order by probe_key for update`.execute(trx);
+  const byToken = new Map<string, Moving>(rows.map((row) => [row.token, {
+    row,
+    key: String(row.probe_key),
+    n: Number(row.pings_total),
+    lastSuccess: ms(row.last_success_at),
+    lastStart: ms(row.last_start_at),
+    lastDuration: row.last_duration_ms,
+    lastPing: ms(row.last_ping_at),
+    lastKind: row.last_ping_kind,
+    successDeadline: ms(row.success_deadline)!,
+  }]));
+  if (byToken.size === 0) return pings.map(() => false);
+  const windows = await windowsOf(trx, [...new Set(rows.map((r) => r.project))], pings);
+  const kept: object[] = [];
+  const runs: HeartbeatRun[] = [];
+  const found = pings.map((ping) => {
+    const hb = byToken.get(ping.token);
+    if (!hb) return false;
+    hb.n++;
+    kept.push({
+      k: hb.key,
+      n: hb.n,
+      at: iso(ping.at),
+      kind: ping.kind,
+      code: ping.exitCode,
+      method: ping.method,
+      address: ping.address,
+      body: ping.body,
+      bytes: ping.bodyBytes,
+    });
+    const run = apply(hb, ping, windows.get(hb.row.project) ?? []);
+    if (run) runs.push(run);
+    return true;
+  });
+  const moved = [...byToken.values()].filter((hb) => hb.n !== Number(hb.row.pings_total))
+    .sort((a, b) => compareKeys(a.key, b.key));
+  await sql`
+    update heartbeats h set pings_total = x.n, last_success_at = x.success,
+      last_start_at = x.start, last_duration_ms = x.duration, last_ping_at = x.ping,
+      last_ping_kind = x.kind, success_deadline = x.due, next_deadline = x.next
+    from json_to_recordset(${json(moved.map(updateOf))})
+      as x(k bigint, n bigint, success timestamptz, start timestamptz, duration integer,
+           ping timestamptz, kind text, due timestamptz, next timestamptz)
+    where h.probe_key = x.k`.execute(trx);
+  await sql`
+    insert into heartbeat_pings
+      (heartbeat_key, n, at, kind, exit_code, method, address, body, body_bytes)
+    select x.k, x.n, x.at, x.kind, x.code, x.method, x.address, x.body, x.bytes
+    from json_to_recordset(${json(kept)})
+      as x(k bigint, n bigint, at timestamptz, kind text, code integer, method text,
+           address text, body text, bytes integer)`.execute(trx);
+  await sql`
+    delete from heartbeat_pings p using json_to_recordset(${
+    json(moved.map((hb) => ({ k: hb.key, n: hb.n - HEARTBEAT_PINGS_KEPT })))
+  }) as x(k bigint, n bigint)
+    where p.heartbeat_key = x.k and p.n <= x.n`.execute(trx);
+  await recordHeartbeatRuns(trx, runs, localName);
+  return found;
+}
+
+function updateOf(hb: Moving) {
+  const t = hb.row;
+  return {
+    k: hb.key,
+    n: hb.n,
+    success: iso(hb.lastSuccess),
+    start: iso(hb.lastStart),
+    duration: hb.lastDuration,
+    ping: iso(hb.lastPing),
+    kind: hb.lastKind,
+    due: iso(hb.successDeadline),
+    next: iso(
+      hb.lastStart === null
+        ? hb.successDeadline
+        : Math.min(hb.successDeadline, hb.lastStart + maxDurationMs(t)),
+    ),
+  };
+}
+
+/** Moves a heartbeat by one ping; the run it ends, if any. */
+function apply(hb: Moving, ping: Ping, windows: readonly Window[]): HeartbeatRun | null {
+  hb.lastPing = ping.at;
+  hb.lastKind = ping.kind;
+  if (ping.kind === "log") return null;
+  if (ping.kind === "start") {
+    hb.lastStart = ping.at;
+    return null;
+  }
+  const started = hb.lastStart;
+  const durationMs = started === null ? 0 : Math.max(0, ping.at - started);
+  hb.lastStart = null;
+  const success = ping.kind === "success" || (ping.kind === "exit" && ping.exitCode === 0);
+  const run = {
+    key: hb.key,
+    at: ping.at,
+    durationMs,
+    inMaintenance: inWindow(windows, ping.at),
+  };
+  if (!success) {
+    if (started !== null) hb.lastDuration = durationMs;
+    const error = failureWords({ kind: ping.kind, exitCode: ping.exitCode, body: ping.body });
+    return { ...run, passing: false, error };
+  }
+  // The job ran: the next deadline counts from now, even when the run was too short.
+  hb.lastSuccess = ping.at;
+  hb.successDeadline = deadlineAfter(hb.row, ping.at);
+  if (started === null) return { ...run, passing: true, error: null };
+  hb.lastDuration = durationMs;
+  const min = hb.row.min_duration_seconds;
+  if (min !== null && durationMs < min * 1000) {
+    const error = `finished ${seconds(durationMs)} after its start, sooner than its ` +
+      `min_duration_seconds (${min} s)${excerpt(ping.body)}`;
+    return { ...run, passing: false, error };
+  }
+  return { ...run, passing: true, error: null };
+}
+
+/** A duration in words: `2.5 s`. */
+export const seconds = (durationMs: number) =>
+  `${Number((durationMs / 1000).toFixed(durationMs < 10_000 ? 1 : 0))} s`;

@@ -1,0 +1,91 @@
+/**
+ * A heartbeat's runs (a success, a failure, a missed deadline) recorded as its probe's runs, in
+ * the caller's transaction: the probe's schedule row settles them (its state moves: one failure
+ * is down, one success recovers, `server/alerts/states.ts`), the results and rollups keep them,
+ * and the verdict opens or resolves the incident and queues notifications, exactly once.
+ *
+ * @module
+ */
+import { DEFAULT_LOCAL_LOCATION, PROBE_INTERVAL_SECONDS } from "@probe/shared";
+import type { Db } from "../db/database.ts";
+import { settleSchedule } from "../alerts/states.ts";
+import { decideVerdicts } from "../alerts/verdicts.ts";
+import { insertRuns } from "../runner/store.ts";
+import { LOCAL } from "../domain/locations.ts";
+
+/** Recorded as the results' runner. */
+export const HEARTBEAT_RUNNER = "heartbeat";
+
+/** One run of a heartbeat's job, as its pings or its deadlines tell it. */
+export interface HeartbeatRun {
+  key: string;
+  at: number;
+  passing: boolean;
+  /** From `/start` to the success or failure (ms); 0 without a start. */
+  durationMs: number;
+  /** What failed, in words; null for a success. */
+  error: string | null;
+  inMaintenance: boolean;
+}
+
+/**
+ * Records runs in order. A probe's schedule row settles one run per statement, so runs are
+ * settled in rounds: each heartbeat's first run, then its second, and so on.
+ */
+export async function recordHeartbeatRuns(
+  trx: Db,
+  runs: readonly HeartbeatRun[],
+  localName = DEFAULT_LOCAL_LOCATION,
+): Promise<void> {
+  const rounds: HeartbeatRun[][] = [];
+  const seen = new Map<string, number>();
+  for (const run of runs) {
+    const round = seen.get(run.key) ?? 0;
+    seen.set(run.key, round + 1);
+    (rounds[round] ??= []).push(run);
+  }
+  for (const round of rounds) {
+    const results = round.map((r) => ({
+      key: r.key,
+      run: {
+        startedAt: new Date(r.at),
+        durationMs: r.durationMs,
+        outcome: r.passing ? "up" as const : "down" as const,
+        httpStatus: null,
+        error: r.error,
+        address: null,
+        failedChecks: null,
+      },
+      inMaintenance: r.inMaintenance,
+    }));
+    const { settled, changes } = await settleSchedule(
+      trx,
+      results.map((r) => ({
+        key: r.key,
+        dueAt: null,
+        nextDueAt: null,
+        run: r.run,
+        counted: !r.inMaintenance,
+      })),
+      { manual: true },
+      LOCAL,
+    );
+    await insertRuns(
+      trx,
+      HEARTBEAT_RUNNER,
+      results.filter((r) => settled.has(r.key)).map((r) => ({
+        key: r.key,
+        due: r.run.startedAt.getTime(),
+        result: r.run,
+        inMaintenance: r.inMaintenance,
+      })),
+      LOCAL,
+    );
+    await decideVerdicts(trx, changes.map((c) => c.key), {
+      localName,
+      intervalMs: PROBE_INTERVAL_SECONDS.default * 1000,
+      now: new Date(Math.max(...round.map((r) => r.at))),
+      triggers: new Map(changes.map((c) => [c.key, c])),
+    });
+  }
+}
