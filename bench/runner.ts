@@ -6,7 +6,13 @@
  *
  *   deno task bench:runner [--probes 10000] [--interval 60] [--duration 180] [--runners 1]
  *                          [--concurrency N] [--delay 0] [--slow-drip 0] [--drip-ms 15000]
- *                          [--host-concurrency N]
+ *                          [--host-concurrency N] [--mix | --kinds http,tcp,tls,dns]
+ *
+ * With `--mix`, the probes are of the four kinds in even shares (`--kinds` names some of them),
+ * each kind against a loopback target in a process of its own (`runner_mix.ts`): an HTTP server, a
+ * TCP listener, a TLS server and the tests' DNS responder. It prints checks per minute per kind
+ * and in all, what each target served, and the CPU of each process (the runners and their threads,
+ * each target, PostgreSQL's backends): `--kinds tls` alone tells what a kind costs.
  *
  * With `--slow-drip S`, S more probes point at a second target (another host) that sends its
  * body a byte at a time over `--drip-ms`: the schedule slip of the other probes is printed apart
@@ -26,6 +32,15 @@ import { syncSchedules } from "../server/runner/store.ts";
 import { RUNNER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
 import { speedNote } from "./setup.ts";
+import { watchCpu, type Watched } from "./cpu_shares.ts";
+import {
+  insertMixProbes,
+  KINDS,
+  kindsOf,
+  type MixTargets,
+  printByKind,
+  startMixTargets,
+} from "./runner_mix.ts";
 
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -41,6 +56,8 @@ const { values: args } = parseArgs({
     "slow-drip": { type: "string", default: "0" },
     "drip-ms": { type: "string", default: "15000" },
     "host-concurrency": { type: "string" },
+    mix: { type: "boolean", default: false },
+    kinds: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -48,6 +65,7 @@ if (args.help) {
   console.log(`deno task bench:runner [--probes 10000] [--interval 60] [--duration 180]
                        [--runners 1] [--concurrency N] [--delay 0]
                        [--slow-drip 0] [--drip-ms 15000] [--host-concurrency N]
+                       [--mix | --kinds ${KINDS.join(",")}]
 
 N probes (--probes) against a local target, run by --runners runner processes on PostgreSQL
 for --duration seconds, each probe every --interval seconds; the target answers after --delay
@@ -55,8 +73,12 @@ ms. --concurrency sets PROBE_CONCURRENCY (unset: the runner's default). BENCH_DA
 --slow-drip S adds S probes at a second target that sends its body a byte at a time over
 --drip-ms ms, and prints the other probes' slip apart; --host-concurrency sets
 PROBE_HOST_CONCURRENCY (unset: the runner's default).
+--mix makes the probes http, tcp, tls and dns in even shares (--kinds: some of them), each kind
+against a loopback target process of its own, and prints checks per minute per kind and the CPU
+of each process.
 A short run: --probes 50 --interval 10 --duration 10 (the runner's interval is 10 s at least)
-Slow-drip: --probes 1000 --slow-drip 300 --interval 10 --duration 60`);
+Slow-drip: --probes 1000 --slow-drip 300 --interval 10 --duration 60
+Kinds: --mix --probes 200000 --duration 90, or --kinds tls --probes 20000 --duration 60`);
   Deno.exit(0);
 }
 console.log(await speedNote());
@@ -67,6 +89,7 @@ const RUNNERS = Number(args.runners);
 const SLOW = Number(args["slow-drip"]);
 const STARTUP_MS = 8_000;
 const ADMIN_URL = Deno.env.get("BENCH_DATABASE_URL") ?? DEFAULT_ADMIN_URL;
+const MIX = args.kinds !== undefined || args.mix ? kindsOf(args.kinds ?? KINDS.join(",")) : null;
 
 const name = `probe_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
 const url = new URL(ADMIN_URL);
@@ -95,21 +118,27 @@ console.log(
       args.concurrency ?? "default"
     } target delay=${args.delay}ms  cores=${navigator.hardwareConcurrency}` +
     (SLOW ? `  slow-drip=${SLOW} over ${args["drip-ms"]}ms` : "") +
-    (args["host-concurrency"] ? `  host-concurrency=${args["host-concurrency"]}` : ""),
+    (args["host-concurrency"] ? `  host-concurrency=${args["host-concurrency"]}` : "") +
+    (MIX ? `  kinds=${MIX.join(",")} in even shares` : "") + `  database=PostgreSQL ${url.host}`,
 );
 await admin(`create database ${name}`);
 const target = await startTarget({ countOnly: true, delayMs: Number(args.delay) });
 const slowTarget = await startTarget({ countOnly: true });
 const handle = await openDatabase({ kind: "postgres", url: url.href, poolSize: 2 });
 const children: ServerProcess[] = [];
+let mix: MixTargets | null = null;
 try {
+  if (MIX) mix = await startMixTargets(MIX, N);
   const db = handle.db;
   await migrateToLatest(db);
   await db.insertInto("projects").values({ name: "bench" }).execute();
-  await sql`
-    insert into probes (project, probe_id, url, method, headers)
-    select 'bench', 'b' || i, ${target.origin} || '/p/' || i, 'GET', '{}'
-    from generate_series(1, ${N}::int) as i`.execute(db);
+  if (mix) await insertMixProbes(db, mix, N);
+  else {
+    await sql`
+      insert into probes (project, probe_id, url, method, headers)
+      select 'bench', 'b' || i, ${target.origin} || '/p/' || i, 'GET', '{}'
+      from generate_series(1, ${N}::int) as i`.execute(db);
+  }
   if (SLOW > 0) {
     await sql`
       insert into probes (project, probe_id, url, method, headers)
@@ -133,6 +162,7 @@ try {
           PROBE_ALLOW_NETWORKS: "127.0.0.1/32",
           ...(args["host-concurrency"] && { PROBE_HOST_CONCURRENCY: args["host-concurrency"] }),
           LOG_LEVEL: Deno.env.get("BENCH_RUNNER_LOG") ? "debug" : "info",
+          ...mix?.runnerEnv,
         },
         // The runner serves no HTTP: nothing to wait for but its "runner started" line below.
         waitReady: false,
@@ -150,6 +180,12 @@ try {
     console.log("warning: a runner had not started when the first runs fell due");
   }
   const cpuAtStart = await Promise.all(children.map(usage));
+  const watched: Watched[] = [
+    ...children.map((c, i) => ({ label: `runner ${i + 1}`, pid: c.pid, threads: true })),
+    ...[...mix?.processes ?? []].map(([kind, p]) => ({ label: `${kind} target`, pid: p.pid })),
+    { label: mix ? "bench" : "bench and its target", pid: Deno.pid },
+  ];
+  const cpuWatch = await watchCpu(watched, { adminUrl: ADMIN_URL, database: name });
   while (Date.now() < t0) await sleep(10);
   const tEnd = t0 + DURATION_S * 1000;
   let lastReport = Date.now();
@@ -163,6 +199,7 @@ try {
     }
   }
   const atEnd = await Promise.all(children.map(usage));
+  const cpuShares = await cpuWatch.end();
   for (const child of children) child.kill("SIGTERM");
   const statuses = await Promise.all(children.map((c) => c.status));
 
@@ -194,7 +231,10 @@ try {
   const { rows: [dup] } = await sql<{ doubles: number; total: number }>`
     select coalesce(sum(n - 1), 0)::int as doubles, coalesce(sum(n), 0)::int as total
     from (select count(*) as n from probe_results group by probe_key, due_at) g`.execute(db);
-  const hits = [...target.counts.values()].reduce((a, b) => a + b, 0);
+  const served = await mix?.close();
+  const hits = served
+    ? [...served.values()].reduce((a, b) => a + b, 0)
+    : [...target.counts.values()].reduce((a, b) => a + b, 0);
   const cpu = atEnd.reduce((a, u, i) => a + u.cpu - cpuAtStart[i].cpu, 0);
   const lost = outputs().reduce((a, o) => {
     const line = o.split("\n").find((l) => l.includes('"runner stopped"'));
@@ -211,7 +251,12 @@ try {
   const expected = Math.round((N + SLOW) * DURATION_S / INTERVAL_S);
   const fmt = (ms: number) => `${Math.round(ms)} ms`;
   console.log(`checks due in the window: ${m.checks} of ${expected} expected (${m.up} up)`);
-  console.log(`checks per second:        ${(m.checks / DURATION_S).toFixed(1)}`);
+  console.log(
+    `checks per second:        ${(m.checks / DURATION_S).toFixed(1)} (${
+      Math.round(m.checks / DURATION_S * 60).toLocaleString("en")
+    } a minute)`,
+  );
+  if (served) await printByKind(db, { since, until, served });
   console.log(`schedule slip:            p50 ${fmt(m.p50)}  p99 ${fmt(m.p99)}  max ${fmt(m.max)}`);
   if (SLOW > 0) {
     console.log(
@@ -238,10 +283,12 @@ try {
     `overload warnings:        ${warnings.length}` +
       (warnings.length ? ` (behind ${behind.map((b) => `${b} s`).join(", ")})` : ""),
   );
+  cpuShares.print(m.checks, "checks");
   const failed = statuses.filter((s) => s.code !== 0).length;
   if (failed) console.log(`warning: ${failed} runner(s) did not exit cleanly`);
 } finally {
   for (const child of children) child.kill("SIGKILL");
+  for (const p of mix?.processes.values() ?? []) p.kill("SIGKILL");
   await handle.close();
   await target.close();
   await slowTarget.close();
