@@ -11,7 +11,8 @@ import { z } from "zod";
 import { truncate } from "../formats.ts";
 import { escapeHtml } from "../markup.ts";
 import { noticeOf } from "../notice.ts";
-import { defineProvider, httpVerdict, MAX_RETRY_AFTER_MS } from "../provider.ts";
+import { defineProvider } from "../provider.ts";
+import { bodyRetryAfter } from "./vendor_answers.ts";
 import { baseUrl, endpoint, secretToken, textSetting } from "./vendor_fields.ts";
 
 export const TELEGRAM_API_URL = "https://api.telegram.org";
@@ -24,18 +25,6 @@ const chatId = z.string().regex(
   /^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$/,
   "must be a chat's numeric id (-100… for a channel or supergroup) or a public @channelname",
 );
-
-/** How long Telegram asks to wait (`parameters.retry_after`, seconds); undefined without it. */
-function retryAfterOf(body: string): number | undefined {
-  try {
-    const seconds = JSON.parse(body)?.parameters?.retry_after;
-    return typeof seconds === "number" && seconds >= 0
-      ? Math.min(seconds * 1000, MAX_RETRY_AFTER_MS)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export const telegram = defineProvider({
   kind: "telegram",
@@ -76,10 +65,9 @@ export const telegram = defineProvider({
     };
   },
   // A 429 says how long to wait in its body (`{"ok":false,"parameters":{"retry_after":N}}`).
-  answer: (answer, now) => {
-    const verdict = httpVerdict(answer, now);
-    if (verdict.outcome !== "retry" || answer.status !== 429) return verdict;
-    const after = verdict.retryAfterMs ?? retryAfterOf(answer.body);
-    return after === undefined ? verdict : { ...verdict, retryAfterMs: after };
-  },
+  answer: bodyRetryAfter((body) => {
+    const seconds = (body as { parameters?: { retry_after?: unknown } } | null)?.parameters
+      ?.retry_after;
+    return typeof seconds === "number" ? seconds * 1000 : undefined;
+  }),
 });

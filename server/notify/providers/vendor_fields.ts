@@ -40,7 +40,7 @@ export const tokenText = z.string().regex(
 );
 
 /** A secret setting (a token, a key). */
-export const secretToken = (label: string, help: string, schema: z.ZodType = tokenText) =>
+export const secretToken = (label: string, help: string, schema: z.ZodType<string> = tokenText) =>
   ({
     schema,
     required: true as const,
@@ -49,7 +49,7 @@ export const secretToken = (label: string, help: string, schema: z.ZodType = tok
   }) satisfies SettingField;
 
 /** A readable line of text (a chat's id, a phone number). */
-export const textSetting = (label: string, help: string, schema: z.ZodType) =>
+export const textSetting = (label: string, help: string, schema: z.ZodType<string>) =>
   ({
     schema,
     required: true as const,
