@@ -8,6 +8,7 @@ import { createNetworkPolicy, parseNetworks } from "../../outbound/network_polic
 import { type ExecuteOptions, executeProbe, type ProbeTarget } from "../execute.ts";
 import { closedPort } from "../../testing/target_server.ts";
 import { MAX_ANSWER_BYTES } from "./conversation.ts";
+import { createWorkerExecutor } from "../worker_executor.ts";
 
 const loopbackAllowed = createNetworkPolicy(parseNetworks("127.0.0.0/8"));
 
@@ -319,4 +320,26 @@ Deno.test("a name that does not resolve is down in words, retried once; a slow o
   );
   assert.equal(slow.outcome, "down");
   assert.equal(slow.error, "timed out after 100 ms resolving the host name");
+});
+
+Deno.test("in the runner's worker thread, as the runners run probes, a tcp probe runs alike", async () => {
+  const worker = createWorkerExecutor({ allowNetworks: ["127.0.0.0/8"], timeoutMs: 5_000 });
+  const l = listener(async (conn) => {
+    await readUntil(conn, "\n");
+    await write(conn, "+PONG\r\n");
+    await untilClosed(conn);
+  });
+  try {
+    const up = await worker.execute(
+      probe(l.url, { body: "PING\n", expect: { body: { contains: ["+PONG"] } } }),
+    );
+    assert.equal(up.outcome, "up", up.error ?? "");
+    assert.deepEqual(up.failedChecks, []);
+    const refused = await worker.execute(probe(`tcp://127.0.0.1:${closedPort()}`));
+    assert.equal(refused.outcome, "down");
+    assert.equal(refused.error, "connection refused");
+  } finally {
+    worker.close();
+    await l.close();
+  }
 });
