@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { createNetworkPolicy, parseNetworks } from "../server/outbound/network_policy.ts";
 import { executeProbe } from "../server/runner/execute.ts";
 import { DNS_NAMES, startDnsResponder } from "../server/testing/dns_responder.ts";
+import { timeRuns } from "./run_timing.ts";
 
 const { values: args } = parseArgs({
   args: Deno.args,
@@ -23,26 +24,8 @@ const policy = createNetworkPolicy(parseNetworks("127.0.0.0/8"));
 const dns = await startDnsResponder();
 const nameServer = { ipAddr: dns.address, port: dns.port };
 
-function quantile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
 async function measure(label: string, once: () => Promise<unknown>) {
-  for (let i = 0; i < 50; i++) await once(); // warm-up
-  const took: number[] = [];
-  const began = performance.now();
-  for (let i = 0; i < RUNS; i++) {
-    const t = performance.now();
-    await once();
-    took.push(performance.now() - t);
-  }
-  const seconds = (performance.now() - began) / 1000;
-  took.sort((a, b) => a - b);
-  console.log(
-    `${label}: ${RUNS} queries, p50 ${quantile(took, 0.5).toFixed(2)} ms, p99 ${
-      quantile(took, 0.99).toFixed(2)
-    } ms, ${Math.round(RUNS / seconds)} a second`,
-  );
+  console.log(`${label}: ${RUNS} queries, ${await timeRuns(once, { runs: RUNS })}`);
 }
 
 const target = (name: string, type = "A") => ({

@@ -12,6 +12,7 @@
 import { parseArgs } from "node:util";
 import { createNetworkPolicy, parseNetworks } from "../server/outbound/network_policy.ts";
 import { executeProbe, type ProbeTarget } from "../server/runner/execute.ts";
+import { timeRuns } from "./run_timing.ts";
 
 const { values: args } = parseArgs({
   args: Deno.args,
@@ -73,32 +74,13 @@ const probe = (name: string, fields: Partial<ProbeTarget> = {}): ProbeTarget => 
   ...fields,
 });
 
-function quantile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
 async function measure(label: string, target: ProbeTarget, concurrency: number) {
   const once = async () => {
     const run = await executeProbe(target, { policy, timeoutMs: 2_000 });
     if (run.outcome !== "up") throw new Error(run.error ?? "not up");
   };
-  for (let i = 0; i < 50; i++) await once(); // warm-up
-  const took: number[] = [];
-  let next = 0;
-  const began = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next++ < RUNS) {
-      const t = performance.now();
-      await once();
-      took.push(performance.now() - t);
-    }
-  }));
-  const seconds = (performance.now() - began) / 1000;
-  took.sort((a, b) => a - b);
-  console.log(
-    `${label}, ${concurrency} at once: ${RUNS} runs, p50 ${quantile(took, 0.5).toFixed(2)} ms, ` +
-      `p99 ${quantile(took, 0.99).toFixed(2)} ms, ${Math.round(RUNS / seconds)} a second`,
-  );
+  const figures = await timeRuns(once, { runs: RUNS, concurrency });
+  console.log(`${label}, ${concurrency} at once: ${RUNS} runs, ${figures}`);
 }
 
 /** Runs `target` `count` times at once: the slowest run's time, and the heap they took. */
