@@ -195,12 +195,12 @@ export function HeartbeatPage({ project, name }) {
   const runs = runsOf(data?.pings ?? []);
   return view`<div>
     <p class="crumbs">
-      <a href=${href.overview()}>Overview</a> › <a href=${href.project(project)}>${project}</a>
+      <a href=${href.overview()}>Overview</a> › <a href=${href.project(project)}>${project}</a> ›
+      heartbeat
     </p>
     <div class="page-head">
       <h1 tabindex="-1">${name}</h1>
       ${heartbeat && view`<${StateBadge} state=${heartbeat.state} />`}
-      <span class="tag">heartbeat</span>
     </div>
     <${ErrorNote} error=${error} />
     ${!data && loading && view`<${Loading} what="Loading the heartbeat" />`}

@@ -3,6 +3,7 @@
  * A project's heartbeats beside its probes (`GET /projects/{project}/heartbeats`), and how a
  * heartbeat's timing and deadline read in words.
  */
+import { useEffect } from "preact/hooks";
 import { view } from "./view.js";
 import { get, seg } from "./api.js";
 import { useLoad } from "./load.js";
@@ -10,6 +11,39 @@ import { href } from "./routes.js";
 import { Ago, ErrorNote, Loading, StateBadge } from "./parts.js";
 import { duration, millis } from "./format.js";
 /** @import { Heartbeat } from "./api_types.d.ts" */
+
+/** The URL scheme of a heartbeat's probe, as the overview and incidents name it. */
+const HEARTBEAT_SCHEME = "heartbeat://";
+
+/**
+ * The heartbeat a probe URL stands for (`heartbeat://nightly` is `nightly`); null for a probe.
+ * @param {string} url
+ */
+export const heartbeatOfUrl = (url) =>
+  url.startsWith(HEARTBEAT_SCHEME) ? url.slice(HEARTBEAT_SCHEME.length) : null;
+
+/**
+ * Leads a probe page whose probe is not found to the heartbeat of that probe id, if the project
+ * has one: incidents name a heartbeat by its probe's id, and link to a probe page. The address
+ * is replaced, so Back does not come here again.
+ * @param {string} project
+ * @param {string} probeId
+ * @param {{ status: number } | null} error the probe's load's
+ */
+export function useHeartbeatRedirect(project, probeId, error) {
+  const missing = error?.status === 404;
+  useEffect(() => {
+    if (!missing) return;
+    let current = true;
+    get(`/projects/${seg(project)}/heartbeats`).then((answer) => {
+      const beat = answer.data.find((h) => h.probe_id === probeId);
+      if (current && beat) location.replace(href.heartbeat(project, beat.name));
+    }, () => {});
+    return () => {
+      current = false;
+    };
+  }, [project, probeId, missing]);
+}
 
 /** The path of a heartbeat under the API. */
 export const heartbeatPath = (

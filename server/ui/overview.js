@@ -18,6 +18,7 @@ import { OpenIncidents } from "./incidents.js";
 import { BlockedBadge, BlockedNote } from "./blocked.js";
 import { count, millis, percent, plural, since, utc } from "./format.js";
 import { kindOf } from "./kinds.js";
+import { heartbeatOfUrl } from "./heartbeats.js";
 /** @import { OverviewProbe, OverviewProject } from "./api_types.d.ts" */
 /** @typedef {OverviewProbe["state"]} ProbeState */
 /** A project as shown on a page: some of its probes, `continued` from the page before. */
@@ -56,6 +57,8 @@ function UptimeCell({ label, share, historySince, windowSeconds, shorterSeconds 
 /** @param {{ project: string, probe: OverviewProbe }} props */
 function ProbeRow({ project, probe }) {
   const kind = kindOf(probe.url);
+  // A heartbeat is watched through a probe of its own: its row leads to the heartbeat's page.
+  const beat = heartbeatOfUrl(probe.url);
   return view`
     <tr class=${`row-${probe.state}`}>
       <td data-label="State">
@@ -67,11 +70,13 @@ function ProbeRow({ project, probe }) {
   }
       </td>
       <th scope="row" data-label="Probe">
-          <a href=${href.probe(project, probe.probe_id)}>${
-    probe.label ?? view`<${UrlText} url=${probe.url} />`
-  }</a>
+          <a href=${
+    beat === null ? href.probe(project, probe.probe_id) : href.heartbeat(project, beat)
+  }>${probe.label ?? view`<${UrlText} url=${probe.url} />`}</a>
           ${
-    kind.name !== "http"
+    beat !== null
+      ? view`<span class="url"><span class="tag">heartbeat</span></span>`
+      : kind.name !== "http"
       ? view`<span class="url"><span class="tag">${kind.tag}</span> ${
         probe.label ? view`<${UrlText} url=${probe.url} />` : ""
       }</span>`

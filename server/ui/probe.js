@@ -38,6 +38,7 @@ import { useNotice } from "./notice.js";
 /** @import { ApiError } from "./api.js" */
 /** @import { FailedCheck, Probe, ProbeResult, Series } from "./api_types.d.ts" */
 import { ProbeLocations } from "./probe_locations.js";
+import { useHeartbeatRedirect } from "./heartbeats.js";
 import { kindOf } from "./kinds.js";
 /** @import { Kind } from "./kinds.js" */
 
@@ -397,6 +398,7 @@ export function ProbePage({ project, probeId }) {
     setRound((n) => n + 1);
   };
   useEvery(REFRESH_MS, refresh);
+  useHeartbeatRedirect(project, probeId, error);
   const probe = data?.[0].data;
   const kind = kindOf(probe?.url ?? "");
   useTitle(probe ? probe.label ?? probe.url : "Probe");

@@ -12,7 +12,7 @@ import { ProbeTable, tally } from "./overview.js";
 import { useNotice } from "./notice.js";
 import { ProjectNav } from "./settings_parts.js";
 import { StatusPageLink } from "./status_page_settings.js";
-import { ProjectHeartbeats } from "./heartbeats.js";
+import { heartbeatOfUrl, ProjectHeartbeats } from "./heartbeats.js";
 /** @import { ApiError } from "./api.js" */
 /** @import { Project, ProjectCreate } from "./api_types.d.ts" */
 
@@ -162,7 +162,9 @@ export function ProjectPage({ name }) {
   );
   const project = data?.[0].data;
   useTitle(project ? project.label ?? project.project : name);
-  const probes = data?.[1].data.projects.find((p) => p.project === name)?.probes ?? [];
+  // Heartbeats have a section of their own below, though the overview lists them with probes.
+  const probes = (data?.[1].data.projects.find((p) => p.project === name)?.probes ?? [])
+    .filter((p) => heartbeatOfUrl(p.url) === null);
   const counts = tally(probes);
   const remove = async () => {
     const answer = await del(`/projects/${seg(name)}`);

@@ -1,0 +1,207 @@
+// A new user's heartbeat, set up from the dashboard in headless Chromium, for
+// e2e/heartbeat_dashboard_test.ts, which runs it as a subprocess:
+//
+//   deno run -A e2e/testdata/heartbeat_browser.ts '<HeartbeatArgs as JSON>'
+//
+// It asks the test (`{"ask": …}` on stdout) to start pinging the URL it copied, then to stop;
+// its last line on stdout is `{"report": …}`; progress goes to stderr.
+import { chromium, type Locator, type Page } from "playwright-core";
+import { CHROMIUM_ARGS } from "./chromium.ts";
+import { ask, type AxeFinding, axeScan, watch } from "./dashboard_browser.ts";
+
+export interface HeartbeatArgs {
+  chromium: string;
+  baseUrl: string;
+  apiKey: string;
+  project: string;
+  heartbeat: string;
+  periodSeconds: number;
+  graceSeconds: number;
+  hookUrl: string;
+  shotDir: string;
+}
+
+export interface HeartbeatReport {
+  /** The period the form refused (under 10 s): its message beside the field. */
+  periodRefused: { message: string; focused: string | null };
+  /** What Copy put on the clipboard, and what the box shows. */
+  copied: string;
+  shown: string;
+  /** Once pinged: the state, the facts, the pings listed. */
+  up: { state: string; facts: string; pings: number; snippets: string[] };
+  /** The project's page: the heartbeat's row. */
+  projectRow: string;
+  /** Once silent: the state and the incident's cause. */
+  down: { state: string; cause: string };
+  /** Where the overview's heartbeat row and its open incident's link lead (the address's hash). */
+  overviewRow: string;
+  incidentLink: string;
+  axe: AxeFinding[];
+  foreign: string[];
+  csp: string[];
+  pageErrors: string[];
+  screenshots: string[];
+}
+
+const log = (text: string) => console.error(`heartbeat_browser: ${text}`);
+
+/** Reloads until `what` shows, at most `ms`. */
+async function reloadUntil(page: Page, what: Locator, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    try {
+      await what.waitFor({ timeout: 1_500 });
+      return;
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      await page.reload();
+    }
+  }
+}
+
+async function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
+  const browser = await chromium.launch({ executablePath: args.chromium, args: CHROMIUM_ARGS });
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], {
+      origin: new URL(args.baseUrl).origin,
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    const report: HeartbeatReport = {
+      periodRefused: { message: "", focused: null },
+      copied: "",
+      shown: "",
+      up: { state: "", facts: "", pings: 0, snippets: [] },
+      projectRow: "",
+      down: { state: "", cause: "" },
+      overviewRow: "",
+      incidentLink: "",
+      axe: [],
+      foreign: [],
+      csp: [],
+      pageErrors: [],
+      screenshots: [],
+    };
+    watch(page, new URL(args.baseUrl).origin, report);
+    const main = page.locator("main");
+    const nav = page.getByRole("navigation", { name: "Main" });
+    const shot = async (name: string) => {
+      const path = `${args.shotDir}/${name}.png`;
+      await page.screenshot({ path, fullPage: true });
+      report.screenshots.push(path);
+    };
+    const scan = async (name: string) => report.axe.push(...await axeScan(page, name));
+
+    await page.goto(`${args.baseUrl}/`);
+    await page.getByLabel("API key").fill(args.apiKey);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await main.getByRole("heading", { name: "Overview" }).waitFor();
+
+    // Where alerts go: a webhook, named by the alert policy.
+    await nav.getByRole("link", { name: "Notification targets" }).click();
+    const newTarget = main.getByRole("form", { name: "Add a target" });
+    await newTarget.getByLabel("Name").fill("ops-hook");
+    await newTarget.getByLabel("URL", { exact: true }).fill(args.hookUrl);
+    await newTarget.getByRole("button", { name: "Add target" }).click();
+    await main.getByRole("heading", { name: "Targets (2)" }).waitFor();
+    await nav.getByRole("link", { name: "Alert policy" }).click();
+    const policyForm = main.getByRole("form", { name: "Change the policy" });
+    await policyForm.getByRole("checkbox", { name: "ops-hook" }).check();
+    await policyForm.getByRole("button", { name: "Save policy" }).click();
+    await policyForm.getByText("Saved.").waitFor();
+    log("target and policy set");
+
+    // A project, then a heartbeat: a period under 10 s first, which the API refuses.
+    await nav.getByRole("link", { name: "Overview" }).click();
+    await main.getByRole("link", { name: "New project" }).click();
+    await main.getByLabel("Name", { exact: true }).fill(args.project);
+    await main.getByRole("button", { name: "Create project" }).click();
+    await main.getByRole("heading", { name: args.project }).waitFor();
+    await main.getByRole("link", { name: "Add heartbeat" }).click();
+    await main.getByRole("heading", { name: "New heartbeat" }).waitFor();
+    await main.getByLabel("Name", { exact: true }).fill(args.heartbeat);
+    await main.getByLabel("Period (seconds)").fill("5");
+    await main.getByLabel("Grace (seconds)").fill(String(args.graceSeconds));
+    await main.getByRole("button", { name: "Create heartbeat" }).click();
+    const periodError = page.locator("#field-period_seconds-error");
+    await periodError.waitFor();
+    report.periodRefused = {
+      message: await periodError.innerText(),
+      focused: await page.evaluate(() => document.activeElement?.getAttribute("name") ?? null),
+    };
+    await scan("heartbeat form refused");
+    await main.getByLabel("Period (seconds)").fill(String(args.periodSeconds));
+    await shot("heartbeat-form");
+    await main.getByRole("button", { name: "Create heartbeat" }).click();
+    await main.getByRole("heading", { name: args.heartbeat, exact: true }).waitFor();
+    log("heartbeat created");
+
+    // Its ping URL, copied with the button as a user would.
+    await main.getByRole("button", { name: "Copy ping URL" }).click();
+    await main.getByRole("status").filter({ hasText: "Copied." }).waitFor();
+    report.copied = await page.evaluate(() => navigator.clipboard.readText());
+    report.shown = await main.locator("#ping-url").inputValue();
+    await ask({ ping: report.copied });
+
+    // The job pings every second: the page shows it up, its pings and its snippets.
+    const state = main.locator(".page-head .state");
+    await reloadUntil(page, main.locator(".page-head .state", { hasText: "up" }), 20_000);
+    await main.locator("section", { hasText: "Latest pings" }).locator("tbody tr").first()
+      .waitFor();
+    report.up = {
+      state: await state.innerText(),
+      facts: await main.locator("dl.facts").innerText(),
+      pings: await main.locator("section", { hasText: "Latest pings" }).locator("tbody tr")
+        .count(),
+      snippets: await main.locator("details.snippet summary").allInnerTexts(),
+    };
+    await main.locator("details.snippet summary", { hasText: "systemd" }).click();
+    await scan("heartbeat page");
+    await shot("heartbeat-up");
+    await main.getByRole("link", { name: args.project }).first().click();
+    const row = main.locator("tr", { has: page.getByRole("link", { name: args.heartbeat }) });
+    report.projectRow = (await row.innerText()).replace(/\s+/g, " ");
+    await scan("project page with a heartbeat");
+    await row.getByRole("link", { name: args.heartbeat }).click();
+    await main.getByRole("heading", { name: args.heartbeat, exact: true }).waitFor();
+
+    // The job stops: the test waits for the alert; the page then shows it down.
+    await ask({ stop: true });
+    await reloadUntil(page, main.locator(".page-head .state", { hasText: "down" }), 20_000);
+    const incident = main.locator("section", { hasText: "Incidents" }).locator("tbody tr")
+      .first();
+    await incident.waitFor();
+    report.down = {
+      state: await state.innerText(),
+      cause: await incident.locator('td[data-label="Cause"]').innerText(),
+    };
+    await shot("heartbeat-down");
+
+    // The overview lists it with the probes; its row and its open incident lead to its page.
+    await nav.getByRole("link", { name: "Overview" }).click();
+    await main.getByRole("heading", { name: "Overview" }).waitFor();
+    const overviewRow = main.locator("tbody tr", {
+      has: page.getByRole("link", { name: args.heartbeat, exact: true }),
+    });
+    await overviewRow.getByRole("link", { name: args.heartbeat, exact: true }).click();
+    await main.getByRole("heading", { name: args.heartbeat, exact: true }).waitFor();
+    report.overviewRow = new URL(page.url()).hash;
+    await page.goBack();
+    await main.getByRole("heading", { name: "Overview" }).waitFor();
+    await main.locator("section", { hasText: "Open incidents" })
+      .getByRole("link", { name: args.heartbeat, exact: true }).click();
+    await main.getByRole("heading", { name: args.heartbeat, exact: true }).waitFor();
+    await main.locator(".page-head .state", { hasText: "down" }).waitFor();
+    report.incidentLink = new URL(page.url()).hash;
+    return report;
+  } finally {
+    await browser.close();
+  }
+}
+
+if (import.meta.main) {
+  const report = await run(JSON.parse(Deno.args[0]));
+  console.log(JSON.stringify({ report }));
+  Deno.exit(0);
+}
