@@ -104,10 +104,28 @@ export interface MadeHeartbeat {
   next_deadline: string | null;
 }
 
+/** Makes a project through `POST /projects`. */
+export async function makeProject(server: ServerProcess, project: string): Promise<void> {
+  const made = await restCall(server, KEY, "POST", "/projects", { project });
+  if (made.status !== 201) throw new Error(`project: ${made.status} ${JSON.stringify(made.body)}`);
+}
+
+/** Makes a heartbeat through `POST /projects/{project}/heartbeats`; answers it as read. */
+export async function makeHeartbeat(
+  server: ServerProcess,
+  project: string,
+  body: Record<string, unknown>,
+): Promise<MadeHeartbeat> {
+  const res = await restCall(server, KEY, "POST", `/projects/${project}/heartbeats`, body);
+  if (res.status !== 201) {
+    throw new Error(`heartbeat ${body.name}: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  return res.body.data;
+}
+
 /**
- * Makes `count` heartbeats through `POST /projects/{p}/heartbeats`, `perProject` to a project
- * (`hb-<n>` projects made first), `concurrency` requests at a time; `body(i)` gives each one's
- * timing fields.
+ * Makes `count` heartbeats (`job-<i>`), `perProject` to a project (`<prefix>-<n>`, made first),
+ * `concurrency` requests at a time; `body(i)` gives each one's timing fields.
  */
 export async function makeHeartbeats(
   server: ServerProcess,
@@ -120,25 +138,13 @@ export async function makeHeartbeats(
   },
 ): Promise<MadeHeartbeat[]> {
   const projects = Math.ceil(count / perProject);
-  for (let p = 0; p < projects; p++) {
-    const made = await restCall(server, KEY, "POST", "/projects", { project: `${prefix}-${p}` });
-    if (made.status !== 201) {
-      throw new Error(`project: ${made.status} ${JSON.stringify(made.body)}`);
-    }
-  }
+  for (let p = 0; p < projects; p++) await makeProject(server, `${prefix}-${p}`);
   const made: MadeHeartbeat[] = new Array(count);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < count; i = next++) {
       const project = `${prefix}-${Math.floor(i / perProject)}`;
-      const res = await restCall(server, KEY, "POST", `/projects/${project}/heartbeats`, {
-        name: `job-${i}`,
-        ...body(i),
-      });
-      if (res.status !== 201) {
-        throw new Error(`heartbeat ${i}: ${res.status} ${JSON.stringify(res.body)}`);
-      }
-      made[i] = res.body.data;
+      made[i] = await makeHeartbeat(server, project, { name: `job-${i}`, ...body(i) });
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
