@@ -72,6 +72,11 @@ const TAGS = [
       "with the token (it reveals only its badge), rotated to stop an old one.",
   },
   {
+    name: "heartbeats",
+    description: "URLs that jobs ping (`/ping/{token}`): a heartbeat is down when no success " +
+      "comes by its deadline (a period or a cron schedule, plus a grace), or when a run fails.",
+  },
+  {
     name: "locations",
     description: "Where probes run from: the built-in location (the runners on the database) " +
       "and remote ones, whose runners reach the service with a location token.",

@@ -345,6 +345,37 @@ for (const backend of backends()) {
         assert.equal(deleted.response.status, 204);
       });
 
+      await t.step("heartbeats", async () => {
+        const project = uniqueName();
+        await api.POST("/projects", { body: { project } });
+        const path = { project, name: "nightly" };
+        const made = await api.POST("/projects/{project}/heartbeats", {
+          params: { path: { project } },
+          body: { name: "nightly", schedule: "0 3 * * *", timezone: "Europe/Berlin" },
+        });
+        assert.equal(made.response.status, 201);
+        assert.equal(made.data?.data.state, "new");
+        const listed = await api.GET("/projects/{project}/heartbeats", {
+          params: { path: { project } },
+        });
+        assert.equal(listed.data?.meta.count, 1);
+        const read = await api.GET("/projects/{project}/heartbeats/{name}", { params: { path } });
+        assert.equal(read.data?.data.ping_url, made.data?.data.ping_url);
+        const changed = await api.PATCH("/projects/{project}/heartbeats/{name}", {
+          params: { path },
+          body: { period_seconds: 3600 },
+        });
+        assert.equal(changed.data?.data.schedule, null);
+        const pings = await api.GET("/projects/{project}/heartbeats/{name}/pings", {
+          params: { path },
+        });
+        assert.deepEqual(pings.data?.data, []);
+        const deleted = await api.DELETE("/projects/{project}/heartbeats/{name}", {
+          params: { path },
+        });
+        assert.equal(deleted.response.status, 204);
+      });
+
       await t.step("locations and the runner protocol", async () => {
         const name = uniqueName("loc");
         const made = await api.POST("/locations", { body: { name, label: "Office" } });

@@ -74,6 +74,13 @@ const SPEC: Record<string, number[]> = withForbidden({
   "POST /projects/{project}/badges": [201, 404, 409, ...BODY],
   "POST /projects/{project}/badges/{id}/rotate": [200, 404, ...BODY],
   "DELETE /projects/{project}/badges/{id}": [204, 404, ...INPUT],
+  // Beyond the interface document: heartbeats (docs/heartbeats.md).
+  "POST /projects/{project}/heartbeats": [201, 404, 409, ...BODY],
+  "GET /projects/{project}/heartbeats": [200, 404, ...INPUT],
+  "GET /projects/{project}/heartbeats/{name}": [200, 404, ...INPUT],
+  "PATCH /projects/{project}/heartbeats/{name}": [200, 404, ...BODY],
+  "DELETE /projects/{project}/heartbeats/{name}": [204, 404, ...INPUT],
+  "GET /projects/{project}/heartbeats/{name}/pings": [200, 404, ...INPUT],
   "POST /notification-targets": [201, 409, ...BODY],
   "GET /notification-targets": [200, ...ANY],
   "GET /notification-targets/{name}": [200, 404, ...INPUT],
@@ -109,6 +116,8 @@ const WITH_META = new Set([
   "GET /projects/{project}/maintenance",
   "GET /overview",
   "GET /projects/{project}/badges",
+  "GET /projects/{project}/heartbeats",
+  "GET /projects/{project}/heartbeats/{name}/pings",
   "GET /locations",
 ]);
 
@@ -255,7 +264,7 @@ Deno.test("the OpenAPI document", async (t) => {
       return found.schema;
     };
     const withProject = operations(doc).filter(([key]) => key.includes("{project}"));
-    assert.equal(withProject.length, 24, "every operation under /projects/{project}");
+    assert.equal(withProject.length, 30, "every operation under /projects/{project}");
     for (const [key] of withProject) {
       assert.deepEqual(named(key, "project"), { type: "string", ...name }, key);
     }
