@@ -9,7 +9,8 @@
  * `/start`, and a run shorter than `min_duration_seconds` is a failure; `/fail` and a non-zero
  * exit code are failures at once; `/start` opens a run, which is down should its success not
  * come within `max_duration_seconds`; `/log` is kept and changes nothing. A ping inside a
- * maintenance window of its project is recorded as in maintenance: it moves no state.
+ * maintenance window of its project is recorded as in maintenance: it moves no state; nor does
+ * a ping of a disabled project's heartbeat (it is kept and counted).
  *
  * @module
  */
@@ -48,6 +49,8 @@ interface Locked extends HeartbeatTiming {
   last_ping_kind: PingKind | null;
   success_deadline: Date | string;
   pings_total: number | string;
+  /** False when the project is disabled: its pings are kept, and move no state. */
+  enabled: boolean;
 }
 
 const ms = (at: Date | string | null) => at === null ? null : new Date(at).getTime();
@@ -73,14 +76,19 @@ export async function recordPings(
   localName?: string,
 ): Promise<boolean[]> {
   const tokens = [...new Set(pings.map((p) => p.token))];
+  // The probe rows first (for share), as a project delete locks them before the heartbeats it
+  // removes: a batch waits for a delete instead of meeting it in a deadlock.
   const { rows } = await sql<Locked>`
-    select probe_key, project, token, period_seconds, schedule, timezone, grace_seconds,
-      max_duration_seconds, min_duration_seconds, created_at, last_success_at, last_start_at,
-      last_duration_ms, last_ping_at, last_ping_kind, success_deadline, pings_total
-    from heartbeats
-    where token in (select x.t from json_to_recordset(${json(tokens.map((t) => ({ t })))})
+    select h.probe_key, h.project, h.token, h.period_seconds, h.schedule, h.timezone,
+      h.grace_seconds, h.max_duration_seconds, h.min_duration_seconds, h.created_at,
+      h.last_success_at, h.last_start_at, h.last_duration_ms, h.last_ping_at, h.last_ping_kind,
+      h.success_deadline, h.pings_total, pr.status = 'enabled' as enabled
+    from heartbeats h
+    join probes p on p.key = h.probe_key
+    join projects pr on pr.name = h.project
+    where h.token in (select x.t from json_to_recordset(${json(tokens.map((t) => ({ t })))})
       as x(t text))
-    order by probe_key for update`.execute(trx);
+    order by h.probe_key for share of p for update of h`.execute(trx);
   const byToken = new Map<string, Moving>(rows.map((row) => [row.token, {
     row,
     key: String(row.probe_key),
@@ -112,7 +120,7 @@ export async function recordPings(
       bytes: ping.bodyBytes,
     });
     const run = apply(hb, ping, windows.get(hb.row.project) ?? []);
-    if (run) runs.push(run);
+    if (run && hb.row.enabled) runs.push(run);
     return true;
   });
   const moved = [...byToken.values()].filter((hb) => hb.n !== Number(hb.row.pings_total))

@@ -29,6 +29,8 @@ interface Due extends HeartbeatTiming {
   project: string;
   last_start_at: Date | string | null;
   success_deadline: Date | string;
+  /** False when the project is disabled: its deadlines move on, and no miss is recorded. */
+  enabled: boolean;
 }
 
 const iso = (at: number) => new Date(at).toISOString();
@@ -46,11 +48,17 @@ export function sweepDeadlines(
   { now, limit = 500, localName }: { now: number; limit?: number; localName?: string },
 ): Promise<number> {
   return db.transaction().execute(async (trx) => {
+    // The probe rows with the heartbeats, as `pings.ts` takes them (a project delete's order).
     const { rows } = await sql<Due>`
-      select probe_key, project, period_seconds, schedule, timezone, grace_seconds,
-        max_duration_seconds, last_start_at, success_deadline
-      from heartbeats where next_deadline <= ${iso(now)}
-      order by next_deadline limit ${limit} for update skip locked`.execute(trx);
+      select h.probe_key, h.project, h.period_seconds, h.schedule, h.timezone, h.grace_seconds,
+        h.max_duration_seconds, h.last_start_at, h.success_deadline,
+        pr.status = 'enabled' as enabled
+      from heartbeats h
+      join probes p on p.key = h.probe_key
+      join projects pr on pr.name = h.project
+      where h.next_deadline <= ${iso(now)}
+      order by h.next_deadline limit ${limit}
+      for share of p skip locked for update of h skip locked`.execute(trx);
     if (rows.length === 0) return 0;
     const windows = await windowsOf(
       trx,
@@ -61,7 +69,7 @@ export function sweepDeadlines(
     const updates = rows.map((row) => {
       const key = String(row.probe_key);
       const moved = miss(row, now, windows.get(row.project) ?? []);
-      runs.push(...moved.runs.map((r) => ({ ...r, key })));
+      if (row.enabled) runs.push(...moved.runs.map((r) => ({ ...r, key })));
       return { k: key, start: moved.start, due: moved.due, next: moved.next };
     });
     await sql`

@@ -9,6 +9,7 @@ import {
   pingPath,
 } from "../testing/heartbeats.ts";
 import { fakeClock } from "../testing/runner_clock.ts";
+import { json } from "../db/json.ts";
 
 const SECOND = 1000;
 const T0 = Date.parse("2031-06-01T12:00:00Z");
@@ -203,7 +204,9 @@ if (Deno.env.get("TEST_DATABASE_URL")) {
         assert.equal(kept.body.data[0].n, 200);
       });
 
-      await t.step("a missed deadline is recorded once when both watch", async () => {
+      await t.step("a missed deadline is recorded and notified once when both watch", async () => {
+        const db = one.app.database.db;
+        await db.updateTable("alert_settings").set({ targets: json(["log"]) }).execute();
         fake.setSystemTime(T0 + 60 * SECOND);
         const taken = await Promise.all([one.app.heartbeats.sweep(), two.app.heartbeats.sweep()]);
         assert.deepEqual(taken.sort(), [0, 1]);
@@ -213,6 +216,8 @@ if (Deno.env.get("TEST_DATABASE_URL")) {
           .select((eb) => eb.fn.countAll().as("n"))
           .where("outcome", "=", "down").execute();
         assert.equal(Number(rows[0].n), 1);
+        const sent = await db.selectFrom("notifications").select(["event"]).execute();
+        assert.equal(sent.length, 1);
       });
     } finally {
       await one.app.close();
