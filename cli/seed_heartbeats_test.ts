@@ -6,19 +6,21 @@
  * TEST_DATABASE_URL, PostgreSQL, in-process.
  */
 import assert from "node:assert/strict";
-import { createProbeClient, type ProbeClient } from "@probe/client";
-import { backends, BASE, TEST_API_KEY, uniqueName } from "../server/testing/app.ts";
+import { backends, uniqueName } from "../server/testing/app.ts";
 import { heartbeatApp } from "../server/testing/heartbeats.ts";
-import type { App } from "../server/app.ts";
+import { clientOf } from "../client/testing.ts";
 import { exportSeed, renderSeed } from "./export.ts";
 import { applySeed, parseSeedFile, type Step } from "./seed.ts";
 
-const clientOf = (app: App): ProbeClient =>
-  createProbeClient({
-    baseUrl: BASE,
-    apiKey: TEST_API_KEY,
-    fetch: (input, init) => app.handler(new Request(input, init)),
-  });
+/** The backup heartbeat as made, and as its export entry reads. */
+const BACKUP = {
+  name: "backup",
+  schedule: "30 2 * * *",
+  timezone: "Europe/Berlin",
+  grace_seconds: 3600,
+  max_duration_seconds: 2700,
+  min_duration_seconds: 60,
+};
 
 const actions = (steps: Step[]) =>
   steps.filter((s) => s.kind === "heartbeat").map((s) => `${s.target} ${s.action}`);
@@ -28,19 +30,11 @@ for (const backend of backends()) {
     const first = await heartbeatApp(backend);
     const second = await heartbeatApp(backend);
     try {
-      const a = clientOf(first.app);
-      const b = clientOf(second.app);
+      const a = clientOf(first);
+      const b = clientOf(second);
       const project = uniqueName("hb");
       await a.projects.create({ project });
-      const backup = await a.heartbeats.create({
-        project,
-        name: "backup",
-        schedule: "30 2 * * *",
-        timezone: "Europe/Berlin",
-        grace_seconds: 3600,
-        max_duration_seconds: 2700,
-        min_duration_seconds: 60,
-      });
+      const backup = await a.heartbeats.create({ project, ...BACKUP });
       await a.heartbeats.create({ project, name: "queue", period_seconds: 300 });
       await a.statusPages.update({ project, public: true, probe_ids: [backup.data.probe_id] });
 
@@ -53,14 +47,7 @@ for (const backend of backends()) {
       const entry = (exported.seed.projects as { project: string; heartbeats?: unknown }[])
         .find((p) => p.project === project);
       assert.deepEqual(entry?.heartbeats, [
-        {
-          name: "backup",
-          schedule: "30 2 * * *",
-          timezone: "Europe/Berlin",
-          grace_seconds: 3600,
-          max_duration_seconds: 2700,
-          min_duration_seconds: 60,
-        },
+        BACKUP,
         { name: "queue", period_seconds: 300, grace_seconds: 60 },
       ]);
 

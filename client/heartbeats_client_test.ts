@@ -5,27 +5,21 @@
  * key sees no ping token.
  */
 import assert from "node:assert/strict";
-import { backends, BASE, TEST_API_KEY, TEST_READ_KEY, uniqueName } from "../server/testing/app.ts";
+import { backends, BASE, TEST_READ_KEY, uniqueName } from "../server/testing/app.ts";
 import { heartbeatApp } from "../server/testing/heartbeats.ts";
 import { createProbeClient } from "./mod.ts";
-import { rejects } from "./testing.ts";
+import { clientOf, rejects } from "./testing.ts";
 
 for (const backend of backends()) {
   Deno.test(`typed client: heartbeats [${backend}]`, async () => {
     const { app } = await heartbeatApp(backend, { publicUrl: "https://probes.example.com" });
     const seen: string[] = [];
-    const clientWith = (apiKey: string) =>
-      createProbeClient({
-        baseUrl: BASE,
-        apiKey,
-        fetch: (input, init) => {
-          const request = new Request(input, init);
-          seen.push(new URL(request.url).pathname);
-          return app.handler(request);
-        },
-      });
-    const client = clientWith(TEST_API_KEY);
-    const reader = clientWith(TEST_READ_KEY);
+    const client = clientOf({ app }, seen);
+    const reader = createProbeClient({
+      baseUrl: BASE,
+      apiKey: TEST_READ_KEY,
+      fetch: (input, init) => app.handler(new Request(input, init)),
+    });
     try {
       const project = uniqueName();
       await client.projects.create({ project });
@@ -120,7 +114,7 @@ for (const backend of backends()) {
       const gone = await app.handler(new Request(`${BASE}/ping/${token}`));
       assert.equal(gone.status, 404, "a deleted heartbeat's URL answers 404");
       await gone.body?.cancel();
-      assert.ok(seen.every((p) => p.startsWith("/trpc/")), "every call went through /trpc");
+      assert.ok(seen.every((c) => c.includes(" /trpc/")), "every call went through /trpc");
     } finally {
       await app.close();
     }
