@@ -16,6 +16,7 @@ import * as addProbeStoredChars from "./2026_11_28_120000_add_probe_stored_chars
 import * as addStatusPageShowLocations from "./2026_11_28_200000_add_status_page_show_locations.ts";
 import * as keepBadgeTokens from "./2026_11_28_210000_keep_badge_tokens.ts";
 import * as addHeartbeats from "./2026_11_29_100000_add_heartbeats.ts";
+import * as notificationTargetSettings from "./2026_11_29_110000_notification_target_settings.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_28_200000_add_status_page_show_locations": addStatusPageShowLocations,
   "2026_11_28_210000_keep_badge_tokens": keepBadgeTokens,
   "2026_11_29_100000_add_heartbeats": addHeartbeats,
+  "2026_11_29_110000_notification_target_settings": notificationTargetSettings,
 };

@@ -1,8 +1,11 @@
 import { z } from "zod";
 import { nameInPath, PROJECT_NAME_PATTERN } from "./project.ts";
-import { httpUrl, MAX_URL_LENGTH } from "./probe.ts";
+import { MAX_URL_LENGTH } from "./probe.ts";
 
-/** The kinds of stored notification targets; `log` is built in and always there. */
+/**
+ * The kinds of stored notification targets the CLI's seed files know (the service's are its
+ * providers, `server/notify/providers/`); `log` is built in and always there.
+ */
 export const TARGET_KINDS = ["webhook", "slack", "discord", "mail"] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
@@ -75,77 +78,16 @@ export const targetRecipients = z.array(z.email().max(254))
     message: "must not repeat an address",
   });
 
-/** The fields each kind of target has, the first ones required. */
-const KIND_FIELDS: Record<TargetKind, { required: string[]; optional: string[] }> = {
-  webhook: { required: ["url"], optional: ["secret"] },
-  slack: { required: ["url"], optional: [] },
-  discord: { required: ["url"], optional: [] },
-  mail: { required: ["recipients"], optional: [] },
-};
-
-/**
- * Creating a target: its name, its kind and what that kind has — `{ kind: "webhook", url,
- * secret? }` (a signing key is generated and answered once when absent), `{ kind: "slack" |
- * "discord", url }` (the URL is the credential: stored, never shown), `{ kind: "mail",
- * recipients }`. One object checked per kind rather than a union, so that the REST document
- * describes one body; every problem names its field.
- */
-export const targetCreateInput = z.strictObject({
-  name: targetName,
-  kind: z.enum(TARGET_KINDS),
-  url: httpUrl.optional(),
-  secret: webhookSecret.optional(),
-  recipients: targetRecipients.optional(),
-}).superRefine((input, ctx) => {
-  const fields = KIND_FIELDS[input.kind];
-  for (const field of ["url", "secret", "recipients"] as const) {
-    const given = input[field] !== undefined;
-    if (!given && fields.required.includes(field)) {
-      ctx.addIssue({
-        code: "custom",
-        path: [field],
-        message: `is required for a ${input.kind} target`,
-      });
-    } else if (given && !fields.required.includes(field) && !fields.optional.includes(field)) {
-      ctx.addIssue({
-        code: "custom",
-        path: [field],
-        message: `is not a field of a ${input.kind} target`,
-      });
-    }
-  }
-  // A webhook's URL is shown on reads, so it may not carry credentials.
-  if (input.kind === "webhook" && input.url !== undefined && hasUrlCredentials(input.url)) {
-    ctx.addIssue({ code: "custom", path: ["url"], message: WEBHOOK_URL_CREDENTIALS_MESSAGE });
-  }
-});
-export type TargetCreateInput = z.infer<typeof targetCreateInput>;
-
-/** Changing a target: what its kind has, never the kind itself. */
-export const targetPatchInput = z.strictObject({
-  name: targetNameInPath,
-  kind: z.never({ error: "cannot be changed: delete the target and create it again" })
-    .optional(),
-  /** webhook, slack, discord. */
-  url: httpUrl.optional(),
-  /** webhook only. */
-  secret: webhookSecret.optional(),
-  /** mail only. */
-  recipients: targetRecipients.optional(),
-});
-export type TargetPatchInput = z.infer<typeof targetPatchInput>;
-
 export const targetRef = z.object({ name: targetNameInPath });
 
 /**
- * A target as it is read. `url` is a webhook's URL in full, a Slack or Discord target's scheme
- * and host only (`https://hooks.slack.com/…`: the rest is the credential), null for mail and
- * log. `secret` is masked (`whsec_…`) or null; only the create answer of a webhook without a
- * secret of its own carries the generated one in full.
+ * What every target has as it is read, whatever its kind (the API's full document, with each
+ * kind's own fields, is built from the server's providers: `server/notify/providers/schema.ts`).
+ * `url` and `secret` are masked where they are credentials, null where the kind has none.
  */
 export const notificationTarget = z.object({
   name: z.string(),
-  kind: z.enum(["log", ...TARGET_KINDS]),
+  kind: z.string(),
   url: z.string().max(MAX_URL_LENGTH).nullable(),
   recipients: z.array(z.string()).optional(),
   secret: z.string().nullable(),

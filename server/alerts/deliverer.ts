@@ -307,6 +307,8 @@ async function attemptDelivery(
     claimed,
     ok,
     error: result.error ?? (ok ? undefined : result.outcome),
+    final: result.final,
+    retryAfterMs: result.retryAfterMs,
     startedAt,
     durationMs: performance.now() - started,
     now: now(),

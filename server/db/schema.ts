@@ -194,10 +194,11 @@ export interface MaintenanceWindowsTable {
 
 export interface NotificationTargetsTable {
   name: string;
-  kind: "webhook" | "slack" | "discord" | "mail";
-  /** What may be read back: a webhook's URL, a mail target's recipients. */
+  /** A provider's kind (`server/notify/providers/`). */
+  kind: string;
+  /** What may be read back: readable settings, and the masks of the secret ones. */
   config: Json<Record<string, unknown>>;
-  /** Never read back: a webhook's signing key, a Slack or Discord target's whole URL. */
+  /** Never read back: the secret settings, as a JSON object (`{"secret":"whsec_…"}`). */
   secret: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;

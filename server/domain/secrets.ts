@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { maskUrl, type NotificationTarget, redactHeaders } from "@probe/shared";
+import { maskUrl, redactHeaders } from "@probe/shared";
 import { maskChatUrl } from "./targets.ts";
 
 /** Header names (lower case) masked besides the built-in ones: `PROBE_SECRET_HEADERS`. */
@@ -32,6 +32,6 @@ export function probeForReader<T extends { url: string; headers?: Record<string,
 }
 
 /** A notification target as a reader sees it: its URL cut to scheme and host, for every kind. */
-export function targetForReader(target: NotificationTarget): NotificationTarget {
+export function targetForReader<T extends { url: string | null }>(target: T): T {
   return target.url === null ? target : { ...target, url: maskChatUrl(target.url) };
 }

@@ -1,27 +1,29 @@
 /**
- * Notification targets: named webhook, Slack, Discord and mail destinations, with the built-in
- * `log` target listed first. What is secret (a webhook's signing key, the whole URL of a Slack or
- * Discord target) is kept in the `secret` column and never read back by anything here but
- * `targetForDelivery`; reads show a masked form.
+ * Notification targets: named destinations of the kinds the providers define
+ * (`server/notify/providers/`), with the built-in `log` target listed first. A target's settings
+ * are stored by what its provider declares: readable ones in `config`; secrets (a webhook's
+ * signing key, the whole URL of a Slack or Discord target) as a JSON object in the `secret`
+ * column, never read back by anything here but `targetForDelivery`, their masks in `config`.
  *
  * @module
  */
-import {
-  hasUrlCredentials,
-  LOG_TARGET,
-  MASKED_WEBHOOK_SECRET,
-  type NotificationTarget,
-  type TargetCreateInput,
-  type TargetPatchInput,
-  WEBHOOK_SECRET_PREFIX,
-  WEBHOOK_URL_CREDENTIALS_MESSAGE,
-} from "@probe/shared";
-import { Buffer } from "node:buffer";
+import { LOG_TARGET } from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
-import type { NotificationTargetsTable } from "../db/schema.ts";
+import type { Provider } from "../notify/provider.ts";
+import { providerOf } from "../notify/providers/mod.ts";
+import {
+  fieldProblems,
+  type NotificationTargetRead,
+  settingsGiven,
+  type TargetCreateInput,
+  type TargetPatchInput,
+} from "../notify/providers/schema.ts";
 import { DomainError, noFieldsProvided } from "./errors.ts";
+
+export { maskCredentialUrl as maskChatUrl } from "../notify/providers/fields.ts";
+export { generateWebhookSecret } from "../notify/providers/webhook.ts";
 
 export const targetNotFound = () => new DomainError("not_found", "Notification target not found");
 
@@ -29,14 +31,14 @@ export const targetNotFound = () => new DomainError("not_found", "Notification t
 const builtIn = () =>
   new DomainError("conflict", "The built-in log target cannot be changed or deleted");
 
-/** A stored target as the sender needs it, secrets included: never answered, never logged. */
-export type TargetForDelivery =
-  | { name: string; kind: "webhook"; url: string; secret: string }
-  | { name: string; kind: "slack" | "discord"; url: string }
-  | { name: string; kind: "mail"; recipients: string[] };
+/**
+ * A stored target as the sender needs it, its settings (secrets included) beside its name and
+ * kind: never answered, never logged.
+ */
+export type TargetForDelivery = { name: string; kind: string } & Record<string, unknown>;
 
 /** The built-in target, as lists and reads show it. */
-export const LOG_TARGET_READ: NotificationTarget = {
+export const LOG_TARGET_READ: NotificationTargetRead = {
   name: LOG_TARGET,
   kind: "log",
   url: null,
@@ -45,107 +47,101 @@ export const LOG_TARGET_READ: NotificationTarget = {
   updated_at: null,
 };
 
-/** Bytes of a generated signing key: 32, within the 24 to 64 Standard Webhooks allows. */
-const GENERATED_SECRET_BYTES = 32;
-
-/** A new Standard Webhooks signing key: `whsec_` and the base64 of 32 random bytes. */
-export function generateWebhookSecret(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(GENERATED_SECRET_BYTES));
-  return `${WEBHOOK_SECRET_PREFIX}${Buffer.from(bytes).toString("base64")}`;
-}
-
-/** A Slack or Discord URL as shown: its scheme and host, the rest (the credential) elided. */
-export function maskChatUrl(url: string): string {
-  const { protocol, host } = new URL(url);
-  return `${protocol}//${host}/…`;
-}
-
 type Row = {
   name: string;
-  kind: NotificationTargetsTable["kind"];
+  kind: string;
   config: Record<string, unknown> | null;
   created_at: Date | string;
   updated_at: Date | string;
-  has_secret: boolean;
 };
 
-const readColumns = [
-  "name",
-  "kind",
-  "config",
-  "created_at",
-  "updated_at",
-  sql<boolean>`secret is not null`.as("has_secret"),
-] as const;
-
-const stringOf = (value: unknown) => (typeof value === "string" ? value : null);
+const readColumns = ["name", "kind", "config", "created_at", "updated_at"] as const;
 
 /** A row as it is read: the `secret` column itself is never selected for this. */
-function toRead(row: Row): NotificationTarget {
+function toRead(row: Row): NotificationTargetRead {
   const config = row.config ?? {};
-  const base = {
+  const fields = providerOf(row.kind)?.fields ?? {};
+  const read: NotificationTargetRead = {
     name: row.name,
     kind: row.kind,
+    url: typeof config.url === "string" ? config.url : null,
+    secret: null,
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
   };
-  if (row.kind === "mail") {
-    const recipients = Array.isArray(config.recipients)
-      ? config.recipients.filter((r): r is string => typeof r === "string")
-      : [];
-    return { ...base, url: null, recipients, secret: null };
+  for (const name of Object.keys(fields)) {
+    if (name !== "url" && config[name] !== undefined) read[name] = config[name];
   }
-  return {
-    ...base,
-    // A Slack or Discord target keeps only its masked URL readable (`config.url`).
-    url: stringOf(config.url),
-    secret: row.kind === "webhook" && row.has_secret ? MASKED_WEBHOOK_SECRET : null,
-  };
+  return read;
 }
 
 /**
- * Creates a target; a name that is taken is a conflict. A webhook without a secret gets a
- * generated one, answered in full this once; otherwise the answer is the target as it is read.
+ * What to store of settings given: readable values and secrets' masks in `config`, secrets in
+ * `secrets`, over what is stored already.
+ */
+function store(
+  provider: Provider,
+  given: Record<string, unknown>,
+  stored: { config: Record<string, unknown>; secrets: Record<string, unknown> },
+) {
+  const config = { ...stored.config };
+  const secrets = { ...stored.secrets };
+  for (const [name, value] of Object.entries(given)) {
+    const secret = provider.fields[name]?.secret;
+    if (secret) {
+      secrets[name] = value;
+      config[name] = secret.mask(String(value));
+    } else config[name] = value;
+  }
+  const secretText = Object.keys(secrets).length > 0 ? JSON.stringify(secrets) : null;
+  return { config, secret: secretText };
+}
+
+/** The secrets a row holds (a JSON object); none when it holds nothing readable. */
+function secretsOf(text: string | null): Record<string, unknown> {
+  if (text === null) return {};
+  try {
+    const value = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+const invalid = (details: { path: string; message: string }[]) =>
+  new DomainError("validation_failed", "Validation failed", details);
+
+/**
+ * Creates a target; a name that is taken is a conflict. A field its provider generates (a
+ * webhook's signing key) and that was not given is made and answered in full this once;
+ * otherwise the answer is the target as it is read.
  */
 export async function createTarget(
-  { db, input, generateSecret = generateWebhookSecret }: {
-    db: Db;
-    input: TargetCreateInput;
-    generateSecret?: () => string;
-  },
-): Promise<NotificationTarget> {
-  // The schema checked that each kind has what it needs.
-  const { kind, url = "", recipients = [] } = input;
-  let config: Record<string, unknown>;
-  let secret: string | null = null;
-  let generated: string | null = null;
-  switch (kind) {
-    case "webhook":
-      config = { url };
-      secret = input.secret ?? (generated = generateSecret());
-      break;
-    case "slack":
-    case "discord":
-      config = { url: maskChatUrl(url) };
-      secret = url;
-      break;
-    case "mail":
-      config = { recipients };
-      break;
+  { db, input }: { db: Db; input: TargetCreateInput },
+): Promise<NotificationTargetRead> {
+  const provider = providerOf(input.kind);
+  if (!provider) throw invalid([{ path: "kind", message: "is not a kind of target" }]);
+  // The schema checked that the kind has what it needs.
+  const given = settingsGiven(input);
+  const generated: Record<string, string> = {};
+  for (const [name, field] of Object.entries(provider.fields)) {
+    if (given[name] === undefined && field.generate) {
+      given[name] = generated[name] = field.generate();
+    }
   }
+  const { config, secret } = store(provider, given, { config: {}, secrets: {} });
   const row = await db
     .insertInto("notification_targets")
-    .values({ name: input.name, kind, config: json(config), secret })
+    .values({ name: input.name, kind: provider.kind, config: json(config), secret })
     .onConflict((oc) => oc.column("name").doNothing())
     .returning(readColumns)
     .executeTakeFirst();
   if (!row) throw new DomainError("conflict", "Notification target already exists");
-  const read = toRead(row);
-  return generated === null ? read : { ...read, secret: generated };
+  return { ...toRead(row), ...generated };
 }
 
 /** Every target: the built-in `log` first, then the stored ones by name (bytewise). */
-export async function listTargets({ db }: { db: Db }): Promise<NotificationTarget[]> {
+export async function listTargets({ db }: { db: Db }): Promise<NotificationTargetRead[]> {
   const rows = await db.selectFrom("notification_targets").select(readColumns)
     .orderBy(sql`name collate "C"`).execute();
   return [LOG_TARGET_READ, ...rows.map(toRead)];
@@ -154,7 +150,7 @@ export async function listTargets({ db }: { db: Db }): Promise<NotificationTarge
 /** One target by name; `log` is the built-in one. */
 export async function getTarget(
   { db, name }: { db: Db; name: string },
-): Promise<NotificationTarget> {
+): Promise<NotificationTargetRead> {
   if (name === LOG_TARGET) return LOG_TARGET_READ;
   const row = await db.selectFrom("notification_targets").select(readColumns)
     .where("name", "=", name).executeTakeFirst();
@@ -162,61 +158,34 @@ export async function getTarget(
   return toRead(row);
 }
 
-const notForKind = (path: string, kind: string) => ({
-  path,
-  message: `is not a field of a ${kind} target`,
-});
-
 /**
- * Changes what a target's kind has: the URL (webhook, Slack, Discord), the signing key
- * (webhook), the recipients (mail). A field its kind does not have is a 422 naming it; the
- * built-in `log` target cannot be changed (409).
+ * Changes what a target's kind has. A field its kind does not have, or a value its kind refuses,
+ * is a 422 naming it; the built-in `log` target cannot be changed (409).
  */
 export function updateTarget(
   { db, input }: { db: Db; input: TargetPatchInput },
-): Promise<NotificationTarget> {
-  const { name, kind: _kind, ...fields } = input;
-  if (Object.keys(fields).length === 0) throw noFieldsProvided();
+): Promise<NotificationTargetRead> {
+  const { name } = input;
+  const given = settingsGiven(input);
+  if (Object.keys(given).length === 0) throw noFieldsProvided();
   if (name === LOG_TARGET) {
     throw builtIn();
   }
   return db.transaction().execute(async (trx) => {
-    const current = await trx.selectFrom("notification_targets").select(["kind", "config"])
+    const current = await trx.selectFrom("notification_targets")
+      .select(["kind", "config", "secret"])
       .where("name", "=", name).forUpdate().executeTakeFirst();
     if (!current) throw targetNotFound();
-    const { kind } = current;
-    const details = [];
-    if (fields.secret !== undefined && kind !== "webhook") {
-      details.push(notForKind("secret", kind));
-    }
-    if (fields.url !== undefined && kind === "mail") details.push(notForKind("url", kind));
-    if (fields.recipients !== undefined && kind !== "mail") {
-      details.push(notForKind("recipients", kind));
-    }
-    if (fields.url !== undefined && kind === "webhook" && hasUrlCredentials(fields.url)) {
-      details.push({ path: "url", message: WEBHOOK_URL_CREDENTIALS_MESSAGE });
-    }
-    if (details.length > 0) {
-      throw new DomainError("validation_failed", "Validation failed", details);
-    }
-
-    const config = { ...(current.config ?? {}) };
-    let secret: string | undefined;
-    if (fields.url !== undefined) {
-      if (kind === "webhook") config.url = fields.url;
-      else {
-        config.url = maskChatUrl(fields.url);
-        secret = fields.url;
-      }
-    }
-    if (fields.recipients !== undefined) config.recipients = fields.recipients;
-    if (fields.secret !== undefined) secret = fields.secret;
+    const provider = providerOf(current.kind);
+    if (!provider) throw invalid([{ path: "kind", message: "is not a kind of target" }]);
+    const problems = fieldProblems(provider, given, false);
+    if (problems.length > 0) throw invalid(problems);
+    const { config, secret } = store(provider, given, {
+      config: current.config ?? {},
+      secrets: secretsOf(current.secret),
+    });
     const row = await trx.updateTable("notification_targets")
-      .set({
-        config: json(config),
-        ...(secret !== undefined && { secret }),
-        updated_at: sql`now()`,
-      })
+      .set({ config: json(config), secret, updated_at: sql`now()` })
       .where("name", "=", name)
       .returning(readColumns)
       .executeTakeFirstOrThrow();
@@ -259,33 +228,24 @@ export function deleteTarget({ db, name }: { db: Db; name: string }): Promise<vo
   });
 }
 
-/** A stored target with its secrets, for sending; null when there is none by that name. */
+/**
+ * A stored target with its settings, secrets included, for sending (a setting not stored takes
+ * its default); null when there is none by that name, or its kind has no provider.
+ */
 export async function targetForDelivery(
   { db, name }: { db: Db; name: string },
 ): Promise<TargetForDelivery | null> {
-  const row = await db.selectFrom("notification_targets").select([
-    "name",
-    "kind",
-    "config",
-    "secret",
-  ])
+  const row = await db.selectFrom("notification_targets")
+    .select(["name", "kind", "config", "secret"])
     .where("name", "=", name).executeTakeFirst();
-  if (!row) return null;
+  const provider = row && providerOf(row.kind);
+  if (!row || !provider) return null;
   const config = row.config ?? {};
-  switch (row.kind) {
-    case "webhook": {
-      const url = stringOf(config.url);
-      return url && row.secret ? { name, kind: "webhook", url, secret: row.secret } : null;
-    }
-    case "slack":
-    case "discord":
-      return row.secret ? { name, kind: row.kind, url: row.secret } : null;
-    case "mail": {
-      const recipients = Array.isArray(config.recipients)
-        ? config.recipients.filter((r): r is string => typeof r === "string")
-        : [];
-      return { name, kind: "mail", recipients };
-    }
+  const secrets = secretsOf(row.secret);
+  const target: TargetForDelivery = { name, kind: row.kind };
+  for (const [field, { secret, default: fallback }] of Object.entries(provider.fields)) {
+    const value = (secret ? secrets[field] : config[field]) ?? fallback;
+    if (value !== undefined) target[field] = value;
   }
-  return null;
+  return target;
 }

@@ -257,6 +257,8 @@ for (const backend of backends()) {
       });
 
       await t.step("notification targets, incidents and run-now", async () => {
+        const kinds = await api.GET("/notification-target-kinds");
+        assert.ok(kinds.data?.data.some((k) => k.kind === "mail"));
         const name = uniqueName("t");
         const created = await api.POST("/notification-targets", {
           body: { name, kind: "mail", recipients: ["ops@example.com"] },

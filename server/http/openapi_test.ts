@@ -87,6 +87,7 @@ const SPEC: Record<string, number[]> = withForbidden({
   "PATCH /notification-targets/{name}": [200, 404, 409, ...BODY],
   "DELETE /notification-targets/{name}": [204, 404, 409, ...INPUT],
   "POST /notification-targets/{name}/test": [200, 404, ...BODY],
+  "GET /notification-target-kinds": [200, ...ANY],
   "GET /whoami": [200, ...ANY],
   // Beyond the interface document: locations (docs/locations.md).
   "GET /locations": [200, ...ANY],
@@ -112,6 +113,7 @@ const WITH_META = new Set([
   "GET /projects/{project}/probes/{probeId}/results",
   "GET /projects/{project}/status",
   "GET /notification-targets",
+  "GET /notification-target-kinds",
   "GET /incidents",
   "GET /projects/{project}/maintenance",
   "GET /overview",

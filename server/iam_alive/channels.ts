@@ -1,21 +1,27 @@
+/**
+ * The I'm alive channels: `log` (a line on stdout), and `webhook` and `mail`, which are the
+ * notification providers of those kinds (`server/notify/providers/`) with settings from the
+ * environment (`IAM_ALIVE_WEBHOOK_URL`/`_SECRET`; `SMTP_URL`, `MAIL_FROM`, `MAIL_TO`), sent by the
+ * one sender (`server/notify/sender.ts`): the same requests, signing, network policy and answer
+ * rules as notification targets. One attempt per delivery: the outbox retries.
+ *
+ * @module
+ */
 import type { IamAliveChannel, IamAliveReport } from "@probe/shared";
 import type { ConnectionOptions } from "node:tls";
 import type { IamAliveConfig } from "../config.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
-import { sendMail } from "../notify/mail.ts";
-import { type OutboundCheck, postWebhook } from "../notify/webhook.ts";
+import type { NotifyMessage, Provider } from "../notify/provider.ts";
+import { mail } from "../notify/providers/mail.ts";
+import { webhook } from "../notify/providers/webhook.ts";
+import { createSender, type Sender } from "../notify/sender.ts";
+import {
+  createNetworkPolicy,
+  type NetworkPolicy,
+  type Resolver,
+} from "../outbound/network_policy.ts";
 import { SERVICE_VERSION } from "../version.ts";
 import type { Clock } from "./clock.ts";
-import { renderReportText, reportSubject } from "./report.ts";
-
-/** How a channel sends a report. */
-export interface DeliverOptions {
-  /**
-   * One try, without retries of the channel's own: the outbox retries scheduled reports, with its
-   * own back-off. Without it (a test report) the webhook retries up to 5 times at once.
-   */
-  once?: boolean;
-}
 
 /** One way a report goes out. */
 export interface Channel {
@@ -23,12 +29,8 @@ export interface Channel {
   missing: string[];
   /** Caveats of the configuration worth a warning at start-up. */
   caveats?: string[];
-  /** Sends the report; never throws. Only called when `missing` is empty. */
-  deliver(
-    report: IamAliveReport,
-    signal: AbortSignal,
-    options?: DeliverOptions,
-  ): Promise<DeliveryResult>;
+  /** Sends the report once; never throws. Only called when `missing` is empty. */
+  deliver(report: IamAliveReport): Promise<DeliveryResult>;
 }
 
 /** Every channel of the settings has an implementation: the compiler checks the list. */
@@ -39,19 +41,58 @@ export interface ChannelDeps {
   clock: Clock;
   /** Where the log channel writes its line; stdout by default, whatever the log level. */
   writeLine?: (line: string) => void;
-  fetch?: typeof fetch;
-  webhookBackoffMs?: (retry: number) => number;
+  /**
+   * The outbound network policy the webhook obeys: the probes' (main.ts). Without one, any address
+   * (the URL is the operator's own).
+   */
+  policy?: NetworkPolicy;
+  resolve?: Resolver;
+  /** Certificate authorities to trust instead of the system's (PEM), for tests. */
+  ca?: string;
   webhookTimeoutMs?: number;
-  /** The probe runner's outbound network policy, once it is wired in; none by default. */
-  checkOutboundUrl?: OutboundCheck;
   /** TLS options for SMTP (tests trust their own certificate this way). */
   mailTls?: ConnectionOptions;
+}
+
+/** Every address: what the webhook may reach when no policy is given. */
+const ANYWHERE = createNetworkPolicy(["0.0.0.0/0", "::/0"]);
+
+/** A channel that sends through a provider, with its settings. */
+function providerChannel<S>(
+  { send, clock }: { send: Sender; clock: Clock },
+  provider: Provider,
+  settings: S | undefined,
+  missing: string[],
+): Channel {
+  return {
+    missing: settings ? [] : missing,
+    deliver: (report) => {
+      // The sequence is the message's id: the key receivers drop repeats by.
+      const message: NotifyMessage = { type: "iam_alive", id: String(report.sequence), report };
+      return send(provider, provider.request(settings ?? {}, message, { now: clock.now() }));
+    },
+  };
 }
 
 /** The log, webhook and mail channels over the given configuration. */
 export function createChannels(deps: ChannelDeps): Channels {
   const { config, clock } = deps;
   const writeLine = deps.writeLine ?? ((line: string) => console.log(line));
+  const send = createSender({
+    policy: deps.policy ?? ANYWHERE,
+    resolve: deps.resolve,
+    ca: deps.ca,
+    timeoutMs: deps.webhookTimeoutMs,
+    userAgent: `probe-service/${SERVICE_VERSION} (I'm alive)`,
+    now: () => clock.now(),
+    ...(config.mail && {
+      mail: { smtpUrl: config.mail.smtpUrl, from: config.mail.from, tls: deps.mailTls },
+    }),
+  });
+  const webhookSettings = config.webhook && {
+    url: config.webhook.url,
+    ...(config.webhook.secret && { secret: config.webhook.secret }),
+  };
   return {
     log: {
       missing: [],
@@ -66,42 +107,16 @@ export function createChannels(deps: ChannelDeps): Channels {
       },
     },
     webhook: {
-      missing: config.webhook ? [] : ["IAM_ALIVE_WEBHOOK_URL"],
+      ...providerChannel({ send, clock }, webhook, webhookSettings, ["IAM_ALIVE_WEBHOOK_URL"]),
       caveats: config.webhook && !config.webhook.secret
         ? ["IAM_ALIVE_WEBHOOK_SECRET is not set: webhook bodies go unsigned"]
         : [],
-      deliver: async (report, signal, options) => {
-        const result = await postWebhook({
-          url: config.webhook!.url,
-          secret: config.webhook!.secret,
-          body: JSON.stringify(report),
-          // The sequence, not the outbox message id: the same key for a report on every attempt,
-          // scheduled or test, as receivers written before the outbox expect.
-          idempotencyKey: String(report.sequence),
-        }, {
-          fetch: deps.fetch,
-          now: () => clock.now(),
-          sleep: (ms, s) => clock.sleep(ms, s),
-          backoffMs: deps.webhookBackoffMs,
-          timeoutMs: deps.webhookTimeoutMs,
-          checkOutboundUrl: deps.checkOutboundUrl,
-          signal,
-          userAgent: `probe-service/${SERVICE_VERSION} (I'm alive)`,
-          ...(options?.once && { maxAttempts: 1 }),
-        });
-        // A single try is retried by the outbox: its error is the try's, not a "gave up".
-        return options?.once && result.error
-          ? { ...result, error: result.error.replace(/^gave up after 1 attempt; last: /, "") }
-          : result;
-      },
     },
-    mail: {
-      missing: config.mail ? [] : ["SMTP_URL", "MAIL_FROM", "MAIL_TO"],
-      deliver: (report) =>
-        sendMail({ ...config.mail!, tls: deps.mailTls }, {
-          subject: reportSubject(report),
-          text: renderReportText(report),
-        }),
-    },
+    mail: providerChannel(
+      { send, clock },
+      mail,
+      config.mail && { recipients: config.mail.to },
+      ["SMTP_URL", "MAIL_FROM", "MAIL_TO"],
+    ),
   };
 }

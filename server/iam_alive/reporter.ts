@@ -21,7 +21,7 @@ import {
 import { errorFields, type Logger } from "../log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
 import { SERVICE_VERSION } from "../version.ts";
-import type { Channels, DeliverOptions } from "./channels.ts";
+import type { Channels } from "./channels.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { buildReport } from "./report.ts";
 
@@ -116,16 +116,11 @@ export function createReporter(options: ReporterOptions): Reporter {
   };
 
   const runnerFigures = figuresOrNone(options.runnerFigures, log);
-  const deliverOne = channelDelivery({
-    channels,
-    log,
-    signal: stopping.signal,
-    onDelivery: options.onDelivery,
-  });
+  const deliverOne = channelDelivery({ channels, log, onDelivery: options.onDelivery });
 
   const compose = reportComposer({ version, instanceId, startedAt });
 
-  /** Sends a test report over every selected channel at once, each with its own retries. */
+  /** Sends a test report over every selected channel at once, one attempt each. */
   async function send(claim: ClaimedReport): Promise<IamAliveTestResult> {
     const report = compose(
       claim,
@@ -250,21 +245,15 @@ function toDelivery(r: DeliveryRecord): IamAliveDelivery {
 
 /** Delivers a report over one channel (not configured, or its own failure), told to `onDelivery`. */
 function channelDelivery(
-  { channels, log, signal, onDelivery }: {
+  { channels, log, onDelivery }: {
     channels: Channels;
     log: Logger;
-    signal: AbortSignal;
     onDelivery: ReporterOptions["onDelivery"];
   },
-): (
-  channel: IamAliveChannel,
-  report: IamAliveReport,
-  how?: DeliverOptions,
-) => Promise<DeliveryResult> {
+): (channel: IamAliveChannel, report: IamAliveReport) => Promise<DeliveryResult> {
   const attempt = async (
     channel: IamAliveChannel,
     report: IamAliveReport,
-    how?: DeliverOptions,
   ): Promise<DeliveryResult> => {
     const impl = channels[channel];
     if (impl.missing.length > 0) {
@@ -275,15 +264,15 @@ function channelDelivery(
       };
     }
     try {
-      return await impl.deliver(report, signal, how);
+      return await impl.deliver(report);
     } catch (error) {
       // Channels return failures as values; an exception here is a bug, logged with its stack.
       log.error("I'm alive channel threw", { channel, ...errorFields(error) });
       return { outcome: "failed", attempts: 1, error: "unexpected error in the channel" };
     }
   };
-  return async (channel, report, how) => {
-    const result = await attempt(channel, report, how);
+  return async (channel, report) => {
+    const result = await attempt(channel, report);
     onDelivery?.(channel, result.outcome);
     return result;
   };
@@ -342,7 +331,7 @@ async function deliverQueued(
 ): Promise<DeliveryResult> {
   const startedAt = clock.now();
   const started = performance.now();
-  const result = await deliverOne(channel, report, { once: true });
+  const result = await deliverOne(channel, report);
   const record: DeliveryRecord = {
     sequence: report.sequence,
     trigger: report.trigger,

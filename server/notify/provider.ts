@@ -141,8 +141,8 @@ export interface Provider<F extends Fields = Fields> {
   answer?(answer: HttpAnswer, now: Date): Verdict;
 }
 
-/** A provider, its settings typed by its fields (the registry holds them all as `Provider`). */
-export function defineProvider<F extends Fields>(provider: Provider<F>): Provider {
+/** A provider, its settings typed by its fields. */
+export function defineProvider<F extends Fields>(provider: Provider<F>): Provider<F> {
   return provider;
 }
 

@@ -1,27 +1,20 @@
 /**
  * Sends one alert event to one notification target, by name: the built-in `log`, or a stored
- * webhook (signed per Standard Webhooks), Slack, Discord or mail target. One attempt per call:
- * retries and their back-off belong to the caller (the outbox), which passes the same message id
- * every time, so the `webhook-id` stays stable across retries.
- *
- * HTTP targets go through `outboundRequest`, the runner's pinned-address client: the URL obeys
- * the outbound network policy (`PROBE_ALLOW_NETWORKS`) at send time, and the connection is made
- * to the address that was checked. Redirects are not followed.
+ * target through its kind's provider (`providers/`) and the one sender (`sender.ts`). One
+ * attempt per call: retries and their back-off belong to the caller (the outbox), which passes
+ * the same message id every time, so the `webhook-id` stays stable across retries.
  *
  * @module
  */
 import { type AlertEvent, LOG_TARGET } from "@probe/shared";
-import type { ConnectionOptions } from "node:tls";
 import type { Db } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
-import { type TargetForDelivery, targetForDelivery } from "../domain/targets.ts";
-import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
-import { outboundRequest, type OutboundResult } from "../outbound/request.ts";
+import { targetForDelivery } from "../domain/targets.ts";
 import { SERVICE_VERSION } from "../version.ts";
 import type { DeliveryResult } from "./delivery.ts";
-import { discordMessage, logLine, mailMessage, slackMessage } from "./formats.ts";
-import { sendMail } from "./mail.ts";
-import { signStandardWebhook } from "./standard_webhooks.ts";
+import { logLine } from "./formats.ts";
+import { providerOf } from "./providers/mod.ts";
+import { createSender, type SenderOptions, type SmtpSettings } from "./sender.ts";
 
 /** One notification: its stable id (the `webhook-id`) and the event it carries. */
 export interface NotifierMessage {
@@ -34,24 +27,10 @@ export interface Notifier {
   send(target: string, message: NotifierMessage): Promise<DeliveryResult>;
 }
 
-/** The server's mail settings mail targets send with (their recipients are their own). */
-export interface NotifierMailSettings {
-  smtpUrl: string;
-  from: string;
-  /** TLS options for SMTP, such as a private CA (tests trust their own certificate). */
-  tls?: ConnectionOptions;
-}
-
-export interface NotifierDeps {
+export interface NotifierDeps extends Pick<SenderOptions, "policy" | "resolve" | "ca"> {
   db: Db;
-  /** The outbound network policy: the probe runner's (`PROBE_ALLOW_NETWORKS`). */
-  policy: NetworkPolicy;
-  /** Name resolution; the system's by default. */
-  resolve?: Resolver;
-  /** Certificate authorities to trust instead of the system's (PEM), for tests. */
-  ca?: string;
   /** `SMTP_URL` and `MAIL_FROM`; without them mail targets are not configured. */
-  mail?: NotifierMailSettings;
+  mail?: SmtpSettings;
   /** Where the log target writes its line; stdout by default, whatever the log level. */
   writeLine?: (line: string) => void;
   /** Bounds each attempt (resolution, connection, answer); 10 s by default. */
@@ -66,30 +45,8 @@ export interface NotifierDeps {
   publicUrl?: string;
 }
 
-export const DEFAULT_NOTIFY_TIMEOUT_MS = 10_000;
 const USER_AGENT = `probe-service/${SERVICE_VERSION} (alerts)`;
 const NOT_FOUND: DeliveryResult = { outcome: "failed", attempts: 0, error: "target not found" };
-
-/** A request's outcome as a delivery: 2xx delivers; anything else is a summary, never text. */
-export function deliveryOf(result: OutboundResult): DeliveryResult {
-  switch (result.kind) {
-    case "response":
-      return result.status >= 200 && result.status < 300
-        ? { outcome: "delivered", attempts: 1 }
-        : { outcome: "failed", attempts: 1, error: `HTTP ${result.status}` };
-    case "blocked":
-      return { outcome: "failed", attempts: 0, error: result.reason };
-    case "timeout":
-      return { outcome: "failed", attempts: result.address === null ? 0 : 1, error: "timeout" };
-    case "failed": {
-      // With redirects off, a 3xx answer with a Location ends as "more than 0 redirects".
-      const error = /^more than \d+ redirects?$/.test(result.reason)
-        ? "redirect not followed"
-        : result.reason;
-      return { outcome: "failed", attempts: result.address === null ? 0 : 1, error };
-    }
-  }
-}
 
 /**
  * The event a target test sends: `target.test`, naming the target, with no incident. Its
@@ -154,54 +111,8 @@ export function eventToSend(event: AlertEvent, publicUrl: string | undefined): A
 /** The sender of alert events to notification targets. */
 export function createNotifier(deps: NotifierDeps): Notifier {
   const now = deps.now ?? (() => new Date());
-  const timeoutMs = deps.timeoutMs ?? DEFAULT_NOTIFY_TIMEOUT_MS;
   const writeLine = deps.writeLine ?? ((line: string) => console.log(line));
-
-  const postJson = async (url: string, body: string, headers: Record<string, string> = {}) =>
-    deliveryOf(
-      await outboundRequest({
-        url,
-        method: "POST",
-        headers: { "content-type": "application/json", "user-agent": USER_AGENT, ...headers },
-        body,
-      }, {
-        policy: deps.policy,
-        resolve: deps.resolve,
-        ca: deps.ca,
-        timeoutMs,
-        // The target named is the one the policy allowed and the signature is for.
-        maxRedirects: 0,
-      }),
-    );
-
-  const deliver = (target: TargetForDelivery, { id, event }: NotifierMessage) => {
-    switch (target.kind) {
-      case "webhook": {
-        const body = JSON.stringify(event);
-        const signed = signStandardWebhook(target.secret, { id, timestamp: now(), body });
-        return postJson(target.url, body, { ...signed });
-      }
-      case "slack":
-        return postJson(target.url, JSON.stringify(slackMessage(event)));
-      case "discord":
-        return postJson(target.url, JSON.stringify(discordMessage(event)));
-      case "mail":
-        if (!deps.mail) {
-          return Promise.resolve<DeliveryResult>({
-            outcome: "not_configured",
-            attempts: 0,
-            error: "not configured: SMTP_URL, MAIL_FROM",
-          });
-        }
-        return sendMail({
-          smtpUrl: deps.mail.smtpUrl,
-          from: deps.mail.from,
-          to: target.recipients,
-          tls: deps.mail.tls,
-          timeoutMs,
-        }, mailMessage(event));
-    }
-  };
+  const send = createSender({ ...deps, userAgent: USER_AGENT, now });
 
   return {
     async send(name, queued) {
@@ -212,8 +123,12 @@ export function createNotifier(deps: NotifierDeps): Notifier {
           return { outcome: "delivered", attempts: 1 };
         }
         const target = await targetForDelivery({ db: deps.db, name });
-        if (!target) return NOT_FOUND;
-        return await deliver(target, message);
+        const provider = target && providerOf(target.kind);
+        if (!target || !provider) return NOT_FOUND;
+        const request = provider.request(target, { type: "alert", ...message }, {
+          now: now(),
+        });
+        return await send(provider, request);
       } catch (error) {
         // The result is stored and shown: a fixed summary. The details go to the log.
         deps.log?.warn("notification not sent", { target: name, ...errorFields(error) });

@@ -163,29 +163,34 @@ export async function claimNotifications(
 }
 
 /**
- * Records how an attempt ended: delivered, or failed and due again after its back-off (or given
- * up after the last attempt). Only the deliverer that still holds the claim records; a claim
- * taken over meanwhile is left to its new holder.
+ * Records how an attempt ended: delivered, or failed and due again after its back-off (or the
+ * wait the receiver asked for, `retryAfterMs`, when longer), or given up: after the last attempt,
+ * or at once when the failure is `final` (the receiver refused the request itself). Only the
+ * deliverer that still holds the claim records; a claim taken over meanwhile is left to its new
+ * holder.
  */
 export async function finishAttempt(
   db: Db,
-  { deliverer, claimed, ok, error, startedAt, durationMs, now }: {
+  { deliverer, claimed, ok, error, final = false, retryAfterMs = 0, startedAt, durationMs, now }: {
     deliverer: string;
     claimed: Claimed;
     ok: boolean;
     error?: string;
+    final?: boolean;
+    retryAfterMs?: number;
     startedAt: Date;
     durationMs: number;
     now: Date;
   },
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const last = !ok && claimed.attempt >= MAX_ATTEMPTS;
+    const last = !ok && (final || claimed.attempt >= MAX_ATTEMPTS);
+    const wait = Math.max(backoffMs(claimed.attempt), retryAfterMs);
     const updated = await trx.updateTable("notifications")
       .set({
         status: ok ? "delivered" : last ? "failed" : "pending",
         delivered_at: ok ? now : null,
-        next_attempt_at: ok || last ? now : new Date(now.getTime() + backoffMs(claimed.attempt)),
+        next_attempt_at: ok || last ? now : new Date(now.getTime() + wait),
         claimed_by: null,
         claimed_until: null,
         last_error: ok ? null : error ?? "failed",

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import type { NotificationTarget } from "@probe/shared";
 import { probeForReader, targetForReader } from "../domain/secrets.ts";
 import type { Context } from "./context.ts";
 
@@ -18,7 +17,7 @@ export function shown(ctx: Context) {
     probe<T extends { url: string; headers?: Record<string, string> }>(probe: T): T {
       return reader ? probeForReader(probe, secretHeaders) : probe;
     },
-    target(target: NotificationTarget): NotificationTarget {
+    target<T extends { url: string | null }>(target: T): T {
       return reader ? targetForReader(target) : target;
     },
   };

@@ -403,6 +403,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/notification-target-kinds": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the kinds of notification target
+     * @description Each kind a target may have, with its fields: their names, how to ask for them, whether they are required or secret (never shown again once written).
+     */
+    get: operations["targets-kinds"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/notification-targets": {
     parameters: {
       query?: never;
@@ -6367,6 +6387,138 @@ export interface operations {
       };
     };
   };
+  "targets-kinds": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: {
+              kind: string;
+              label: string;
+              fields: {
+                name: string;
+                label: string;
+                /** @enum {string} */
+                input: "url" | "text" | "secret" | "emails";
+                required: boolean;
+                secret: boolean;
+                help: string | null;
+                default: string | null;
+              }[];
+            }[];
+            meta: {
+              count: number;
+            };
+          };
+        };
+      };
+      /** @description A valid X-Service-Api-Key header is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "A valid X-Service-Api-Key header is required"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "out_of_scope",
+           *         "message": "Out of this key's scope: a location token may only claim its location's runs and post their results, and only a location token may"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "response_too_large",
+           *         "message": "The answer would be larger than the service answers (MAX_ANSWER_BYTES): ask for pages with limit and after, or send fewer calls in a batch"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Internal server error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal",
+           *         "message": "Internal server error"
+           *       }
+           *     }
+           */
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is not available / The database did not answer in time */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   "targets-list": {
     parameters: {
       query?: never;
@@ -6386,9 +6538,37 @@ export interface operations {
             data: {
               name: string;
               /** @enum {string} */
-              kind: "log" | "webhook" | "slack" | "discord" | "mail";
+              kind:
+                | "log"
+                | "webhook"
+                | "slack"
+                | "discord"
+                | "mail"
+                | "pagerduty"
+                | "opsgenie"
+                | "teams"
+                | "google_chat"
+                | "mattermost"
+                | "matrix"
+                | "telegram"
+                | "ntfy"
+                | "pushover"
+                | "gotify"
+                | "twilio_sms";
               url: string | null;
               recipients?: string[];
+              routing_key?: string;
+              api_key?: string;
+              access_token?: string;
+              room_id?: string;
+              bot_token?: string;
+              chat_id?: string;
+              token?: string;
+              user?: string;
+              account_sid?: string;
+              auth_token?: string;
+              from?: string;
+              to?: string;
               secret: string | null;
               created_at: string | null;
               updated_at: string | null;
@@ -6507,10 +6687,37 @@ export interface operations {
         "application/json": {
           name: string;
           /** @enum {string} */
-          kind: "webhook" | "slack" | "discord" | "mail";
+          kind:
+            | "webhook"
+            | "slack"
+            | "discord"
+            | "mail"
+            | "pagerduty"
+            | "opsgenie"
+            | "teams"
+            | "google_chat"
+            | "mattermost"
+            | "matrix"
+            | "telegram"
+            | "ntfy"
+            | "pushover"
+            | "gotify"
+            | "twilio_sms";
           url?: string;
           secret?: string;
           recipients?: string[];
+          routing_key?: string;
+          api_key?: string;
+          access_token?: string;
+          room_id?: string;
+          bot_token?: string;
+          chat_id?: string;
+          token?: string;
+          user?: string;
+          account_sid?: string;
+          auth_token?: string;
+          from?: string;
+          to?: string;
         };
       };
     };
@@ -6525,9 +6732,37 @@ export interface operations {
             data: {
               name: string;
               /** @enum {string} */
-              kind: "log" | "webhook" | "slack" | "discord" | "mail";
+              kind:
+                | "log"
+                | "webhook"
+                | "slack"
+                | "discord"
+                | "mail"
+                | "pagerduty"
+                | "opsgenie"
+                | "teams"
+                | "google_chat"
+                | "mattermost"
+                | "matrix"
+                | "telegram"
+                | "ntfy"
+                | "pushover"
+                | "gotify"
+                | "twilio_sms";
               url: string | null;
               recipients?: string[];
+              routing_key?: string;
+              api_key?: string;
+              access_token?: string;
+              room_id?: string;
+              bot_token?: string;
+              chat_id?: string;
+              token?: string;
+              user?: string;
+              account_sid?: string;
+              auth_token?: string;
+              from?: string;
+              to?: string;
               secret: string | null;
               created_at: string | null;
               updated_at: string | null;
@@ -6704,9 +6939,37 @@ export interface operations {
             data: {
               name: string;
               /** @enum {string} */
-              kind: "log" | "webhook" | "slack" | "discord" | "mail";
+              kind:
+                | "log"
+                | "webhook"
+                | "slack"
+                | "discord"
+                | "mail"
+                | "pagerduty"
+                | "opsgenie"
+                | "teams"
+                | "google_chat"
+                | "mattermost"
+                | "matrix"
+                | "telegram"
+                | "ntfy"
+                | "pushover"
+                | "gotify"
+                | "twilio_sms";
               url: string | null;
               recipients?: string[];
+              routing_key?: string;
+              api_key?: string;
+              access_token?: string;
+              room_id?: string;
+              bot_token?: string;
+              chat_id?: string;
+              token?: string;
+              user?: string;
+              account_sid?: string;
+              auth_token?: string;
+              from?: string;
+              to?: string;
               secret: string | null;
               created_at: string | null;
               updated_at: string | null;
@@ -7000,6 +7263,18 @@ export interface operations {
           url?: string;
           secret?: string;
           recipients?: string[];
+          routing_key?: string;
+          api_key?: string;
+          access_token?: string;
+          room_id?: string;
+          bot_token?: string;
+          chat_id?: string;
+          token?: string;
+          user?: string;
+          account_sid?: string;
+          auth_token?: string;
+          from?: string;
+          to?: string;
         };
       };
     };
@@ -7014,9 +7289,37 @@ export interface operations {
             data: {
               name: string;
               /** @enum {string} */
-              kind: "log" | "webhook" | "slack" | "discord" | "mail";
+              kind:
+                | "log"
+                | "webhook"
+                | "slack"
+                | "discord"
+                | "mail"
+                | "pagerduty"
+                | "opsgenie"
+                | "teams"
+                | "google_chat"
+                | "mattermost"
+                | "matrix"
+                | "telegram"
+                | "ntfy"
+                | "pushover"
+                | "gotify"
+                | "twilio_sms";
               url: string | null;
               recipients?: string[];
+              routing_key?: string;
+              api_key?: string;
+              access_token?: string;
+              room_id?: string;
+              bot_token?: string;
+              chat_id?: string;
+              token?: string;
+              user?: string;
+              account_sid?: string;
+              auth_token?: string;
+              from?: string;
+              to?: string;
               secret: string | null;
               created_at: string | null;
               updated_at: string | null;
@@ -11300,6 +11603,7 @@ export interface operations {
             | "probe.recovered"
             | "probe.degraded"
             | "probe.reminder"
+            | "probe.acknowledged"
             | "target.test";
           /**
            * Format: date-time

@@ -8,7 +8,7 @@ import { httpUrl, targetRecipients } from "@probe/shared";
 import type { SettingField } from "../provider.ts";
 
 /** A URL as shown when it is a credential: its scheme and host, the rest elided. */
-export function maskUrl(url: string): string {
+export function maskCredentialUrl(url: string): string {
   const { protocol, host } = new URL(url);
   return `${protocol}//${host}/…`;
 }
@@ -26,7 +26,7 @@ export const secretUrl = (label: string, help?: string) =>
   ({
     schema: httpUrl,
     required: true as const,
-    secret: { mask: maskUrl },
+    secret: { mask: maskCredentialUrl },
     form: { label, input: "secret" as const, ...(help && { help }) },
   }) satisfies SettingField;
 

@@ -2,10 +2,7 @@ import {
   countMeta,
   dataOf,
   dataWithMeta,
-  notificationTarget,
-  targetCreateInput,
   targetNameInPath,
-  targetPatchInput,
   targetRef,
   targetTestResult,
 } from "@probe/shared";
@@ -18,6 +15,13 @@ import {
   listTargets,
   updateTarget,
 } from "../../domain/targets.ts";
+import {
+  notificationTargetRead as notificationTarget,
+  targetCreateInput,
+  targetKind,
+  targetKinds,
+  targetPatchInput,
+} from "../../notify/providers/schema.ts";
 import { testEvent } from "../../notify/targets.ts";
 import { apiProcedure, router } from "../init.ts";
 import { shown } from "../shown.ts";
@@ -27,6 +31,25 @@ const NOT_FOUND = "Notification target not found";
 const BUILT_IN = "The built-in log target cannot be changed or deleted";
 
 export const targetsRouter = router({
+  kinds: apiProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/notification-target-kinds",
+        tags,
+        summary: "List the kinds of notification target",
+        description: "Each kind a target may have, with its fields: their names, how to ask " +
+          "for them, whether they are required or secret (never shown again once written).",
+        protect: true,
+      },
+    })
+    .input(z.object({}))
+    .output(dataWithMeta(z.array(targetKind), countMeta))
+    .query(() => {
+      const data = targetKinds();
+      return { data, meta: { count: data.length } };
+    }),
+
   create: apiProcedure
     .meta({
       openapi: {
