@@ -6,7 +6,7 @@
  *
  * Writing one (see `providers/slack.ts` for a short example):
  *
- * 1. `kind`, `label`, and `fields`: each setting with its zod rules (`schema`), whether it is
+ * 1. `kind`, `label`, `description`, and `fields`: each setting with its zod rules (`schema`), whether it is
  *    `required`, and, for a credential, `secret: { mask }`. A secret is stored apart, used to send
  *    and never read back: reads, errors, logs, exports and backups' readable parts show
  *    `mask(value)` (computed once, when the value is written). A field name means one thing across
@@ -133,6 +133,8 @@ export interface Provider<F extends Fields = Fields> {
   kind: string;
   /** Its name for people (`Slack`). */
   label: string;
+  /** What it sends, in a line for the dashboard's form (`A Slack incoming webhook`). */
+  description?: string;
   fields: F;
   /** Rules across fields, or beyond a field's schema, on the fields given. */
   check?(given: Partial<SettingsOf<F>>): { path: string; message: string }[];

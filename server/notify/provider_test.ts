@@ -46,11 +46,13 @@ Deno.test("the registry: kinds are unique, and each lists its fields for the das
   const slack = targetKinds().find((k) => k.kind === "slack");
   assert.deepEqual(slack?.fields, [{
     name: "url",
-    label: "Incoming webhook URL",
-    input: "secret",
+    label: "URL",
+    input: "url",
     required: true,
     secret: true,
-    help: "https://hooks.slack.com/services/…",
+    generated: false,
+    help: "The incoming webhook URL from Slack (https://hooks.slack.com/services/…). It is the " +
+      "credential: after saving, only its host is shown.",
     default: null,
   }]);
   const webhook = targetKinds().find((k) => k.kind === "webhook");

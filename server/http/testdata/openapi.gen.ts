@@ -6406,6 +6406,7 @@ export interface operations {
             data: {
               kind: string;
               label: string;
+              description: string | null;
               fields: {
                 name: string;
                 label: string;
@@ -6413,6 +6414,7 @@ export interface operations {
                 input: "url" | "text" | "secret" | "emails";
                 required: boolean;
                 secret: boolean;
+                generated: boolean;
                 help: string | null;
                 default: string | null;
               }[];

@@ -12,7 +12,14 @@ import { secretUrl } from "./fields.ts";
 export const discord = defineProvider({
   kind: "discord",
   label: "Discord",
-  fields: { url: secretUrl("Webhook URL", "https://discord.com/api/webhooks/…") },
+  description: "A Discord webhook",
+  fields: {
+    url: secretUrl(
+      "URL",
+      "The webhook URL from Discord (https://discord.com/api/webhooks/…). It is the " +
+        "credential: after saving, only its host is shown.",
+    ),
+  },
   request: ({ url }, message) => ({
     transport: "http",
     method: "POST",

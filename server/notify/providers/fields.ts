@@ -27,12 +27,16 @@ export const secretUrl = (label: string, help?: string) =>
     schema: httpUrl,
     required: true as const,
     secret: { mask: maskCredentialUrl },
-    form: { label, input: "secret" as const, ...(help && { help }) },
+    form: { label, input: "url" as const, ...(help && { help }) },
   }) satisfies SettingField;
 
 /** Mail addresses: 1 to 20, none repeated. */
 export const recipients = {
   schema: targetRecipients,
   required: true as const,
-  form: { label: "Recipients", input: "emails" as const, help: "One address a line" },
+  form: {
+    label: "Recipients",
+    input: "emails" as const,
+    help: "One mail address per line, 1 to 20.",
+  },
 } satisfies SettingField;

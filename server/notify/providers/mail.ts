@@ -12,6 +12,7 @@ import { recipients } from "./fields.ts";
 export const mail = defineProvider({
   kind: "mail",
   label: "Mail",
+  description: "Plain-text mail through the server's SMTP_URL, from MAIL_FROM (both must be set)",
   fields: { recipients },
   request: ({ recipients: to }, message) => ({
     transport: "mail",

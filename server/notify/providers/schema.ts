@@ -142,6 +142,8 @@ export type NotificationTargetRead =
 export const targetKind = z.object({
   kind: z.string(),
   label: z.string(),
+  /** What it sends, in a line; null when its provider says nothing more than its label. */
+  description: z.string().nullable(),
   fields: z.array(z.object({
     name: z.string(),
     label: z.string(),
@@ -150,6 +152,8 @@ export const targetKind = z.object({
     required: z.boolean(),
     /** Never answered once written: reads show a mask. */
     secret: z.boolean(),
+    /** Made by the service when not given on create; that answer shows it, once. */
+    generated: z.boolean(),
     help: z.string().nullable(),
     /** Taken when not given. */
     default: z.string().nullable(),
@@ -162,12 +166,14 @@ export function targetKinds(): TargetKindInfo[] {
   return PROVIDERS.map((p) => ({
     kind: p.kind,
     label: p.label,
+    description: p.description ?? null,
     fields: Object.entries(p.fields).map(([name, f]) => ({
       name,
       label: f.form.label,
       input: f.form.input,
       required: Boolean(f.required && f.default === undefined),
       secret: Boolean(f.secret),
+      generated: Boolean(f.generate),
       help: f.form.help ?? null,
       default: f.default ?? null,
     })),

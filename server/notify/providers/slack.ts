@@ -13,7 +13,14 @@ import { secretUrl } from "./fields.ts";
 export const slack = defineProvider({
   kind: "slack",
   label: "Slack",
-  fields: { url: secretUrl("Incoming webhook URL", "https://hooks.slack.com/services/…") },
+  description: "A Slack incoming webhook",
+  fields: {
+    url: secretUrl(
+      "URL",
+      "The incoming webhook URL from Slack (https://hooks.slack.com/services/…). It is the " +
+        "credential: after saving, only its host is shown.",
+    ),
+  },
   request: ({ url }, message) => ({
     transport: "http",
     method: "POST",

@@ -29,16 +29,22 @@ export function generateWebhookSecret(): string {
 export const webhook = defineProvider({
   kind: "webhook",
   label: "Webhook",
+  description: "The event as signed JSON (Standard Webhooks)",
   fields: {
-    url: shownUrl("URL", "Receives the event as JSON; shown in full, so no credentials in it"),
+    url: shownUrl(
+      "URL",
+      "An http:// or https:// address that receives a POST of each event. No user name or " +
+        "password in it.",
+    ),
     secret: {
       schema: webhookSecret,
       secret: { mask: () => MASKED_WEBHOOK_SECRET },
       generate: generateWebhookSecret,
       form: {
-        label: "Signing key",
+        label: "Signing key (whsec_…)",
         input: "secret",
-        help: "whsec_… (Standard Webhooks); leave empty to have one generated",
+        help: "A Standard Webhooks key: whsec_ and base64 of 24 to 64 bytes. Optional: leave " +
+          "empty and the service makes one, shown to you once.",
       },
     },
   },
