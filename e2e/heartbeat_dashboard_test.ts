@@ -21,6 +21,7 @@ import type { HeartbeatArgs, HeartbeatReport } from "./testdata/heartbeat_browse
 import { cleanEnv, runBrowserScript } from "./testdata/browser_run.ts";
 
 const KEY = "heartbeat-e2e-key-0123456789";
+const READ_KEY = "heartbeat-e2e-reader-0123456789";
 const BROWSER_SCRIPT = new URL("./testdata/heartbeat_browser.ts", import.meta.url);
 const adminUrl = Deno.env.get("TEST_DATABASE_URL");
 const PERIOD_S = 10;
@@ -66,6 +67,7 @@ Deno.test({
       server = await startServerProcess({
         env: cleanEnv({
           SERVICE_API_KEY: KEY,
+          SERVICE_API_KEYS_READONLY: READ_KEY,
           DATA_DIR: dataDir,
           ...(database && { DATABASE_URL: database.url }),
           // The webhook receiver is on loopback, which targets may reach only when opened.
@@ -85,6 +87,7 @@ Deno.test({
           chromium: CHROMIUM,
           baseUrl: server.url,
           apiKey: KEY,
+          readKey: READ_KEY,
           project: uniqueName("jobs"),
           heartbeat: "nightly-backup",
           periodSeconds: PERIOD_S,
@@ -155,6 +158,12 @@ Deno.test({
       assert.match(report.overviewRow, /^#\/projects\/jobs-[^/]+\/heartbeats\/nightly-backup$/);
       assert.equal(report.incidentLink, report.overviewRow, "the incident leads to the heartbeat");
       assert.match(report.down.cause, /no ping/);
+      assert.deepEqual(report.readOnly, {
+        url: `${server.url}/ping/****`,
+        copyButtons: 0,
+        snippets: 0,
+        edit: 0,
+      });
       assert.deepEqual(report.axe, [], "axe-core: no serious or critical violations");
       assert.deepEqual([report.csp, report.foreign, report.pageErrors], [[], [], []]);
       console.log(`the whole test took ${((Date.now() - began) / 1000).toFixed(1)} s`);

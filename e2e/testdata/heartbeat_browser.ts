@@ -13,6 +13,8 @@ export interface HeartbeatArgs {
   chromium: string;
   baseUrl: string;
   apiKey: string;
+  /** A key of SERVICE_API_KEYS_READONLY. */
+  readKey: string;
   project: string;
   heartbeat: string;
   periodSeconds: number;
@@ -36,6 +38,8 @@ export interface HeartbeatReport {
   /** Where the overview's heartbeat row and its open incident's link lead (the address's hash). */
   overviewRow: string;
   incidentLink: string;
+  /** The heartbeat's page for a read-only key: what it shows of the ping URL. */
+  readOnly: { url: string; copyButtons: number; snippets: number; edit: number };
   axe: AxeFinding[];
   foreign: string[];
   csp: string[];
@@ -77,6 +81,7 @@ async function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
       down: { state: "", cause: "" },
       overviewRow: "",
       incidentLink: "",
+      readOnly: { url: "", copyButtons: -1, snippets: -1, edit: -1 },
       axe: [],
       foreign: [],
       csp: [],
@@ -194,6 +199,28 @@ async function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
     await main.getByRole("heading", { name: args.heartbeat, exact: true }).waitFor();
     await main.locator(".page-head .state", { hasText: "down" }).waitFor();
     report.incidentLink = new URL(page.url()).hash;
+
+    // A read-only key, on a phone's width: the page without its token, Copy, snippets or edits.
+    const reader = await browser.newContext({ viewport: { width: 375, height: 800 } });
+    const phone = await reader.newPage();
+    phone.setDefaultTimeout(20_000);
+    await phone.goto(`${args.baseUrl}/`);
+    await phone.getByLabel("API key").fill(args.readKey);
+    await phone.getByRole("button", { name: "Sign in" }).click();
+    await phone.locator("main").getByRole("heading", { name: "Overview" }).waitFor();
+    await phone.goto(`${args.baseUrl}/${report.incidentLink}`);
+    const readMain = phone.locator("main");
+    await readMain.getByRole("heading", { name: "Ping URL" }).waitFor();
+    report.readOnly = {
+      url: await readMain.locator("section", { hasText: "Ping URL" }).locator("code").first()
+        .innerText(),
+      copyButtons: await readMain.getByRole("button", { name: /^Copy/ }).count(),
+      snippets: await readMain.locator("details.snippet").count(),
+      edit: await readMain.getByRole("link", { name: "Edit heartbeat" }).count(),
+    };
+    const path = `${args.shotDir}/heartbeat-read-only-375.png`;
+    await phone.screenshot({ path, fullPage: true });
+    report.screenshots.push(path);
     return report;
   } finally {
     await browser.close();
