@@ -8,7 +8,7 @@ import { href, parseRoute } from "../ui/routes.js";
 import { cronOf, snippets, unitName } from "../ui/heartbeat_snippets.js";
 import { runsOf, runsSummary } from "../ui/heartbeat_runs.js";
 import { timingBody } from "../ui/heartbeat_form.js";
-import { deadlineWords, runWords, timingWords } from "../ui/heartbeats.js";
+import { deadlineWords, heartbeatOfUrl, runWords, timingWords } from "../ui/heartbeats.js";
 
 Deno.test("a heartbeat's pages have places of their own, and each href leads back", () => {
   assert.deepEqual(parseRoute(href.newHeartbeat("shop")), {
@@ -165,4 +165,11 @@ Deno.test("a heartbeat's timing and deadline read in words", () => {
   assert.equal(deadlineWords(new Date(now + 240_000).toISOString(), now), "in 4 min");
   assert.equal(deadlineWords(new Date(now - 30_000).toISOString(), now), "passed 30 s ago");
   assert.equal(deadlineWords(null, now), "none pending");
+});
+
+Deno.test("a heartbeat's probe URL names the heartbeat the overview's row leads to", () => {
+  assert.equal(heartbeatOfUrl("heartbeat://nightly.backup"), "nightly.backup");
+  for (const url of ["https://example.com/heartbeat://x", "tcp://127.0.0.1:5432", "heartbeat:/x"]) {
+    assert.equal(heartbeatOfUrl(url), null, url);
+  }
 });
