@@ -100,7 +100,7 @@ Deno.test("body excerpts are at most 80 characters: the start, or around what wa
     expect({ body: { not_contains: ["FORBIDDEN"] } }),
     observed({ body: long }),
   );
-  assert.ok(found.seen!.length <= MAX_BODY_EXCERPT, found.seen);
+  assert.ok(found.seen!.length <= MAX_BODY_EXCERPT, found.seen ?? "");
   assert.match(found.seen!, /^…a+FORBIDDENb+…$/);
   fc.assert(
     fc.property(fc.string({ unit: "grapheme", maxLength: 400 }), fc.nat(400), (body, cut) => {
