@@ -21,33 +21,18 @@ import { plural } from "./format.js";
 /**
  * @typedef {NonNullable<Answer<"get", "/notification-targets">>["data"][number]} Target
  * @typedef {NonNullable<Answer<"post", "/notification-targets/{name}/test">>["data"]} TestOutcome
- * @typedef {"webhook" | "slack" | "discord" | "mail"} Kind
+ * @typedef {NonNullable<Answer<"get", "/notification-target-kinds">>["data"][number]} Kind
+ * @typedef {Kind["fields"][number]} KindField
  * @typedef {Body<"post", "/notification-targets">} NewTargetBody
  * @typedef {Body<"patch", "/notification-targets/{name}">} TargetChange
  */
 
-/** @type {[Kind, string, string][]} */
-const KINDS = [
-  ["webhook", "Webhook", "The event as signed JSON (Standard Webhooks)"],
-  ["slack", "Slack", "A Slack incoming webhook"],
-  ["discord", "Discord", "A Discord webhook"],
-  [
-    "mail",
-    "Mail",
-    "Plain-text mail through the server's SMTP_URL, from MAIL_FROM (both must be set)",
-  ],
-];
+/** A target's settings as read, by field name. */
+const settingOf = (/** @type {Target} */ target, /** @type {string} */ name) =>
+  /** @type {Record<string, unknown>} */ (target)[name];
 
-/** @type {Record<Kind, string>} */
-const URL_HINTS = {
-  webhook: "An http:// or https:// address that receives a POST of each event. No user name or " +
-    "password in it.",
-  slack: "The incoming webhook URL from Slack (https://hooks.slack.com/services/…). It is the " +
-    "credential: after saving, only its host is shown.",
-  discord: "The webhook URL from Discord (https://discord.com/api/webhooks/…). It is the " +
-    "credential: after saving, only its host is shown.",
-  mail: "",
-};
+/** A field's label without its parenthesis: `Signing key (whsec_…)` reads `Signing key`. */
+const shortLabel = (/** @type {KindField} */ field) => field.label.replace(/\s*\(.*\)$/, "");
 
 /** Mail addresses typed one per line (or separated by commas). */
 const splitRecipients = (/** @type {string} */ text) =>
@@ -83,21 +68,27 @@ function TestButton({ target }) {
 }
 
 /**
- * What a target is, as the API shows it.
- * @param {{ target: Target }} props
+ * What a target is, as the API shows it: each field of its kind, secrets masked.
+ * @param {{ target: Target, kind: Kind | undefined }} props
  */
-function TargetFacts({ target }) {
-  const url = target.url && view`<div><dt>URL</dt><dd><code>${target.url}</code></dd></div>`;
+function TargetFacts({ target, kind }) {
+  const fields = (kind?.fields ?? []).map((field) => {
+    const value = settingOf(target, field.name);
+    if (field.input === "emails") {
+      return Array.isArray(value) &&
+        view`<div key=${field.name}><dt>${shortLabel(field)}</dt><dd>${
+          value.join(", ")
+        }</dd></div>`;
+    }
+    if (field.secret && field.name !== "url" || value) {
+      return view`<div key=${field.name}><dt>${shortLabel(field)}</dt><dd><code>${
+        typeof value === "string" ? value : "—"
+      }</code></dd></div>`;
+    }
+    return null;
+  });
   return view`<dl class="facts">
-    ${url}
-    ${
-    target.recipients &&
-    view`<div><dt>Recipients</dt><dd>${target.recipients.join(", ")}</dd></div>`
-  }
-    ${
-    target.kind === "webhook" &&
-    view`<div><dt>Signing key</dt><dd><code>${target.secret ?? "—"}</code></dd></div>`
-  }
+    ${fields}
     ${
     target.kind === "log" &&
     view`<div><dt>Sends</dt><dd>One JSON line on the server's standard output</dd></div>`
@@ -114,70 +105,94 @@ function TargetFacts({ target }) {
 }
 
 /**
- * The fields a kind has, for a new target or an edit of one.
+ * The fields a kind has, for a new target or an edit of one, as the kinds document describes
+ * them: a secret is typed into a password field unless it is a URL, and on an edit it is left
+ * empty to keep it.
  * @param {{
  *   idPrefix: string,
  *   kind: Kind,
- *   values: { url: string, secret: string, recipients: string },
- *   set: (name: "url" | "secret" | "recipients") => (value: string) => void,
+ *   values: Record<string, string>,
+ *   set: (name: string) => (value: string) => void,
  *   errors: Record<string, string>,
  *   editing?: Target,
  * }} props
  */
 function KindFields({ idPrefix, kind, values, set, errors, editing }) {
-  if (kind === "mail") {
-    return view`<${TextField} idPrefix=${idPrefix} name="recipients" label="Recipients"
-      as="textarea" rows="3" value=${values.recipients} onInput=${set("recipients")}
-      error=${errors.recipients} autocomplete="off" spellcheck=${false}
-      hint="One mail address per line, 1 to 20." />`;
+  return kind.fields.map((field) => {
+    const common = {
+      key: field.name,
+      idPrefix,
+      name: field.name,
+      label: field.label,
+      value: values[field.name] ?? "",
+      onInput: set(field.name),
+      error: errors[field.name],
+      autocomplete: "off",
+      spellcheck: false,
+    };
+    if (field.input === "emails") {
+      return view`<${TextField} ...${common} as="textarea" rows="3" hint=${field.help ?? ""} />`;
+    }
+    const shown = editing && settingOf(editing, field.name);
+    const keep = !editing || !field.secret
+      ? ""
+      : field.input === "url" && typeof shown === "string"
+      ? ` Now ${shown}; leave empty to keep it.`
+      : " Leave empty to keep the current one; a new one replaces it.";
+    return view`<${TextField} ...${common} type=${field.input === "secret" ? "password" : "text"}
+      hint=${`${field.help ?? ""}${keep}`.trim()} />`;
+  });
+}
+
+/** Mail addresses typed one per line (or separated by commas), the other fields trimmed. */
+function valueOf(/** @type {KindField} */ field, /** @type {string} */ text) {
+  return field.input === "emails" ? splitRecipients(text) : text.trim();
+}
+
+/** What a form shows at first: the readable settings of a target being edited, else nothing. */
+function initialValues(/** @type {Kind} */ kind, /** @type {Target | undefined} */ target) {
+  /** @type {Record<string, string>} */
+  const values = {};
+  for (const field of kind.fields) {
+    const value = target && !field.secret ? settingOf(target, field.name) : undefined;
+    values[field.name] = Array.isArray(value)
+      ? value.join("\n")
+      : typeof value === "string"
+      ? value
+      : "";
   }
-  const keepUrl = editing && editing.url && kind !== "webhook"
-    ? ` Now ${editing.url}; leave empty to keep it.`
-    : "";
-  const keepSecret = editing
-    ? "Leave empty to keep the current key; a new one replaces it."
-    : "Optional: leave empty and the service makes one, shown to you once.";
-  return view`
-    <${TextField} idPrefix=${idPrefix} name="url" label="URL" value=${values.url}
-      onInput=${set("url")} error=${errors.url} autocomplete="off" spellcheck=${false}
-      hint=${URL_HINTS[kind] + keepUrl} />
-    ${
-    kind === "webhook" && view`<${TextField} idPrefix=${idPrefix} name="secret"
-      label="Signing key (whsec_…)" type="password" value=${values.secret}
-      onInput=${set("secret")} error=${errors.secret} autocomplete="off" spellcheck=${false}
-      hint=${`A Standard Webhooks key: whsec_ and base64 of 24 to 64 bytes. ${keepSecret}`} />`
-  }
-  `;
+  return values;
 }
 
 /**
- * The form that changes a target: only the fields filled in are sent.
- * @param {{ target: Target, onDone: (message: string) => void, onCancel: () => void }} props
+ * The form that changes a target: only the fields changed (or, for a secret, filled in) are sent.
+ * @param {{
+ *   target: Target,
+ *   kind: Kind,
+ *   onDone: (message: string) => void,
+ *   onCancel: () => void,
+ * }} props
  */
-function EditTarget({ target, onDone, onCancel }) {
-  const kind = /** @type {Kind} */ (target.kind);
-  const form = useForm(["url", "secret", "recipients"]);
-  const [values, setValues] = useState({
-    url: kind === "webhook" ? target.url ?? "" : "",
-    secret: "",
-    recipients: (target.recipients ?? []).join("\n"),
-  });
-  const set = (/** @type {"url" | "secret" | "recipients"} */ name) => (/** @type {string} */ v) =>
+function EditTarget({ target, kind, onDone, onCancel }) {
+  const form = useForm(kind.fields.map((f) => f.name));
+  const [values, setValues] = useState(() => initialValues(kind, target));
+  const set = (/** @type {string} */ name) => (/** @type {string} */ v) =>
     setValues((old) => ({ ...old, [name]: v }));
   const onSubmit = (/** @type {Event} */ event) => {
     event.preventDefault();
     form.submit(async () => {
-      /** @type {TargetChange} */
+      const before = initialValues(kind, target);
+      /** @type {Record<string, unknown>} */
       const body = {};
-      if (kind === "mail") body.recipients = splitRecipients(values.recipients);
-      else {
-        if (values.url.trim() && values.url !== target.url) body.url = values.url.trim();
-        if (kind === "webhook" && values.secret.trim()) body.secret = values.secret.trim();
+      for (const field of kind.fields) {
+        const text = values[field.name] ?? "";
+        if (!text.trim() || text === before[field.name]) continue;
+        body[field.name] = valueOf(field, text);
       }
       if (Object.keys(body).length === 0) {
-        throw new FieldError({ [kind === "mail" ? "recipients" : "url"]: "Nothing was changed" });
+        throw new FieldError({ [kind.fields[0]?.name ?? "name"]: "Nothing was changed" });
       }
-      await patch(`/notification-targets/${seg(target.name)}`, body);
+      await patch(`/notification-targets/${seg(target.name)}`, /** @type {TargetChange} */ (body));
       onDone(`Target ${target.name} was saved.`);
     });
   };
@@ -196,9 +211,9 @@ function EditTarget({ target, onDone, onCancel }) {
 
 /**
  * One target: what it is, and for a key that may write, test, edit and delete.
- * @param {{ target: Target, onChanged: (message: string) => void }} props
+ * @param {{ target: Target, kind: Kind | undefined, onChanged: (message: string) => void }} props
  */
-function TargetCard({ target, onChanged }) {
+function TargetCard({ target, kind, onChanged }) {
   const canWrite = useCanWrite();
   const [editing, setEditing] = useState(false);
   const [error, setError] = useState(/** @type {ApiError | null} */ (null));
@@ -218,12 +233,12 @@ function TargetCard({ target, onChanged }) {
       <h3 id=${headingId}>${target.name}</h3>
       <span class="tag">${builtIn ? "built in" : target.kind}</span>
     </div>
-    <${TargetFacts} target=${target} />
+    <${TargetFacts} target=${target} kind=${kind} />
     ${
     canWrite && view`<div class="actions">
       <${TestButton} target=${target} />
       ${
-      !builtIn && !editing && view`<button type="button" onClick=${() => setEditing(true)}
+      !builtIn && kind && !editing && view`<button type="button" onClick=${() => setEditing(true)}
         aria-label=${`Edit ${target.name}`}>Edit</button>`
     }
       ${
@@ -234,7 +249,8 @@ function TargetCard({ target, onChanged }) {
   }
     ${error && view`<p class="error" role="alert">${conflictText(error)}</p>`}
     ${
-    editing && view`<${EditTarget} target=${target} onCancel=${() => setEditing(false)}
+    editing && kind && view`<${EditTarget} target=${target} kind=${kind} onCancel=${() =>
+      setEditing(false)}
       onDone=${(/** @type {string} */ m) => {
       setEditing(false);
       onChanged(m);
@@ -244,35 +260,48 @@ function TargetCard({ target, onChanged }) {
 }
 
 /**
- * A new target of any kind. A webhook made without a key gets one from the service, shown here
- * once.
- * @param {{ onCreated: (message: string) => void }} props
+ * A new target of any kind the service has. A field the service generates when it is left empty
+ * (a webhook's signing key) is shown here once.
+ * @param {{ kinds: Kind[], onCreated: (message: string) => void }} props
  */
-function NewTarget({ onCreated }) {
-  const form = useForm(["name", "kind", "url", "secret", "recipients"]);
-  const [kind, setKind] = useState(/** @type {Kind} */ ("webhook"));
+function NewTarget({ kinds, onCreated }) {
+  const form = useForm([
+    "name",
+    "kind",
+    ...new Set(kinds.flatMap((k) => k.fields.map((f) => f.name))),
+  ]);
+  const [kindName, setKind] = useState(kinds[0]?.kind ?? "");
+  const kind = kinds.find((k) => k.kind === kindName) ?? kinds[0];
   const [name, setName] = useState("");
-  const [values, setValues] = useState({ url: "", secret: "", recipients: "" });
-  const [generated, setGenerated] = useState(/** @type {Target | null} */ (null));
+  const [values, setValues] = useState(/** @type {Record<string, string>} */ ({}));
+  const [generated, setGenerated] = useState(
+    /** @type {{ target: string, field: KindField, value: string } | null} */ (null),
+  );
   const keyBox = useRef(/** @type {HTMLDivElement | null} */ (null));
-  // The generated key is what must be done next: focus (and so scroll) to it.
+  // The generated value is what must be done next: focus (and so scroll) to it.
   useEffect(() => {
     if (generated) keyBox.current?.focus();
   }, [generated]);
-  const set = (/** @type {"url" | "secret" | "recipients"} */ field) => (/** @type {string} */ v) =>
+  const set = (/** @type {string} */ field) => (/** @type {string} */ v) =>
     setValues((old) => ({ ...old, [field]: v }));
   const onSubmit = (/** @type {Event} */ event) => {
     event.preventDefault();
     setGenerated(null);
     form.submit(async () => {
-      /** @type {NewTargetBody} */
-      const body = { name: name.trim(), kind };
-      if (kind === "mail") body.recipients = splitRecipients(values.recipients);
-      else body.url = values.url.trim();
-      if (kind === "webhook" && values.secret.trim()) body.secret = values.secret.trim();
+      /** @type {Record<string, unknown>} */
+      const body = { name: name.trim(), kind: kind.kind };
+      for (const field of kind.fields) {
+        const text = values[field.name] ?? "";
+        // A required field is sent empty rather than left out: the API names it.
+        if (text.trim() || field.required) body[field.name] = valueOf(field, text);
+      }
       try {
-        const answer = await post("/notification-targets", body);
-        if (kind === "webhook" && !body.secret) setGenerated(answer.data);
+        const answer = await post("/notification-targets", /** @type {NewTargetBody} */ (body));
+        const made = kind.fields.find((f) => f.generated && body[f.name] === undefined);
+        const value = made && settingOf(answer.data, made.name);
+        if (made && typeof value === "string") {
+          setGenerated({ target: answer.data.name, field: made, value });
+        }
       } catch (error) {
         if (error instanceof ApiError && error.code === "conflict") {
           error.details = [{ path: "name", message: "is taken already" }];
@@ -280,19 +309,20 @@ function NewTarget({ onCreated }) {
         throw error;
       }
       setName("");
-      setValues({ url: "", secret: "", recipients: "" });
+      setValues({});
       onCreated(`Target ${body.name} was added.`);
     });
   };
+  const what = generated && shortLabel(generated.field).toLowerCase();
   return view`<section aria-labelledby="new-target-title">
     <h2 id="new-target-title">Add a target</h2>
     ${
     generated && view`<div class="notice secret-once" tabindex="-1" ref=${keyBox}
-      role="group" aria-label=${`Signing key of ${generated.name}`}>
-      <p><strong>The signing key of ${generated.name}</strong> is shown this once: keep it where
-        the receiver verifies signatures. Afterwards it is shown masked; to replace it, edit the
+      role="group" aria-label=${`${shortLabel(generated.field)} of ${generated.target}`}>
+      <p><strong>The ${what} of ${generated.target}</strong> is shown this once: keep it where
+        the receiver needs it. Afterwards it is shown masked; to replace it, edit the
         target.</p>
-      <${CopyBox} id="generated-secret" label="signing key" text=${generated.secret ?? ""} />
+      <${CopyBox} id="generated-secret" label=${what} text=${generated.value} />
     </div>`
   }
     <form class="form" ref=${form.formRef} onSubmit=${onSubmit} novalidate
@@ -301,21 +331,23 @@ function NewTarget({ onCreated }) {
       <fieldset class="choices kinds" aria-describedby="kind-hint">
         <legend>Kind</legend>
         ${
-    KINDS.map(([value, text]) =>
-      view`<label class="choice" key=${value}>
-            <input type="radio" name="kind" value=${value} checked=${kind === value}
-              onChange=${() => setKind(value)} />
-            ${text}
+    kinds.map((k) =>
+      view`<label class="choice" key=${k.kind}>
+            <input type="radio" name="kind" value=${k.kind} checked=${kind === k}
+              onChange=${() => setKind(k.kind)} />
+            ${k.label}
           </label>`
     )
   }
       </fieldset>
-      <p class="hint" id="kind-hint">${KINDS.find(([k]) => k === kind)?.[2]}.</p>
+      <p class="hint" id="kind-hint">${kind?.description ?? kind?.label}.</p>
       <${TextField} idPrefix="new-target" name="name" label="Name" value=${name}
         onInput=${setName} error=${form.errors.name} autocomplete="off" spellcheck=${false}
         hint="How the alert policy names it: letters, digits, '.', '_' and '-', a letter or digit first. log, mail and webhook are reserved." />
-      <${KindFields} idPrefix="new-target" kind=${kind} values=${values} set=${set}
-        errors=${form.errors} />
+      ${
+    kind && view`<${KindFields} idPrefix="new-target" kind=${kind} values=${values} set=${set}
+        errors=${form.errors} />`
+  }
       <div class="actions">
         <button type="submit" class="primary" disabled=${form.busy}>Add target</button>
       </div>
@@ -331,8 +363,13 @@ export function TargetsPage() {
     () => get("/notification-targets"),
     [],
   );
+  // What each kind has: the forms and facts follow it, so a new kind needs nothing here.
+  const kindsLoad = useLoad(() => get("/notification-target-kinds"), []);
   /** @type {Target[]} */
   const targets = data?.data ?? [];
+  /** @type {Kind[]} */
+  const kinds = kindsLoad.data?.data ?? [];
+  const kindOf = (/** @type {Target} */ t) => kinds.find((k) => k.kind === t.kind);
   const changed = (/** @type {string} */ text) => {
     setMessage(text);
     reload();
@@ -345,18 +382,20 @@ export function TargetsPage() {
       <a href=${href.alertPolicy()}>alert policy</a> and each project's alert settings name the
       targets that receive them. Secrets are shown masked.</p>
     <${StatusNote} message=${message} />
-    <${ErrorNote} error=${error} />
+    <${ErrorNote} error=${error ?? kindsLoad.error} />
     ${!data && loading && view`<${Loading} what="Loading the targets" />`}
     ${
     data && view`<section aria-labelledby="targets-title">
       <h2 id="targets-title">Targets (${targets.length})</h2>
       <ul class="cards">
         ${
-      targets.map((t) => view`<${TargetCard} key=${t.name} target=${t} onChanged=${changed} />`)
+      targets.map((t) =>
+        view`<${TargetCard} key=${t.name} target=${t} kind=${kindOf(t)} onChanged=${changed} />`
+      )
     }
       </ul>
     </section>`
   }
-    ${canWrite && view`<${NewTarget} onCreated=${changed} />`}
+    ${canWrite && kinds.length > 0 && view`<${NewTarget} kinds=${kinds} onCreated=${changed} />`}
   </div>`;
 }
