@@ -114,7 +114,7 @@ export function assertionLines(expect, kind = HTTP) {
  */
 export function AssertionList({ expect, kind = HTTP }) {
   const lines = assertionLines(expect, kind);
-  if (lines.length === 0) return view`<span>${kind.passes} (the default)</span>`;
+  if (lines.length === 0) return view`<span>${kind.passes} passes (the default)</span>`;
   return view`<ul class="assertions">
     ${lines.map((line) => view`<li>${line}</li>`)}
   </ul>`;

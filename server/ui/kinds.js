@@ -44,7 +44,7 @@ export const KINDS = [
     uses: { method: false, headers: false, body: true },
     expects: ["body"],
     measures: "connect time",
-    passes: "the connection is accepted",
+    passes: "an accepted connection",
     answer: "answer",
   },
   {
@@ -66,7 +66,7 @@ export const KINDS = [
     uses: { method: false, headers: false, body: false },
     expects: ["body", "json"],
     measures: "query time",
-    passes: "the resolver answers records",
+    passes: "an answer with records",
     answer: "answer",
   },
 ];
