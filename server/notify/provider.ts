@@ -109,6 +109,15 @@ export interface MailRequest {
 
 export type VendorRequest = HttpRequest | MailRequest;
 
+/** A POST of `body` as JSON: what most vendors' webhooks take. */
+export function postJson(
+  url: string,
+  body: unknown,
+  more: Pick<HttpRequest, "headers" | "sign"> = {},
+): HttpRequest {
+  return { transport: "http", method: "POST", url, body: JSON.stringify(body), ...more };
+}
+
 /** What the vendor answered over HTTP (its body's first 16 KiB). */
 export interface HttpAnswer {
   status: number;

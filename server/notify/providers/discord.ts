@@ -5,7 +5,7 @@
  * @module
  */
 import { reportSubject } from "../../iam_alive/report.ts";
-import { defineProvider } from "../provider.ts";
+import { defineProvider, postJson } from "../provider.ts";
 import { discordMessage, truncate } from "../formats.ts";
 import { secretUrl } from "./fields.ts";
 
@@ -20,15 +20,12 @@ export const discord = defineProvider({
         "credential: after saving, only its host is shown.",
     ),
   },
-  request: ({ url }, message) => ({
-    transport: "http",
-    method: "POST",
-    url,
-    body: JSON.stringify(
+  request: ({ url }, message) =>
+    postJson(
+      url,
       message.type === "alert" ? discordMessage(message.event) : {
         content: truncate(reportSubject(message.report), 2000),
         allowed_mentions: { parse: [] },
       },
     ),
-  }),
 });

@@ -6,7 +6,7 @@
  * @module
  */
 import { reportSubject } from "../../iam_alive/report.ts";
-import { defineProvider } from "../provider.ts";
+import { defineProvider, postJson } from "../provider.ts";
 import { slackEscape, slackMessage, truncate } from "../formats.ts";
 import { secretUrl } from "./fields.ts";
 
@@ -21,14 +21,11 @@ export const slack = defineProvider({
         "credential: after saving, only its host is shown.",
     ),
   },
-  request: ({ url }, message) => ({
-    transport: "http",
-    method: "POST",
-    url,
-    body: JSON.stringify(
+  request: ({ url }, message) =>
+    postJson(
+      url,
       message.type === "alert"
         ? slackMessage(message.event)
         : { text: slackEscape(truncate(reportSubject(message.report), 3000)) },
     ),
-  }),
 });

@@ -13,7 +13,7 @@ import {
   webhookSecret,
 } from "@probe/shared";
 import { Buffer } from "node:buffer";
-import { defineProvider } from "../provider.ts";
+import { defineProvider, postJson } from "../provider.ts";
 import { textKey } from "../standard_webhooks.ts";
 import { shownUrl } from "./fields.ts";
 
@@ -55,22 +55,12 @@ export const webhook = defineProvider({
       : [],
   request: ({ url, secret }, message) => {
     if (message.type === "iam_alive") {
-      return {
-        transport: "http",
-        method: "POST",
-        url,
+      return postJson(url, message.report, {
         // The sequence: the same key on every attempt, as receivers written before the outbox expect.
         headers: { "idempotency-key": message.id },
-        body: JSON.stringify(message.report),
         sign: { id: message.id, key: secret ? textKey(secret) : null, legacy: true },
-      };
+      });
     }
-    return {
-      transport: "http",
-      method: "POST",
-      url,
-      body: JSON.stringify(message.event),
-      sign: { id: message.id, key: secret ?? null },
-    };
+    return postJson(url, message.event, { sign: { id: message.id, key: secret ?? null } });
   },
 });
