@@ -31,6 +31,7 @@ import { notFound } from "./errors.ts";
 import { listIncidents } from "./incidents.ts";
 import { ceilHour } from "./results.ts";
 import { recentRuns } from "./recent_runs.ts";
+import { answeredRun } from "./answered.ts";
 
 const HOUR_MS = 3_600_000;
 /** Hours in the sparkline: the current one and the 23 before it. */
@@ -174,7 +175,7 @@ async function latency24h(db: Db, project: string | undefined, now: number) {
       select x.probe_key, width_bucket(x.duration_ms, ${BUCKET_THRESHOLDS}), 1, x.duration_ms
       from probe_results x
       where ${scope} and x.started_at >= ${new Date(since)} and x.started_at < ${edge}
-        and x.http_status is not null
+        and ${answeredRun("x")}
     ) h
     group by probe_key, bucket`.execute(db);
   const histograms = new Map<string, { histogram: number[]; max: number }>();

@@ -18,6 +18,7 @@ import {
 import { type RawBuilder, sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { notFound } from "./errors.ts";
+import { answeredRun } from "./answered.ts";
 import { addInto, bucketOf, emptyHistogram, percentileOf } from "./histogram.ts";
 import { localNameOf, type LocationNames, shownLocation, storedLocation } from "./locations.ts";
 
@@ -148,7 +149,7 @@ async function exactLatency(
            percentile_disc(0.99) within group (order by duration_ms) as p99,
            max(duration_ms) as max
     from probe_results
-    where probe_key = ${key} and started_at >= ${new Date(since)} and http_status is not null
+    where probe_key = ${key} and started_at >= ${new Date(since)} and ${answeredRun()}
       ${atLocation("location", location)}`.execute(db);
   return row;
 }

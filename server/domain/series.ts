@@ -25,6 +25,7 @@ import { addInto, emptyHistogram, percentileOf } from "./histogram.ts";
 import { notFound } from "./errors.ts";
 import type { LocationNames } from "./locations.ts";
 import { locationOf } from "./results.ts";
+import { answeredRun } from "./answered.ts";
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -100,10 +101,10 @@ async function fromResults(
       count(*) filter (where outcome = 'blocked' and not in_maintenance)::int as blocked,
       count(*) filter (where in_maintenance)::int as maintenance,
       percentile_disc(0.5) within group (order by duration_ms)
-        filter (where http_status is not null) as p50,
+        filter (where ${answeredRun()}) as p50,
       percentile_disc(0.95) within group (order by duration_ms)
-        filter (where http_status is not null) as p95,
-      max(duration_ms) filter (where http_status is not null) as max
+        filter (where ${answeredRun()}) as p95,
+      max(duration_ms) filter (where ${answeredRun()}) as max
     from probe_results
     where probe_key = ${key} and started_at >= ${new Date(first)}
       and started_at < ${new Date(first + count * bucketMs)}

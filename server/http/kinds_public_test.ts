@@ -1,7 +1,8 @@
 /**
  * TCP and DNS probes where the public and the scrapers look: a public status page shows them as
  * it shows an HTTP probe (their state, their URL only with show_urls, never an error text or an
- * address); a badge serves their state; `/metrics` has their per-probe series. Real runs (run
+ * address); a badge serves their state and latency; `/metrics` has their per-probe series; their
+ * chart, stats and overview row have their latency (connect time, query time). Real runs (run
  * now) against a TCP listener and a DNS responder on loopback, on both databases.
  */
 import assert from "node:assert/strict";
@@ -34,6 +35,20 @@ apiSuite("tcp and dns probes on status pages, badges and metrics", (test) => {
           assert.equal(ran.body.data.outcome, "up", ran.text);
           assert.equal(ran.body.data.http_status, null);
         }
+      }
+
+      // Their latency (connect time, query time) in the chart, the stats and the overview.
+      const overview = (await api.get(`/api/v1/overview?project=${project}`)).body.data;
+      for (const id of ids) {
+        const path = `/api/v1/projects/${project}/probes/${id}`;
+        const series = (await api.get(`${path}/series?window=1h`)).body.data;
+        assert.ok(series.buckets.some((b: { p50: number | null }) => b.p50 !== null), id);
+        const stats = (await api.get(`${path}/stats`)).body.data;
+        assert.equal(typeof stats.p95, "number", JSON.stringify(stats));
+        const row = overview.projects[0].probes.find((p: { probe_id: string }) =>
+          p.probe_id === id
+        );
+        assert.equal(typeof row.p95_24h, "number", JSON.stringify(row));
       }
 
       // Public, without URLs: named by their place, never by address or port.
@@ -69,6 +84,9 @@ apiSuite("tcp and dns probes on status pages, badges and metrics", (test) => {
       const svg = await api.get(badge.body.data.urls.status_svg, anonymous);
       assert.equal(svg.status, 200);
       assert.match(svg.text, />up</);
+      const latency = await api.get(`${badge.body.data.urls.json}?kind=latency`, anonymous);
+      assert.equal(latency.status, 200, latency.text);
+      assert.match(latency.body.message, /\d+ ms/);
 
       // /metrics: probe_up, probe_latency_seconds and probe_state for each, labelled as an
       // HTTP probe's are (project and probe_id, never the URL).

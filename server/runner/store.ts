@@ -23,6 +23,7 @@ import {
   type ProbeExpect,
 } from "@probe/shared";
 import type { ProbeTarget, RunResult } from "./execute.ts";
+import { isAnsweredRun } from "../domain/answered.ts";
 import { decideVerdicts } from "../alerts/verdicts.ts";
 import { settleSchedule } from "../alerts/states.ts";
 import { bucketOf, emptyHistogram } from "../domain/histogram.ts";
@@ -267,7 +268,7 @@ function rollupRows(runs: readonly Run[]) {
     // Runs in maintenance are counted apart, out of the outcomes (and so out of uptime).
     if (inMaintenance) row.maintenance++;
     else row.counts[result.outcome]++;
-    if (result.httpStatus !== null) {
+    if (isAnsweredRun(result)) {
       row.latency_count++;
       row.latency_max = Math.max(row.latency_max ?? 0, result.durationMs);
       row.latency_buckets[bucketOf(result.durationMs)]++;
