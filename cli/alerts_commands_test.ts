@@ -71,6 +71,7 @@ apiSuite("CLI: alerting commands", (test) => {
       notify_degraded: true,
       notify_recovered: true,
       location_quorum: "majority",
+      escalation: [],
     });
     const got = expect(await cli(t, ["alerts", "get"]), 0).stdout;
     assert.match(got, /^failure_threshold\s+4$/m);

@@ -334,6 +334,7 @@ projects:
       notify_degraded: null,
       notify_recovered: null,
       location_quorum: null,
+      escalation: null,
     });
     assert.deepEqual(actions(await applySeed(client, file)), [
       `target ${hook} unchanged`,

@@ -57,6 +57,7 @@ apiSuite("typed client: alerting", (test) => {
         notify_degraded: false,
         notify_recovered: true,
         location_quorum: "majority",
+        escalation: [],
       },
     });
     const changed = await client.alerts.update({ failure_threshold: 4, reminder_minutes: 30 });

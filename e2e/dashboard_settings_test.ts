@@ -132,6 +132,7 @@ Deno.test({
         notify_degraded: true,
         notify_recovered: true,
         location_quorum: "majority",
+        escalation: [],
       });
       assert.match(r.policy.shown, /Targets\s+log, ops-hook/);
       assert.deepEqual(JSON.parse(r.overrides.saved), {
@@ -143,6 +144,7 @@ Deno.test({
         notify_degraded: false,
         notify_recovered: null,
         location_quorum: null,
+        escalation: null,
       });
       assert.match(r.overrides.effective, /Reminder every \(minutes\)\s+30/);
       assert.match(r.overrides.effective, /On degraded\s+not notified/);

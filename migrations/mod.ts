@@ -17,6 +17,7 @@ import * as addStatusPageShowLocations from "./2026_11_28_200000_add_status_page
 import * as keepBadgeTokens from "./2026_11_28_210000_keep_badge_tokens.ts";
 import * as addHeartbeats from "./2026_11_29_100000_add_heartbeats.ts";
 import * as notificationTargetSettings from "./2026_11_29_110000_notification_target_settings.ts";
+import * as addEscalation from "./2026_11_29_120000_add_escalation.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_28_210000_keep_badge_tokens": keepBadgeTokens,
   "2026_11_29_100000_add_heartbeats": addHeartbeats,
   "2026_11_29_110000_notification_target_settings": notificationTargetSettings,
+  "2026_11_29_120000_add_escalation": addEscalation,
 };

@@ -73,6 +73,10 @@ export const alertEventData = z.object({
     "The probe's locations by state: those failing (down) and those fine (up, degraded), and " +
       "those unknown or stale; null for a test.",
   ),
+  escalation_step: z.int().min(1).optional().describe(
+    "Only in a `probe.down` sent by an escalation step of the alert policy: the step's number " +
+      "(1 for the first); absent from every other event.",
+  ),
 });
 export type AlertEventData = z.infer<typeof alertEventData>;
 

@@ -14,6 +14,10 @@ export const ALERT_LIMITS = {
   threshold: { min: 1, max: 10 },
   /** 0 (no reminders) or 5 minutes to 7 days. */
   reminderMinutes: { min: 5, max: 10_080 },
+  /** An escalation step's delay after the incident opened: 1 minute to 7 days. */
+  escalationMinutes: { min: 1, max: 10_080 },
+  /** The most escalation steps one policy holds. */
+  escalationSteps: 5,
 } as const;
 
 export const ALERT_DEFAULTS = {
@@ -25,6 +29,7 @@ export const ALERT_DEFAULTS = {
   notify_degraded: false,
   notify_recovered: true,
   location_quorum: "majority",
+  escalation: [] as { after_minutes: number; targets: string[] }[],
 } as const;
 
 /** A target's name, as notification targets are named (the project name rules). */
@@ -80,6 +85,50 @@ export const locationQuorum = z.union([z.int().min(1).max(16), z.literal("majori
 );
 export type LocationQuorum = z.infer<typeof locationQuorum>;
 
+/**
+ * One escalation step: `targets` are told of the incident (its `probe.down`, with
+ * `escalation_step`) when it is still open and unacknowledged `after_minutes` after it opened.
+ */
+export const escalationStep = z.strictObject({
+  after_minutes: z.int().min(ALERT_LIMITS.escalationMinutes.min).max(
+    ALERT_LIMITS.escalationMinutes.max,
+  ).describe(
+    `Minutes after the incident opened: ${ALERT_LIMITS.escalationMinutes.min} to ${ALERT_LIMITS.escalationMinutes.max}.`,
+  ),
+  targets: alertTargets.describe("The targets told at this step: 1 to 20 names, no repeats."),
+});
+export type EscalationStep = z.infer<typeof escalationStep>;
+
+/**
+ * The escalation steps: at most five, each later than the one before (`after_minutes` strictly
+ * increasing); `[]` escalates to no one.
+ */
+export const escalation = z.array(escalationStep)
+  .max(ALERT_LIMITS.escalationSteps)
+  .superRefine((steps, ctx) => {
+    steps.forEach((step, i) => {
+      const before = steps[i - 1]?.after_minutes;
+      if (
+        i > 0 && typeof step?.after_minutes === "number" && typeof before === "number" &&
+        step.after_minutes <= before
+      ) {
+        ctx.addIssue({
+          code: "custom",
+          path: [i, "after_minutes"],
+          input: step.after_minutes,
+          message: "must be more than the step before's after_minutes",
+        });
+      }
+    });
+  })
+  .describe(
+    "Steps that tell more targets while an incident stays open and unacknowledged: at most " +
+      `${ALERT_LIMITS.escalationSteps}, after_minutes increasing; [] for none.`,
+  );
+
+/** A policy's escalation steps as answered. */
+const escalationOut = z.array(z.object({ after_minutes: z.int(), targets: z.array(z.string()) }));
+
 const policyFields = {
   enabled: z.boolean(),
   targets: alertTargets,
@@ -89,6 +138,7 @@ const policyFields = {
   notify_degraded: z.boolean(),
   notify_recovered: z.boolean(),
   location_quorum: locationQuorum,
+  escalation,
 };
 
 export const ALERT_POLICY_FIELDS = Object.keys(policyFields) as (keyof typeof policyFields)[];
@@ -104,6 +154,7 @@ export const alertPolicy = z.object({
   notify_degraded: z.boolean(),
   notify_recovered: z.boolean(),
   location_quorum: locationQuorum,
+  escalation: escalationOut,
 });
 export type AlertPolicy = z.infer<typeof alertPolicy>;
 
@@ -117,6 +168,7 @@ export const alertPolicyPatchInput = z.strictObject({
   notify_degraded: policyFields.notify_degraded.optional(),
   notify_recovered: policyFields.notify_recovered.optional(),
   location_quorum: policyFields.location_quorum.optional(),
+  escalation: policyFields.escalation.optional(),
 });
 export type AlertPolicyPatchInput = z.infer<typeof alertPolicyPatchInput>;
 
@@ -130,6 +182,7 @@ export const alertOverrides = z.object({
   notify_degraded: z.boolean().nullable(),
   notify_recovered: z.boolean().nullable(),
   location_quorum: locationQuorum.nullable(),
+  escalation: escalationOut.nullable(),
 });
 export type AlertOverrides = z.infer<typeof alertOverrides>;
 
@@ -154,6 +207,7 @@ export const projectAlertsPatchInput = z.strictObject({
   notify_degraded: policyFields.notify_degraded.nullable().optional(),
   notify_recovered: policyFields.notify_recovered.nullable().optional(),
   location_quorum: policyFields.location_quorum.nullable().optional(),
+  escalation: policyFields.escalation.nullable().optional(),
 });
 export type ProjectAlertsPatchInput = z.infer<typeof projectAlertsPatchInput>;
 

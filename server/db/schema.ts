@@ -1,4 +1,4 @@
-import type { Outcome } from "@probe/shared";
+import type { EscalationStep, Outcome } from "@probe/shared";
 import type { ColumnType, Generated, RawBuilder, Selectable } from "kysely";
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -150,6 +150,10 @@ export interface IncidentsTable {
   resolution: "recovered" | "changed" | "deleted" | "disabled" | null;
   acknowledged_at: Timestamp | null;
   next_reminder_at: Timestamp | null;
+  /** Escalation steps sent so far (the next one's index in the policy's steps). */
+  escalation_step: Generated<number>;
+  /** When the next escalation step is due; null when none is to come. */
+  next_escalation_at: Timestamp | null;
   /** The locations failing, fine and unknown, as the incident last saw them. */
   locations: Json<unknown> | null;
 }
@@ -165,6 +169,7 @@ export interface AlertSettingsTable {
   notify_recovered: Generated<boolean>;
   /** 0: a majority of the probe's locations. */
   location_quorum: Generated<number>;
+  escalation: Json<EscalationStep[]>;
   updated_at: Timestamp;
 }
 
@@ -180,6 +185,7 @@ export interface ProjectAlertsTable {
   notify_recovered: boolean | null;
   /** 0: a majority; null inherits. */
   location_quorum: number | null;
+  escalation: Json<EscalationStep[]> | null;
   updated_at: Timestamp;
 }
 

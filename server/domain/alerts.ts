@@ -12,6 +12,7 @@ import {
   type AlertPolicy,
   type AlertPolicyPatchInput,
   type ErrorDetail,
+  type EscalationStep,
   type LocationQuorum,
   type ProjectAlerts,
   type ProjectAlertsPatchInput,
@@ -30,6 +31,7 @@ const POLICY_COLUMNS = [
   "notify_degraded",
   "notify_recovered",
   "location_quorum",
+  "escalation",
 ] as const;
 
 /** `location_quorum` as stored: 0 is "majority". */
@@ -51,23 +53,33 @@ export async function getAlertPolicy({ db }: { db: Db }): Promise<AlertPolicy> {
 }
 
 /**
- * Checks that every target named exists (the built-in `log`, or a stored target) and holds the
- * stored ones (`for share`) until the transaction ends, so that deleting one of them waits and
- * then sees the policy naming it. Every missing name is a detail at `targets.N`.
+ * Checks that every target named (by `targets` and by each escalation step) exists (the built-in
+ * `log`, or a stored target) and holds the stored ones (`for share`) until the transaction ends,
+ * so that deleting one of them waits and then sees the policy naming it. Every missing name is a
+ * detail at its path: `targets.N`, `escalation.S.targets.N`.
  */
-async function checkTargets(db: Db, targets: readonly string[] | null | undefined) {
-  if (!targets) return;
-  const stored = targets.filter((name) => name !== ALERT_LOG_TARGET);
+async function checkTargets(
+  db: Db,
+  fields: { targets?: readonly string[] | null; escalation?: readonly EscalationStep[] | null },
+) {
+  const named: [string, string][] = [
+    ...(fields.targets ?? []).map((name, i): [string, string] => [`targets.${i}`, name]),
+    ...(fields.escalation ?? []).flatMap((step, s) =>
+      step.targets.map((name, i): [string, string] => [`escalation.${s}.targets.${i}`, name])
+    ),
+  ];
+  const stored = [...new Set(named.map(([, name]) => name))]
+    .filter((name) => name !== ALERT_LOG_TARGET);
   const found = new Set<string>();
   if (stored.length > 0) {
     const rows = await db.selectFrom("notification_targets").select("name")
       .where("name", "in", stored).orderBy("name").forShare().execute();
     for (const row of rows) found.add(row.name);
   }
-  const details: ErrorDetail[] = targets.flatMap((name, i) =>
+  const details: ErrorDetail[] = named.flatMap(([path, name]) =>
     name === ALERT_LOG_TARGET || found.has(name)
       ? []
-      : [{ path: `targets.${i}`, message: `no notification target named "${name}"` }]
+      : [{ path, message: `no notification target named "${name}"` }]
   );
   if (details.length > 0) {
     throw new DomainError("validation_failed", "Validation failed", details);
@@ -94,6 +106,9 @@ function changesOf<N extends null = never>(f: PolicyFields<N>) {
         | number
         | N,
     }),
+    ...(f.escalation !== undefined && {
+      escalation: (f.escalation === null ? null : json(f.escalation)) as RawBuilder<string> | N,
+    }),
   };
 }
 
@@ -108,7 +123,7 @@ export async function updateAlertPolicy(
   const changes = changesOf<never>(input);
   if (Object.keys(changes).length === 0) throw noFieldsProvided();
   return await db.transaction().execute(async (trx) => {
-    await checkTargets(trx, input.targets);
+    await checkTargets(trx, input);
     return policyOf(
       await trx.updateTable("alert_settings")
         .set({ ...changes, updated_at: sql`now()` })
@@ -130,6 +145,7 @@ export function mergePolicy(global: AlertPolicy, overrides: AlertOverrides): Ale
     notify_degraded: overrides.notify_degraded ?? global.notify_degraded,
     notify_recovered: overrides.notify_recovered ?? global.notify_recovered,
     location_quorum: overrides.location_quorum ?? global.location_quorum,
+    escalation: overrides.escalation ?? global.escalation,
   };
 }
 
@@ -148,6 +164,7 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
       "s.notify_degraded as g_notify_degraded",
       "s.notify_recovered as g_notify_recovered",
       "s.location_quorum as g_location_quorum",
+      "s.escalation as g_escalation",
       "a.enabled",
       "a.targets",
       "a.failure_threshold",
@@ -156,6 +173,7 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
       "a.notify_degraded",
       "a.notify_recovered",
       "a.location_quorum",
+      "a.escalation",
     ])
     .where("p.name", "=", project)
     .executeTakeFirst();
@@ -169,6 +187,7 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
     notify_degraded: row.g_notify_degraded,
     notify_recovered: row.g_notify_recovered,
     location_quorum: quorumOf(row.g_location_quorum),
+    escalation: row.g_escalation,
   };
   const overrides: AlertOverrides = {
     enabled: row.enabled,
@@ -179,6 +198,7 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
     notify_degraded: row.notify_degraded,
     notify_recovered: row.notify_recovered,
     location_quorum: row.location_quorum === null ? null : quorumOf(row.location_quorum),
+    escalation: row.escalation,
   };
   return { project: row.project, overrides, effective: mergePolicy(global, overrides) };
 }
@@ -210,7 +230,7 @@ export async function updateProjectAlerts(
     const found = await trx.selectFrom("projects").select("name").where("name", "=", project)
       .forShare().executeTakeFirst();
     if (!found) throw notFound("Project");
-    await checkTargets(trx, fields.targets);
+    await checkTargets(trx, fields);
     await trx.insertInto("project_alerts")
       .values({ project, ...changes })
       .onConflict((oc) => oc.column("project").doUpdateSet({ ...changes, updated_at: sql`now()` }))

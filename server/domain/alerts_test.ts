@@ -17,6 +17,7 @@ const NO_OVERRIDES: AlertOverrides = {
   notify_degraded: null,
   notify_recovered: null,
   location_quorum: null,
+  escalation: null,
 };
 
 async function newProject(api: TestClient): Promise<string> {
@@ -60,6 +61,7 @@ apiSuite("alert policy", (test) => {
         notify_degraded: false,
         notify_recovered: true,
         location_quorum: "majority",
+        escalation: [],
       },
     });
     assert.deepEqual(res.body.data, ALERT_DEFAULTS);
@@ -343,6 +345,7 @@ Deno.test("mergePolicy takes each override that is not null, else the global val
     notify_degraded: true,
     notify_recovered: false,
     location_quorum: 2,
+    escalation: [{ after_minutes: 10, targets: ["log"] }],
   };
   assert.deepEqual(mergePolicy(global, all), all);
   assert.deepEqual(mergePolicy(global, { ...NO_OVERRIDES, enabled: false }), {

@@ -210,19 +210,45 @@ export function deleteTarget({ db, name }: { db: Db; name: string }): Promise<vo
     const names = (column: string) =>
       sql<boolean>`exists (select 1 from json_array_elements_text(${sql.ref(column)}) as t(n)
                            where t.n = ${name})`;
-    const policy = await trx.selectFrom("alert_settings").select("id")
-      .where(names("targets")).executeTakeFirst();
-    const projects = await trx.selectFrom("project_alerts").select("project")
-      .where("targets", "is not", null).where(names("targets"))
+    // Named by an escalation step: by the `targets` of any of the steps.
+    const escalating = sql<boolean>`exists (
+      select 1 from json_array_elements(escalation) as s(step),
+        json_array_elements_text(s.step -> 'targets') as t(n)
+      where t.n = ${name})`;
+    const policy = await trx.selectFrom("alert_settings")
+      .select([names("targets").as("targets"), escalating.as("escalation")])
+      .where("id", "=", 1).executeTakeFirst();
+    const projects = await trx.selectFrom("project_alerts")
+      .select([
+        "project",
+        sql<boolean>`targets is not null and ${names("targets")}`.as("targets"),
+        sql<boolean>`escalation is not null and ${escalating}`.as("escalation"),
+      ])
+      .where((eb) =>
+        eb.or([
+          eb.and([eb("targets", "is not", null), names("targets")]),
+          eb.and([eb("escalation", "is not", null), escalating]),
+        ])
+      )
       .orderBy(sql`project collate "C"`).limit(20).execute();
-    if (policy || projects.length > 0) {
-      throw new DomainError("conflict", "Notification target is in use", [
-        ...(policy ? [{ path: "name", message: "named by the alert policy's targets" }] : []),
-        ...projects.map((p) => ({
-          path: "name",
-          message: `named by the alert targets of project "${p.project}"`,
-        })),
-      ]);
+    const details = [
+      ...(policy?.targets
+        ? [{ path: "name", message: "named by the alert policy's targets" }]
+        : []),
+      ...(policy?.escalation
+        ? [{ path: "name", message: "named by the alert policy's escalation" }]
+        : []),
+      ...projects.flatMap((p) => [
+        ...(p.targets
+          ? [{ path: "name", message: `named by the alert targets of project "${p.project}"` }]
+          : []),
+        ...(p.escalation
+          ? [{ path: "name", message: `named by the alert escalation of project "${p.project}"` }]
+          : []),
+      ]),
+    ];
+    if (details.length > 0) {
+      throw new DomainError("conflict", "Notification target is in use", details);
     }
     await trx.deleteFrom("notification_targets").where("name", "=", name).execute();
   });
