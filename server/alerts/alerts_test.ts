@@ -194,7 +194,13 @@ for (const backend of backends()) {
           const types = (await getIncident({ db, id: incident.id })).notifications.map((n) =>
             n.type
           );
-          assert.deepEqual(types, ["probe.down", "probe.reminder", "probe.reminder"]);
+          // The targets told are told of the acknowledgement, once.
+          assert.deepEqual(types, [
+            "probe.down",
+            "probe.reminder",
+            "probe.reminder",
+            "probe.acknowledged",
+          ]);
           await db.updateTable("alert_settings").set({ reminder_minutes: 0, failure_threshold: 3 })
             .execute();
         },

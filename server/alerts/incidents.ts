@@ -350,3 +350,38 @@ export function remindDue(db: Db, now: Date, limit = 100): Promise<number> {
     );
   });
 }
+
+/**
+ * Tells the targets that were told of an open incident (by its `probe.down` or a reminder) that
+ * it was acknowledged: `probe.acknowledged`, which PagerDuty and Opsgenie act on (their alert is
+ * acknowledged there too) and the other kinds show. Call it in the transaction that acknowledges,
+ * once: when the incident goes from unacknowledged to acknowledged.
+ */
+export async function notifyAcknowledged(trx: Db, id: string, now: Date): Promise<number> {
+  const { rows } = await sql<IncidentRow & { url: string | null; targets: string[] }>`
+    select i.*,
+      (select p.url from probes p where p.key = i.probe_key) as url,
+      array(
+        select distinct n.target from notifications n
+        where n.incident_id = i.id and n.event in ('probe.down', 'probe.reminder')
+        order by n.target
+      ) as targets
+    from incidents i
+    where i.id = ${id} and i.resolved_at is null`.execute(trx);
+  const incident = rows[0];
+  if (!incident || incident.targets.length === 0) return 0;
+  return await enqueue(trx, [{
+    event: eventOf("probe.acknowledged", now, {
+      incident,
+      project: incident.project,
+      probeId: incident.probe_id,
+      label: incident.label,
+      url: incident.url,
+      state: "down",
+      cause: incident.cause,
+      run: { error: incident.last_error },
+    }),
+    targets: incident.targets,
+    incidentId: id,
+  }]);
+}

@@ -8,6 +8,7 @@ import type { Incident, IncidentDetail, IncidentListInput, LocationStates } from
 import type { Selectable } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { IncidentsTable } from "../db/schema.ts";
+import { notifyAcknowledged } from "../alerts/incidents.ts";
 import { DomainError, notFound as missing } from "./errors.ts";
 
 const iso = (value: Date | string | null) => value === null ? null : new Date(value).toISOString();
@@ -104,22 +105,28 @@ export async function getIncident({ db, id }: { db: Db; id: string }): Promise<I
 }
 
 /**
- * Acknowledges an open incident: no more reminders for it. Acknowledging again changes nothing;
- * a resolved incident cannot be acknowledged (409).
+ * Acknowledges an open incident: no more reminders for it, and the targets told of it are told
+ * it is acknowledged (`probe.acknowledged`: PagerDuty and Opsgenie acknowledge their alert).
+ * Acknowledging again changes nothing and tells no one; a resolved incident cannot be
+ * acknowledged (409).
  */
-export async function acknowledgeIncident(
-  { db, id }: { db: Db; id: string },
+export function acknowledgeIncident(
+  { db, id, now = new Date() }: { db: Db; id: string; now?: Date },
 ): Promise<Incident> {
-  const row = await db.updateTable("incidents")
-    .set((eb) => ({
-      acknowledged_at: eb.fn.coalesce("acknowledged_at", eb.val(new Date())),
-      next_reminder_at: null,
-    }))
-    .where("id", "=", idOf(id)).where("resolved_at", "is", null)
-    .returningAll().executeTakeFirst();
-  if (row) return incidentOf(row);
-  const exists = await db.selectFrom("incidents").select("id").where("id", "=", id)
-    .executeTakeFirst();
-  if (!exists) throw notFound();
-  throw new DomainError("conflict", "Incident is resolved");
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.updateTable("incidents")
+      .set({ acknowledged_at: now, next_reminder_at: null })
+      .where("id", "=", idOf(id)).where("resolved_at", "is", null)
+      .where("acknowledged_at", "is", null)
+      .returningAll().executeTakeFirst();
+    if (row) {
+      await notifyAcknowledged(trx, id, now);
+      return incidentOf(row);
+    }
+    const current = await trx.selectFrom("incidents").selectAll().where("id", "=", id)
+      .executeTakeFirst();
+    if (!current) throw notFound();
+    if (current.resolved_at !== null) throw new DomainError("conflict", "Incident is resolved");
+    return incidentOf(current);
+  });
 }

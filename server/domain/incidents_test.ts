@@ -176,7 +176,8 @@ apiSuite("incidents and run-now", (test) => {
       assert.equal((await api.get(path)).body.data.state, "up");
       const types = (await api.get(`/api/v1/incidents/${incident.id}`)).body.data.notifications
         .map((n: { type: string }) => n.type);
-      assert.deepEqual(types, ["probe.down", "probe.recovered"]);
+      // Acknowledged twice, told once.
+      assert.deepEqual(types, ["probe.down", "probe.acknowledged", "probe.recovered"]);
       const late = await api.post(`/api/v1/incidents/${incident.id}/acknowledge`);
       assert.equal(late.status, 409);
     } finally {
