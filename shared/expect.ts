@@ -144,19 +144,24 @@ export type HeaderExpect = z.infer<typeof headerExpect>;
 
 export const probeExpectShape = {
   status: statusExpect.optional().describe(
-    'Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes.',
+    'Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. ' +
+      "http(s):// probes only.",
   ),
   body: bodyExpect.optional().describe(
-    "Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain.",
+    "Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. For tcp:// " +
+      "and tls://, the answer read once connected; for dns://, the records, one per line.",
   ),
   json: z.array(jsonExpect).max(MAX_ASSERTIONS).optional().describe(
-    "Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901).",
+    "Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). For dns://, on the " +
+      'records as an array of strings (`{"path": "", "op": "contains", "value": "192.0.2.1"}`); ' +
+      "http(s):// and dns:// probes only.",
   ),
   headers: z.array(headerExpect).max(MAX_ASSERTIONS).optional().describe(
-    "Checks on the final response's headers; names match ignoring case.",
+    "Checks on the final response's headers; names match ignoring case. http(s):// probes only.",
   ),
   certificate_days: z.int().min(1).max(MAX_CERTIFICATE_DAYS).optional().describe(
-    "The final hop's TLS certificate must stay valid at least this many more days (https only).",
+    "The final hop's TLS certificate must stay valid at least this many more days (https:// " +
+      "and tls:// only).",
   ),
 };
 

@@ -1659,14 +1659,14 @@ export interface operations {
               latency: number | null;
               label: string | null;
               expect: {
-                /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. */
+                /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. http(s):// probes only. */
                 status?: (number | ("1xx" | "2xx" | "3xx" | "4xx" | "5xx"))[];
-                /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. */
+                /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. For tcp:// and tls://, the answer read once connected; for dns://, the records, one per line. */
                 body?: {
                   contains?: string[];
                   not_contains?: string[];
                 };
-                /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). */
+                /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). For dns://, on the records as an array of strings (`{"path": "", "op": "contains", "value": "192.0.2.1"}`); http(s):// and dns:// probes only. */
                 json?: {
                   path: string;
                   /** @enum {string} */
@@ -1682,14 +1682,14 @@ export interface operations {
                     | "not_exists";
                   value?: string | number | boolean | null;
                 }[];
-                /** @description Checks on the final response's headers; names match ignoring case. */
+                /** @description Checks on the final response's headers; names match ignoring case. http(s):// probes only. */
                 headers?: {
                   name: string;
                   /** @enum {string} */
                   op: "eq" | "contains" | "exists" | "not_exists";
                   value?: string | number | boolean | null;
                 }[];
-                /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
+                /** @description The final hop's TLS certificate must stay valid at least this many more days (https:// and tls:// only). */
                 certificate_days?: number;
               } | null;
               /** @description The probe's own interval in seconds; null: the service-wide PROBE_INTERVAL_SECONDS. */
@@ -1865,28 +1865,28 @@ export interface operations {
           label?: string | null;
           /** @description What a run must show to pass (see docs/assertions.md); null clears it: a status below 400 passes. Changing it never changes probe_id. */
           expect?: {
-            /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. */
+            /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. http(s):// probes only. */
             status?: (number | ("1xx" | "2xx" | "3xx" | "4xx" | "5xx"))[];
-            /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. */
+            /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. For tcp:// and tls://, the answer read once connected; for dns://, the records, one per line. */
             body?: {
               contains?: string[];
               not_contains?: string[];
             };
-            /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). */
+            /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). For dns://, on the records as an array of strings (`{"path": "", "op": "contains", "value": "192.0.2.1"}`); http(s):// and dns:// probes only. */
             json?: {
               path: string;
               /** @enum {string} */
               op: "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "contains" | "exists" | "not_exists";
               value?: string | number | boolean | null;
             }[];
-            /** @description Checks on the final response's headers; names match ignoring case. */
+            /** @description Checks on the final response's headers; names match ignoring case. http(s):// probes only. */
             headers?: {
               name: string;
               /** @enum {string} */
               op: "eq" | "contains" | "exists" | "not_exists";
               value?: string | number | boolean | null;
             }[];
-            /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
+            /** @description The final hop's TLS certificate must stay valid at least this many more days (https:// and tls:// only). */
             certificate_days?: number;
           } | null;
           /** @description How often the probe runs, in seconds (10-86400); null or absent: the service-wide PROBE_INTERVAL_SECONDS. Never changes probe_id. */
@@ -2116,14 +2116,14 @@ export interface operations {
               latency: number | null;
               label: string | null;
               expect: {
-                /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. */
+                /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. http(s):// probes only. */
                 status?: (number | ("1xx" | "2xx" | "3xx" | "4xx" | "5xx"))[];
-                /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. */
+                /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. For tcp:// and tls://, the answer read once connected; for dns://, the records, one per line. */
                 body?: {
                   contains?: string[];
                   not_contains?: string[];
                 };
-                /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). */
+                /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). For dns://, on the records as an array of strings (`{"path": "", "op": "contains", "value": "192.0.2.1"}`); http(s):// and dns:// probes only. */
                 json?: {
                   path: string;
                   /** @enum {string} */
@@ -2139,14 +2139,14 @@ export interface operations {
                     | "not_exists";
                   value?: string | number | boolean | null;
                 }[];
-                /** @description Checks on the final response's headers; names match ignoring case. */
+                /** @description Checks on the final response's headers; names match ignoring case. http(s):// probes only. */
                 headers?: {
                   name: string;
                   /** @enum {string} */
                   op: "eq" | "contains" | "exists" | "not_exists";
                   value?: string | number | boolean | null;
                 }[];
-                /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
+                /** @description The final hop's TLS certificate must stay valid at least this many more days (https:// and tls:// only). */
                 certificate_days?: number;
               } | null;
               /** @description The probe's own interval in seconds; null: the service-wide PROBE_INTERVAL_SECONDS. */
@@ -2321,28 +2321,28 @@ export interface operations {
           label?: string | null;
           /** @description What a run must show to pass (see docs/assertions.md); null clears it: a status below 400 passes. Changing it never changes probe_id. */
           expect?: {
-            /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. */
+            /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. http(s):// probes only. */
             status?: (number | ("1xx" | "2xx" | "3xx" | "4xx" | "5xx"))[];
-            /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. */
+            /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. For tcp:// and tls://, the answer read once connected; for dns://, the records, one per line. */
             body?: {
               contains?: string[];
               not_contains?: string[];
             };
-            /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). */
+            /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). For dns://, on the records as an array of strings (`{"path": "", "op": "contains", "value": "192.0.2.1"}`); http(s):// and dns:// probes only. */
             json?: {
               path: string;
               /** @enum {string} */
               op: "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "contains" | "exists" | "not_exists";
               value?: string | number | boolean | null;
             }[];
-            /** @description Checks on the final response's headers; names match ignoring case. */
+            /** @description Checks on the final response's headers; names match ignoring case. http(s):// probes only. */
             headers?: {
               name: string;
               /** @enum {string} */
               op: "eq" | "contains" | "exists" | "not_exists";
               value?: string | number | boolean | null;
             }[];
-            /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
+            /** @description The final hop's TLS certificate must stay valid at least this many more days (https:// and tls:// only). */
             certificate_days?: number;
           } | null;
           /** @description How often the probe runs, in seconds (10-86400); null or absent: the service-wide PROBE_INTERVAL_SECONDS. Never changes probe_id. */
@@ -2571,14 +2571,14 @@ export interface operations {
               latency: number | null;
               label: string | null;
               expect: {
-                /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. */
+                /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. http(s):// probes only. */
                 status?: (number | ("1xx" | "2xx" | "3xx" | "4xx" | "5xx"))[];
-                /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. */
+                /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. For tcp:// and tls://, the answer read once connected; for dns://, the records, one per line. */
                 body?: {
                   contains?: string[];
                   not_contains?: string[];
                 };
-                /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). */
+                /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). For dns://, on the records as an array of strings (`{"path": "", "op": "contains", "value": "192.0.2.1"}`); http(s):// and dns:// probes only. */
                 json?: {
                   path: string;
                   /** @enum {string} */
@@ -2594,14 +2594,14 @@ export interface operations {
                     | "not_exists";
                   value?: string | number | boolean | null;
                 }[];
-                /** @description Checks on the final response's headers; names match ignoring case. */
+                /** @description Checks on the final response's headers; names match ignoring case. http(s):// probes only. */
                 headers?: {
                   name: string;
                   /** @enum {string} */
                   op: "eq" | "contains" | "exists" | "not_exists";
                   value?: string | number | boolean | null;
                 }[];
-                /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
+                /** @description The final hop's TLS certificate must stay valid at least this many more days (https:// and tls:// only). */
                 certificate_days?: number;
               } | null;
               /** @description The probe's own interval in seconds; null: the service-wide PROBE_INTERVAL_SECONDS. */
@@ -2915,28 +2915,28 @@ export interface operations {
           label?: string | null;
           /** @description What a run must show to pass (see docs/assertions.md); null clears it: a status below 400 passes. Changing it never changes probe_id. */
           expect?: {
-            /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. */
+            /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. http(s):// probes only. */
             status?: (number | ("1xx" | "2xx" | "3xx" | "4xx" | "5xx"))[];
-            /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. */
+            /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. For tcp:// and tls://, the answer read once connected; for dns://, the records, one per line. */
             body?: {
               contains?: string[];
               not_contains?: string[];
             };
-            /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). */
+            /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). For dns://, on the records as an array of strings (`{"path": "", "op": "contains", "value": "192.0.2.1"}`); http(s):// and dns:// probes only. */
             json?: {
               path: string;
               /** @enum {string} */
               op: "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "contains" | "exists" | "not_exists";
               value?: string | number | boolean | null;
             }[];
-            /** @description Checks on the final response's headers; names match ignoring case. */
+            /** @description Checks on the final response's headers; names match ignoring case. http(s):// probes only. */
             headers?: {
               name: string;
               /** @enum {string} */
               op: "eq" | "contains" | "exists" | "not_exists";
               value?: string | number | boolean | null;
             }[];
-            /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
+            /** @description The final hop's TLS certificate must stay valid at least this many more days (https:// and tls:// only). */
             certificate_days?: number;
           } | null;
           /** @description How often the probe runs, in seconds (10-86400); null or absent: the service-wide PROBE_INTERVAL_SECONDS. Never changes probe_id. */
@@ -10000,14 +10000,14 @@ export interface operations {
                 body: unknown;
                 latency: number | null;
                 expect: {
-                  /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. */
+                  /** @description Status codes and classes that pass (`[200, 204]`, `["2xx", 301]`); absent: below 400 passes. http(s):// probes only. */
                   status?: (number | ("1xx" | "2xx" | "3xx" | "4xx" | "5xx"))[];
-                  /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. */
+                  /** @description Strings the first 1 MiB of the body (as UTF-8 text) must, or must not, contain. For tcp:// and tls://, the answer read once connected; for dns://, the records, one per line. */
                   body?: {
                     contains?: string[];
                     not_contains?: string[];
                   };
-                  /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). */
+                  /** @description Checks on the body parsed as JSON, each at a JSON Pointer (RFC 6901). For dns://, on the records as an array of strings (`{"path": "", "op": "contains", "value": "192.0.2.1"}`); http(s):// and dns:// probes only. */
                   json?: {
                     path: string;
                     /** @enum {string} */
@@ -10023,14 +10023,14 @@ export interface operations {
                       | "not_exists";
                     value?: string | number | boolean | null;
                   }[];
-                  /** @description Checks on the final response's headers; names match ignoring case. */
+                  /** @description Checks on the final response's headers; names match ignoring case. http(s):// probes only. */
                   headers?: {
                     name: string;
                     /** @enum {string} */
                     op: "eq" | "contains" | "exists" | "not_exists";
                     value?: string | number | boolean | null;
                   }[];
-                  /** @description The final hop's TLS certificate must stay valid at least this many more days (https only). */
+                  /** @description The final hop's TLS certificate must stay valid at least this many more days (https:// and tls:// only). */
                   certificate_days?: number;
                 } | null;
                 timeout_ms: number;
