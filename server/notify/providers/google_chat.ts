@@ -16,6 +16,7 @@ import { secretUrl } from "./fields.ts";
 export const googleChat = defineProvider({
   kind: "google_chat",
   label: "Google Chat",
+  description: "A card message in a Google Chat space, through its webhook",
   fields: {
     url: secretUrl(
       "Webhook URL",

@@ -24,6 +24,7 @@ const roomId = z.string().regex(
 export const matrix = defineProvider({
   kind: "matrix",
   label: "Matrix",
+  description: "A message in a Matrix room, sent by a bot account",
   fields: {
     url: serverUrl("Homeserver URL", "The bot account's homeserver, https://matrix.example.org"),
     access_token: secretToken("Access token", "The bot account's access token"),

@@ -22,6 +22,7 @@ const linkTarget = (url: string) =>
 export const mattermost = defineProvider({
   kind: "mattermost",
   label: "Mattermost",
+  description: "A post through a Mattermost incoming webhook",
   fields: { url: secretUrl("Incoming webhook URL", "https://mattermost.example.com/hooks/…") },
   request: ({ url }, message) => {
     const notice = noticeOf(message);

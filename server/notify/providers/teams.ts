@@ -24,6 +24,7 @@ const line = (...runs: [string, boolean?][]) => ({
 export const teams = defineProvider({
   kind: "teams",
   label: "Microsoft Teams",
+  description: "An Adaptive Card in a Teams channel or chat, through a Workflows webhook",
   fields: {
     url: secretUrl(
       "Workflows webhook URL",

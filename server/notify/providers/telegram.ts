@@ -29,6 +29,7 @@ const chatId = z.string().regex(
 export const telegram = defineProvider({
   kind: "telegram",
   label: "Telegram",
+  description: "A message from a Telegram bot to a chat, group or channel",
   fields: {
     bot_token: secretToken("Bot token", "123456789:AA… from @BotFather", botToken),
     chat_id: textSetting(

@@ -38,6 +38,7 @@ export function oneSegment(text: string): string {
 export const twilioSms = defineProvider({
   kind: "twilio_sms",
   label: "SMS (Twilio)",
+  description: "One short SMS per message, sent through Twilio",
   fields: {
     account_sid: textSetting("Account SID", "AC… (Twilio Console → Account info)", accountSid),
     auth_token: secretToken("Auth token", "The account's auth token"),
