@@ -23,6 +23,18 @@ export async function sendMail(
   settings: MailSettings,
   message: MailMessage,
 ): Promise<DeliveryResult> {
+  return (await smtpExchange(settings, message)).result;
+}
+
+/**
+ * One SMTP exchange: its outcome, and whether the server refused the mail for good (a 5xx reply
+ * to the sender, the recipients or the message, which sending again would only repeat).
+ */
+export async function smtpExchange(
+  settings: MailSettings,
+  message: MailMessage,
+): Promise<{ result: DeliveryResult; permanent: boolean }> {
+  const done = (result: DeliveryResult, permanent = false) => ({ result, permanent });
   const timeout = settings.timeoutMs ?? 10_000;
   let transport;
   try {
@@ -36,7 +48,7 @@ export async function sendMail(
       } as Parameters<typeof nodemailer.createTransport>[0],
     );
   } catch {
-    return { outcome: "failed", attempts: 0, error: "smtp: invalid configuration" };
+    return done({ outcome: "failed", attempts: 0, error: "smtp: invalid configuration" });
   }
   try {
     await transport.sendMail({
@@ -45,9 +57,15 @@ export async function sendMail(
       subject: message.subject,
       text: message.text,
     });
-    return { outcome: "delivered", attempts: 1 };
+    return done({ outcome: "delivered", attempts: 1 });
   } catch (error) {
-    return { outcome: "failed", attempts: 1, error: summarizeMailError(error) };
+    const { code, responseCode } = (typeof error === "object" && error !== null ? error : {}) as {
+      code?: unknown;
+      responseCode?: unknown;
+    };
+    const refused = (code === "EENVELOPE" || code === "EMESSAGE") &&
+      typeof responseCode === "number" && responseCode >= 500 && responseCode <= 599;
+    return done({ outcome: "failed", attempts: 1, error: summarizeMailError(error) }, refused);
   } finally {
     transport.close();
   }

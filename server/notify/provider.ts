@@ -16,9 +16,11 @@
  *    an alert event (`target.test` for a test send) or an I'm alive report. An HTTP request is its
  *    method, URL, headers and body; mail is a message (recipients, subject, text). Every text from
  *    probes, projects and peers is data: escape it for the vendor's markup, cut it to its limits.
- * 3. `answer(response)` (HTTP only, optional): whether the vendor's answer means delivered, retry
- *    later or give up. {@link httpVerdict} (2xx delivered; 429, 5xx and 3xx retried, `Retry-After`
- *    honoured; other 4xx given up) is the default. Errors are fixed words, never the vendor's text.
+ * 3. `answer(response)` (optional): whether the vendor's answer means delivered, retry later or
+ *    give up. {@link httpVerdict} (2xx delivered; 429, 5xx and 3xx retried, `Retry-After`
+ *    honoured; other 4xx given up) is the default; for mail, `answerMail` and {@link smtpVerdict}
+ *    (a 5xx refusal of the recipients or message given up). Errors are fixed words, never the
+ *    vendor's text.
  * 4. A test in `providers/<kind>_test.ts` against a local receiver, and a row in
  *    docs/notification_targets.md.
  *
@@ -126,6 +128,22 @@ export interface HttpAnswer {
   body: string;
 }
 
+/** What an SMTP server answered: delivered, or refused (for good, or perhaps not). */
+export interface SmtpAnswer {
+  delivered: boolean;
+  /** A 5xx reply to the sender, the recipients or the message: sending again repeats it. */
+  permanent: boolean;
+  /** Fixed words (`smtp: recipients refused (550)`); none when delivered. */
+  error?: string;
+}
+
+/** An SMTP answer's meaning: a permanent refusal is given up, anything else retried. */
+export function smtpVerdict(answer: SmtpAnswer): Verdict {
+  if (answer.delivered) return { outcome: "delivered" };
+  const error = answer.error ?? "smtp: failed";
+  return answer.permanent ? { outcome: "give_up", error } : { outcome: "retry", error };
+}
+
 /** What an answer means; `error` is fixed words, never the vendor's text. */
 export type Verdict =
   | { outcome: "delivered" }
@@ -150,6 +168,8 @@ export interface Provider<F extends Fields = Fields> {
   request(settings: SettingsOf<F>, message: NotifyMessage, context: RequestContext): VendorRequest;
   /** What an HTTP answer means (at `now`); {@link httpVerdict} when absent. */
   answer?(answer: HttpAnswer, now: Date): Verdict;
+  /** What an SMTP answer means (a mail provider's); {@link smtpVerdict} when absent. */
+  answerMail?(answer: SmtpAnswer): Verdict;
 }
 
 /** A provider, its settings typed by its fields. */

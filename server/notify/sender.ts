@@ -13,8 +13,14 @@ import type { ConnectionOptions } from "node:tls";
 import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
 import { outboundRequest, type OutboundResult } from "../outbound/request.ts";
 import type { DeliveryResult } from "./delivery.ts";
-import { sendMail } from "./mail.ts";
-import { httpVerdict, type Provider, type VendorRequest, type Verdict } from "./provider.ts";
+import { smtpExchange } from "./mail.ts";
+import {
+  httpVerdict,
+  type Provider,
+  smtpVerdict,
+  type VendorRequest,
+  type Verdict,
+} from "./provider.ts";
 import { signingHeaders } from "./standard_webhooks.ts";
 
 export const DEFAULT_NOTIFY_TIMEOUT_MS = 10_000;
@@ -94,7 +100,14 @@ export function createSender(options: SenderOptions): Sender {
           error: `not configured: ${options.missingMail ?? "SMTP_URL, MAIL_FROM"}`,
         };
       }
-      return await sendMail({ ...options.mail, to: request.to, timeoutMs }, request);
+      const { result, permanent } = await smtpExchange(
+        { ...options.mail, to: request.to, timeoutMs },
+        request,
+      );
+      // Nothing sent (a bad configuration) is no answer: retried as it is.
+      if (result.attempts === 0) return result;
+      const answer = { delivered: result.outcome === "delivered", permanent, error: result.error };
+      return resultOf((provider.answerMail ?? smtpVerdict)(answer), result.attempts);
     }
     const body = request.body ?? "";
     const headers = {
