@@ -27,13 +27,20 @@ const adminUrl = Deno.env.get("TEST_DATABASE_URL");
 const PERIOD_S = 10;
 const GRACE_S = 3;
 
-/** A job's loop: fetches `url` every second until stopped; counts the answers by status. */
+/** What the job sends with each ping: its output, markup included, which the page shows as text. */
+const JOB_OUTPUT = '<img src="x" onerror="document.title=1">dumped 3 tables';
+
+/** A job's loop: posts its output to `url` every second until stopped; keeps the statuses. */
 function pingLoop(url: string) {
   const statuses: number[] = [];
   let stopped = false;
   const done = (async () => {
     while (!stopped) {
-      const answer = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+      const answer = await fetch(url, {
+        method: "POST",
+        body: JOB_OUTPUT,
+        signal: AbortSignal.timeout(5_000),
+      });
       statuses.push(answer.status);
       await answer.body?.cancel();
       await new Promise((r) => setTimeout(r, 1_000));
@@ -112,7 +119,7 @@ Deno.test({
             assert.ok(await Promise.race([arrived, late]), "no alert after the job fell silent");
             alertedAt = Date.now();
           },
-          deadlineMs: 90_000,
+          deadlineMs: 180_000,
         },
       );
       console.log(
@@ -133,6 +140,7 @@ Deno.test({
       assert.equal(report.up.state, "up");
       assert.match(report.up.facts, /every 10 s, grace 3 s/);
       assert.ok(report.up.pings >= 1);
+      assert.deepEqual(report.up.body, { text: JOB_OUTPUT, images: 0 }, "the body as text");
       assert.deepEqual(report.up.snippets, [
         "curl",
         "crontab line",

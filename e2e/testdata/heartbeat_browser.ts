@@ -30,7 +30,14 @@ export interface HeartbeatReport {
   copied: string;
   shown: string;
   /** Once pinged: the state, the facts, the pings listed. */
-  up: { state: string; facts: string; pings: number; snippets: string[] };
+  up: {
+    state: string;
+    facts: string;
+    pings: number;
+    snippets: string[];
+    /** The latest ping's body as the page shows it, and the images in it (none: it is text). */
+    body: { text: string; images: number };
+  };
   /** The project's page: the heartbeat's row. */
   projectRow: string;
   /** Once silent: the state and the incident's cause. */
@@ -76,7 +83,7 @@ async function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
       periodRefused: { message: "", focused: null },
       copied: "",
       shown: "",
-      up: { state: "", facts: "", pings: 0, snippets: [] },
+      up: { state: "", facts: "", pings: 0, snippets: [], body: { text: "", images: -1 } },
       projectRow: "",
       down: { state: "", cause: "" },
       overviewRow: "",
@@ -160,6 +167,13 @@ async function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
       pings: await main.locator("section", { hasText: "Latest pings" }).locator("tbody tr")
         .count(),
       snippets: await main.locator("details.snippet summary").allInnerTexts(),
+      body: { text: "", images: -1 },
+    };
+    const body = main.locator("details.ping-body").first();
+    await body.locator("summary").click();
+    report.up.body = {
+      text: await body.locator("pre").innerText(),
+      images: await main.locator("details.ping-body img").count(),
     };
     await main.locator("details.snippet summary", { hasText: "systemd" }).click();
     await scan("heartbeat page");
