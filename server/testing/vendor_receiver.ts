@@ -110,3 +110,23 @@ export const alertMessage = (type: AlertEventType, id = "msg_1"): NotifyMessage 
   id,
   event: hostileEvent(type),
 });
+
+/** What a send came to: delivered, retried (after a wait the vendor named), or given up. */
+export const DELIVERED = { outcome: "delivered", attempts: 1 } as const;
+export const retried = (error: string, retryAfterMs?: number) => ({
+  outcome: "failed",
+  attempts: 1,
+  error,
+  ...(retryAfterMs !== undefined && { retryAfterMs }),
+});
+export const gaveUp = (error: string) => ({ outcome: "failed", attempts: 1, error, final: true });
+
+/** Sends `count` times, one after the other (one scripted reply each): the results in order. */
+export async function sendEach(
+  send: () => Promise<DeliveryResult>,
+  count: number,
+): Promise<DeliveryResult[]> {
+  const results = [];
+  for (let i = 0; i < count; i++) results.push(await send());
+  return results;
+}

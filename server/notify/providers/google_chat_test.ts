@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { alertMessage, HOSTILE, sendVia, vendorReceiver } from "../../testing/vendor_receiver.ts";
+import {
+  alertMessage,
+  gaveUp,
+  HOSTILE,
+  retried,
+  sendEach,
+  sendVia,
+  vendorReceiver,
+} from "../../testing/vendor_receiver.ts";
 import { googleChat } from "./google_chat.ts";
 
 const PATH = "/v1/spaces/AAAAbcd/messages?key=AIzaSy-key&token=tok-secret";
@@ -67,14 +75,11 @@ Deno.test("google_chat: within 32,000 bytes; 429 and 5xx retried, 400 gives up",
     });
     assert.ok(new TextEncoder().encode(vendor.received[0].body).length < 32_000);
     const send = () => sendVia(googleChat, { url }, alertMessage("target.test"));
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 429" });
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 503" });
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 400",
-      final: true,
-    });
+    assert.deepEqual(await sendEach(send, 3), [
+      retried("HTTP 429"),
+      retried("HTTP 503"),
+      gaveUp("HTTP 400"),
+    ]);
   } finally {
     await vendor.close();
   }

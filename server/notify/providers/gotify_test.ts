@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { alertMessage, HOSTILE, sendVia, vendorReceiver } from "../../testing/vendor_receiver.ts";
+import {
+  alertMessage,
+  gaveUp,
+  HOSTILE,
+  retried,
+  sendEach,
+  sendVia,
+  vendorReceiver,
+} from "../../testing/vendor_receiver.ts";
 import { gotify } from "./gotify.ts";
 
 const TOKEN = "AvKcy9o-yvVhyKd";
@@ -59,17 +67,10 @@ Deno.test("gotify: priorities by event; 5xx retried, a refused token gives up", 
       undefined,
       "a test links nowhere",
     );
-    assert.deepEqual(await send("probe.down"), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 503",
-    });
-    assert.deepEqual(await send("probe.down"), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 401",
-      final: true,
-    });
+    assert.deepEqual(await sendEach(() => send("probe.down"), 2), [
+      retried("HTTP 503"),
+      gaveUp("HTTP 401"),
+    ]);
   } finally {
     await vendor.close();
   }

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { alertMessage, sendVia, vendorReceiver } from "../../testing/vendor_receiver.ts";
+import {
+  alertMessage,
+  gaveUp,
+  retried,
+  sendEach,
+  sendVia,
+  vendorReceiver,
+} from "../../testing/vendor_receiver.ts";
 import { mattermost } from "./mattermost.ts";
 
 Deno.test("mattermost: an incoming-webhook post, Markdown escaped and mentions defused", async () => {
@@ -54,19 +61,11 @@ Deno.test("mattermost: 429 and 5xx are retried, 400 gives up; the URL is masked 
   ]);
   try {
     const send = () => sendVia(mattermost, { url: vendor.url }, alertMessage("probe.down"));
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 429",
-      retryAfterMs: 2000,
-    });
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 500" });
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 400",
-      final: true,
-    });
+    assert.deepEqual(await sendEach(send, 3), [
+      retried("HTTP 429", 2000),
+      retried("HTTP 500"),
+      gaveUp("HTTP 400"),
+    ]);
   } finally {
     await vendor.close();
   }

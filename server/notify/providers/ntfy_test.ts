@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { alertMessage, HOSTILE, sendVia, vendorReceiver } from "../../testing/vendor_receiver.ts";
+import {
+  alertMessage,
+  gaveUp,
+  HOSTILE,
+  retried,
+  sendEach,
+  sendVia,
+  vendorReceiver,
+} from "../../testing/vendor_receiver.ts";
 import { ntfy } from "./ntfy.ts";
 
 const PUBLISHED = {
@@ -73,20 +81,12 @@ Deno.test("ntfy: 429 and 5xx are retried, 401 and 413 give up", async () => {
   ]);
   try {
     const send = () => sendVia(ntfy, { url: `${vendor.url}/t` }, alertMessage("probe.down"));
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 429" });
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 502" });
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 401",
-      final: true,
-    });
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 413",
-      final: true,
-    });
+    assert.deepEqual(await sendEach(send, 4), [
+      retried("HTTP 429"),
+      retried("HTTP 502"),
+      gaveUp("HTTP 401"),
+      gaveUp("HTTP 413"),
+    ]);
   } finally {
     await vendor.close();
   }

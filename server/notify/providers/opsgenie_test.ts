@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { alertMessage, HOSTILE, sendVia, vendorReceiver } from "../../testing/vendor_receiver.ts";
+import {
+  alertMessage,
+  gaveUp,
+  HOSTILE,
+  retried,
+  sendEach,
+  sendVia,
+  vendorReceiver,
+} from "../../testing/vendor_receiver.ts";
 import { opsgenie, OPSGENIE_URL } from "./opsgenie.ts";
 
 const API_KEY = "eb243592-faa2-4ba2-a551-1afdf565c889";
@@ -82,14 +90,11 @@ Deno.test("opsgenie: 429 and 5xx are retried, 422 and a refused key give up", as
   try {
     const send = () =>
       sendVia(opsgenie, { api_key: API_KEY, url: vendor.url }, alertMessage("probe.down"));
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 429" });
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 500" });
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 422",
-      final: true,
-    });
+    assert.deepEqual(await sendEach(send, 3), [
+      retried("HTTP 429"),
+      retried("HTTP 500"),
+      gaveUp("HTTP 422"),
+    ]);
     const refused = await send();
     assert.deepEqual(refused, { outcome: "failed", attempts: 1, error: "HTTP 401", final: true });
     assert.ok(

@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { alertMessage, HOSTILE, sendVia, vendorReceiver } from "../../testing/vendor_receiver.ts";
+import {
+  alertMessage,
+  gaveUp,
+  HOSTILE,
+  retried,
+  sendEach,
+  sendVia,
+  vendorReceiver,
+} from "../../testing/vendor_receiver.ts";
 import { pushover, PUSHOVER_URL } from "./pushover.ts";
 
 const TOKEN = "azGDORePK8gMaC0QOYAMyEEuzJnyUi";
@@ -70,14 +78,11 @@ Deno.test("pushover: 429 and 5xx retried, 400 (status 0) gives up", async () => 
   try {
     const send = () =>
       sendVia(pushover, { token: TOKEN, user: USER, url: vendor.url }, alertMessage("probe.down"));
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 429" });
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 500" });
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 400",
-      final: true,
-    });
+    assert.deepEqual(await sendEach(send, 3), [
+      retried("HTTP 429"),
+      retried("HTTP 500"),
+      gaveUp("HTTP 400"),
+    ]);
   } finally {
     await vendor.close();
   }

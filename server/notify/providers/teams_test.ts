@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { alertMessage, HOSTILE, sendVia, vendorReceiver } from "../../testing/vendor_receiver.ts";
+import {
+  alertMessage,
+  gaveUp,
+  HOSTILE,
+  retried,
+  sendEach,
+  sendVia,
+  vendorReceiver,
+} from "../../testing/vendor_receiver.ts";
 import { teams } from "./teams.ts";
 
 const PATH = "/workflows/2b5a/triggers/manual/paths/invoke?api-version=1&sig=abc";
@@ -63,14 +71,11 @@ Deno.test("teams: long texts are cut, the card stays under 28 KB; answers judged
     assert.deepEqual(await sendVia(teams, { url }, message), { outcome: "delivered", attempts: 1 });
     assert.ok(new TextEncoder().encode(vendor.received[0].body).length < 28_000);
     const send = () => sendVia(teams, { url }, alertMessage("probe.recovered"));
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 429" });
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 502" });
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 400",
-      final: true,
-    });
+    assert.deepEqual(await sendEach(send, 3), [
+      retried("HTTP 429"),
+      retried("HTTP 502"),
+      gaveUp("HTTP 400"),
+    ]);
     assert.equal(vendor.lastJson().attachments[0].content.body[0].inlines[0].color, undefined);
   } finally {
     await vendor.close();

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { alertMessage, sendVia, vendorReceiver } from "../../testing/vendor_receiver.ts";
+import {
+  alertMessage,
+  gaveUp,
+  retried,
+  sendEach,
+  sendVia,
+  vendorReceiver,
+} from "../../testing/vendor_receiver.ts";
 import { telegram, TELEGRAM_API_URL } from "./telegram.ts";
 
 const BOT_TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
@@ -94,19 +101,11 @@ Deno.test("telegram: a 429 waits retry_after, 5xx retries, 400 and 403 give up",
         { bot_token: BOT_TOKEN, chat_id: "42", url: vendor.url },
         alertMessage("probe.down"),
       );
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 429",
-      retryAfterMs: 17_000,
-    });
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 502" });
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 400",
-      final: true,
-    });
+    assert.deepEqual(await sendEach(send, 3), [
+      retried("HTTP 429", 17_000),
+      retried("HTTP 502"),
+      gaveUp("HTTP 400"),
+    ]);
     const blocked = await send();
     assert.deepEqual(blocked, { outcome: "failed", attempts: 1, error: "HTTP 403", final: true });
   } finally {

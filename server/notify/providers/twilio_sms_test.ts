@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { alertMessage, sendVia, vendorReceiver } from "../../testing/vendor_receiver.ts";
+import {
+  alertMessage,
+  gaveUp,
+  retried,
+  sendEach,
+  sendVia,
+  vendorReceiver,
+} from "../../testing/vendor_receiver.ts";
 import { oneSegment, TWILIO_URL, twilioSms } from "./twilio_sms.ts";
 
 const SID = "AC0123456789abcdef0123456789abcdef";
@@ -60,20 +67,12 @@ Deno.test("twilio_sms: 429 and 5xx retried, 400 (a bad number) and 401 give up",
   ]);
   try {
     const send = () => sendVia(twilioSms, settings(vendor.url), alertMessage("probe.recovered"));
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 429" });
-    assert.deepEqual(await send(), { outcome: "failed", attempts: 1, error: "HTTP 503" });
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 400",
-      final: true,
-    });
-    assert.deepEqual(await send(), {
-      outcome: "failed",
-      attempts: 1,
-      error: "HTTP 401",
-      final: true,
-    });
+    assert.deepEqual(await sendEach(send, 4), [
+      retried("HTTP 429"),
+      retried("HTTP 503"),
+      gaveUp("HTTP 400"),
+      gaveUp("HTTP 401"),
+    ]);
   } finally {
     await vendor.close();
   }
