@@ -21,7 +21,11 @@ import { json } from "../db/json.ts";
 import { compareKeys } from "../db/keys.ts";
 import { deadlineAfter, type HeartbeatTiming, maxDurationMs } from "../domain/heartbeat_timing.ts";
 import { type HeartbeatRun, recordHeartbeatRuns } from "./record.ts";
-import { excerpt, failureWords, inWindow, type Window, windowsOf } from "./words.ts";
+import { excerpt, failureWords, inWindow, type Window } from "./words.ts";
+import { LOCAL } from "../domain/locations.ts";
+
+/** Kept pings are cut each time a heartbeat's count passes a multiple of this. */
+const PRUNE_EVERY = 25;
 
 /** One ping as the edge took it. */
 export interface Ping {
@@ -51,7 +55,12 @@ interface Locked extends HeartbeatTiming {
   pings_total: number | string;
   /** False when the project is disabled: its pings are kept, and move no state. */
   enabled: boolean;
+  /** The project's maintenance windows around the batch's pings. */
+  windows: { start: string; end: string }[];
 }
+
+const windowsOfRow = (row: Locked): Window[] =>
+  row.windows.map((w) => ({ start: Date.parse(w.start), end: Date.parse(w.end) }));
 
 const ms = (at: Date | string | null) => at === null ? null : new Date(at).getTime();
 const iso = (at: number | null) => at === null ? null : new Date(at).toISOString();
@@ -78,17 +87,31 @@ export async function recordPings(
   const tokens = [...new Set(pings.map((p) => p.token))];
   // The probe rows first (for share), as a project delete locks them before the heartbeats it
   // removes: a batch waits for a delete instead of meeting it in a deadlock.
+  const first = new Date(Math.min(...pings.map((p) => p.at))).toISOString();
+  const last = new Date(Math.max(...pings.map((p) => p.at))).toISOString();
   const { rows } = await sql<Locked>`
     select h.probe_key, h.project, h.token, h.period_seconds, h.schedule, h.timezone,
       h.grace_seconds, h.max_duration_seconds, h.min_duration_seconds, h.created_at,
       h.last_success_at, h.last_start_at, h.last_duration_ms, h.last_ping_at, h.last_ping_kind,
-      h.success_deadline, h.pings_total, pr.status = 'enabled' as enabled
+      h.success_deadline, h.pings_total, pr.status = 'enabled' as enabled,
+      (select coalesce(json_agg(json_build_object('start', w.starts_at, 'end', w.ends_at)), '[]')
+       from maintenance_windows w
+       where w.project = h.project and w.starts_at <= ${last} and w.ends_at > ${first})
+        as windows
     from heartbeats h
     join probes p on p.key = h.probe_key
     join projects pr on pr.name = h.project
     where h.token in (select x.t from json_to_recordset(${json(tokens.map((t) => ({ t })))})
       as x(t text))
     order by h.probe_key for share of p for update of h`.execute(trx);
+  if (rows.length === 0) return pings.map(() => false);
+  // Read after the locks are held, in a statement of its own: its snapshot sees what the batch
+  // that held them before committed.
+  const { rows: up } = await sql<{ probe_key: number | string }>`
+    select probe_key from probe_schedule
+    where location = ${LOCAL} and state = 'up' and probe_key in
+      (select x.k from json_to_recordset(${json(rows.map((r) => ({ k: String(r.probe_key) })))})
+        as x(k bigint))`.execute(trx);
   const byToken = new Map<string, Moving>(rows.map((row) => [row.token, {
     row,
     key: String(row.probe_key),
@@ -100,8 +123,6 @@ export async function recordPings(
     lastKind: row.last_ping_kind,
     successDeadline: ms(row.success_deadline)!,
   }]));
-  if (byToken.size === 0) return pings.map(() => false);
-  const windows = await windowsOf(trx, [...new Set(rows.map((r) => r.project))], pings);
   const kept: object[] = [];
   const runs: HeartbeatRun[] = [];
   const found = pings.map((ping) => {
@@ -119,7 +140,7 @@ export async function recordPings(
       body: ping.body,
       bytes: ping.bodyBytes,
     });
-    const run = apply(hb, ping, windows.get(hb.row.project) ?? []);
+    const run = apply(hb, ping, windowsOfRow(hb.row));
     if (run && hb.row.enabled) runs.push(run);
     return true;
   });
@@ -140,12 +161,20 @@ export async function recordPings(
     from json_to_recordset(${json(kept)})
       as x(k bigint, n bigint, at timestamptz, kind text, code integer, method text,
            address text, body text, bytes integer)`.execute(trx);
-  await sql`
-    delete from heartbeat_pings p using json_to_recordset(${
-    json(moved.map((hb) => ({ k: hb.key, n: hb.n - HEARTBEAT_PINGS_KEPT })))
-  }) as x(k bigint, n bigint)
-    where p.heartbeat_key = x.k and p.n <= x.n`.execute(trx);
-  await recordHeartbeatRuns(trx, runs, localName);
+  // The oldest pings are cut now and then (each time a heartbeat's count passes a multiple of
+  // `PRUNE_EVERY`), not by every batch: lists read the latest `HEARTBEAT_PINGS_KEPT` alone.
+  const pruning = moved.filter((hb) =>
+    Math.floor(hb.n / PRUNE_EVERY) !== Math.floor(Number(hb.row.pings_total) / PRUNE_EVERY)
+  );
+  if (pruning.length > 0) {
+    await sql`
+      delete from heartbeat_pings p using json_to_recordset(${
+      json(pruning.map((hb) => ({ k: hb.key, n: hb.n - HEARTBEAT_PINGS_KEPT })))
+    }) as x(k bigint, n bigint)
+      where p.heartbeat_key = x.k and p.n <= x.n`.execute(trx);
+  }
+  const upNow = new Set(up.map((r) => String(r.probe_key)));
+  await recordHeartbeatRuns(trx, runs, localName, upNow);
   return found;
 }
 

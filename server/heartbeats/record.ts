@@ -28,34 +28,56 @@ export interface HeartbeatRun {
   inMaintenance: boolean;
 }
 
+/** A run as its probe's result records it. */
+const resultOf = (r: HeartbeatRun) => ({
+  startedAt: new Date(r.at),
+  durationMs: r.durationMs,
+  outcome: r.passing ? "up" as const : "down" as const,
+  httpStatus: null,
+  error: r.error,
+  address: null,
+  failedChecks: null,
+});
+
 /**
  * Records runs in order. A probe's schedule row settles one run per statement, so runs are
  * settled in rounds: each heartbeat's first run, then its second, and so on.
+ *
+ * `upNow` names the heartbeats whose probe is up as the caller read it after locking them: their
+ * successes (counted, so outside maintenance) until another kind of run are stored as results
+ * alone, without settling: they would move no state, verdict, incident or notification. Most
+ * pings are such, and this spares them most of the work.
  */
 export async function recordHeartbeatRuns(
   trx: Db,
   runs: readonly HeartbeatRun[],
   localName = DEFAULT_LOCAL_LOCATION,
+  upNow: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const rounds: HeartbeatRun[][] = [];
   const seen = new Map<string, number>();
+  const quiet: HeartbeatRun[] = [];
+  const stillUp = new Set(upNow);
   for (const run of runs) {
+    if (stillUp.has(run.key) && run.passing && !run.inMaintenance) {
+      quiet.push(run);
+      continue;
+    }
+    stillUp.delete(run.key);
     const round = seen.get(run.key) ?? 0;
     seen.set(run.key, round + 1);
     (rounds[round] ??= []).push(run);
   }
+  await insertRuns(
+    trx,
+    HEARTBEAT_RUNNER,
+    quiet.map((r) => ({ key: r.key, due: r.at, result: resultOf(r) })),
+    LOCAL,
+  );
   for (const round of rounds) {
     const results = round.map((r) => ({
       key: r.key,
-      run: {
-        startedAt: new Date(r.at),
-        durationMs: r.durationMs,
-        outcome: r.passing ? "up" as const : "down" as const,
-        httpStatus: null,
-        error: r.error,
-        address: null,
-        failedChecks: null,
-      },
+      run: resultOf(r),
       inMaintenance: r.inMaintenance,
     }));
     const { settled, changes } = await settleSchedule(
@@ -81,11 +103,14 @@ export async function recordHeartbeatRuns(
       })),
       LOCAL,
     );
-    await decideVerdicts(trx, changes.map((c) => c.key), {
+    // A success that leaves an up heartbeat up changes no verdict, incident or notification: the
+    // common ping skips the decision (one location, so its state is the verdict).
+    const deciding = changes.filter((c) => !(c.from === "up" && c.to === "up"));
+    await decideVerdicts(trx, deciding.map((c) => c.key), {
       localName,
       intervalMs: PROBE_INTERVAL_SECONDS.default * 1000,
       now: new Date(Math.max(...round.map((r) => r.at))),
-      triggers: new Map(changes.map((c) => [c.key, c])),
+      triggers: new Map(deciding.map((c) => [c.key, c])),
     });
   }
 }
