@@ -12,6 +12,7 @@ const COMMANDS: Record<string, string[]> = {
   "status-page": ["get", "set"],
   badges: ["list", "create", "rotate", "delete"],
   locations: ["list", "show", "add", "update", "rotate", "delete"],
+  heartbeats: ["create", "list", "get", "update", "delete", "pings"],
   settings: ["get", "set", "test", "deliveries"],
 };
 
@@ -47,6 +48,7 @@ Deno.test("the root help lists the resources, the environment and the exit statu
       "status-page",
       "badges",
       "locations",
+      "heartbeats",
       "settings",
       "import",
       "whoami",
