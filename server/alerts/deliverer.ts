@@ -23,6 +23,7 @@ import type { Db } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
 import { remindDue } from "./incidents.ts";
+import { escalateDue } from "./escalation.ts";
 import { type Claimed, claimNotifications, deferTarget, finishAttempt } from "../outbox/outbox.ts";
 
 /** Sends one message to one target; never throws. */
@@ -173,6 +174,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     if (poll || stopped) return;
     poll = remindDue(db, now())
       .catch((error) => log.error("sending reminders failed", errorFields(error)))
+      .then(() => escalateDue(db, now()))
+      .catch((error) => log.error("sending escalation steps failed", errorFields(error)))
       .then(() => claim())
       .finally(() => {
         poll = null;
@@ -184,6 +187,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     id,
     async deliverOnce() {
       await remindDue(db, now());
+      await escalateDue(db, now());
       const started = await fill();
       await Promise.all(started);
       return started.length;

@@ -24,6 +24,7 @@ import { effectivePolicy } from "./policy_sql.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { enqueue, type Outgoing } from "../outbox/outbox.ts";
 import type { StateChange } from "./states.ts";
+import { scheduleEscalation, toldTargets } from "./escalation.ts";
 import { failureWords } from "../ui/failure_words.js";
 import { kindOf } from "../ui/kinds.js";
 
@@ -49,7 +50,7 @@ export function displayLabel(label: string | null, url: string): string {
   return names.length ? `${u.href}?${names.map((n) => encodeURIComponent(n)).join("&")}` : u.href;
 }
 
-interface IncidentRow {
+export interface IncidentRow {
   id: number | string;
   project: string;
   probe_key: number | string;
@@ -84,7 +85,7 @@ interface RunCodes {
 }
 
 /** The event of an incident (or of a probe without one, for `degraded`). */
-function eventOf(
+export function eventOf(
   type: AlertEventType,
   at: Date,
   data: {
@@ -174,6 +175,7 @@ export async function applyStateChanges(
       on conflict (probe_key) where resolved_at is null do nothing
       returning *`.execute(trx);
     openedCount = opened.length;
+    await scheduleEscalation(trx, opened.map((i) => String(i.id)));
     const byKey = new Map(opened.map((i) => [String(i.probe_key), i]));
     for (const c of opening) {
       const incident = byKey.get(c.key);
@@ -196,6 +198,8 @@ export async function applyStateChanges(
   if (recovering.length > 0) {
     const closed = await resolve(trx, recovering.map((c) => ({ key: c.key, at: c.startedAt })));
     resolved = closed.length;
+    // Every target told of the incident hears of its recovery (a pager resolves what it opened).
+    const told = await toldTargets(trx, closed.map((i) => String(i.id)));
     const byKey = new Map(closed.map((i) => [String(i.probe_key), i]));
     for (const c of recovering) {
       const incident = byKey.get(c.key) ?? null;
@@ -208,7 +212,7 @@ export async function applyStateChanges(
           cause: incident?.cause ?? null,
           run: { error: incident?.last_error ?? null },
         }),
-        targets: c.policy.targets,
+        targets: [...c.policy.targets, ...incident ? told.get(String(incident.id)) ?? [] : []],
         incidentId: incident ? String(incident.id) : null,
       });
     }
