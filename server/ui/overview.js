@@ -88,9 +88,9 @@ function ProbeRow({ project, probe }) {
         </th>
       <td data-label="Last runs" class="last-runs">
         <${RunBars} runs=${probe.recent_runs} slots=${LAST_RUNS} />
-        <span class="latency" title=${`The latest run's ${kind.measures}`}>${
-    millis(probe.last_duration_ms)
-  }</span>
+        <span class="latency" title=${`The latest run's ${
+    beat === null ? kind.measures : "time"
+  }`}>${millis(probe.last_duration_ms)}</span>
       </td>
       <td data-label="Last run">
         <${Ago} iso=${probe.last_run_at} />
