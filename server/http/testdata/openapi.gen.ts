@@ -5250,6 +5250,10 @@ export interface operations {
               notify_recovered: boolean;
               /** @description How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: all of them), or "majority" (more than half). */
               location_quorum: number | "majority";
+              escalation: {
+                after_minutes: number;
+                targets: string[];
+              }[];
             };
           };
         };
@@ -5370,6 +5374,13 @@ export interface operations {
           notify_recovered?: boolean;
           /** @description How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: all of them), or "majority" (more than half). */
           location_quorum?: number | "majority";
+          /** @description Steps that tell more targets while an incident stays open and unacknowledged: at most 5, after_minutes increasing; [] for none. */
+          escalation?: {
+            /** @description Minutes after the incident opened: 1 to 10080. */
+            after_minutes: number;
+            /** @description The targets told at this step: 1 to 20 names, no repeats. */
+            targets: string[];
+          }[];
         };
       };
     };
@@ -5391,6 +5402,10 @@ export interface operations {
               notify_recovered: boolean;
               /** @description How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: all of them), or "majority" (more than half). */
               location_quorum: number | "majority";
+              escalation: {
+                after_minutes: number;
+                targets: string[];
+              }[];
             };
           };
         };
@@ -5547,6 +5562,10 @@ export interface operations {
                 notify_degraded: boolean | null;
                 notify_recovered: boolean | null;
                 location_quorum: (number | "majority") | null;
+                escalation: {
+                  after_minutes: number;
+                  targets: string[];
+                }[] | null;
               };
               effective: {
                 enabled: boolean;
@@ -5558,6 +5577,10 @@ export interface operations {
                 notify_recovered: boolean;
                 /** @description How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: all of them), or "majority" (more than half). */
                 location_quorum: number | "majority";
+                escalation: {
+                  after_minutes: number;
+                  targets: string[];
+                }[];
               };
             };
           };
@@ -5713,6 +5736,12 @@ export interface operations {
           notify_degraded?: boolean | null;
           notify_recovered?: boolean | null;
           location_quorum?: (number | "majority") | null;
+          escalation?: {
+            /** @description Minutes after the incident opened: 1 to 10080. */
+            after_minutes: number;
+            /** @description The targets told at this step: 1 to 20 names, no repeats. */
+            targets: string[];
+          }[] | null;
         };
       };
     };
@@ -5735,6 +5764,10 @@ export interface operations {
                 notify_degraded: boolean | null;
                 notify_recovered: boolean | null;
                 location_quorum: (number | "majority") | null;
+                escalation: {
+                  after_minutes: number;
+                  targets: string[];
+                }[] | null;
               };
               effective: {
                 enabled: boolean;
@@ -5746,6 +5779,10 @@ export interface operations {
                 notify_recovered: boolean;
                 /** @description How many of a probe's locations must be down for it to be down: 1 to 16 (more than it has: all of them), or "majority" (more than half). */
                 location_quorum: number | "majority";
+                escalation: {
+                  after_minutes: number;
+                  targets: string[];
+                }[];
               };
             };
           };
@@ -11659,6 +11696,8 @@ export interface operations {
               unknown: string[];
               stale: string[];
             } | null;
+            /** @description Only in a `probe.down` sent by an escalation step of the alert policy: the step's number (1 for the first); absent from every other event. */
+            escalation_step?: number;
           };
         };
       };
