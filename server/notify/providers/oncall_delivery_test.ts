@@ -49,6 +49,37 @@ for (const backend of backends()) {
       );
     };
     try {
+      // The dashboard builds each kind's form from this list: the new kinds are in it.
+      const kinds = await api.get("/api/v1/notification-target-kinds");
+      assert.equal(kinds.status, 200);
+      const byKind = new Map(
+        kinds.body.data.map((k: { kind: string; fields: unknown[] }) => [k.kind, k.fields]),
+      );
+      const pagerdutyFields = byKind.get("pagerduty") as Record<string, unknown>[];
+      assert.deepEqual(
+        pagerdutyFields.map(({ name, input, required, secret, default: value }) => ({
+          name,
+          input,
+          required,
+          secret,
+          value,
+        })),
+        [
+          { name: "routing_key", input: "secret", required: true, secret: true, value: null },
+          {
+            name: "url",
+            input: "url",
+            required: false,
+            secret: false,
+            value: "https://events.pagerduty.com/v2/enqueue",
+          },
+        ],
+      );
+      for (
+        const kind of ["opsgenie", "teams", "google_chat", "mattermost", "matrix", "telegram"]
+          .concat(["ntfy", "pushover", "gotify", "twilio_sms"])
+      ) assert.ok(byKind.has(kind), kind);
+
       const targets = "/api/v1/notification-targets";
       const pager = await api.post(targets, {
         name: "pager",
