@@ -24,6 +24,7 @@ const PRIORITIES: Record<Notice["type"], number> = {
 export const gotify = defineProvider({
   kind: "gotify",
   label: "Gotify",
+  description: "A push notification through a Gotify server",
   fields: {
     url: serverUrl("Server URL", "Your Gotify server, https://gotify.example.com"),
     token: secretToken("Application token", "The token of an application (Apps → Create)"),

@@ -49,6 +49,7 @@ function headerText(text: string): string {
 export const ntfy = defineProvider({
   kind: "ntfy",
   label: "ntfy",
+  description: "A push notification through an ntfy topic",
   fields: {
     url: secretUrl("Topic URL", "https://ntfy.sh/your-topic, or a topic on your own server"),
     token: {

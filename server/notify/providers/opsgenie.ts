@@ -48,6 +48,8 @@ function alertOf(notice: Notice) {
 export const opsgenie = defineProvider({
   kind: "opsgenie",
   label: "Opsgenie",
+  description:
+    "An alert in Opsgenie (Alert API): created, acknowledged and closed with the incident",
   fields: {
     api_key: secretToken("API key", "The key of an API integration (Settings → Integrations)"),
     url: baseUrl(

@@ -29,6 +29,8 @@ function severityOf(notice: Notice): "critical" | "warning" | "info" {
 export const pagerduty = defineProvider({
   kind: "pagerduty",
   label: "PagerDuty",
+  description:
+    "An alert in PagerDuty (Events API v2): triggered, acknowledged and resolved with the incident",
   fields: {
     routing_key: secretToken(
       "Routing key",

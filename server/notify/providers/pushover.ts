@@ -33,6 +33,7 @@ const PRIORITIES: Record<Notice["type"], number> = {
 export const pushover = defineProvider({
   kind: "pushover",
   label: "Pushover",
+  description: "A push notification through Pushover; an emergency when a probe is down",
   fields: {
     token: secretToken("Application token", "Your application's API token", pushoverKey),
     user: textSetting("User key", "The user's or group's key", pushoverKey),
