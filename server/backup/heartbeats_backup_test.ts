@@ -3,19 +3,17 @@
 // pings, and the job's old ping URL still pings it.
 import assert from "node:assert/strict";
 import { type App, createApp } from "../app.ts";
-import { type DatabaseHandle, openDatabase } from "../db/database.ts";
+import type { DatabaseHandle } from "../db/database.ts";
 import { createLogger } from "../log.ts";
 import {
-  type Backend,
   backends,
   BASE,
-  createPostgresDatabase,
   freshDatabase,
-  openDropping,
   TEST_API_KEY,
   TestClient,
   uniqueName,
 } from "../testing/app.ts";
+import { emptyDatabase, pieces } from "../testing/backups.ts";
 import { heartbeatsPath } from "../testing/heartbeats.ts";
 import { readBackup } from "./format.ts";
 import { restoreBackup } from "./restore.ts";
@@ -28,15 +26,6 @@ const appOver = (database: DatabaseHandle): Promise<App> =>
     remoteRuns: { syncEveryMs: 0 },
     publicUrl: "https://probes.example.com",
   });
-
-async function emptyDatabase(backend: Backend): Promise<DatabaseHandle> {
-  if (backend === "pglite") return await openDatabase({ kind: "pglite" });
-  return await openDropping(await createPostgresDatabase());
-}
-
-async function* once(text: string): AsyncGenerator<string> {
-  yield text;
-}
 
 for (const backend of backends()) {
   Deno.test(`a backup keeps heartbeats with their ping URLs [${backend}]`, async () => {
@@ -71,7 +60,7 @@ for (const backend of backends()) {
       assert.equal(rows.heartbeats, 1);
       assert.equal(rows.heartbeat_pings, 1);
 
-      await restoreBackup({ db: restoredHandle.db, backup: readBackup(once(text)) });
+      await restoreBackup({ db: restoredHandle.db, backup: readBackup(pieces(text)) });
       restored = await appOver(restoredHandle);
       const again = new TestClient(restored.handler);
       const read = async (client: TestClient) => {
