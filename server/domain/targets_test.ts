@@ -4,6 +4,7 @@ import { notificationTarget } from "@probe/shared";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
+import { PROVIDERS } from "../notify/providers/mod.ts";
 import { generateWebhookSecret, maskChatUrl, targetForDelivery } from "./targets.ts";
 
 const PATH = "/api/v1/notification-targets";
@@ -140,7 +141,7 @@ apiSuite("notification targets", (test) => {
         "recipients: is not a field of a discord target",
       ]],
       [{ name, kind: "sms", url: SLACK_URL }, [
-        'kind: Invalid option: expected one of "webhook"|"slack"|"discord"|"mail"',
+        `kind: Invalid option: expected one of ${PROVIDERS.map((p) => `"${p.kind}"`).join("|")}`,
       ]],
       [{ name, kind: "webhook", url: "https://u:p@example.com/h" }, [
         "url: must not hold a user name or password (the signature authenticates the service)",
