@@ -137,6 +137,11 @@ Deno.test({
       assert.ok(!report.tcpPage.headers.includes("HTTP"), `${report.tcpPage.headers}`);
       assert.ok(report.tcpPage.headers.includes("Connect time"), `${report.tcpPage.headers}`);
       assert.match(report.tcpPage.ran, /^Ran now: up in \d+ ms\.$/);
+      assert.match(report.tcpEdit.kind, /^Kind: TCP/);
+      assert.deepEqual(
+        [report.tcpEdit.host, report.tcpEdit.port, report.tcpEdit.radios],
+        ["127.0.0.1", String(listener.port), 0],
+      );
       assert.match(
         report.dnsPage.watches,
         /^DNS\s+dns:\/\/127\.0\.0\.1:\d+\/example\.test\?type=A$/,

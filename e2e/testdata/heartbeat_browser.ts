@@ -8,6 +8,7 @@
 import { chromium, type Locator, type Page } from "playwright-core";
 import { CHROMIUM_ARGS } from "./chromium.ts";
 import { ask, type AxeFinding, axeScan, watch } from "./dashboard_browser.ts";
+import { signInAlertingTo } from "./alerting_setup.ts";
 
 export interface HeartbeatArgs {
   chromium: string;
@@ -105,23 +106,8 @@ async function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
     };
     const scan = async (name: string) => report.axe.push(...await axeScan(page, name));
 
-    await page.goto(`${args.baseUrl}/`);
-    await page.getByLabel("API key").fill(args.apiKey);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await main.getByRole("heading", { name: "Overview" }).waitFor();
-
     // Where alerts go: a webhook, named by the alert policy.
-    await nav.getByRole("link", { name: "Notification targets" }).click();
-    const newTarget = main.getByRole("form", { name: "Add a target" });
-    await newTarget.getByLabel("Name").fill("ops-hook");
-    await newTarget.getByLabel("URL", { exact: true }).fill(args.hookUrl);
-    await newTarget.getByRole("button", { name: "Add target" }).click();
-    await main.getByRole("heading", { name: "Targets (2)" }).waitFor();
-    await nav.getByRole("link", { name: "Alert policy" }).click();
-    const policyForm = main.getByRole("form", { name: "Change the policy" });
-    await policyForm.getByRole("checkbox", { name: "ops-hook" }).check();
-    await policyForm.getByRole("button", { name: "Save policy" }).click();
-    await policyForm.getByText("Saved.").waitFor();
+    await signInAlertingTo(page, args);
     log("target and policy set");
 
     // A project, then a heartbeat: a period under 10 s first, which the API refuses.

@@ -8,6 +8,7 @@
 import { chromium, type Page } from "playwright-core";
 import { CHROMIUM_ARGS } from "./chromium.ts";
 import { ask, type AxeFinding, axeScan, watch } from "./dashboard_browser.ts";
+import { signInAlertingTo } from "./alerting_setup.ts";
 
 export interface KindsArgs {
   chromium: string;
@@ -27,6 +28,8 @@ export interface KindsReport {
   tcpFields: string[];
   dnsFields: string[];
   tcpPage: { watches: string; facts: string; headers: string[]; ran: string; assertions: string };
+  /** The TCP probe's edit form: its kind shown without a choice, its host and port filled in. */
+  tcpEdit: { kind: string; host: string; port: string; radios: number };
   dnsPage: { watches: string; ran: string; assertions: string };
   overview: { name: string; state: string; tag: string }[];
   /** The TCP probe's latest result once the listener is gone. */
@@ -56,6 +59,7 @@ async function run(args: KindsArgs): Promise<KindsReport> {
       tcpFields: [],
       dnsFields: [],
       tcpPage: { watches: "", facts: "", headers: [], ran: "", assertions: "" },
+      tcpEdit: { kind: "", host: "", port: "", radios: 0 },
       dnsPage: { watches: "", ran: "", assertions: "" },
       overview: [],
       tcpDown: { state: "", error: "" },
@@ -75,24 +79,8 @@ async function run(args: KindsArgs): Promise<KindsReport> {
     };
     const scan = async (name: string) => report.axe.push(...await axeScan(page, name));
 
-    await page.goto(`${args.baseUrl}/`);
-    await page.getByLabel("API key").fill(args.apiKey);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await main.getByRole("heading", { name: "Overview" }).waitFor();
-
     // Where alerts go: a webhook, named by the policy, which says down after one failed run.
-    await nav.getByRole("link", { name: "Notification targets" }).click();
-    const newTarget = main.getByRole("form", { name: "Add a target" });
-    await newTarget.getByLabel("Name").fill("ops-hook");
-    await newTarget.getByLabel("URL", { exact: true }).fill(args.hookUrl);
-    await newTarget.getByRole("button", { name: "Add target" }).click();
-    await main.getByRole("heading", { name: "Targets (2)" }).waitFor();
-    await nav.getByRole("link", { name: "Alert policy" }).click();
-    const policyForm = main.getByRole("form", { name: "Change the policy" });
-    await policyForm.getByRole("checkbox", { name: "ops-hook" }).check();
-    await policyForm.getByLabel("Failures before down").fill("1");
-    await policyForm.getByRole("button", { name: "Save policy" }).click();
-    await policyForm.getByText("Saved.").waitFor();
+    await signInAlertingTo(page, { ...args, failuresBeforeDown: 1 });
 
     // A project, then a TCP probe: its port forgotten first, which the API refuses.
     await nav.getByRole("link", { name: "Overview" }).click();
@@ -139,6 +127,16 @@ async function run(args: KindsArgs): Promise<KindsReport> {
     report.tcpPage.headers = await main.locator("section", { hasText: "Recent results" })
       .locator("th").allInnerTexts();
     const cachePage = page.url();
+    await main.getByRole("link", { name: "Edit probe" }).click();
+    await main.getByRole("heading", { name: "Edit probe" }).waitFor();
+    report.tcpEdit = {
+      kind: await main.locator(".kind-fixed").innerText(),
+      host: await main.getByLabel("Host").inputValue(),
+      port: await main.getByLabel("Port", { exact: true }).inputValue(),
+      radios: await main.getByRole("radio").count(),
+    };
+    await main.getByRole("link", { name: "Cancel" }).click();
+    await main.getByRole("heading", { name: "Cache" }).waitFor();
 
     // A DNS probe at the local responder: one of the A records must be 192.0.2.1.
     await main.getByRole("link", { name: args.project }).first().click();
