@@ -102,6 +102,49 @@ apiSuite("CLI: alerting commands", (test) => {
     );
   });
 
+  test("alerts set --escalation: steps as MINUTES=TARGETS;…, none, inherit", async (t) => {
+    const project = uniqueName();
+    expect(await cli(t, ["projects", "create", project]), 0);
+    const set = expect(
+      await cli(t, [
+        "--json",
+        "alerts",
+        "set",
+        "--project",
+        project,
+        "--escalation",
+        "10=log;30=log",
+      ]),
+      0,
+    ).json();
+    assert.deepEqual(set.data.overrides.escalation, [
+      { after_minutes: 10, targets: ["log"] },
+      { after_minutes: 30, targets: ["log"] },
+    ]);
+    const shown = expect(await cli(t, ["alerts", "get", "--project", project]), 0).stdout;
+    assert.match(shown, /^escalation\s+10=log;30=log\s+10=log;30=log$/m);
+    const none = expect(
+      await cli(t, ["--json", "alerts", "set", "--project", project, "--escalation", "none"]),
+      0,
+    ).json();
+    assert.deepEqual(none.data.overrides.escalation, []);
+    const back = expect(
+      await cli(t, ["--json", "alerts", "set", "--project", project, "--escalation", "inherit"]),
+      0,
+    ).json();
+    assert.equal(back.data.overrides.escalation, null);
+    const late = expect(
+      await cli(t, ["alerts", "set", "--project", project, "--escalation", "30=log;10=log"]),
+      EXIT.invalid,
+    );
+    assert.match(late.stderr, /^ {2}escalation\.1\.after_minutes: /m);
+    const garbled = expect(
+      await cli(t, ["alerts", "set", "--project", project, "--escalation", "10"]),
+      EXIT.usage,
+    );
+    assert.deepEqual(garbled.calls, [], "refused before any call");
+  });
+
   test("alerts get and set --project: overrides, inherit sends null", async (t) => {
     const project = uniqueName();
     expect(await cli(t, ["projects", "create", project]), 0);

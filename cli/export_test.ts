@@ -69,6 +69,7 @@ async function configure(
     failure_threshold: 2,
     reminder_minutes: 60,
     notify_degraded: true,
+    escalation: [{ after_minutes: 15, targets: ["oncall"] }],
   });
 
   // Remote locations: by name and label, never their tokens.
@@ -117,6 +118,10 @@ async function configure(
     targets: ["oncall", "signed.hook"],
     failure_threshold: 1,
     notify_recovered: false,
+    escalation: [{ after_minutes: 5, targets: ["team-slack"] }, {
+      after_minutes: 30,
+      targets: ["oncall", "log"],
+    }],
   });
   await client.alerts.updateProject({ project: "blog", enabled: false });
 
@@ -255,6 +260,10 @@ for (const backend of backends()) {
           targets: ["oncall", "signed.hook"],
           failure_threshold: 1,
           notify_recovered: false,
+          escalation: [{ after_minutes: 5, targets: ["team-slack"] }, {
+            after_minutes: 30,
+            targets: ["oncall", "log"],
+          }],
         });
         assert.deepEqual(shop.maintenance[0], {
           starts_at: "2024-03-01T08:00:00.000Z",

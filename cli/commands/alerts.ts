@@ -22,12 +22,26 @@ const FIELDS = [
   "notify_degraded",
   "notify_recovered",
   "location_quorum",
+  "escalation",
 ] as const satisfies readonly (keyof AlertPolicy)[];
 
-const shown = (value: unknown) => Array.isArray(value) ? value.join(", ") : value;
+type Steps = AlertPolicy["escalation"];
+
+/** Escalation steps as `--escalation` takes them: `10=pager;30=cto,ops`, or `none`. */
+const stepsShown = (steps: Steps) =>
+  steps.length === 0
+    ? "none"
+    : steps.map((s) => `${s.after_minutes}=${s.targets.join(",")}`).join(";");
+
+const shown = (field: (typeof FIELDS)[number], value: unknown) =>
+  field === "escalation" && value !== null
+    ? stepsShown(value as Steps)
+    : Array.isArray(value)
+    ? value.join(", ")
+    : value;
 
 const showPolicy = (p: AlertPolicy) =>
-  record(Object.fromEntries(FIELDS.map((f) => [f, shown(p[f])])));
+  record(Object.fromEntries(FIELDS.map((f) => [f, shown(f, p[f])])));
 
 const showProject = (p: ProjectAlerts) =>
   `Alerts of project ${p.project} (${INHERIT}: the global policy's value applies):\n` +
@@ -35,8 +49,8 @@ const showProject = (p: ProjectAlerts) =>
     ["FIELD", "OVERRIDE", "EFFECTIVE"],
     FIELDS.map((f) => [
       f,
-      p.overrides[f] === null ? INHERIT : shown(p.overrides[f]),
-      shown(p.effective[f]),
+      p.overrides[f] === null ? INHERIT : shown(f, p.overrides[f]),
+      shown(f, p.effective[f]),
     ]),
   );
 
@@ -63,12 +77,30 @@ const FLAG_OF = {
   notify_degraded: "notifyDegraded",
   notify_recovered: "notifyRecovered",
   location_quorum: "locationQuorum",
+  escalation: "escalation",
 } as const;
 
 /** A quorum: a number of locations, or `majority`. */
 function quorum(value: string): number | "majority" {
   if (value === "majority") return value;
   return integer(value);
+}
+
+/**
+ * Escalation steps: `MINUTES=TARGET,TARGET` joined by `;` (`10=pager;30=cto,ops`), or `none` for
+ * no steps. The service checks the bounds and the targets.
+ */
+function steps(value: string): Steps {
+  if (value === "none") return [];
+  return value.split(";").map((part) => {
+    const [minutes, targets, ...rest] = part.split("=");
+    if (targets === undefined || rest.length > 0) {
+      throw new InvalidArgumentError(
+        `"${part}" is not MINUTES=TARGET[,TARGET…] (steps joined by ";", or none).`,
+      );
+    }
+    return { after_minutes: integer(minutes.trim()), targets: list(targets) };
+  });
 }
 
 type SetOptions =
@@ -135,6 +167,12 @@ export function alertsCommand(context: () => CliContext): Command {
       "--location-quorum <n|majority>",
       "how many of a probe's locations must be down for it to be down: 1 to 16, or majority",
       orInherit(quorum),
+    )
+    .option(
+      "--escalation <steps|none>",
+      "who else is told while an incident stays open and unacknowledged: MINUTES=TARGETS steps " +
+        'joined by ";" (10=pager;30=cto,ops-slack), at most 5, minutes increasing; none for no steps',
+      orInherit(steps),
     )
     .addHelpText(
       "after",
