@@ -12,6 +12,7 @@ import { href } from "./routes.js";
 import { ErrorNote, Loading } from "./parts.js";
 import { FieldError, FormError, useForm } from "./forms.js";
 import { CheckField, ProjectSettingsHead, TextField, useFormValues } from "./settings_parts.js";
+import { STEPS_HINT, stepsOf, stepsText, stepsWords } from "./escalation.js";
 
 /** @import { Answer, Body } from "./api_types.d.ts" */
 /**
@@ -70,6 +71,7 @@ const FIELDS = [
   "notify_degraded",
   "notify_recovered",
   "location_quorum",
+  "escalation",
 ];
 
 /** The quorum field's label and hint. */
@@ -89,6 +91,7 @@ const FIELD_NAMES = {
   notify_degraded: "notifying degradations",
   notify_recovered: "notifying recoveries",
   location_quorum: "the location quorum",
+  escalation: "the escalation",
 };
 
 const onOff = (/** @type {boolean} */ value) => (value ? "on" : "off");
@@ -136,6 +139,7 @@ function PolicyFacts({ policy, label }) {
     <div><dt>On recovery</dt><dd>${policy.notify_recovered ? "notified" : "not notified"}</dd></div>
     <div><dt>On degraded</dt><dd>${policy.notify_degraded ? "notified" : "not notified"}</dd></div>
     <div><dt>${QUORUM[0]}</dt><dd>${policy.location_quorum}</dd></div>
+    <div><dt>Escalation</dt><dd>${stepsWords(policy.escalation)}</dd></div>
   </dl>`;
 }
 
@@ -191,6 +195,7 @@ function PolicyForm({ policy, targets, onSaved }) {
     success_threshold: String(policy.success_threshold),
     reminder_minutes: String(policy.reminder_minutes),
     location_quorum: String(policy.location_quorum),
+    escalation: stepsText(policy.escalation),
   });
   const onSubmit = (/** @type {Event} */ event) => {
     event.preventDefault();
@@ -205,6 +210,7 @@ function PolicyForm({ policy, targets, onSaved }) {
         notify_degraded: values.notify_degraded,
         notify_recovered: values.notify_recovered,
         location_quorum: quorumOf(values.location_quorum),
+        escalation: stepsOf(values.escalation),
       };
       await patch("/settings/alerts", body);
       setSaved(true);
@@ -231,6 +237,9 @@ function PolicyForm({ policy, targets, onSaved }) {
         value=${values.location_quorum} onInput=${set("location_quorum")}
         error=${form.errors.location_quorum} hint=${QUORUM[1]} />
     </div>
+    <${TextField} idPrefix="policy" name="escalation" label="Escalation steps"
+      value=${values.escalation} onInput=${set("escalation")} error=${form.errors.escalation}
+      hint=${STEPS_HINT} />
     ${
     SWITCHES.slice(1).map(([name, label, hint]) =>
       view`<${CheckField} key=${name} name=${name} label=${label} checked=${values[name]}
@@ -300,6 +309,7 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
     success_threshold: own.success_threshold === null ? "" : String(own.success_threshold),
     reminder_minutes: own.reminder_minutes === null ? "" : String(own.reminder_minutes),
     location_quorum: own.location_quorum === null ? "" : String(own.location_quorum),
+    escalation: own.escalation === null ? "" : stepsText(own.escalation),
     enabled: own.enabled === null ? "global" : onOff(own.enabled),
     notify_degraded: own.notify_degraded === null ? "global" : onOff(own.notify_degraded),
     notify_recovered: own.notify_recovered === null ? "global" : onOff(own.notify_recovered),
@@ -326,6 +336,7 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
         location_quorum: values.location_quorum.trim() === ""
           ? null
           : quorumOf(values.location_quorum),
+        escalation: values.escalation.trim() === "" ? null : stepsOf(values.escalation),
       };
       await patch(`/projects/${seg(project)}/alerts`, body);
       setSaved(true);
@@ -378,6 +389,9 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
         error=${form.errors.location_quorum}
         hint=${`${QUORUM[1]} Empty: the global ${global.location_quorum}.`} />
     </div>
+    <${TextField} idPrefix="overrides" name="escalation" label="Escalation steps"
+      value=${values.escalation} onInput=${set("escalation")} error=${form.errors.escalation}
+      hint=${`${STEPS_HINT} Empty: the global ${stepsText(global.escalation)}.`} />
     <div class="actions">
       <button type="submit" class="primary" disabled=${form.busy}>Save overrides</button>
       <span role="status">${saved ? "Saved." : ""}</span>
