@@ -20,6 +20,7 @@
  */
 import { parseArgs } from "node:util";
 import { restCall, type ServerProcess } from "../server/testing/process.ts";
+import { webhookReceiver } from "../server/testing/receivers.ts";
 import { watchCpu } from "./cpu_shares.ts";
 import {
   databaseChoice,
@@ -65,24 +66,22 @@ interface Arrival {
   at: number;
 }
 
-/** A webhook receiver that records each call's id, type, probe and arrival time. */
+/** The tests' webhook receiver; what arrived, read as events. */
 function receiver() {
-  const arrivals: Arrival[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    const at = Date.now();
-    const event = await req.json();
-    arrivals.push({
-      id: req.headers.get("webhook-id") ?? "",
-      type: event.type,
-      probeId: event.data?.probe_id ?? "",
-      at,
-    });
-    return new Response(null, { status: 204 });
-  });
+  const hook = webhookReceiver([204]);
   return {
-    url: `http://127.0.0.1:${server.addr.port}/hook`,
-    arrivals,
-    close: () => server.shutdown(),
+    url: hook.url,
+    arrivals: (): Arrival[] =>
+      hook.received.map((call) => {
+        const event = JSON.parse(call.body);
+        return {
+          id: call.headers.get("webhook-id") ?? "",
+          type: event.type,
+          probeId: event.data?.probe_id ?? "",
+          at: call.at,
+        };
+      }),
+    close: () => hook.close(),
   };
 }
 
@@ -179,7 +178,7 @@ try {
     deadlines.set(made.probe_id, Date.parse(read.body.data.next_deadline));
     missing.push(made);
   }
-  const downs = () => hook.arrivals.filter((a) => a.type === "probe.down");
+  const downs = () => hook.arrivals().filter((a) => a.type === "probe.down");
   await waitFor(
     "the down notifications",
     () => downs().length >= MISSING,
@@ -205,13 +204,13 @@ try {
     if (patched.status !== 200) throw new Error(`PATCH job-${i}: ${patched.status}`);
     await ping(on(server, made.ping_url));
   }
-  const ups = () => hook.arrivals.filter((a) => a.type === "probe.recovered");
+  const ups = () => hook.arrivals().filter((a) => a.type === "probe.recovered");
   await waitFor("the recoveries", () => ups().length >= MISSING, 60_000);
   await sleep(3_000); // a second notification of any transition would have come by now
 
   const byProbe = (type: string) => {
     const counts = new Map<string, number>();
-    for (const a of hook.arrivals.filter((x) => x.type === type)) {
+    for (const a of hook.arrivals().filter((x) => x.type === type)) {
       counts.set(a.probeId, (counts.get(a.probeId) ?? 0) + 1);
     }
     return counts;
@@ -227,10 +226,11 @@ try {
         `never ${none}; for a quiet heartbeat ${strangers}`,
     );
   }
-  const ids = new Set(hook.arrivals.map((a) => a.id));
+  const arrivals = hook.arrivals();
+  const ids = new Set(arrivals.map((a) => a.id));
   console.log(
-    `notifications received: ${hook.arrivals.length}, distinct webhook-ids ${ids.size}` +
-      (hook.arrivals.length === 2 * MISSING && ids.size === 2 * MISSING
+    `notifications received: ${arrivals.length}, distinct webhook-ids ${ids.size}` +
+      (arrivals.length === 2 * MISSING && ids.size === 2 * MISSING
         ? ": exactly one per transition"
         : ": NOT one per transition"),
   );
