@@ -5,7 +5,8 @@
  * rows with `FOR UPDATE SKIP LOCKED` and a lease; a deliverer that dies between claim and send
  * leaves the lease to run out, and another sends the same notification, with the same id, later.
  * Delivery is therefore at least once; nothing written here is ever dropped: a notification ends
- * `delivered`, or `failed` after {@link MAX_ATTEMPTS} attempts spread over hours.
+ * `delivered`, or `failed` after {@link MAX_ATTEMPTS} attempts spread over hours, or at once when
+ * the receiver refused the request itself (its provider's verdict: `server/notify/provider.ts`).
  *
  * @module
  */
