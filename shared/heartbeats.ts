@@ -58,15 +58,20 @@ const timing = {
 };
 
 /** `POST /projects/{project}/heartbeats`. */
-export const heartbeatCreateInput = z.strictObject({
-  project: nameInPath,
-  name: projectName.describe("Unique in its project; the heartbeat's path segment."),
+/** The timing fields a create or a PATCH may give, each optional. */
+const timingInput = {
   period_seconds: timing.period_seconds.optional(),
   schedule: timing.schedule.optional(),
   timezone: timing.timezone.optional(),
   grace_seconds: timing.grace_seconds.optional(),
   max_duration_seconds: timing.max_duration_seconds.optional(),
   min_duration_seconds: timing.min_duration_seconds.optional(),
+};
+
+export const heartbeatCreateInput = z.strictObject({
+  project: nameInPath,
+  name: projectName.describe("Unique in its project; the heartbeat's path segment."),
+  ...timingInput,
 });
 export type HeartbeatCreateInput = z.infer<typeof heartbeatCreateInput>;
 
@@ -80,12 +85,7 @@ export type HeartbeatRef = z.infer<typeof heartbeatRef>;
 export const heartbeatPatchInput = z.strictObject({
   project: nameInPath,
   name: nameInPath,
-  period_seconds: timing.period_seconds.optional(),
-  schedule: timing.schedule.optional(),
-  timezone: timing.timezone.optional(),
-  grace_seconds: timing.grace_seconds.optional(),
-  max_duration_seconds: timing.max_duration_seconds.optional(),
-  min_duration_seconds: timing.min_duration_seconds.optional(),
+  ...timingInput,
 });
 export type HeartbeatPatchInput = z.infer<typeof heartbeatPatchInput>;
 

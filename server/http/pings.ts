@@ -20,6 +20,7 @@ import { apiError } from "../errors.ts";
 import { restError } from "./answers.ts";
 import { createRateLimiter } from "./rate_limit.ts";
 import type { PingBatcher } from "../heartbeats/batcher.ts";
+import { type Read, readBodyBytes } from "../payload/body.ts";
 
 /** A ping endpoint: answers the requests under `PING_PREFIX`, null for the others. */
 export type PingEndpoint = (
@@ -43,37 +44,19 @@ function kindOf(suffix: string | undefined): { kind: PingKind; exitCode: number 
   return null;
 }
 
-/** The body's first bytes as text (invalid UTF-8 replaced, NULs dropped), and its size. */
-async function readBody(
-  request: Request,
-): Promise<{ body: string | null; bytes: number } | "too_large" | "incomplete"> {
-  if (request.method !== "POST" || !request.body) return { body: null, bytes: 0 };
-  if (Number(request.headers.get("content-length") ?? "0") > HEARTBEAT_PING_BODY_MAX) {
-    return "too_large";
-  }
-  const kept = new Uint8Array(HEARTBEAT_PING_BODY_KEPT);
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
-    try {
-      chunk = await reader.read();
-    } catch {
-      return "incomplete";
-    }
-    if (chunk.done) break;
-    const value = chunk.value;
-    if (size < kept.length) kept.set(value.subarray(0, kept.length - size), size);
-    size += value.byteLength;
-    if (size > HEARTBEAT_PING_BODY_MAX) {
-      await reader.cancel().catch(() => {});
-      return "too_large";
-    }
-  }
-  if (size === 0) return { body: null, bytes: 0 };
-  const text = new TextDecoder().decode(kept.subarray(0, Math.min(size, kept.length)))
+/**
+ * The body's first `HEARTBEAT_PING_BODY_KEPT` bytes as text (invalid UTF-8 replaced, NULs
+ * dropped), and its size.
+ */
+async function readBody(request: Request): Promise<Read<{ body: string | null; bytes: number }>> {
+  if (request.method !== "POST") return { ok: true, value: { body: null, bytes: 0 } };
+  const read = await readBodyBytes(request, HEARTBEAT_PING_BODY_MAX);
+  if (!read.ok) return read;
+  const bytes = read.value.byteLength;
+  if (bytes === 0) return { ok: true, value: { body: null, bytes } };
+  const body = new TextDecoder().decode(read.value.subarray(0, HEARTBEAT_PING_BODY_KEPT))
     .replaceAll("\0", "");
-  return { body: text, bytes: size };
+  return { ok: true, value: { body, bytes } };
 }
 
 const OK = "OK\n";
@@ -103,18 +86,15 @@ export function createPingEndpoint(
       });
     }
     const read = await readBody(request);
-    if (read === "too_large") return restError(apiError("payload_too_large"));
-    if (read === "incomplete") {
-      return restError(apiError("bad_request", "The body was not complete"));
-    }
+    if (!read.ok) return restError(read.error);
     const found = await batcher.submit({
       token,
       at: now(),
       ...kind,
       method: request.method,
       address,
-      body: read.body,
-      bodyBytes: read.bytes,
+      body: read.value.body,
+      bodyBytes: read.value.bytes,
     });
     if (found === null) {
       return restError({ ...apiError("rate_limited"), retryAfterSeconds: 1 });

@@ -29,14 +29,14 @@ const refuse = (error: ApiError) => ({ ok: false, error }) as const;
 const tooLarge = () => refuse(apiError("payload_too_large"));
 const malformed = (message: string) => refuse(apiError("malformed_json", message));
 
-/** Reads a body as UTF-8 text, refusing it (413) as soon as it is known to pass the limit. */
-export async function readBodyText(
+/** Reads a body's bytes, refusing it (413) as soon as it is known to pass the limit. */
+export async function readBodyBytes(
   request: Request,
   limit = MAX_BODY_BYTES,
-): Promise<Read<string>> {
+): Promise<Read<Uint8Array>> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > limit) return tooLarge();
-  if (!request.body) return { ok: true, value: "" };
+  if (!request.body) return { ok: true, value: new Uint8Array() };
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();
@@ -58,9 +58,19 @@ export async function readBodyText(
     }
     chunks.push(value);
   }
-  const bytes = chunks.length === 1 ? chunks[0] : concat(chunks, size);
+  return { ok: true, value: chunks.length === 1 ? chunks[0] : concat(chunks, size) };
+}
+
+/** Reads a body as UTF-8 text, refusing it (413) as soon as it is known to pass the limit. */
+export async function readBodyText(
+  request: Request,
+  limit = MAX_BODY_BYTES,
+): Promise<Read<string>> {
+  const read = await readBodyBytes(request, limit);
+  if (!read.ok) return read;
+  if (read.value.byteLength === 0) return { ok: true, value: "" };
   try {
-    return { ok: true, value: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+    return { ok: true, value: new TextDecoder("utf-8", { fatal: true }).decode(read.value) };
   } catch {
     return malformed(BODY_NOT_UTF8);
   }
