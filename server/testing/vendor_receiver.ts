@@ -26,7 +26,10 @@ export interface VendorCall {
 
 export function vendorReceiver(script: VendorReply[]) {
   const received: VendorCall[] = [];
+  /** When each request arrived (ms since the epoch), in order. */
+  const arrivedAt: number[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    arrivedAt.push(Date.now());
     const url = new URL(req.url);
     received.push({
       method: req.method,
@@ -49,6 +52,7 @@ export function vendorReceiver(script: VendorReply[]) {
     /** The receiver's origin, `http://127.0.0.1:<port>`. */
     url: `http://127.0.0.1:${server.addr.port}`,
     received,
+    arrivedAt,
     /** The last request's body as JSON. */
     lastJson: () => JSON.parse(received[received.length - 1].body),
     close: () => server.shutdown(),
