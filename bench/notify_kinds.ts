@@ -2,7 +2,7 @@
  * `deno run --config deno.dev.json -A bench/notify_kinds.ts [--flips 20] [--sends 200]
  * [--postgres]`: the time from a failing (then passing) run to its
  * notification's arrival, per kind of the on-call, chat and push targets, against loopback
- * receivers shaped like their vendors (issue 35's figure: p99 under 1 s per kind).
+ * receivers shaped like their vendors (the goal: p99 under 1 s per kind).
  *
  * The service in this process (`createApp`, its deliverer started as `main.ts` starts it) on the
  * embedded database, or on PostgreSQL with `--postgres` (TEST_DATABASE_URL, default
