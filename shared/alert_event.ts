@@ -11,6 +11,7 @@ export const ALERT_EVENT_TYPES = [
   "probe.degraded",
   "probe.reminder",
   "probe.acknowledged",
+  "probe.flapping",
   "target.test",
 ] as const;
 export const alertEventType = z.enum(ALERT_EVENT_TYPES);

@@ -14,6 +14,10 @@ export const ALERT_LIMITS = {
   threshold: { min: 1, max: 10 },
   /** 0 (no reminders) or 5 minutes to 7 days. */
   reminderMinutes: { min: 5, max: 10_080 },
+  /** 0 (flapping not watched) or 2 to 100 state changes. */
+  flapChanges: { min: 2, max: 100 },
+  /** The window state changes are counted in, and the quiet that ends flapping: 1 to 1,440. */
+  flapMinutes: { min: 1, max: 1_440 },
   /** An escalation step's delay after the incident opened: 1 minute to 7 days. */
   escalationMinutes: { min: 1, max: 10_080 },
   /** The most escalation steps one policy holds. */
@@ -29,6 +33,8 @@ export const ALERT_DEFAULTS = {
   notify_degraded: false,
   notify_recovered: true,
   location_quorum: "majority",
+  flap_changes: 0,
+  flap_minutes: 30,
   escalation: [] as { after_minutes: number; targets: string[] }[],
 } as const;
 
@@ -129,6 +135,27 @@ export const escalation = z.array(escalationStep)
 /** A policy's escalation steps as answered. */
 const escalationOut = z.array(z.object({ after_minutes: z.int(), targets: z.array(z.string()) }));
 
+/** 0 (off), or 2 to 100: more state changes than this within `flap_minutes` is flapping. */
+export const flapChanges = z.int()
+  .min(0, { abort: true })
+  .max(ALERT_LIMITS.flapChanges.max, { abort: true })
+  .refine(
+    (n) => n === 0 || n >= ALERT_LIMITS.flapChanges.min,
+    `must be 0 (off) or from ${ALERT_LIMITS.flapChanges.min} to ${ALERT_LIMITS.flapChanges.max}`,
+  )
+  .describe(
+    "A probe changing state more than this many times within flap_minutes is flapping: one " +
+      "probe.flapping, then quiet until it is stable for flap_minutes. 0 (the default): off.",
+  );
+
+/** The window state changes are counted in, and how long a flapping probe must stay stable. */
+export const flapMinutes = z.int().min(ALERT_LIMITS.flapMinutes.min).max(
+  ALERT_LIMITS.flapMinutes.max,
+).describe(
+  "Minutes state changes are counted in for flap_changes, and that a flapping probe must keep " +
+    `one state to be stable: ${ALERT_LIMITS.flapMinutes.min} to ${ALERT_LIMITS.flapMinutes.max}.`,
+);
+
 const policyFields = {
   enabled: z.boolean(),
   targets: alertTargets,
@@ -139,6 +166,8 @@ const policyFields = {
   notify_recovered: z.boolean(),
   location_quorum: locationQuorum,
   escalation,
+  flap_changes: flapChanges,
+  flap_minutes: flapMinutes,
 };
 
 export const ALERT_POLICY_FIELDS = Object.keys(policyFields) as (keyof typeof policyFields)[];
@@ -155,6 +184,8 @@ export const alertPolicy = z.object({
   notify_recovered: z.boolean(),
   location_quorum: locationQuorum,
   escalation: escalationOut,
+  flap_changes: z.int(),
+  flap_minutes: z.int(),
 });
 export type AlertPolicy = z.infer<typeof alertPolicy>;
 
@@ -169,6 +200,8 @@ export const alertPolicyPatchInput = z.strictObject({
   notify_recovered: policyFields.notify_recovered.optional(),
   location_quorum: policyFields.location_quorum.optional(),
   escalation: policyFields.escalation.optional(),
+  flap_changes: policyFields.flap_changes.optional(),
+  flap_minutes: policyFields.flap_minutes.optional(),
 });
 export type AlertPolicyPatchInput = z.infer<typeof alertPolicyPatchInput>;
 
@@ -183,6 +216,8 @@ export const alertOverrides = z.object({
   notify_recovered: z.boolean().nullable(),
   location_quorum: locationQuorum.nullable(),
   escalation: escalationOut.nullable(),
+  flap_changes: z.int().nullable(),
+  flap_minutes: z.int().nullable(),
 });
 export type AlertOverrides = z.infer<typeof alertOverrides>;
 
@@ -208,6 +243,8 @@ export const projectAlertsPatchInput = z.strictObject({
   notify_recovered: policyFields.notify_recovered.nullable().optional(),
   location_quorum: policyFields.location_quorum.nullable().optional(),
   escalation: policyFields.escalation.nullable().optional(),
+  flap_changes: policyFields.flap_changes.nullable().optional(),
+  flap_minutes: policyFields.flap_minutes.nullable().optional(),
 });
 export type ProjectAlertsPatchInput = z.infer<typeof projectAlertsPatchInput>;
 

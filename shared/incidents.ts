@@ -39,6 +39,11 @@ export const incident = z.object({
   acknowledged_at: z.string().nullable(),
   /** The probe's locations failing, fine and unknown (stale), as the incident last saw them. */
   locations: locationStates.nullable(),
+  /** Present while a dependency's being down holds its notifications back (or held them). */
+  suppressed: z.string().optional().describe(
+    'Only when a probe it depends on was down as it opened: "suppressed: <dependency> is down"; ' +
+      "its notifications wait for that dependency to recover (docs/alerts.md).",
+  ),
 });
 export type Incident = z.infer<typeof incident>;
 

@@ -18,6 +18,8 @@ export const overviewProbe = z.object({
   method: z.string(),
   state: probeState,
   state_since: z.string().nullable(),
+  /** Present (true) while the probe is flapping (docs/alerts.md); absent otherwise. */
+  flapping: z.literal(true).optional(),
   last_outcome: outcome.nullable(),
   last_run_at: z.string().nullable(),
   /**

@@ -257,6 +257,15 @@ const locationsField = locationList.nullable().optional().describe(
     "project's default_locations. Unknown names are refused. Never changes probe_id.",
 );
 
+/** The most probes one probe depends on. */
+export const MAX_DEPENDS_ON = 20;
+
+const dependsOnField = z.array(z.string().min(1).max(200)).max(MAX_DEPENDS_ON).optional().describe(
+  "The probe_ids of probes of the same project this one depends on (at most " +
+    `${MAX_DEPENDS_ON}); while one is down, this probe's incident opens untold and is told ` +
+    "when that one recovers. [] for none. A cycle is refused.",
+);
+
 const probeFields = {
   url: probeUrl,
   method: probeMethod.optional(),
@@ -268,6 +277,7 @@ const probeFields = {
   interval_seconds: intervalField,
   timeout_ms: timeoutField,
   locations: locationsField,
+  depends_on: dependsOnField,
 };
 
 /** Create under `/projects/{project}/probes`: the project comes from the path. */
@@ -294,6 +304,7 @@ export const probePatchInput = z.strictObject({
   interval_seconds: intervalField,
   timeout_ms: timeoutField,
   locations: locationsField,
+  depends_on: dependsOnField,
 }).superRefine(refineDefinition);
 export type ProbePatchInput = z.infer<typeof probePatchInput>;
 
@@ -359,6 +370,14 @@ export const probe = z.object({
   state: probeState,
   /** When it entered that state; null before its first counted run. */
   state_since: z.string().nullable(),
+  /** Present (true) while it is flapping (docs/alerts.md); absent otherwise. */
+  flapping: z.literal(true).optional().describe(
+    "true while the probe is flapping: its notifications wait until it is stable; absent otherwise.",
+  ),
+  /** The probes it depends on; absent when none (reads of other probes stay as they were). */
+  depends_on: z.array(z.string()).optional().describe(
+    "The probe_ids this probe depends on; absent when it depends on none.",
+  ),
 });
 export type Probe = z.infer<typeof probe>;
 

@@ -89,6 +89,8 @@ export const statusPageProbe = z.object({
   url: z.string().nullable(),
   state: probeState,
   state_since: z.string().nullable(),
+  /** Present (true) while the probe is flapping: shown as unstable. Absent otherwise. */
+  flapping: z.literal(true).optional(),
   /**
    * Each location's state, by name, as the probe's state was last decided from them; empty
    * unless the page's settings show locations (`show_locations`).

@@ -24,6 +24,7 @@ import { errorFields, type Logger } from "../log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
 import { remindDue } from "./incidents.ts";
 import { escalateDue } from "./escalation.ts";
+import { settleFlapping } from "./flapping.ts";
 import { type Claimed, claimNotifications, deferTarget, finishAttempt } from "../outbox/outbox.ts";
 
 /** Sends one message to one target; never throws. */
@@ -169,13 +170,15 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     timer = setTimeout(tick, ms);
   }
 
-  /** The poll: reminders due into the outbox, then a claim (paused targets come back here). */
+  /** The poll: reminders, escalation steps and settled flapping into the outbox, then a claim. */
   function tick() {
     if (poll || stopped) return;
     poll = remindDue(db, now())
       .catch((error) => log.error("sending reminders failed", errorFields(error)))
       .then(() => escalateDue(db, now()))
       .catch((error) => log.error("sending escalation steps failed", errorFields(error)))
+      .then(() => settleFlapping(db, now()))
+      .catch((error) => log.error("settling flapping probes failed", errorFields(error)))
       .then(() => claim())
       .finally(() => {
         poll = null;
@@ -188,6 +191,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     async deliverOnce() {
       await remindDue(db, now());
       await escalateDue(db, now());
+      await settleFlapping(db, now());
       const started = await fill();
       await Promise.all(started);
       return started.length;

@@ -13,7 +13,6 @@
 import {
   type AlertEvent,
   type AlertEventType,
-  type AlertPolicyField,
   type FailedCheck,
   type LocationStates,
   maskUrl,
@@ -26,6 +25,7 @@ import type { ProbeState } from "../db/schema.ts";
 import { enqueue, type Outgoing } from "../outbox/outbox.ts";
 import type { StateChange } from "./states.ts";
 import { scheduleEscalation, toldTargets } from "./escalation.ts";
+import { releaseDependents, suppressOpened } from "./dependencies.ts";
 import { failureWords } from "../ui/failure_words.js";
 import { kindOf } from "../ui/kinds.js";
 
@@ -64,6 +64,8 @@ export interface IncidentRow {
   resolved_at: Date | string | null;
   resolution: Resolution | null;
   locations: LocationStates | null;
+  /** The dependency whose being down keeps it untold (`dependencies.ts`); null: told. */
+  suppressed_by?: number | string | null;
 }
 
 const isoOf = (value: Date | string | null) =>
@@ -178,9 +180,12 @@ export async function applyStateChanges(
     openedCount = opened.length;
     await scheduleEscalation(trx, opened.map((i) => String(i.id)));
     const byKey = new Map(opened.map((i) => [String(i.probe_key), i]));
+    const suppressed = await suppressOpened(trx, opened.map((i) => String(i.id)));
     for (const c of opening) {
       const incident = byKey.get(c.key);
-      if (!incident || !c.policy.enabled) continue;
+      if (!incident || !c.policy.enabled || c.quiet || suppressed.has(String(incident.id))) {
+        continue;
+      }
       outgoing.push({
         event: eventOf("probe.down", now, {
           ...named(c),
@@ -204,7 +209,9 @@ export async function applyStateChanges(
     const byKey = new Map(closed.map((i) => [String(i.probe_key), i]));
     for (const c of recovering) {
       const incident = byKey.get(c.key) ?? null;
-      if (!c.policy.enabled || !c.policy.notifyRecovered) continue;
+      // Quiet while flapping; and an incident its dependency kept untold recovers untold.
+      if (!c.policy.enabled || !c.policy.notifyRecovered || c.quiet) continue;
+      if (incident?.suppressed_by != null) continue;
       outgoing.push({
         event: eventOf("probe.recovered", now, {
           ...named(c),
@@ -217,10 +224,11 @@ export async function applyStateChanges(
         incidentId: incident ? String(incident.id) : null,
       });
     }
+    outgoing.push(...await releasedOf(trx, closed.map((i) => String(i.probe_key)), now));
   }
 
   for (const c of changes) {
-    if (!c.policy.enabled || !c.policy.notifyDegraded) continue;
+    if (!c.policy.enabled || !c.policy.notifyDegraded || c.quiet) continue;
     const type: AlertEventType | null = c.from === "up" && c.to === "degraded"
       ? "probe.degraded"
       : c.from === "degraded" && c.to === "up" && c.policy.notifyRecovered
@@ -260,6 +268,27 @@ const named = (c: StateChange) => ({
   locations: c.locations ?? null,
 });
 
+/** The `probe.down` of the incidents these probes' resolved incidents kept untold, now free. */
+async function releasedOf(trx: Db, keys: readonly string[], now: Date): Promise<Outgoing[]> {
+  const released = await releaseDependents(trx, keys, now);
+  // Escalation was held back with the rest: its steps count from the incident's start, as always.
+  await scheduleEscalation(trx, released.map((i) => String(i.id)));
+  return released.filter((i) => i.enabled).map((incident) => ({
+    event: eventOf("probe.down", now, {
+      incident,
+      project: incident.project,
+      probeId: incident.probe_id,
+      label: incident.label,
+      url: incident.url,
+      state: "down",
+      cause: incident.cause,
+      run: { error: incident.last_error },
+    }),
+    targets: incident.targets,
+    incidentId: String(incident.id),
+  }));
+}
+
 async function resolve(
   trx: Db,
   probes: readonly { key: string; at: Date }[],
@@ -286,61 +315,23 @@ export async function resolveQuietly(
   resolution: Exclude<Resolution, "recovered">,
   at: Date,
 ): Promise<number> {
+  let keys: string[];
   if ("keys" in where) {
     if (where.keys.length === 0) return 0;
-    return (await resolve(trx, where.keys.map((key) => ({ key, at })), resolution)).length;
+    keys = (await resolve(trx, where.keys.map((key) => ({ key, at })), resolution))
+      .map((i) => String(i.probe_key));
+  } else {
+    const { rows } = await sql<{ probe_key: number | string }>`
+      update incidents set resolved_at = greatest(${at.toISOString()}::timestamptz, started_at),
+        resolution = ${resolution}, next_reminder_at = null
+      where project = ${where.project} and resolved_at is null
+      returning probe_key`.execute(trx);
+    keys = rows.map((r) => String(r.probe_key));
   }
-  const result = await sql`
-    update incidents set resolved_at = greatest(${at.toISOString()}::timestamptz, started_at),
-      resolution = ${resolution}, next_reminder_at = null
-    where project = ${where.project} and resolved_at is null`.execute(trx);
-  return Number(result.numAffectedRows ?? 0);
+  // A dependency no longer down (changed, deleted, disabled) keeps its dependents untold no more.
+  await enqueue(trx, await releasedOf(trx, keys, at));
+  return keys.length;
 }
-
-/** An open incident as the loops that tell of it later read it: its row and its probe's URL. */
-export type DueIncident = IncidentRow & { url: string | null };
-
-/**
- * Claims the open, unacknowledged incidents whose `column` time has come (oldest first, at most
- * `limit`), with `SKIP LOCKED`: instances running this side by side claim each once. Each comes
- * with its probe's URL and the `fields` of its project's effective policy.
- */
-export async function claimDueIncidents<P>(
-  trx: Db,
-  column: "next_reminder_at" | "next_escalation_at",
-  now: Date,
-  limit: number,
-  fields: AlertPolicyField[],
-): Promise<(DueIncident & P)[]> {
-  const { rows } = await sql<DueIncident & P>`
-    with due as (
-      select id from incidents
-      where resolved_at is null and acknowledged_at is null
-        and ${sql.ref(column)} is not null and ${sql.ref(column)} <= ${now.toISOString()}
-      order by ${sql.ref(column)}
-      limit ${limit}
-      for update skip locked
-    )
-    select i.*, ${effectivePolicy(...fields)},
-      (select p.url from probes p where p.key = i.probe_key) as url
-    from incidents i join due on due.id = i.id
-    cross join alert_settings g
-    left join project_alerts pa on pa.project = i.project`.execute(trx);
-  return rows;
-}
-
-/** The event of an open incident, as a reminder or an escalation step tells of it. */
-export const openIncidentEvent = (type: AlertEventType, at: Date, incident: DueIncident) =>
-  eventOf(type, at, {
-    incident,
-    project: incident.project,
-    probeId: incident.probe_id,
-    label: incident.label,
-    url: incident.url,
-    state: "down",
-    cause: incident.cause,
-    run: { error: incident.last_error },
-  });
 
 /**
  * Sends the reminders that are due: for each open, unacknowledged incident whose reminder time
@@ -349,11 +340,27 @@ export const openIncidentEvent = (type: AlertEventType, at: Date, incident: DueI
  */
 export function remindDue(db: Db, now: Date, limit = 100): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    const rows = await claimDueIncidents<{
-      enabled: boolean;
-      targets: string[];
-      reminder_minutes: number;
-    }>(trx, "next_reminder_at", now, limit, ["enabled", "targets", "reminder_minutes"]);
+    const { rows } = await sql<
+      IncidentRow & {
+        enabled: boolean;
+        targets: string[];
+        reminder_minutes: number;
+        url: string | null;
+      }
+    >`
+      with due as (
+        select id from incidents
+        where resolved_at is null and acknowledged_at is null
+          and next_reminder_at is not null and next_reminder_at <= ${now.toISOString()}
+        order by next_reminder_at
+        limit ${limit}
+        for update skip locked
+      )
+      select i.*, ${effectivePolicy("enabled", "targets", "reminder_minutes")},
+        (select p.url from probes p where p.key = i.probe_key) as url
+      from incidents i join due on due.id = i.id
+      cross join alert_settings g
+      left join project_alerts pa on pa.project = i.project`.execute(trx);
     if (rows.length === 0) return 0;
     const next = rows.map((r) => ({
       id: String(r.id),
@@ -368,7 +375,16 @@ export function remindDue(db: Db, now: Date, limit = 100): Promise<number> {
     return await enqueue(
       trx,
       rows.filter((r) => r.enabled && r.reminder_minutes > 0).map((incident) => ({
-        event: openIncidentEvent("probe.reminder", now, incident),
+        event: eventOf("probe.reminder", now, {
+          incident,
+          project: incident.project,
+          probeId: incident.probe_id,
+          label: incident.label,
+          url: incident.url,
+          state: "down",
+          cause: incident.cause,
+          run: { error: incident.last_error },
+        }),
         targets: incident.targets,
         incidentId: String(incident.id),
       })),

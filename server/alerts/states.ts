@@ -54,6 +54,8 @@ export interface StateChange {
   label: string | null;
   /** The probe's locations by state, when decided by quorum (`verdicts.ts`). */
   locations?: LocationStates;
+  /** Its notifications held back: the probe is flapping (`flapping.ts`). */
+  quiet?: boolean;
   policy: {
     enabled: boolean;
     targets: string[];

@@ -26,6 +26,7 @@ import { compareKeys } from "../db/keys.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { effectivePolicy } from "./policy_sql.ts";
 import { applyStateChanges } from "./incidents.ts";
+import { countFlaps, notifyFlapping } from "./flapping.ts";
 import type { StateChange } from "./states.ts";
 
 /** A location with no result for this many of the probe's intervals counts as unknown. */
@@ -66,6 +67,8 @@ interface LocationRow {
   notify_degraded: boolean;
   notify_recovered: boolean;
   location_quorum: number;
+  flap_changes: number;
+  flap_minutes: number;
 }
 
 const keyRows = (keys: readonly string[]) => json(keys.map((k) => ({ k })));
@@ -148,7 +151,16 @@ export async function decideVerdicts(
   );
   await store(trx, decided);
   const changes = decided.flatMap((d) => changeOf(d, openKeys.has(d.key), options));
+  const flaps = await countFlaps(
+    trx,
+    changes.map((change) => {
+      const r = byKey.get(change.key)![0];
+      return { change, flapChanges: r.flap_changes, flapMinutes: r.flap_minutes };
+    }),
+  );
+  for (const c of changes) c.quiet = flaps.quiet.has(c.key);
   await applyStateChanges(trx, changes, options.now);
+  await notifyFlapping(trx, flaps.started, options.now);
   await sql`
     update incidents i set locations = x.l
     from json_to_recordset(${json(decided.map((d) => ({ k: d.key, l: d.locations })))})

@@ -156,6 +156,8 @@ export interface IncidentsTable {
   next_escalation_at: Timestamp | null;
   /** The locations failing, fine and unknown, as the incident last saw them. */
   locations: Json<unknown> | null;
+  /** The dependency that was down when it opened, while its notifications wait for it. */
+  suppressed_by: number | string | null;
 }
 
 export interface AlertSettingsTable {
@@ -170,6 +172,9 @@ export interface AlertSettingsTable {
   /** 0: a majority of the probe's locations. */
   location_quorum: Generated<number>;
   escalation: Json<EscalationStep[]>;
+  /** 0: flapping not watched. */
+  flap_changes: Generated<number>;
+  flap_minutes: Generated<number>;
   updated_at: Timestamp;
 }
 
@@ -186,6 +191,8 @@ export interface ProjectAlertsTable {
   /** 0: a majority; null inherits. */
   location_quorum: number | null;
   escalation: Json<EscalationStep[]> | null;
+  flap_changes: number | null;
+  flap_minutes: number | null;
   updated_at: Timestamp;
 }
 
@@ -308,9 +315,21 @@ export interface ProbeVerdictsTable {
   /** When one of its locations turns stale: the sweep decides again then. */
   stale_at: Timestamp | null;
   locations: Json<unknown> | null;
+  /** The times of its recent state changes (ISO), those within the policy's `flap_minutes`. */
+  flap_times: Json<string[]> | null;
+  flapping_since: Timestamp | null;
+  /** When it counts as stable (and is told so) unless it changes state before. */
+  flap_settle_at: Timestamp | null;
+}
+
+/** The probes a probe depends on (same project). */
+export interface ProbeDependenciesTable {
+  probe_key: number | string;
+  depends_on: number | string;
 }
 
 export interface Database {
+  probe_dependencies: ProbeDependenciesTable;
   probe_verdicts: ProbeVerdictsTable;
   locations: LocationsTable;
   location_claims: LocationClaimsTable;

@@ -32,6 +32,8 @@ const POLICY_COLUMNS = [
   "notify_recovered",
   "location_quorum",
   "escalation",
+  "flap_changes",
+  "flap_minutes",
 ] as const;
 
 /** `location_quorum` as stored: 0 is "majority". */
@@ -109,6 +111,8 @@ function changesOf<N extends null = never>(f: PolicyFields<N>) {
     ...(f.escalation !== undefined && {
       escalation: (f.escalation === null ? null : json(f.escalation)) as RawBuilder<string> | N,
     }),
+    ...(f.flap_changes !== undefined && { flap_changes: f.flap_changes }),
+    ...(f.flap_minutes !== undefined && { flap_minutes: f.flap_minutes }),
   };
 }
 
@@ -146,6 +150,8 @@ export function mergePolicy(global: AlertPolicy, overrides: AlertOverrides): Ale
     notify_recovered: overrides.notify_recovered ?? global.notify_recovered,
     location_quorum: overrides.location_quorum ?? global.location_quorum,
     escalation: overrides.escalation ?? global.escalation,
+    flap_changes: overrides.flap_changes ?? global.flap_changes,
+    flap_minutes: overrides.flap_minutes ?? global.flap_minutes,
   };
 }
 
@@ -165,6 +171,8 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
       "s.notify_recovered as g_notify_recovered",
       "s.location_quorum as g_location_quorum",
       "s.escalation as g_escalation",
+      "s.flap_changes as g_flap_changes",
+      "s.flap_minutes as g_flap_minutes",
       "a.enabled",
       "a.targets",
       "a.failure_threshold",
@@ -174,6 +182,8 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
       "a.notify_recovered",
       "a.location_quorum",
       "a.escalation",
+      "a.flap_changes",
+      "a.flap_minutes",
     ])
     .where("p.name", "=", project)
     .executeTakeFirst();
@@ -188,6 +198,8 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
     notify_recovered: row.g_notify_recovered,
     location_quorum: quorumOf(row.g_location_quorum),
     escalation: row.g_escalation,
+    flap_changes: row.g_flap_changes,
+    flap_minutes: row.g_flap_minutes,
   };
   const overrides: AlertOverrides = {
     enabled: row.enabled,
@@ -199,6 +211,8 @@ async function readProjectAlerts(db: Db, project: string): Promise<ProjectAlerts
     notify_recovered: row.notify_recovered,
     location_quorum: row.location_quorum === null ? null : quorumOf(row.location_quorum),
     escalation: row.escalation,
+    flap_changes: row.flap_changes,
+    flap_minutes: row.flap_minutes,
   };
   return { project: row.project, overrides, effective: mergePolicy(global, overrides) };
 }

@@ -18,6 +18,8 @@ const NO_OVERRIDES: AlertOverrides = {
   notify_recovered: null,
   location_quorum: null,
   escalation: null,
+  flap_changes: null,
+  flap_minutes: null,
 };
 
 async function newProject(api: TestClient): Promise<string> {
@@ -62,9 +64,29 @@ apiSuite("alert policy", (test) => {
         notify_recovered: true,
         location_quorum: "majority",
         escalation: [],
+        flap_changes: 0,
+        flap_minutes: 30,
       },
     });
     assert.deepEqual(res.body.data, ALERT_DEFAULTS);
+  });
+
+  test("flap_changes is 0 (off) or 2 to 100, flap_minutes 1 to 1,440; a project overrides them", async ({ api }) => {
+    for (const body of [{ flap_changes: 1 }, { flap_changes: 101 }, { flap_minutes: 0 }]) {
+      const res = await api.patch(PATH, body);
+      assert.equal(res.status, 422, JSON.stringify(body));
+      assert.equal(res.body.error.details[0].path, Object.keys(body)[0]);
+    }
+    const set = await api.patch(PATH, { flap_changes: 5, flap_minutes: 20 });
+    assert.equal(set.status, 200);
+    assert.equal(set.body.data.flap_changes, 5);
+    const project = await newProject(api);
+    const own = await api.patch(projectPath(project), { flap_minutes: 60 });
+    assert.equal(own.status, 200);
+    assert.equal(own.body.data.overrides.flap_minutes, 60);
+    assert.equal(own.body.data.effective.flap_minutes, 60);
+    assert.equal(own.body.data.effective.flap_changes, 5, "inherited");
+    assert.equal((await api.patch(PATH, { flap_changes: 0, flap_minutes: 30 })).status, 200);
   });
 
   test("a PATCH sets the fields sent and keeps the others", async ({ api }) => {
@@ -346,6 +368,8 @@ Deno.test("mergePolicy takes each override that is not null, else the global val
     notify_recovered: false,
     location_quorum: 2,
     escalation: [{ after_minutes: 10, targets: ["log"] }],
+    flap_changes: 4,
+    flap_minutes: 15,
   };
   assert.deepEqual(mergePolicy(global, all), all);
   assert.deepEqual(mergePolicy(global, { ...NO_OVERRIDES, enabled: false }), {

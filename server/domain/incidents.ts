@@ -5,15 +5,24 @@
  * @module
  */
 import type { Incident, IncidentDetail, IncidentListInput, LocationStates } from "@probe/shared";
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { IncidentsTable } from "../db/schema.ts";
-import { notifyAcknowledged } from "../alerts/incidents.ts";
+import { displayLabel, notifyAcknowledged } from "../alerts/incidents.ts";
 import { DomainError, notFound as missing } from "./errors.ts";
 
 const iso = (value: Date | string | null) => value === null ? null : new Date(value).toISOString();
 
-function incidentOf(row: Selectable<IncidentsTable>): Incident {
+/** The dependency holding an incident back, as the read names it (a `select` column). */
+const suppressedBy = sql<{ label: string | null; url: string } | null>`(
+  select json_build_object('label', p.label, 'url', p.url) from probes p
+  where p.key = incidents.suppressed_by)`.as("suppressed_probe");
+
+type IncidentRow = Selectable<IncidentsTable> & {
+  suppressed_probe?: { label: string | null; url: string } | null;
+};
+
+function incidentOf(row: IncidentRow): Incident {
   const started = new Date(row.started_at);
   const resolved = row.resolved_at === null ? null : new Date(row.resolved_at);
   return {
@@ -31,6 +40,13 @@ function incidentOf(row: Selectable<IncidentsTable>): Incident {
     last_error: row.last_error,
     acknowledged_at: iso(row.acknowledged_at),
     locations: row.locations as LocationStates | null,
+    ...(row.suppressed_by !== null && {
+      suppressed: `suppressed: ${
+        row.suppressed_probe
+          ? displayLabel(row.suppressed_probe.label, row.suppressed_probe.url)
+          : "a deleted probe"
+      } is down`,
+    }),
   };
 }
 
@@ -46,7 +62,7 @@ function idOf(id: string): string {
 export async function listIncidents(
   { db, input }: { db: Db; input: IncidentListInput },
 ): Promise<{ data: Incident[]; meta: { count: number; next_before: string | null } }> {
-  let query = db.selectFrom("incidents").selectAll();
+  let query = db.selectFrom("incidents").selectAll().select(suppressedBy);
   if (input.probe_id !== undefined) {
     if (input.project === undefined) {
       throw new DomainError("validation_failed", "probe_id needs project", [
@@ -74,7 +90,8 @@ export async function listIncidents(
 
 /** One incident with the notifications sent (or still to send) for it. */
 export async function getIncident({ db, id }: { db: Db; id: string }): Promise<IncidentDetail> {
-  const row = await db.selectFrom("incidents").selectAll().where("id", "=", idOf(id))
+  const row = await db.selectFrom("incidents").selectAll().select(suppressedBy)
+    .where("id", "=", idOf(id))
     .executeTakeFirst();
   if (!row) throw notFound();
   const notifications = await db.selectFrom("notifications")
@@ -118,12 +135,13 @@ export function acknowledgeIncident(
       .set({ acknowledged_at: now, next_reminder_at: null })
       .where("id", "=", idOf(id)).where("resolved_at", "is", null)
       .where("acknowledged_at", "is", null)
-      .returningAll().executeTakeFirst();
+      .returningAll().returning(suppressedBy).executeTakeFirst();
     if (row) {
       await notifyAcknowledged(trx, id, now);
       return incidentOf(row);
     }
-    const current = await trx.selectFrom("incidents").selectAll().where("id", "=", id)
+    const current = await trx.selectFrom("incidents").selectAll().select(suppressedBy)
+      .where("id", "=", id)
       .executeTakeFirst();
     if (!current) throw notFound();
     if (current.resolved_at !== null) throw new DomainError("conflict", "Incident is resolved");

@@ -230,6 +230,7 @@ interface ProbeRow {
   created_at: Date;
   state: ProbeState | null;
   state_since: Date | string | null;
+  flapping_since: Date | string | null;
   last_outcome: OverviewProbe["last_outcome"];
   last_run_at: Date | string | null;
 }
@@ -272,6 +273,7 @@ export function getOverview(
         sql<Date>`probes.created_at`.as("created_at"),
         "probe_verdicts.state",
         "probe_verdicts.state_since",
+        "probe_verdicts.flapping_since",
         sql<Outcome | null>`(select s.last_outcome from probe_schedule s
           where s.probe_key = probes.key and s.last_run_at is not null
           order by s.last_run_at desc limit 1)`.as("last_outcome"),
@@ -304,6 +306,7 @@ export function getOverview(
         method: p.method,
         state: p.state ?? "unknown",
         state_since: iso(p.state_since),
+        ...(p.flapping_since !== null && { flapping: true as const }),
         last_outcome: p.last_outcome,
         last_run_at: iso(p.last_run_at),
         blocked_reason: p.last_outcome === "blocked" ? blocked.get(key) ?? "blocked" : null,

@@ -41,6 +41,7 @@ import {
 import { syncProbeLocations } from "./probe_locations.ts";
 import { STALE_INTERVALS } from "../alerts/verdicts.ts";
 import { HEARTBEAT_SCHEME } from "./heartbeats.ts";
+import { setDependencies } from "./dependencies.ts";
 
 /** The columns a probe is read with: exactly the fields of the `probe` schema. */
 export const probeColumns = [
@@ -289,6 +290,14 @@ function createOnce(
       ])
       .executeTakeFirstOrThrow();
     const { inserted, key, ...probe } = row;
+    // A rewrite writes the whole probe: without depends_on it depends on nothing again.
+    if (input.depends_on !== undefined || !inserted) {
+      await setDependencies(trx, {
+        key: String(key),
+        project: input.project,
+        dependsOn: input.depends_on ?? [],
+      });
+    }
     // A rewrite with another method checks something else: its state starts again.
     if (!inserted && before && before.method !== columns.method) {
       await probeChanged(trx, String(before.key));
@@ -424,12 +433,16 @@ const probeAt = prepared((db, project: string, probeId: string) =>
 const stateColumns = [
   "probe_verdicts.state",
   "probe_verdicts.state_since",
+  "probe_verdicts.flapping_since",
   "probes.locations",
   "projects.default_locations",
   sql<StoredLocationState[]>`(
     select coalesce(json_agg(json_build_object('location', s.location, 'state', s.state,
       'state_since', s.state_since, 'last_run_at', s.last_run_at) order by s.location), '[]')
     from probe_schedule s where s.probe_key = probes.key)`.as("location_states"),
+  sql<string[] | null>`(
+    select json_agg(d.probe_id order by d.probe_id) from probe_dependencies pd
+    join probes d on d.key = pd.depends_on where pd.probe_key = probes.key)`.as("depends_on"),
 ] as const;
 
 /** A location's schedule row as a probe read gets it (`location_states`). */
@@ -478,6 +491,8 @@ interface ProbeRow {
   locations: string[] | null;
   default_locations: string[] | null;
   location_states: StoredLocationState[];
+  depends_on: string[] | null;
+  flapping_since: Date | string | null;
 }
 
 /**
@@ -505,6 +520,8 @@ function probeOf(row: ProbeRow, defaults: ProbeDefaults): Probe {
     location_states: locationStatesOf(row, defaults),
     state: row.state ?? "unknown",
     state_since: row.state_since === null ? null : new Date(row.state_since).toISOString(),
+    ...(row.flapping_since !== null && { flapping: true as const }),
+    ...(row.depends_on !== null && { depends_on: row.depends_on }),
   };
 }
 
@@ -586,6 +603,13 @@ export async function updateProbe(
       const moved = intervalMsOf(next.interval_seconds, defaults) !==
         intervalMsOf(current.interval_seconds, defaults);
       const placed = locations !== undefined ? String(current.key) : null;
+      if (fields.depends_on !== undefined) {
+        await setDependencies(trx, {
+          key: String(current.key),
+          project,
+          dependsOn: fields.depends_on,
+        });
+      }
       return { row, moved: moved ? String(current.key) : null, placed };
     } catch (error) {
       if (isUniqueViolation(error)) throw urlTaken();

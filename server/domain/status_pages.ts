@@ -226,6 +226,7 @@ export function publicStatusPage(
         "probe_verdicts.state",
         "probe_verdicts.state_since",
         "probe_verdicts.locations",
+        "probe_verdicts.flapping_since",
       ])
       .where("probes.project", "=", project)
       .orderBy("probes.key")
@@ -270,6 +271,7 @@ export function publicStatusPage(
         url,
         state: probe.state ?? "unknown",
         state_since: iso(probe.state_since ?? null),
+        ...(probe.flapping_since && { flapping: true as const }),
         // Location names are the owner's own words for their places: shown only when chosen.
         locations: page.show_locations
           ? locationListOf(probe.locations as LocationStates | null)

@@ -150,7 +150,8 @@ function probeHtml(probe: PublicStatusPage["probes"][number]): string {
     share === null ? "No runs" : `${percent(share)} uptime, ${days} days`;
   return `<li class="probe">
 <div class="head"><h3>${escapeHtml(probe.name)}</h3>` +
-    `<span class="state st-${probe.state}">${STATE_TEXT[probe.state]}</span></div>
+    `<span class="state st-${probe.state}">${STATE_TEXT[probe.state]}</span>` +
+    (probe.flapping ? `<span class="state st-degraded">Unstable</span>` : "") + `</div>
 ${probe.url === null ? "" : `<p class="url">${escapeHtml(probe.url)}</p>\n`}` +
     locationsHtml(probe) +
     `<ol class="bars" aria-label="Uptime per day, UTC">${bars}</ol>

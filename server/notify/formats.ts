@@ -15,6 +15,7 @@ const VERBS: Record<AlertEventType, string> = {
   "probe.degraded": "DEGRADED",
   "probe.reminder": "REMINDER",
   "probe.acknowledged": "ACKNOWLEDGED",
+  "probe.flapping": "FLAPPING",
   "target.test": "TEST",
 };
 
@@ -25,6 +26,7 @@ const COLOURS: Record<AlertEventType, number> = {
   "probe.degraded": 0xf29900,
   "probe.reminder": 0xd93025,
   "probe.acknowledged": 0xf29900,
+  "probe.flapping": 0xf29900,
   "target.test": 0x1a73e8,
 };
 
@@ -34,6 +36,7 @@ const EMOJI: Record<AlertEventType, string> = {
   "probe.degraded": ":large_orange_circle:",
   "probe.reminder": ":red_circle:",
   "probe.acknowledged": ":large_yellow_circle:",
+  "probe.flapping": ":large_orange_circle:",
   "target.test": ":large_blue_circle:",
 };
 

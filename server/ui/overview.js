@@ -12,7 +12,7 @@ import { useCanWrite } from "./scope.js";
 import { getPrefetched } from "./api.js";
 import { useEvery, useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
-import { Ago, ErrorNote, Loading, StateBadge, UrlText } from "./parts.js";
+import { Ago, ErrorNote, FlappingBadge, Loading, StateBadge, UrlText } from "./parts.js";
 import { RunBars, Sparkline } from "./charts.js";
 import { OpenIncidents } from "./incidents.js";
 import { BlockedBadge, BlockedNote } from "./blocked.js";
@@ -64,7 +64,7 @@ function ProbeRow({ project, probe }) {
       <td data-label="State">
         ${
     probe.blocked_reason === null
-      ? view`<${StateBadge} state=${probe.state} />`
+      ? view`<${StateBadge} state=${probe.state} /><${FlappingBadge} flapping=${probe.flapping} />`
       : view`<${BlockedBadge} reason=${probe.blocked_reason} />
           <${BlockedNote} reason=${probe.blocked_reason} />`
   }

@@ -14,6 +14,14 @@ export function StateBadge({ state }) {
   return view`<span class="state state-${state}">${state}</span>`;
 }
 
+/** Beside a probe's state while it is flapping (its notifications wait until it is stable). */
+/** @param {{ flapping?: boolean }} props */
+export function FlappingBadge({ flapping }) {
+  return flapping
+    ? view` <span class="state state-degraded" title="Changing state often: alerts wait until it is stable">flapping</span>`
+    : "";
+}
+
 /** An outcome of a run (`up`, `degraded`, `down`, `blocked`). */
 /** @param {{ outcome: string | null | undefined }} props */
 export function OutcomeBadge({ outcome }) {

@@ -16,6 +16,7 @@ import {
   ConfirmButton,
   describe,
   ErrorNote,
+  FlappingBadge,
   Loading,
   OutcomeBadge,
   StateBadge,
@@ -416,7 +417,10 @@ export function ProbePage({ project, probeId }) {
     </p>
     <div class="page-head">
       <h1 tabindex="-1">${probe ? probe.label ?? probe.url : "Probe"}</h1>
-      ${probe && view`<${StateBadge} state=${probe.state} />`}
+      ${
+    probe &&
+    view`<${StateBadge} state=${probe.state} /><${FlappingBadge} flapping=${probe.flapping} />`
+  }
     </div>
     <${ErrorNote} error=${error} />
     ${!data && loading && view`<${Loading} what="Loading the probe" />`}
@@ -444,7 +448,11 @@ export function ProbePage({ project, probeId }) {
           <dt>State</dt>
           <dd>${probe.state}${
       probe.state_since ? view` since <${At} iso=${probe.state_since} />` : ""
-    }</dd>
+    }${probe.flapping ? ", flapping: alerts wait until it is stable" : ""}</dd>
+        </div>
+        <div>
+          <dt>Depends on</dt>
+          <dd>${probe.depends_on?.join(", ") ?? "nothing"}</dd>
         </div>
         <div>
           <dt>Locations</dt>

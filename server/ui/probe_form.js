@@ -24,6 +24,7 @@ const ADVANCED = [
   "interval_seconds",
   "timeout_ms",
   "locations",
+  "depends_on",
   "headers",
   "body",
 ];
@@ -91,6 +92,7 @@ function initialValues(probe) {
     interval_seconds: numberText(probe?.interval_seconds),
     timeout_ms: numberText(probe?.timeout_ms),
     locations: (probe?.locations ?? []).join(", "),
+    depends_on: (probe?.depends_on ?? []).join(", "),
     headers: headerLines(probe?.headers),
     body: kind.name === "http" ? jsonText(probe?.body) : "",
   };
@@ -255,6 +257,8 @@ function ProbeForm({ project, probe, onSaved }) {
         timeout_ms: latencyValue(values.timeout_ms),
         // Empty: null, the project's default_locations.
         locations: namesOrNull(values.locations),
+        // Empty: none (a rewrite or an edit drops what it depended on).
+        depends_on: namesOrNull(values.depends_on) ?? [],
         label: values.label.trim() === "" ? null : values.label,
         expect: expectOf(assertions, kind),
       };
@@ -309,6 +313,9 @@ function ProbeForm({ project, probe, onSaved }) {
       <${Field} name="locations" label="Locations (optional)" autocomplete="off"
         value=${values.locations} onInput=${set("locations")} error=${form.errors.locations}
         hint="Where it runs: location names, comma-separated (see Locations). Empty: the project's default." />
+      <${Field} name="depends_on" label="Depends on (optional)" autocomplete="off"
+        value=${values.depends_on} onInput=${set("depends_on")} error=${form.errors.depends_on}
+        hint="Probe ids of this project, comma-separated. While one is down, this probe's alerts wait for it." />
       ${
     http && view`<${Field} name="headers" label="Headers (optional)" as="textarea" rows="3"
         value=${values.headers} onInput=${set("headers")} error=${form.errors.headers}

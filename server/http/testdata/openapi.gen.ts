@@ -1716,6 +1716,13 @@ export interface operations {
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
+              /**
+               * @description true while the probe is flapping: its notifications wait until it is stable; absent otherwise.
+               * @constant
+               */
+              flapping?: true;
+              /** @description The probe_ids this probe depends on; absent when it depends on none. */
+              depends_on?: string[];
             }[];
             meta: {
               count: number;
@@ -1895,6 +1902,8 @@ export interface operations {
           timeout_ms?: number | null;
           /** @description Where the probe runs: 1 to 16 location names (GET /locations); null or absent: its project's default_locations. Unknown names are refused. Never changes probe_id. */
           locations?: string[] | null;
+          /** @description The probe_ids of probes of the same project this one depends on (at most 20); while one is down, this probe's incident opens untold and is told when that one recovers. [] for none. A cycle is refused. */
+          depends_on?: string[];
         };
       };
     };
@@ -2173,6 +2182,13 @@ export interface operations {
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
+              /**
+               * @description true while the probe is flapping: its notifications wait until it is stable; absent otherwise.
+               * @constant
+               */
+              flapping?: true;
+              /** @description The probe_ids this probe depends on; absent when it depends on none. */
+              depends_on?: string[];
             }[];
             meta: {
               count: number;
@@ -2351,6 +2367,8 @@ export interface operations {
           timeout_ms?: number | null;
           /** @description Where the probe runs: 1 to 16 location names (GET /locations); null or absent: its project's default_locations. Unknown names are refused. Never changes probe_id. */
           locations?: string[] | null;
+          /** @description The probe_ids of probes of the same project this one depends on (at most 20); while one is down, this probe's incident opens untold and is told when that one recovers. [] for none. A cycle is refused. */
+          depends_on?: string[];
         };
       };
     };
@@ -2628,6 +2646,13 @@ export interface operations {
               /** @enum {string} */
               state: "unknown" | "up" | "degraded" | "down";
               state_since: string | null;
+              /**
+               * @description true while the probe is flapping: its notifications wait until it is stable; absent otherwise.
+               * @constant
+               */
+              flapping?: true;
+              /** @description The probe_ids this probe depends on; absent when it depends on none. */
+              depends_on?: string[];
             };
           };
         };
@@ -2945,6 +2970,8 @@ export interface operations {
           timeout_ms?: number | null;
           /** @description Where the probe runs: 1 to 16 location names (GET /locations); null or absent: its project's default_locations. Unknown names are refused. Never changes probe_id. */
           locations?: string[] | null;
+          /** @description The probe_ids of probes of the same project this one depends on (at most 20); while one is down, this probe's incident opens untold and is told when that one recovers. [] for none. A cycle is refused. */
+          depends_on?: string[];
         };
       };
     };
@@ -4687,6 +4714,8 @@ export interface operations {
                 unknown: string[];
                 stale: string[];
               } | null;
+              /** @description Only when a probe it depends on was down as it opened: "suppressed: <dependency> is down"; its notifications wait for that dependency to recover (docs/alerts.md). */
+              suppressed?: string;
             }[];
             meta: {
               count: number;
@@ -4865,6 +4894,8 @@ export interface operations {
                 unknown: string[];
                 stale: string[];
               } | null;
+              /** @description Only when a probe it depends on was down as it opened: "suppressed: <dependency> is down"; its notifications wait for that dependency to recover (docs/alerts.md). */
+              suppressed?: string;
               notifications: {
                 id: string;
                 type: string;
@@ -5055,6 +5086,8 @@ export interface operations {
                 unknown: string[];
                 stale: string[];
               } | null;
+              /** @description Only when a probe it depends on was down as it opened: "suppressed: <dependency> is down"; its notifications wait for that dependency to recover (docs/alerts.md). */
+              suppressed?: string;
             };
           };
         };
@@ -5254,6 +5287,8 @@ export interface operations {
                 after_minutes: number;
                 targets: string[];
               }[];
+              flap_changes: number;
+              flap_minutes: number;
             };
           };
         };
@@ -5381,6 +5416,10 @@ export interface operations {
             /** @description The targets told at this step: 1 to 20 names, no repeats. */
             targets: string[];
           }[];
+          /** @description A probe changing state more than this many times within flap_minutes is flapping: one probe.flapping, then quiet until it is stable for flap_minutes. 0 (the default): off. */
+          flap_changes?: number;
+          /** @description Minutes state changes are counted in for flap_changes, and that a flapping probe must keep one state to be stable: 1 to 1440. */
+          flap_minutes?: number;
         };
       };
     };
@@ -5406,6 +5445,8 @@ export interface operations {
                 after_minutes: number;
                 targets: string[];
               }[];
+              flap_changes: number;
+              flap_minutes: number;
             };
           };
         };
@@ -5566,6 +5607,8 @@ export interface operations {
                   after_minutes: number;
                   targets: string[];
                 }[] | null;
+                flap_changes: number | null;
+                flap_minutes: number | null;
               };
               effective: {
                 enabled: boolean;
@@ -5581,6 +5624,8 @@ export interface operations {
                   after_minutes: number;
                   targets: string[];
                 }[];
+                flap_changes: number;
+                flap_minutes: number;
               };
             };
           };
@@ -5742,6 +5787,8 @@ export interface operations {
             /** @description The targets told at this step: 1 to 20 names, no repeats. */
             targets: string[];
           }[] | null;
+          flap_changes?: number | null;
+          flap_minutes?: number | null;
         };
       };
     };
@@ -5768,6 +5815,8 @@ export interface operations {
                   after_minutes: number;
                   targets: string[];
                 }[] | null;
+                flap_changes: number | null;
+                flap_minutes: number | null;
               };
               effective: {
                 enabled: boolean;
@@ -5783,6 +5832,8 @@ export interface operations {
                   after_minutes: number;
                   targets: string[];
                 }[];
+                flap_changes: number;
+                flap_minutes: number;
               };
             };
           };
@@ -7745,6 +7796,8 @@ export interface operations {
                   unknown: string[];
                   stale: string[];
                 } | null;
+                /** @description Only when a probe it depends on was down as it opened: "suppressed: <dependency> is down"; its notifications wait for that dependency to recover (docs/alerts.md). */
+                suppressed?: string;
               }[];
               projects: {
                 project: string;
@@ -7759,6 +7812,8 @@ export interface operations {
                   /** @enum {string} */
                   state: "unknown" | "up" | "degraded" | "down";
                   state_since: string | null;
+                  /** @constant */
+                  flapping?: true;
                   last_outcome: ("up" | "degraded" | "down" | "blocked") | null;
                   last_run_at: string | null;
                   blocked_reason: string | null;
@@ -11643,6 +11698,7 @@ export interface operations {
             | "probe.degraded"
             | "probe.reminder"
             | "probe.acknowledged"
+            | "probe.flapping"
             | "target.test";
           /**
            * Format: date-time

@@ -17,6 +17,7 @@ const PRIORITIES: Record<Notice["type"], number> = {
   "probe.degraded": 5,
   "probe.recovered": 5,
   "probe.acknowledged": 4,
+  "probe.flapping": 5,
   "target.test": 2,
   iam_alive: 2,
 };

@@ -23,6 +23,7 @@ const PRIORITIES: Record<Notice["type"], string> = {
   "probe.degraded": "default",
   "probe.recovered": "default",
   "probe.acknowledged": "default",
+  "probe.flapping": "default",
   "target.test": "low",
   iam_alive: "low",
 };
@@ -34,6 +35,7 @@ const EMOJI: Record<Notice["type"], string> = {
   "probe.degraded": "warning",
   "probe.recovered": "white_check_mark",
   "probe.acknowledged": "eyes",
+  "probe.flapping": "warning",
   "target.test": "test_tube",
   iam_alive: "heartbeat",
 };

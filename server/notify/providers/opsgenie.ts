@@ -18,7 +18,7 @@ export const OPSGENIE_EU_URL = "https://api.eu.opsgenie.com";
 /** P1 for a probe down, P3 degraded, P5 a test (Opsgenie's default is P3). */
 function priorityOf(notice: Notice): "P1" | "P3" | "P5" {
   if (notice.type === "probe.down" || notice.type === "probe.reminder") return "P1";
-  return notice.type === "probe.degraded" ? "P3" : "P5";
+  return notice.type === "probe.degraded" || notice.type === "probe.flapping" ? "P3" : "P5";
 }
 
 /** The alert's fields, within the Alert API's limits. */

@@ -22,7 +22,7 @@ function actionOf(notice: Notice): "trigger" | "acknowledge" | "resolve" {
 
 function severityOf(notice: Notice): "critical" | "warning" | "info" {
   if (notice.type === "probe.down" || notice.type === "probe.reminder") return "critical";
-  if (notice.type === "probe.degraded") return "warning";
+  if (notice.type === "probe.degraded" || notice.type === "probe.flapping") return "warning";
   return "info";
 }
 

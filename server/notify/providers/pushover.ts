@@ -26,6 +26,7 @@ const PRIORITIES: Record<Notice["type"], number> = {
   "probe.degraded": 0,
   "probe.recovered": 0,
   "probe.acknowledged": 0,
+  "probe.flapping": 0,
   "target.test": -1,
   iam_alive: -1,
 };

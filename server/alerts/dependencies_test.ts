@@ -1,0 +1,163 @@
+/**
+ * Dependencies through the API (`depends_on` on probe writes and reads, cycles refused) and in
+ * alerting on a fake clock (runs recorded through the runner's store with chosen outcomes,
+ * thresholds of 1), on each database.
+ */
+import assert from "node:assert/strict";
+import type { Outcome } from "@probe/shared";
+import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
+import type { Db } from "../db/database.ts";
+import { syncSchedules } from "../runner/store.ts";
+import { runAt, told } from "./testing_runs.ts";
+
+const T0 = Date.parse("2026-11-29T12:00:00Z");
+const MINUTE = 60_000;
+const probes = (project: string) => `/api/v1/projects/${project}/probes`;
+
+/** A project with probes at these hosts; returns their probe_ids by host. */
+async function projectWith(api: TestClient, hosts: string[]) {
+  const project = uniqueName();
+  assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
+  const ids: Record<string, string> = {};
+  for (const host of hosts) {
+    const res = await api.post(probes(project), { url: `https://${host}.example.com/` });
+    assert.equal(res.status, 201);
+    ids[host] = (res.body as { data: { probe_id: string } }).data.probe_id;
+  }
+  return { project, ids };
+}
+
+const keyOf = async (db: Db, project: string, probeId: string) =>
+  String(
+    (await db.selectFrom("probes").select("key").where("project", "=", project)
+      .where("probe_id", "=", probeId).executeTakeFirstOrThrow()).key,
+  );
+
+apiSuite("probe dependencies", (test) => {
+  test("depends_on is written, read (absent when none), and a deleted dependency drops out", async ({ api }) => {
+    const { project, ids } = await projectWith(api, ["db", "cache", "app"]);
+    const before = await api.get(`${probes(project)}/${ids.app}`);
+    assert.equal("depends_on" in (before.body as { data: object }).data, false);
+    const patched = await api.patch(`${probes(project)}/${ids.app}`, {
+      depends_on: [ids.db, ids.cache],
+    });
+    assert.equal(patched.status, 200);
+    const read = await api.get(`${probes(project)}/${ids.app}`);
+    assert.deepEqual(
+      (read.body as { data: { depends_on: string[] } }).data.depends_on,
+      [ids.db, ids.cache].sort(),
+    );
+    const listed = await api.get(probes(project));
+    const rows = (listed.body as { data: { probe_id: string; depends_on?: string[] }[] }).data;
+    assert.deepEqual(rows.find((p) => p.probe_id === ids.app)?.depends_on?.length, 2);
+    assert.equal(rows.filter((p) => "depends_on" in p).length, 1);
+    assert.equal((await api.delete(`${probes(project)}/${ids.cache}`)).status, 204);
+    const after = await api.get(`${probes(project)}/${ids.app}`);
+    assert.deepEqual((after.body as { data: { depends_on: string[] } }).data.depends_on, [ids.db]);
+    assert.equal(
+      (await api.patch(`${probes(project)}/${ids.app}`, { depends_on: [] })).status,
+      200,
+    );
+    const none = await api.get(`${probes(project)}/${ids.app}`);
+    assert.deepEqual(none.body, before.body, "no dependencies: the read as before");
+  });
+
+  test("cycles, the probe itself and unknown ids are 422s naming the field", async ({ api }) => {
+    const { project, ids } = await projectWith(api, ["a", "b", "c"]);
+    const path = (id: string) => `${probes(project)}/${id}`;
+    assert.equal((await api.patch(path(ids.a), { depends_on: [ids.b] })).status, 200);
+    assert.equal((await api.patch(path(ids.b), { depends_on: [ids.c] })).status, 200);
+    const cycle = await api.patch(path(ids.c), { depends_on: [ids.a] });
+    assert.equal(cycle.status, 422);
+    const details = (cycle.body as { error: { details: { path: string }[] } }).error.details;
+    assert.deepEqual(details.map((d) => d.path), ["depends_on"]);
+    const self = await api.patch(path(ids.a), { depends_on: [ids.a] });
+    assert.equal(self.status, 422);
+    assert.deepEqual(
+      (self.body as { error: { details: { path: string }[] } }).error.details.map((d) => d.path),
+      ["depends_on.0"],
+    );
+    const unknown = await api.post(probes(project), {
+      url: "https://d.example.com/",
+      depends_on: ["nope"],
+    });
+    assert.equal(unknown.status, 422);
+    const other = await projectWith(api, ["elsewhere"]);
+    const across = await api.patch(path(ids.a), { depends_on: [other.ids.elsewhere] });
+    assert.equal(across.status, 422, "another project's probe is not found here");
+  });
+
+  test("a dependency down: the dependent's incident opens untold and says so; told when the dependency recovers first", async ({ api, app }) => {
+    const db = app.database.db;
+    const { project, ids } = await projectWith(api, ["db", "web"]);
+    await api.patch(`${probes(project)}/${ids.web}`, { depends_on: [ids.db] });
+    await db.updateTable("alert_settings").set({ failure_threshold: 1, success_threshold: 1 })
+      .execute();
+    await db.deleteFrom("probe_schedule").execute();
+    await syncSchedules(db, { now: T0, intervalMs: 60_000 });
+    const dep = await keyOf(db, project, ids.db);
+    const web = await keyOf(db, project, ids.web);
+    let seen = (await told(db)).length;
+    let at = T0;
+    const run = async (outcomes: Record<string, Outcome>) => {
+      at += MINUTE;
+      await runAt(db, outcomes, at);
+      const all = await told(db);
+      const out = all.slice(seen).map(([event, probe]) => [event, probe === ids.db ? "db" : "web"]);
+      seen = all.length;
+      return out.sort();
+    };
+    assert.deepEqual(await run({ [dep]: "up", [web]: "up" }), []);
+    assert.deepEqual(await run({ [dep]: "down", [web]: "down" }), [["probe.down", "db"]]);
+    const open = await api.get(`/api/v1/incidents?project=${project}&probe_id=${ids.web}`);
+    const [incident] = (open.body as { data: { id: string; suppressed?: string }[] }).data;
+    assert.equal(incident.suppressed, "suppressed: https://db.example.com/ is down");
+    const detail = await api.get(`/api/v1/incidents/${incident.id}`);
+    assert.equal(
+      (detail.body as { data: { suppressed: string } }).data.suppressed,
+      incident.suppressed,
+    );
+    assert.deepEqual(await run({ [dep]: "down", [web]: "down" }), [], "still both down");
+    assert.deepEqual(await run({ [dep]: "up", [web]: "down" }), [
+      ["probe.down", "web"],
+      ["probe.recovered", "db"],
+    ]);
+    const released = await api.get(`/api/v1/incidents/${incident.id}`);
+    assert.equal("suppressed" in (released.body as { data: object }).data, false);
+    assert.deepEqual(await run({ [dep]: "up", [web]: "up" }), [["probe.recovered", "web"]]);
+    await db.updateTable("alert_settings").set({ failure_threshold: 3, success_threshold: 2 })
+      .execute();
+  });
+
+  test("a dependent that recovers before its dependency is never told", async ({ api, app }) => {
+    const db = app.database.db;
+    const { project, ids } = await projectWith(api, ["db", "web"]);
+    await api.patch(`${probes(project)}/${ids.web}`, { depends_on: [ids.db] });
+    await db.updateTable("alert_settings").set({ failure_threshold: 1, success_threshold: 1 })
+      .execute();
+    await db.deleteFrom("probe_schedule").execute();
+    await syncSchedules(db, { now: T0, intervalMs: 60_000 });
+    const dep = await keyOf(db, project, ids.db);
+    const web = await keyOf(db, project, ids.web);
+    let seen = (await told(db)).length;
+    let at = T0 + 60 * MINUTE;
+    const run = async (outcomes: Record<string, Outcome>) => {
+      at += MINUTE;
+      await runAt(db, outcomes, at);
+      const all = await told(db);
+      const out = all.slice(seen).map(([event, probe]) => [event, probe === ids.db ? "db" : "web"]);
+      seen = all.length;
+      return out.sort();
+    };
+    assert.deepEqual(await run({ [dep]: "down", [web]: "up" }), [["probe.down", "db"]]);
+    assert.deepEqual(await run({ [dep]: "down", [web]: "down" }), [], "opened untold");
+    assert.deepEqual(await run({ [dep]: "down", [web]: "up" }), [], "recovered untold");
+    assert.deepEqual(await run({ [dep]: "up", [web]: "up" }), [["probe.recovered", "db"]]);
+    const incidents = await api.get(`/api/v1/incidents?project=${project}&probe_id=${ids.web}`);
+    const [incident] = (incidents.body as { data: { state: string; suppressed?: string }[] }).data;
+    assert.equal(incident.state, "resolved");
+    assert.equal(incident.suppressed, "suppressed: https://db.example.com/ is down");
+    await db.updateTable("alert_settings").set({ failure_threshold: 3, success_threshold: 2 })
+      .execute();
+  });
+});
