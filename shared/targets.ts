@@ -2,12 +2,58 @@ import { z } from "zod";
 import { nameInPath, PROJECT_NAME_PATTERN } from "./project.ts";
 import { MAX_URL_LENGTH } from "./probe.ts";
 
+/** How the CLI and seed files take one setting of a kind. */
+export interface TargetSettingRule {
+  /** Needed on create (no default, nothing generated). */
+  required: boolean;
+  /** A credential: never on a command line nor in a seed file, never shown again. */
+  secret: boolean;
+  /** Mail addresses, comma-separated on a command line. */
+  list?: boolean;
+}
+
+const REQUIRED = { required: true, secret: false } as const;
+const OPTIONAL = { required: false, secret: false } as const;
+const SECRET = { required: true, secret: true } as const;
+const OPTIONAL_SECRET = { required: false, secret: true } as const;
+
 /**
- * The kinds of stored notification targets the CLI's seed files know (the service's are its
- * providers, `server/notify/providers/`); `log` is built in and always there.
+ * Each kind of stored target and its settings, for the CLI, which cannot read the service's
+ * registry (`server/notify/providers/mod.ts`, the truth): a test keeps the two equal, kinds and
+ * settings in the registry's order. `log` is built in and always there.
  */
-export const TARGET_KINDS = ["webhook", "slack", "discord", "mail"] as const;
-export type TargetKind = (typeof TARGET_KINDS)[number];
+export const TARGET_KIND_SETTINGS = {
+  webhook: { url: REQUIRED, secret: OPTIONAL_SECRET },
+  slack: { url: SECRET },
+  discord: { url: SECRET },
+  mail: { recipients: { ...REQUIRED, list: true } },
+  pagerduty: { routing_key: SECRET, url: OPTIONAL },
+  opsgenie: { api_key: SECRET, url: OPTIONAL },
+  teams: { url: SECRET },
+  google_chat: { url: SECRET },
+  mattermost: { url: SECRET },
+  matrix: { url: REQUIRED, access_token: SECRET, room_id: REQUIRED },
+  telegram: { bot_token: SECRET, chat_id: REQUIRED, url: OPTIONAL },
+  ntfy: { url: SECRET, token: OPTIONAL_SECRET },
+  pushover: { token: SECRET, user: REQUIRED, url: OPTIONAL },
+  gotify: { url: REQUIRED, token: SECRET },
+  twilio_sms: {
+    account_sid: REQUIRED,
+    auth_token: SECRET,
+    from: REQUIRED,
+    to: REQUIRED,
+    url: OPTIONAL,
+  },
+} as const satisfies Record<string, Record<string, TargetSettingRule>>;
+export type TargetKind = keyof typeof TARGET_KIND_SETTINGS;
+export const TARGET_KINDS = Object.keys(TARGET_KIND_SETTINGS) as [TargetKind, ...TargetKind[]];
+
+/** A kind's settings by name; undefined for a kind there is none of. */
+export function targetSettingsOf(kind: string): Record<string, TargetSettingRule> | undefined {
+  return Object.hasOwn(TARGET_KIND_SETTINGS, kind)
+    ? TARGET_KIND_SETTINGS[kind as TargetKind]
+    : undefined;
+}
 
 /** The built-in target: one JSON log line per notification. */
 export const LOG_TARGET = "log";

@@ -17,7 +17,7 @@ import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import { enqueue, type Outgoing } from "../outbox/outbox.ts";
-import { eventOf, type IncidentRow } from "./incidents.ts";
+import { claimDueIncidents, openIncidentEvent } from "./incidents.ts";
 import { effectivePolicy } from "./policy_sql.ts";
 
 const MINUTE = 60_000;
@@ -52,27 +52,11 @@ export async function scheduleEscalation(trx: Db, ids: readonly string[]): Promi
  */
 export function escalateDue(db: Db, now: Date, limit = 100): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<
-      IncidentRow & {
-        escalation_step: number;
-        enabled: boolean;
-        escalation: EscalationStep[];
-        url: string | null;
-      }
-    >`
-      with due as (
-        select id from incidents
-        where resolved_at is null and acknowledged_at is null
-          and next_escalation_at is not null and next_escalation_at <= ${now.toISOString()}
-        order by next_escalation_at
-        limit ${limit}
-        for update skip locked
-      )
-      select i.*, ${effectivePolicy("enabled", "escalation")},
-        (select p.url from probes p where p.key = i.probe_key) as url
-      from incidents i join due on due.id = i.id
-      cross join alert_settings g
-      left join project_alerts pa on pa.project = i.project`.execute(trx);
+    const rows = await claimDueIncidents<{
+      escalation_step: number;
+      enabled: boolean;
+      escalation: EscalationStep[];
+    }>(trx, "next_escalation_at", now, limit, ["enabled", "escalation"]);
     if (rows.length === 0) return 0;
     const outgoing: Outgoing[] = [];
     const next = rows.map((incident) => {
@@ -82,16 +66,7 @@ export function escalateDue(db: Db, now: Date, limit = 100): Promise<number> {
       const dueAt = (step: number) => started + steps[step].after_minutes * MINUTE;
       let step = incident.escalation_step;
       while (step < steps.length && dueAt(step) <= now.getTime()) {
-        const event = eventOf("probe.down", now, {
-          incident,
-          project: incident.project,
-          probeId: incident.probe_id,
-          label: incident.label,
-          url: incident.url,
-          state: "down",
-          cause: incident.cause,
-          run: { error: incident.last_error },
-        });
+        const event = openIncidentEvent("probe.down", now, incident);
         event.data.escalation_step = step + 1;
         outgoing.push({ event, targets: steps[step].targets, incidentId: String(incident.id) });
         step++;

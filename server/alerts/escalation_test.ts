@@ -29,19 +29,29 @@ async function probeWith(api: TestClient, db: Db, escalation: unknown, at: numbe
     escalation,
   });
   assert.equal(res.status, 200, res.text);
+  return { project, key: await insertProbe(db, project, at) };
+}
+
+/** A probe of `project`, scheduled from `at`; returns its key. */
+async function insertProbe(db: Db, project: string, at: number, probeId = "site") {
   const { key } = await db.insertInto("probes").values({
     project,
-    probe_id: "site",
-    url: `https://${project}.example.com/`,
+    probe_id: probeId,
+    url: `https://${project}-${probeId}.example.com/`,
     method: "GET",
     headers: json({}),
   }).returning("key").executeTakeFirstOrThrow();
   await syncSchedules(db, { now: at, intervalMs: MINUTE });
-  return { project, key: String(key) };
+  return String(key);
 }
 
 /** One run of the probe `key` at `at`; other probes claimed alongside are left to their lease. */
 async function runOnce(db: Db, key: string, outcome: Outcome, at: number) {
+  assert.equal(await runDue(db, outcome, at, key), 1);
+}
+
+/** One run of every probe due at `at` (or of `only` among them); returns how many ran. */
+async function runDue(db: Db, outcome: Outcome, at: number, only?: string) {
   const claimed = (await claimDue(db, {
     now: at,
     horizon: at + 3_600_000,
@@ -49,8 +59,7 @@ async function runOnce(db: Db, key: string, outcome: Outcome, at: number) {
     leaseUntil: at - 1,
     runner: RUNNER,
     limit: 1000,
-  })).filter((c) => c.key === key);
-  assert.equal(claimed.length, 1);
+  })).filter((c) => only === undefined || c.key === only);
   await recordRuns(
     db,
     RUNNER,
@@ -68,6 +77,7 @@ async function runOnce(db: Db, key: string, outcome: Outcome, at: number) {
       },
     })),
   );
+  return claimed.length;
 }
 
 /** A stored notification target, written as a row: the targets API is not under test here. */
@@ -287,15 +297,8 @@ apiSuite("escalation", (test) => {
       escalation: [{ after_minutes: 1, targets: ["log"] }],
     });
     assert.equal(patched.status, 200, patched.text);
-    const { key } = await db.insertInto("probes").values({
-      project,
-      probe_id: "site",
-      url: `https://${project}.example.com/`,
-      method: "GET",
-      headers: json({}),
-    }).returning("key").executeTakeFirstOrThrow();
-    await syncSchedules(db, { now: at, intervalMs: MINUTE });
-    await runOnce(db, String(key), "down", at);
+    const key = await insertProbe(db, project, at);
+    await runOnce(db, key, "down", at);
     assert.equal(await escalateDue(db, new Date(at + MINUTE)), 1);
     assert.deepEqual(await told(db, await openIncident(api, project)), [
       "probe.down log",
@@ -328,43 +331,10 @@ Deno.test({
         ],
       });
       const PROBES = 40;
-      await db.insertInto("probes").values(
-        Array.from({ length: PROBES }, (_, i) => ({
-          project,
-          probe_id: `p${i}`,
-          url: `https://p${i}.example.com/`,
-          method: "GET",
-          headers: json({}),
-        })),
-      ).execute();
       // On the real clock, for the instances' own deliverers: the steps are due by now.
       const at = Date.now() - 20 * MINUTE;
-      await syncSchedules(db, { now: at, intervalMs: MINUTE });
-      const claimed = await claimDue(db, {
-        now: at,
-        horizon: at + 3_600_000,
-        leaseUntil: at + MINUTE,
-        runner: RUNNER,
-        limit: 1000,
-      });
-      assert.equal(claimed.length, PROBES);
-      await recordRuns(
-        db,
-        RUNNER,
-        claimed.map((c) => ({
-          key: c.key,
-          due: c.due,
-          nextDue: at + 1,
-          result: {
-            startedAt: new Date(at),
-            durationMs: 5,
-            outcome: "down",
-            httpStatus: 503,
-            error: "HTTP 503",
-            address: "127.0.0.1",
-          },
-        })),
-      );
+      for (let i = 0; i < PROBES; i++) await insertProbe(db, project, at, `p${i}`);
+      assert.equal(await runDue(db, "down", at), PROBES);
       // Small batches side by side, then each instance's whole poll side by side.
       const now = new Date();
       await Promise.all([

@@ -13,6 +13,7 @@
 import {
   type AlertEvent,
   type AlertEventType,
+  type AlertPolicyField,
   type FailedCheck,
   type LocationStates,
   maskUrl,
@@ -333,6 +334,51 @@ export async function resolveQuietly(
   return keys.length;
 }
 
+/** An open incident as the loops that tell of it later read it: its row and its probe's URL. */
+export type DueIncident = IncidentRow & { url: string | null };
+
+/**
+ * Claims the open, unacknowledged incidents whose `column` time has come (oldest first, at most
+ * `limit`), with `SKIP LOCKED`: instances running this side by side claim each once. Each comes
+ * with its probe's URL and the `fields` of its project's effective policy.
+ */
+export async function claimDueIncidents<P>(
+  trx: Db,
+  column: "next_reminder_at" | "next_escalation_at",
+  now: Date,
+  limit: number,
+  fields: AlertPolicyField[],
+): Promise<(DueIncident & P)[]> {
+  const { rows } = await sql<DueIncident & P>`
+    with due as (
+      select id from incidents
+      where resolved_at is null and acknowledged_at is null
+        and ${sql.ref(column)} is not null and ${sql.ref(column)} <= ${now.toISOString()}
+      order by ${sql.ref(column)}
+      limit ${limit}
+      for update skip locked
+    )
+    select i.*, ${effectivePolicy(...fields)},
+      (select p.url from probes p where p.key = i.probe_key) as url
+    from incidents i join due on due.id = i.id
+    cross join alert_settings g
+    left join project_alerts pa on pa.project = i.project`.execute(trx);
+  return rows;
+}
+
+/** The event of an open incident, as a reminder or an escalation step tells of it. */
+export const openIncidentEvent = (type: AlertEventType, at: Date, incident: DueIncident) =>
+  eventOf(type, at, {
+    incident,
+    project: incident.project,
+    probeId: incident.probe_id,
+    label: incident.label,
+    url: incident.url,
+    state: "down",
+    cause: incident.cause,
+    run: { error: incident.last_error },
+  });
+
 /**
  * Sends the reminders that are due: for each open, unacknowledged incident whose reminder time
  * has come, a `probe.reminder` to its project's targets, and the next reminder set. Incidents
@@ -340,27 +386,11 @@ export async function resolveQuietly(
  */
 export function remindDue(db: Db, now: Date, limit = 100): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<
-      IncidentRow & {
-        enabled: boolean;
-        targets: string[];
-        reminder_minutes: number;
-        url: string | null;
-      }
-    >`
-      with due as (
-        select id from incidents
-        where resolved_at is null and acknowledged_at is null
-          and next_reminder_at is not null and next_reminder_at <= ${now.toISOString()}
-        order by next_reminder_at
-        limit ${limit}
-        for update skip locked
-      )
-      select i.*, ${effectivePolicy("enabled", "targets", "reminder_minutes")},
-        (select p.url from probes p where p.key = i.probe_key) as url
-      from incidents i join due on due.id = i.id
-      cross join alert_settings g
-      left join project_alerts pa on pa.project = i.project`.execute(trx);
+    const rows = await claimDueIncidents<{
+      enabled: boolean;
+      targets: string[];
+      reminder_minutes: number;
+    }>(trx, "next_reminder_at", now, limit, ["enabled", "targets", "reminder_minutes"]);
     if (rows.length === 0) return 0;
     const next = rows.map((r) => ({
       id: String(r.id),
@@ -375,16 +405,7 @@ export function remindDue(db: Db, now: Date, limit = 100): Promise<number> {
     return await enqueue(
       trx,
       rows.filter((r) => r.enabled && r.reminder_minutes > 0).map((incident) => ({
-        event: eventOf("probe.reminder", now, {
-          incident,
-          project: incident.project,
-          probeId: incident.probe_id,
-          label: incident.label,
-          url: incident.url,
-          state: "down",
-          cause: incident.cause,
-          run: { error: incident.last_error },
-        }),
+        event: openIncidentEvent("probe.reminder", now, incident),
         targets: incident.targets,
         incidentId: String(incident.id),
       })),

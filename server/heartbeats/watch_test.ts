@@ -226,3 +226,26 @@ if (Deno.env.get("TEST_DATABASE_URL")) {
     }
   });
 }
+
+Deno.test("the watch's loop finds a passed deadline on its own [pglite]", async () => {
+  const { fake, clock } = fakeClock(T0);
+  const { app, api } = await heartbeatApp("pglite", { clock });
+  app.heartbeats.watch.start();
+  try {
+    const project = await newProject(api);
+    await newHeartbeat(api, project, { name: "looped", period_seconds: 10, grace_seconds: 0 });
+    const state = async () => (await api.get(heartbeatsPath(project, "looped"))).body.data.state;
+    await fake.tickAsync(9_750);
+    assert.equal(await state(), "new");
+    // The loop looks every 250 ms of the clock: once past the deadline, it is down.
+    let seen = "new";
+    for (let i = 0; i < 40 && seen !== "down"; i++) {
+      await fake.tickAsync(250);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      seen = await state();
+    }
+    assert.equal(seen, "down");
+  } finally {
+    await app.close();
+  }
+});
