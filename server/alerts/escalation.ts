@@ -58,8 +58,20 @@ export function escalateDue(db: Db, now: Date, limit = 100): Promise<number> {
       escalation: EscalationStep[];
     }>(trx, "next_escalation_at", now, limit, ["enabled", "escalation"]);
     if (rows.length === 0) return 0;
+    const told = await downTargets(trx, rows.map((r) => String(r.id)), { existing: false });
     const outgoing: Outgoing[] = [];
     const next = rows.map((incident) => {
+      // Not told yet (its dependency down, or flapping): its steps wait until it is, looked at
+      // again each minute and behind the incidents that are due.
+      if (!told.has(String(incident.id))) {
+        const later = new Date(now.getTime() + MINUTE).toISOString();
+        return {
+          id: String(incident.id),
+          was: incident.escalation_step,
+          step: incident.escalation_step,
+          at: later,
+        };
+      }
       const started = new Date(incident.started_at).getTime();
       // A policy switched off, or its steps taken away since, escalates no further.
       const steps = incident.enabled ? incident.escalation : [];
@@ -92,9 +104,14 @@ export function escalateDue(db: Db, now: Date, limit = 100): Promise<number> {
  * The targets each incident's `probe.down` went to (when it opened and at each escalation step)
  * that still exist: recovery tells them all, whatever the policy names now.
  */
-export async function toldTargets(
+export const toldTargets = (trx: Db, ids: readonly string[]) =>
+  downTargets(trx, ids, { existing: true });
+
+/** The targets of each incident's `probe.down` notifications; `existing`: those still there. */
+async function downTargets(
   trx: Db,
   ids: readonly string[],
+  { existing }: { existing: boolean },
 ): Promise<Map<string, string[]>> {
   const told = new Map<string, string[]>();
   if (ids.length === 0) return told;
@@ -105,8 +122,8 @@ export async function toldTargets(
     json(ids.map((id) => ({ id })))
   }) as x(id bigint))
       and n.event = 'probe.down'
-      and (n.target = ${ALERT_LOG_TARGET} or exists (select 1 from notification_targets t
-                                       where t.name = n.target))
+      and (${!existing} or n.target = ${ALERT_LOG_TARGET}
+           or exists (select 1 from notification_targets t where t.name = n.target))
     order by n.incident_id::text, n.target`.execute(trx);
   for (const { incident_id, target } of rows) {
     told.set(incident_id, [...told.get(incident_id) ?? [], target]);

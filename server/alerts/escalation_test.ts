@@ -287,6 +287,18 @@ apiSuite("escalation", (test) => {
     await runOnce(db, late.key, "up", at + 61 * MINUTE);
   });
 
+  test("a project whose notifications are off escalates to no one", async ({ api, app }) => {
+    const db = app.database.db;
+    const at = T0 + 200 * MINUTE;
+    const { project, key } = await probeWith(api, db, [{ after_minutes: 1, targets: ["log"] }], at);
+    const off = await api.patch(`/api/v1/projects/${project}/alerts`, { enabled: false });
+    assert.equal(off.status, 200, off.text);
+    await runOnce(db, key, "down", at);
+    assert.equal(await escalateDue(db, new Date(at + 600 * MINUTE)), 0);
+    assert.deepEqual(await told(db, await openIncident(api, project)), []);
+    await runOnce(db, key, "up", at + 601 * MINUTE);
+  });
+
   test("the global policy's steps reach projects that do not override them", async ({ api, app }) => {
     const db = app.database.db;
     const at = T0 + 240 * MINUTE;
