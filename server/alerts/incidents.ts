@@ -275,16 +275,7 @@ async function releasedOf(trx: Db, keys: readonly string[], now: Date): Promise<
   // Escalation was held back with the rest: its steps count from the incident's start, as always.
   await scheduleEscalation(trx, released.map((i) => String(i.id)));
   return released.filter((i) => i.enabled).map((incident) => ({
-    event: eventOf("probe.down", now, {
-      incident,
-      project: incident.project,
-      probeId: incident.probe_id,
-      label: incident.label,
-      url: incident.url,
-      state: "down",
-      cause: incident.cause,
-      run: { error: incident.last_error },
-    }),
+    event: openIncidentEvent("probe.down", now, incident),
     targets: incident.targets,
     incidentId: String(incident.id),
   }));
