@@ -6,7 +6,7 @@
  * @module
  */
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
-import type { ErrorBody } from "@probe/shared";
+import type { ErrorBody, TargetKind as SharedTargetKind } from "@probe/shared";
 import type { AppRouter } from "@probe/server/router";
 
 type Inputs = inferRouterInputs<AppRouter>;
@@ -59,8 +59,14 @@ export type AlertOverrides = ProjectAlerts["overrides"];
 export type MaintenanceWindow = Outputs["maintenance"]["create"]["data"];
 /** A notification target as read: secrets masked, Slack and Discord URLs cut to their host. */
 export type NotificationTarget = Outputs["targets"]["get"]["data"];
-/** The kinds of notification target that can be created: `webhook`, `slack`, `discord`, `mail`. */
-export type TargetKind = Inputs["targets"]["create"]["kind"];
+/**
+ * The kinds of notification target that can be created: `webhook`, `slack`, `discord`, `mail`,
+ * `pagerduty`, `opsgenie`, `teams`, `google_chat`, `mattermost`, `matrix`, `telegram`, `ntfy`,
+ * `pushover`, `gotify`, `twilio_sms` (`targets.kinds()` lists each one's fields).
+ */
+export type TargetKind = SharedTargetKind;
+/** A kind of target with its fields: names, how to ask, required, secret, default. */
+export type TargetKindInfo = Outputs["targets"]["kinds"]["data"][number];
 /** What a test delivery to a target came to: `delivered`, `failed` or `not_configured`. */
 export type TargetTestOutcome = Outputs["targets"]["test"]["data"];
 /** The dashboard's overview: the open incidents and every project with its probes. */
@@ -173,10 +179,13 @@ export type MaintenanceCreateResult = Outputs["maintenance"]["create"];
 export type MaintenanceRef = Inputs["maintenance"]["delete"];
 
 /**
- * `targets.create`: a name and a kind, and what the kind has: `url` and an optional `secret`
- * (webhook), `url` (slack, discord: the URL is the credential), `recipients` (mail).
+ * `targets.create`: a name and a kind, and what the kind has (`targets.kinds()` lists it): `url`
+ * and an optional `secret` (webhook), `url` (slack, discord: the URL is the credential),
+ * `recipients` (mail), `routing_key` (pagerduty), `bot_token` and `chat_id` (telegram), …
  */
-export type TargetCreateInput = Inputs["targets"]["create"];
+export type TargetCreateInput = Omit<Inputs["targets"]["create"], "kind"> & { kind: TargetKind };
+/** `targets.kinds`: `{ data: TargetKindInfo[], meta: { count } }`, in the registry's order. */
+export type TargetKindsResult = Outputs["targets"]["kinds"];
 /**
  * `targets.create`: `{ data: NotificationTarget }`; for a webhook created without a `secret`,
  * `data.secret` is the generated signing key in full, this once.

@@ -80,6 +80,7 @@ import type {
   TargetCreateInput,
   TargetCreateResult,
   TargetGetResult,
+  TargetKindsResult,
   TargetListResult,
   TargetRef,
   TargetTestResult,
@@ -261,6 +262,8 @@ export interface TargetsApi {
    * `not_found` (404) for an unknown name.
    */
   test(input: TargetRef): Promise<TargetTestResult>;
+  /** The kinds a target may have, each with its fields (secret ones are never read back). */
+  kinds(): Promise<TargetKindsResult>;
 }
 
 /** Public status pages: their settings (the pages themselves are at `/status/{project}`). */
@@ -461,6 +464,7 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       update: (input) => call(() => trpc.targets.update.mutate(input)),
       delete: (input) => call(() => trpc.targets.delete.mutate(input)),
       test: (input) => call(() => trpc.targets.test.mutate(input)),
+      kinds: () => call(() => trpc.targets.kinds.query({})),
     },
     overview: {
       get: (input = {}) => call(() => trpc.overview.get.query(input)),
