@@ -202,11 +202,7 @@ async function scenario(database: Record<string, string>) {
     const acknowledged = await call(s, "POST", `/incidents/${incident.id}/acknowledge`);
     assert.equal(acknowledged.status, 200, JSON.stringify(acknowledged.body));
     assert.notEqual(acknowledged.body.data.acknowledged_at, null);
-
-    // Recovery resolves it, with one "recovered" on each target.
-    target.setHealth(200, { status: "UP" });
-    const recovered = await call(s, "POST", `${probePath}/run`);
-    assert.equal(recovered.body.data.outcome, "up");
+    // Each target told of the incident is told it is acknowledged.
     await guard(
       Promise.all([
         hook.arrived(2),
@@ -214,6 +210,22 @@ async function scenario(database: Record<string, string>) {
         discord.arrived(2),
         until(() => smtp.arrived.length >= 2, "the mail"),
         until(() => alertLines(s).length >= 2, "the log line"),
+      ]),
+      "the ACKNOWLEDGED notifications",
+      seen,
+    );
+
+    // Recovery resolves it, with one "recovered" on each target.
+    target.setHealth(200, { status: "UP" });
+    const recovered = await call(s, "POST", `${probePath}/run`);
+    assert.equal(recovered.body.data.outcome, "up");
+    await guard(
+      Promise.all([
+        hook.arrived(3),
+        slack.arrived(3),
+        discord.arrived(3),
+        until(() => smtp.arrived.length >= 3, "the mail"),
+        until(() => alertLines(s).length >= 3, "the log line"),
       ]),
       "the RECOVERED notifications",
       seen,
@@ -268,11 +280,11 @@ async function scenario(database: Record<string, string>) {
     assert.equal(after.body.data.outcome, "down");
     await guard(
       Promise.all([
-        hook.arrived(3),
-        slack.arrived(3),
-        discord.arrived(3),
-        until(() => smtp.arrived.length >= 3, "the mail"),
-        until(() => alertLines(s).length >= 3, "the log line"),
+        hook.arrived(4),
+        slack.arrived(4),
+        discord.arrived(4),
+        until(() => smtp.arrived.length >= 4, "the mail"),
+        until(() => alertLines(s).length >= 4, "the log line"),
       ]),
       "the second DOWN notifications",
       seen,
@@ -281,8 +293,9 @@ async function scenario(database: Record<string, string>) {
     assert.equal(second.length, 1);
     assert.notEqual(second[0].id, incident.id);
 
-    // Every target got exactly down, recovered, down: nothing doubled, nothing in the window.
-    const expected = ["probe.down", "probe.recovered", "probe.down"];
+    // Every target got exactly down, acknowledged, recovered, down: nothing doubled, nothing in
+    // the window.
+    const expected = ["probe.down", "probe.acknowledged", "probe.recovered", "probe.down"];
     const events = hook.received.map((r) =>
       new Webhook(secret).verify(r.body, Object.fromEntries(r.headers)) as Json
     );
@@ -296,7 +309,7 @@ async function scenario(database: Record<string, string>) {
     assert.equal(events[0].data.error, "assertion failed: json.0");
     assert.equal(events[0].data.url, `${target.origin}/health`);
     assert.equal(events[0].data.link, `${s.url}/#${probePath}`);
-    assert.equal(new Set(hook.received.map((r) => r.headers.get("webhook-id"))).size, 3);
+    assert.equal(new Set(hook.received.map((r) => r.headers.get("webhook-id"))).size, 4);
     for (const r of slack.received) {
       const message = JSON.parse(r.body);
       assert.equal(typeof message.text, "string");
@@ -304,7 +317,7 @@ async function scenario(database: Record<string, string>) {
     }
     assert.deepEqual(
       slack.received.map((r) => JSON.parse(r.body).text.split(" ")[0]),
-      ["DOWN", "RECOVERED", "DOWN"],
+      ["DOWN", "ACKNOWLEDGED", "RECOVERED", "DOWN"],
     );
     for (const r of discord.received) {
       const message = JSON.parse(r.body);
@@ -314,21 +327,22 @@ async function scenario(database: Record<string, string>) {
     }
     assert.deepEqual(
       discord.received.map((r) => JSON.parse(r.body).content.split(" ")[0]),
-      ["DOWN", "RECOVERED", "DOWN"],
+      ["DOWN", "ACKNOWLEDGED", "RECOVERED", "DOWN"],
     );
     assert.deepEqual(smtp.arrived.map((m) => subjectOf(m).split(" ")[0]), [
       "DOWN",
+      "ACKNOWLEDGED",
       "RECOVERED",
       "DOWN",
     ]);
     assert.equal(subjectOf(smtp.arrived[0]), "DOWN shop: Shop health");
-    assert.deepEqual(smtp.arrived.map((m) => m.to), Array(3).fill(["oncall@example.test"]));
+    assert.deepEqual(smtp.arrived.map((m) => m.to), Array(4).fill(["oncall@example.test"]));
     assert.deepEqual(alertLines(s).map((l) => l.event.type), expected);
 
-    // The outbox agrees: the first incident's ten notifications were all delivered, and the
+    // The outbox agrees: the first incident's fifteen notifications were all delivered, and the
     // webhook's carries the id the receiver saw.
     const first = (await call(s, "GET", `/incidents/${incident.id}`)).body.data;
-    assert.equal(first.notifications.length, 10);
+    assert.equal(first.notifications.length, 15);
     assert.ok(
       first.notifications.every((n: Json) => n.status === "delivered"),
       first.notifications,
