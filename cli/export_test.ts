@@ -377,7 +377,7 @@ for (const backend of backends()) {
         assert.equal(files.get("out.yaml"), text);
         assert.match(
           written.stderr,
-          /^Wrote out\.yaml: 3 projects, 5 probes, 3 maintenance.* 2 remote locations/m,
+          /^Wrote out\.yaml: 3 projects, 5 probes, 0 heartbeats, 3 maintenance.* 2 remote locations/m,
         );
 
         const inline = ok(await cli(source, ["export", "--header-values"])).stdout;
