@@ -72,6 +72,8 @@ apiSuite("CLI: alerting commands", (test) => {
       notify_recovered: true,
       location_quorum: "majority",
       escalation: [],
+      flap_changes: 0,
+      flap_minutes: 30,
     });
     const got = expect(await cli(t, ["alerts", "get"]), 0).stdout;
     assert.match(got, /^failure_threshold\s+4$/m);
@@ -105,43 +107,20 @@ apiSuite("CLI: alerting commands", (test) => {
   test("alerts set --escalation: steps as MINUTES=TARGETS;…, none, inherit", async (t) => {
     const project = uniqueName();
     expect(await cli(t, ["projects", "create", project]), 0);
-    const set = expect(
-      await cli(t, [
-        "--json",
-        "alerts",
-        "set",
-        "--project",
-        project,
-        "--escalation",
-        "10=log;30=log",
-      ]),
-      0,
-    ).json();
+    const escalate = (steps: string) =>
+      cli(t, ["--json", "alerts", "set", "--project", project, "--escalation", steps]);
+    const set = expect(await escalate("10=log;30=log"), 0).json();
     assert.deepEqual(set.data.overrides.escalation, [
       { after_minutes: 10, targets: ["log"] },
       { after_minutes: 30, targets: ["log"] },
     ]);
     const shown = expect(await cli(t, ["alerts", "get", "--project", project]), 0).stdout;
     assert.match(shown, /^escalation\s+10=log;30=log\s+10=log;30=log$/m);
-    const none = expect(
-      await cli(t, ["--json", "alerts", "set", "--project", project, "--escalation", "none"]),
-      0,
-    ).json();
-    assert.deepEqual(none.data.overrides.escalation, []);
-    const back = expect(
-      await cli(t, ["--json", "alerts", "set", "--project", project, "--escalation", "inherit"]),
-      0,
-    ).json();
-    assert.equal(back.data.overrides.escalation, null);
-    const late = expect(
-      await cli(t, ["alerts", "set", "--project", project, "--escalation", "30=log;10=log"]),
-      EXIT.invalid,
-    );
-    assert.match(late.stderr, /^ {2}escalation\.1\.after_minutes: /m);
-    const garbled = expect(
-      await cli(t, ["alerts", "set", "--project", project, "--escalation", "10"]),
-      EXIT.usage,
-    );
+    assert.deepEqual(expect(await escalate("none"), 0).json().data.overrides.escalation, []);
+    assert.equal(expect(await escalate("inherit"), 0).json().data.overrides.escalation, null);
+    const late = expect(await escalate("30=log;10=log"), EXIT.invalid);
+    assert.match(late.stderr, /"path":"escalation\.1\.after_minutes"/);
+    const garbled = expect(await escalate("10"), EXIT.usage);
     assert.deepEqual(garbled.calls, [], "refused before any call");
   });
 
