@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { pageQuery } from "./envelope.ts";
 import { nameInPath, projectName } from "./project.ts";
+import { dependsOnField } from "./probe.ts";
 
 /** The shortest and the longest period, and the longest grace or run (seconds): a year. */
 export const HEARTBEAT_MIN_PERIOD_SECONDS = 10;
@@ -72,6 +73,7 @@ export const heartbeatCreateInput = z.strictObject({
   project: nameInPath,
   name: projectName.describe("Unique in its project; the heartbeat's path segment."),
   ...timingInput,
+  depends_on: dependsOnField,
 });
 export type HeartbeatCreateInput = z.infer<typeof heartbeatCreateInput>;
 
@@ -86,6 +88,7 @@ export const heartbeatPatchInput = z.strictObject({
   project: nameInPath,
   name: nameInPath,
   ...timingInput,
+  depends_on: dependsOnField,
 });
 export type HeartbeatPatchInput = z.infer<typeof heartbeatPatchInput>;
 
@@ -116,6 +119,10 @@ export const heartbeat = z.object({
   /** Where the job pings; its token is `****` for read-only keys. */
   ping_url: z.string(),
   created_at: z.string(),
+  /** The probes it depends on; absent when none. */
+  depends_on: z.array(z.string()).optional().describe(
+    "The probe_ids this heartbeat depends on; absent when it depends on none.",
+  ),
 });
 export type Heartbeat = z.infer<typeof heartbeat>;
 

@@ -260,11 +260,12 @@ const locationsField = locationList.nullable().optional().describe(
 /** The most probes one probe depends on. */
 export const MAX_DEPENDS_ON = 20;
 
-const dependsOnField = z.array(z.string().min(1).max(200)).max(MAX_DEPENDS_ON).optional().describe(
-  "The probe_ids of probes of the same project this one depends on (at most " +
-    `${MAX_DEPENDS_ON}); while one is down, this probe's incident opens untold and is told ` +
-    "when that one recovers. [] for none. A cycle is refused.",
-);
+export const dependsOnField = z.array(z.string().min(1).max(200)).max(MAX_DEPENDS_ON).optional()
+  .describe(
+    "The probe_ids of probes of the same project this one depends on (at most " +
+      `${MAX_DEPENDS_ON}); while one is down, this probe's incident opens untold and is told ` +
+      "when that one recovers. [] for none. A cycle is refused.",
+  );
 
 const probeFields = {
   url: probeUrl,

@@ -23,6 +23,8 @@ const FIELDS = [
   "notify_recovered",
   "location_quorum",
   "escalation",
+  "flap_changes",
+  "flap_minutes",
 ] as const satisfies readonly (keyof AlertPolicy)[];
 
 type Steps = AlertPolicy["escalation"];
@@ -78,6 +80,8 @@ const FLAG_OF = {
   notify_recovered: "notifyRecovered",
   location_quorum: "locationQuorum",
   escalation: "escalation",
+  flap_changes: "flapChanges",
+  flap_minutes: "flapMinutes",
 } as const;
 
 /** A quorum: a number of locations, or `majority`. */
@@ -173,6 +177,17 @@ export function alertsCommand(context: () => CliContext): Command {
       "who else is told while an incident stays open and unacknowledged: MINUTES=TARGETS steps " +
         'joined by ";" (10=pager;30=cto,ops-slack), at most 5, minutes increasing; none for no steps',
       orInherit(steps),
+    )
+    .option(
+      "--flap-changes <n>",
+      "state changes within --flap-minutes past which a probe is flapping (one probe.flapping, " +
+        "then quiet until stable): 0 (off) or 2 to 100",
+      orInherit(integer),
+    )
+    .option(
+      "--flap-minutes <n>",
+      "the window flap changes are counted in, and the quiet that ends flapping: 1 to 1440",
+      orInherit(integer),
     )
     .addHelpText(
       "after",

@@ -47,10 +47,18 @@ interface DefinitionOptions {
   expect?: unknown;
   expectFile?: string;
   locations?: string[] | false;
+  dependsOn?: string[] | false;
 }
 
 const LOCATIONS_HELP = "where it runs: location names, comma-separated (locations list; " +
   "default: the project's default_locations)";
+
+const DEPENDS_ON_HELP = "probe ids of this project it depends on, comma-separated: while one " +
+  "is down, its alerts wait for it";
+
+/** `--depends-on a,b` as given, `[]` for `--no-depends-on`, undefined when absent. */
+const dependsOnOf = (options: DefinitionOptions) =>
+  options.dependsOn === false ? [] : options.dependsOn;
 
 /** `--locations a,b` as given, `null` for `--no-locations`, undefined when absent. */
 const locationsOf = (options: DefinitionOptions) =>
@@ -171,6 +179,7 @@ export function probesCommand(context: () => CliContext): Command {
     .addOption(expectOption())
     .addOption(expectFileOption())
     .option("--locations <names>", LOCATIONS_HELP, list)
+    .option("--depends-on <ids>", DEPENDS_ON_HELP, list)
     .action(async (project: string, url: string, options: DefinitionOptions) => {
       const ctx = context();
       const { client, out } = ctx;
@@ -186,6 +195,7 @@ export function probesCommand(context: () => CliContext): Command {
         timeout_ms: options.timeout === false ? null : options.timeout,
         expect: await expectOf(ctx, options),
         locations: locationsOf(options),
+        depends_on: dependsOnOf(options),
       });
       out.result(
         () =>
@@ -218,6 +228,8 @@ export function probesCommand(context: () => CliContext): Command {
     .option("--no-expect", "clear the assertions: a status below 400 passes")
     .option("--locations <names>", LOCATIONS_HELP, list)
     .option("--no-locations", "run where the project's default_locations say")
+    .option("--depends-on <ids>", DEPENDS_ON_HELP, list)
+    .option("--no-depends-on", "depend on no probe")
     .action(async (
       project: string,
       probeId: string,
@@ -238,6 +250,7 @@ export function probesCommand(context: () => CliContext): Command {
         timeout_ms: options.timeout === false ? null : options.timeout,
         expect: await expectOf(ctx, options),
         locations: locationsOf(options),
+        depends_on: dependsOnOf(options),
       });
       out.result(() => {
         const renamed = result.data.probe_id === probeId ? "" : `, now ${result.data.probe_id}`;

@@ -62,6 +62,26 @@ apiSuite("probe dependencies", (test) => {
     assert.deepEqual(none.body, before.body, "no dependencies: the read as before");
   });
 
+  test("a heartbeat names what it depends on, and a probe may depend on a heartbeat", async ({ api }) => {
+    const { project, ids } = await projectWith(api, ["db"]);
+    const beats = `/api/v1/projects/${project}/heartbeats`;
+    const created = await api.post(beats, {
+      name: "nightly",
+      period_seconds: 3600,
+      depends_on: [ids.db],
+    });
+    assert.equal(created.status, 201);
+    const beat = (created.body as { data: { probe_id: string; depends_on: string[] } }).data;
+    assert.deepEqual(beat.depends_on, [ids.db]);
+    const onBeat = await api.patch(`${probes(project)}/${ids.db}`, { depends_on: [beat.probe_id] });
+    assert.equal(onBeat.status, 422, "the heartbeat depends on it: a cycle");
+    const cleared = await api.patch(`${beats}/nightly`, { depends_on: [] });
+    assert.equal(cleared.status, 200);
+    assert.equal("depends_on" in (cleared.body as { data: object }).data, false);
+    const now = await api.patch(`${probes(project)}/${ids.db}`, { depends_on: [beat.probe_id] });
+    assert.equal(now.status, 200);
+  });
+
   test("cycles, the probe itself and unknown ids are 422s naming the field", async ({ api }) => {
     const { project, ids } = await projectWith(api, ["a", "b", "c"]);
     const path = (id: string) => `${probes(project)}/${id}`;

@@ -31,6 +31,7 @@ import { DomainError, isUniqueViolation, noFieldsProvided } from "./errors.ts";
 import { decodeCursor, type Page, pageOf, type PageRequest, rowsToRead } from "./pages.ts";
 import { probeIdOf } from "./probe_id.ts";
 import { LOCAL } from "./locations.ts";
+import { setDependencies } from "./dependencies.ts";
 import { type HeartbeatTiming, nextDeadline, timingProblems } from "./heartbeat_timing.ts";
 
 /** The URL scheme of heartbeats' probes, which the probes API never makes nor shows. */
@@ -90,6 +91,7 @@ interface HeartbeatRow extends HeartbeatTiming {
   pings_total: number | string;
   state: string | null;
   state_since: Date | string | null;
+  depends_on?: string[] | null;
 }
 
 const iso = (at: Date | string | null) => at === null ? null : new Date(at).toISOString();
@@ -119,6 +121,7 @@ function heartbeatOf(row: HeartbeatRow, c: HeartbeatContext): Heartbeat {
     pings_total: Number(row.pings_total),
     ping_url: pingUrlOf(c.baseUrl, c.masked ? "****" : row.token),
     created_at: iso(row.created_at)!,
+    ...(row.depends_on && { depends_on: row.depends_on }),
   };
 }
 
@@ -127,7 +130,9 @@ const selectHeartbeats = sql`
   select h.probe_key, h.project, h.name, p.probe_id, h.token, h.period_seconds, h.schedule,
     h.timezone, h.grace_seconds, h.max_duration_seconds, h.min_duration_seconds, h.created_at,
     h.last_ping_at, h.last_ping_kind, h.last_success_at, h.last_start_at, h.last_duration_ms,
-    h.next_deadline, h.pings_total, v.state, v.state_since
+    h.next_deadline, h.pings_total, v.state, v.state_since,
+    (select json_agg(d.probe_id order by d.probe_id) from probe_dependencies pd
+      join probes d on d.key = pd.depends_on where pd.probe_key = h.probe_key) as depends_on
   from heartbeats h
   join probes p on p.key = h.probe_key
   left join probe_verdicts v on v.probe_key = h.probe_key`;
@@ -194,6 +199,9 @@ export async function createHeartbeat(
           ${timing.schedule}, ${timing.timezone}, ${timing.grace_seconds},
           ${timing.max_duration_seconds}, ${timing.min_duration_seconds}, ${created}, ${created},
           ${deadline}, ${deadline})`.execute(trx);
+      if (input.depends_on !== undefined) {
+        await setDependencies(trx, { key, project: input.project, dependsOn: input.depends_on });
+      }
     });
   } catch (error) {
     if (isUniqueViolation(error)) {
@@ -283,6 +291,13 @@ export async function updateHeartbeat(
         next_deadline = ${new Date(next).toISOString()},
         updated_at = ${new Date(at).toISOString()}
       where probe_key = ${row.probe_key}`.execute(trx);
+    if (fields.depends_on !== undefined) {
+      await setDependencies(trx, {
+        key: String(row.probe_key),
+        project,
+        dependsOn: fields.depends_on,
+      });
+    }
   });
   return heartbeatOf(await readRow(db, { project, name }), c);
 }

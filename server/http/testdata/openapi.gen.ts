@@ -10636,6 +10636,8 @@ export interface operations {
               pings_total: number;
               ping_url: string;
               created_at: string;
+              /** @description The probe_ids this heartbeat depends on; absent when it depends on none. */
+              depends_on?: string[];
             }[];
             meta: {
               count: number;
@@ -10800,6 +10802,8 @@ export interface operations {
           max_duration_seconds?: number | null;
           /** @description A run from `/start` to its success shorter than this is a failure; null: none. */
           min_duration_seconds?: number | null;
+          /** @description The probe_ids of probes of the same project this one depends on (at most 20); while one is down, this probe's incident opens untold and is told when that one recovers. [] for none. A cycle is refused. */
+          depends_on?: string[];
         };
       };
     };
@@ -10831,6 +10835,8 @@ export interface operations {
               pings_total: number;
               ping_url: string;
               created_at: string;
+              /** @description The probe_ids this heartbeat depends on; absent when it depends on none. */
+              depends_on?: string[];
             };
           };
         };
@@ -11039,6 +11045,8 @@ export interface operations {
               pings_total: number;
               ping_url: string;
               created_at: string;
+              /** @description The probe_ids this heartbeat depends on; absent when it depends on none. */
+              depends_on?: string[];
             };
           };
         };
@@ -11322,6 +11330,8 @@ export interface operations {
           max_duration_seconds?: number | null;
           /** @description A run from `/start` to its success shorter than this is a failure; null: none. */
           min_duration_seconds?: number | null;
+          /** @description The probe_ids of probes of the same project this one depends on (at most 20); while one is down, this probe's incident opens untold and is told when that one recovers. [] for none. A cycle is refused. */
+          depends_on?: string[];
         };
       };
     };
@@ -11353,6 +11363,8 @@ export interface operations {
               pings_total: number;
               ping_url: string;
               created_at: string;
+              /** @description The probe_ids this heartbeat depends on; absent when it depends on none. */
+              depends_on?: string[];
             };
           };
         };
