@@ -20,7 +20,8 @@ import { STEPS_HINT, stepsOf, stepsText, stepsWords } from "./escalation.js";
  * @typedef {NonNullable<Answer<"get", "/projects/{project}/alerts">>["data"]} ProjectAlerts
  * @typedef {ProjectAlerts["overrides"]} Overrides
  * @typedef {Body<"patch", "/projects/{project}/alerts">} OverridesChange
- * @typedef {"failure_threshold" | "success_threshold" | "reminder_minutes"} NumberField
+ * @typedef {"failure_threshold" | "success_threshold" | "reminder_minutes" | "flap_changes"
+ *   | "flap_minutes"} NumberField
  * @typedef {"enabled" | "notify_degraded" | "notify_recovered"} SwitchField
  */
 
@@ -43,6 +44,17 @@ const NUMBERS = [
     "Reminder every (minutes)",
     "While an incident is open and not " +
     "acknowledged: 0 for none, or 5 to 10080 (a week).",
+  ],
+  [
+    "flap_changes",
+    "Flapping past (changes)",
+    "More state changes than this within the flapping window: one flapping alert, then quiet " +
+    "until stable. 0 for off, or 2 to 100.",
+  ],
+  [
+    "flap_minutes",
+    "Flapping window (minutes)",
+    "Where changes are counted, and how long a flapping probe must keep one state: 1 to 1440.",
   ],
 ];
 
@@ -72,6 +84,8 @@ const FIELDS = [
   "notify_recovered",
   "location_quorum",
   "escalation",
+  "flap_changes",
+  "flap_minutes",
 ];
 
 /** The quorum field's label and hint. */
@@ -92,6 +106,8 @@ const FIELD_NAMES = {
   notify_recovered: "notifying recoveries",
   location_quorum: "the location quorum",
   escalation: "the escalation",
+  flap_changes: "flapping past",
+  flap_minutes: "the flapping window",
 };
 
 const onOff = (/** @type {boolean} */ value) => (value ? "on" : "off");
@@ -194,6 +210,8 @@ function PolicyForm({ policy, targets, onSaved }) {
     failure_threshold: String(policy.failure_threshold),
     success_threshold: String(policy.success_threshold),
     reminder_minutes: String(policy.reminder_minutes),
+    flap_changes: String(policy.flap_changes),
+    flap_minutes: String(policy.flap_minutes),
     location_quorum: String(policy.location_quorum),
     escalation: stepsText(policy.escalation),
   });
@@ -211,6 +229,8 @@ function PolicyForm({ policy, targets, onSaved }) {
         notify_recovered: values.notify_recovered,
         location_quorum: quorumOf(values.location_quorum),
         escalation: stepsOf(values.escalation),
+        flap_changes: numberOf("flap_changes", values.flap_changes),
+        flap_minutes: numberOf("flap_minutes", values.flap_minutes),
       };
       await patch("/settings/alerts", body);
       setSaved(true);
@@ -310,6 +330,8 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
     reminder_minutes: own.reminder_minutes === null ? "" : String(own.reminder_minutes),
     location_quorum: own.location_quorum === null ? "" : String(own.location_quorum),
     escalation: own.escalation === null ? "" : stepsText(own.escalation),
+    flap_changes: own.flap_changes === null ? "" : String(own.flap_changes),
+    flap_minutes: own.flap_minutes === null ? "" : String(own.flap_minutes),
     enabled: own.enabled === null ? "global" : onOff(own.enabled),
     notify_degraded: own.notify_degraded === null ? "global" : onOff(own.notify_degraded),
     notify_recovered: own.notify_recovered === null ? "global" : onOff(own.notify_recovered),
@@ -337,6 +359,12 @@ function OverridesForm({ project, alerts, global, targets, onSaved }) {
           ? null
           : quorumOf(values.location_quorum),
         escalation: values.escalation.trim() === "" ? null : stepsOf(values.escalation),
+        flap_changes: values.flap_changes.trim() === ""
+          ? null
+          : numberOf("flap_changes", values.flap_changes),
+        flap_minutes: values.flap_minutes.trim() === ""
+          ? null
+          : numberOf("flap_minutes", values.flap_minutes),
       };
       await patch(`/projects/${seg(project)}/alerts`, body);
       setSaved(true);
