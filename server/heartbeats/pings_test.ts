@@ -113,6 +113,8 @@ for (const backend of backends()) {
         assert.equal(last.body_bytes, 50_000);
         const huge = await ping("POST", "log", "y".repeat(100 * 1024 + 1));
         assert.equal(huge.status, 413);
+        // The refusal names the ping's bound, not the API's 1 MiB.
+        assert.equal(huge.body.error.message, "The request body is larger than 100 KiB");
       });
 
       await t.step("any path naming no heartbeat is 404 with the same bytes", async () => {

@@ -26,7 +26,16 @@ export const MAX_JSON_ARRAY = 1000;
 export type Read<T> = { ok: true; value: T } | { ok: false; error: ApiError };
 
 const refuse = (error: ApiError) => ({ ok: false, error }) as const;
-const tooLarge = () => refuse(apiError("payload_too_large"));
+/** A limit in words: `1 MiB`, `100 KiB`, else bytes. */
+const sizeWords = (bytes: number) =>
+  bytes % 1_048_576 === 0
+    ? `${bytes / 1_048_576} MiB`
+    : bytes % 1024 === 0
+    ? `${bytes / 1024} KiB`
+    : `${bytes} bytes`;
+// The refusal names the limit of the endpoint that read the body (a ping's is smaller).
+const tooLarge = (limit: number) =>
+  refuse(apiError("payload_too_large", `The request body is larger than ${sizeWords(limit)}`));
 const malformed = (message: string) => refuse(apiError("malformed_json", message));
 
 /** Reads a body's bytes, refusing it (413) as soon as it is known to pass the limit. */
@@ -35,7 +44,7 @@ export async function readBodyBytes(
   limit = MAX_BODY_BYTES,
 ): Promise<Read<Uint8Array>> {
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > limit) return tooLarge();
+  if (declared > limit) return tooLarge(limit);
   if (!request.body) return { ok: true, value: new Uint8Array() };
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -54,7 +63,7 @@ export async function readBodyBytes(
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel();
-      return tooLarge();
+      return tooLarge(limit);
     }
     chunks.push(value);
   }
