@@ -64,7 +64,9 @@ function OpenIncident({ incident, onChanged }) {
     </span>
     <span class="incident-facts">since <${At} iso=${incident.started_at} /> (${
     duration(openFor(incident))
-  }); ${incident.cause}; ${plural(incident.runs_failed, "failed run")}${lastError}</span>
+  }); ${incident.cause}; ${plural(incident.runs_failed, "failed run")}${lastError}${
+    incident.suppressed ? `; ${incident.suppressed}` : ""
+  }</span>
     <${AcknowledgeButton} incident=${incident} onDone=${onChanged} />
   </li>`;
 }
@@ -134,7 +136,9 @@ export function IncidentTable({ incidents, onChanged }) {
           : "—"
       }</td>
                 <td data-label="Duration">${duration(i.duration_seconds ?? openFor(i))}</td>
-                <td data-label="Cause">${i.cause}</td>
+                <td data-label="Cause">${i.cause}${
+        i.suppressed ? view`<span class="url">${i.suppressed}</span>` : ""
+      }</td>
                 <td data-label="Failed runs" class="num">${i.runs_failed}</td>
                 <td data-label="Acknowledged">
                   <${AcknowledgeButton} incident=${i} onDone=${onChanged} />

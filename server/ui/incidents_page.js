@@ -196,7 +196,7 @@ function IncidentRows({ incidents, onChanged, caption }) {
         i.last_error && i.last_error !== i.cause
           ? view`<span class="url">last: <code>${i.last_error}</code></span>`
           : ""
-      }</td>
+      }${i.suppressed ? view`<span class="url">${i.suppressed}</span>` : ""}</td>
           <td data-label="Failed runs" class="num">${i.runs_failed}</td>
           <td data-label="Acknowledged">
             <${AcknowledgeButton} incident=${i} onDone=${onChanged} />
