@@ -15,6 +15,7 @@
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
+import type { DueIncident } from "./incidents.ts";
 
 const keyRows = (keys: readonly string[]) => json(keys.map((k) => ({ k })));
 
@@ -45,25 +46,12 @@ export async function suppressOpened(trx: Db, ids: readonly string[]): Promise<S
   return new Set(rows.map((r) => String(r.id)));
 }
 
-/** An incident released from its suppression: what telling it needs. */
-export interface Released {
-  id: number | string;
-  project: string;
-  probe_key: number | string;
-  probe_id: string;
-  label: string;
-  started_at: Date | string;
-  cause: string;
-  runs_failed: number;
-  last_error: string | null;
-  resolved_at: Date | string | null;
-  resolution: null;
-  locations: null;
-  url: string | null;
+/** An incident released from its suppression, with what telling it needs of its policy. */
+export type Released = DueIncident & {
   enabled: boolean;
   targets: string[];
   reminder_minutes: number;
-}
+};
 
 /**
  * After these probes' incidents were resolved: the open incidents they suppressed wait for

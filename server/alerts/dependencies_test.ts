@@ -33,6 +33,35 @@ const keyOf = async (db: Db, project: string, probeId: string) =>
       .where("probe_id", "=", probeId).executeTakeFirstOrThrow()).key,
   );
 
+/**
+ * A project with `db` and `web`, web depending on db, thresholds of 1, and a run of both at a
+ * time from `start` on: each run returns what was told since the last one, by host.
+ */
+async function dependentPair(api: TestClient, db: Db, start: number) {
+  const { project, ids } = await projectWith(api, ["db", "web"]);
+  await api.patch(`${probes(project)}/${ids.web}`, { depends_on: [ids.db] });
+  await db.updateTable("alert_settings").set({ failure_threshold: 1, success_threshold: 1 })
+    .execute();
+  await db.deleteFrom("probe_schedule").execute();
+  await syncSchedules(db, { now: T0, intervalMs: 60_000 });
+  const dep = await keyOf(db, project, ids.db);
+  const web = await keyOf(db, project, ids.web);
+  let seen = (await told(db)).length;
+  let at = start;
+  const run = async (db_: Outcome, web_: Outcome) => {
+    at += MINUTE;
+    await runAt(db, { [dep]: db_, [web]: web_ }, at);
+    const all = await told(db);
+    const out = all.slice(seen).map(([event, probe]) => [event, probe === ids.db ? "db" : "web"]);
+    seen = all.length;
+    return out.sort();
+  };
+  return { project, ids, run };
+}
+
+const thresholdsBack = (db: Db) =>
+  db.updateTable("alert_settings").set({ failure_threshold: 3, success_threshold: 2 }).execute();
+
 apiSuite("probe dependencies", (test) => {
   test("depends_on is written, read (absent when none), and a deleted dependency drops out", async ({ api }) => {
     const { project, ids } = await projectWith(api, ["db", "cache", "app"]);
@@ -109,26 +138,9 @@ apiSuite("probe dependencies", (test) => {
 
   test("a dependency down: the dependent's incident opens untold and says so; told when the dependency recovers first", async ({ api, app }) => {
     const db = app.database.db;
-    const { project, ids } = await projectWith(api, ["db", "web"]);
-    await api.patch(`${probes(project)}/${ids.web}`, { depends_on: [ids.db] });
-    await db.updateTable("alert_settings").set({ failure_threshold: 1, success_threshold: 1 })
-      .execute();
-    await db.deleteFrom("probe_schedule").execute();
-    await syncSchedules(db, { now: T0, intervalMs: 60_000 });
-    const dep = await keyOf(db, project, ids.db);
-    const web = await keyOf(db, project, ids.web);
-    let seen = (await told(db)).length;
-    let at = T0;
-    const run = async (outcomes: Record<string, Outcome>) => {
-      at += MINUTE;
-      await runAt(db, outcomes, at);
-      const all = await told(db);
-      const out = all.slice(seen).map(([event, probe]) => [event, probe === ids.db ? "db" : "web"]);
-      seen = all.length;
-      return out.sort();
-    };
-    assert.deepEqual(await run({ [dep]: "up", [web]: "up" }), []);
-    assert.deepEqual(await run({ [dep]: "down", [web]: "down" }), [["probe.down", "db"]]);
+    const { project, ids, run } = await dependentPair(api, db, T0);
+    assert.deepEqual(await run("up", "up"), []);
+    assert.deepEqual(await run("down", "down"), [["probe.down", "db"]]);
     const open = await api.get(`/api/v1/incidents?project=${project}&probe_id=${ids.web}`);
     const [incident] = (open.body as { data: { id: string; suppressed?: string }[] }).data;
     assert.equal(incident.suppressed, "suppressed: https://db.example.com/ is down");
@@ -137,47 +149,28 @@ apiSuite("probe dependencies", (test) => {
       (detail.body as { data: { suppressed: string } }).data.suppressed,
       incident.suppressed,
     );
-    assert.deepEqual(await run({ [dep]: "down", [web]: "down" }), [], "still both down");
-    assert.deepEqual(await run({ [dep]: "up", [web]: "down" }), [
+    assert.deepEqual(await run("down", "down"), [], "still both down");
+    assert.deepEqual(await run("up", "down"), [
       ["probe.down", "web"],
       ["probe.recovered", "db"],
     ]);
     const released = await api.get(`/api/v1/incidents/${incident.id}`);
     assert.equal("suppressed" in (released.body as { data: object }).data, false);
-    assert.deepEqual(await run({ [dep]: "up", [web]: "up" }), [["probe.recovered", "web"]]);
-    await db.updateTable("alert_settings").set({ failure_threshold: 3, success_threshold: 2 })
-      .execute();
+    assert.deepEqual(await run("up", "up"), [["probe.recovered", "web"]]);
+    await thresholdsBack(db);
   });
 
   test("a dependent that recovers before its dependency is never told", async ({ api, app }) => {
     const db = app.database.db;
-    const { project, ids } = await projectWith(api, ["db", "web"]);
-    await api.patch(`${probes(project)}/${ids.web}`, { depends_on: [ids.db] });
-    await db.updateTable("alert_settings").set({ failure_threshold: 1, success_threshold: 1 })
-      .execute();
-    await db.deleteFrom("probe_schedule").execute();
-    await syncSchedules(db, { now: T0, intervalMs: 60_000 });
-    const dep = await keyOf(db, project, ids.db);
-    const web = await keyOf(db, project, ids.web);
-    let seen = (await told(db)).length;
-    let at = T0 + 60 * MINUTE;
-    const run = async (outcomes: Record<string, Outcome>) => {
-      at += MINUTE;
-      await runAt(db, outcomes, at);
-      const all = await told(db);
-      const out = all.slice(seen).map(([event, probe]) => [event, probe === ids.db ? "db" : "web"]);
-      seen = all.length;
-      return out.sort();
-    };
-    assert.deepEqual(await run({ [dep]: "down", [web]: "up" }), [["probe.down", "db"]]);
-    assert.deepEqual(await run({ [dep]: "down", [web]: "down" }), [], "opened untold");
-    assert.deepEqual(await run({ [dep]: "down", [web]: "up" }), [], "recovered untold");
-    assert.deepEqual(await run({ [dep]: "up", [web]: "up" }), [["probe.recovered", "db"]]);
+    const { project, ids, run } = await dependentPair(api, db, T0 + 60 * MINUTE);
+    assert.deepEqual(await run("down", "up"), [["probe.down", "db"]]);
+    assert.deepEqual(await run("down", "down"), [], "opened untold");
+    assert.deepEqual(await run("down", "up"), [], "recovered untold");
+    assert.deepEqual(await run("up", "up"), [["probe.recovered", "db"]]);
     const incidents = await api.get(`/api/v1/incidents?project=${project}&probe_id=${ids.web}`);
     const [incident] = (incidents.body as { data: { state: string; suppressed?: string }[] }).data;
     assert.equal(incident.state, "resolved");
     assert.equal(incident.suppressed, "suppressed: https://db.example.com/ is down");
-    await db.updateTable("alert_settings").set({ failure_threshold: 3, success_threshold: 2 })
-      .execute();
+    await thresholdsBack(db);
   });
 });
