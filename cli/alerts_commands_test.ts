@@ -213,7 +213,10 @@ apiSuite("CLI: alerting commands", (test) => {
     ];
     assert.match(runs[0].stdout, new RegExp(`^Created slack target ${slack}\\.$`, "m"));
     assert.equal(runs[1].json().data.url, "https://hooks.slack.com/…");
-    assert.match(runs[2].stdout, /^NAME\s+KIND\s+URL\s+RECIPIENTS\s+SECRET\nlog\s+log\s/);
+    assert.match(
+      runs[2].stdout,
+      /^NAME\s+KIND\s+URL\s+RECIPIENTS\s+SECRET\s+SETTINGS\nlog\s+log\s/,
+    );
     assert.match(
       runs[2].stdout,
       new RegExp(`^${slack}\\s+slack\\s+https://hooks\\.slack\\.com/…`, "m"),

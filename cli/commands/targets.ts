@@ -1,21 +1,41 @@
 import { Argument, Command, Option } from "commander";
 import type { NotificationTarget, TargetKind } from "@probe/client";
-import { MASKED_WEBHOOK_SECRET } from "@probe/shared";
-import { type CliContext, UsageError } from "../context.ts";
-import { EXIT } from "../exit_codes.ts";
+import { MASKED_WEBHOOK_SECRET, TARGET_KINDS, targetSettingsOf } from "@probe/shared";
+import type { CliContext } from "../context.ts";
 import { list } from "../options.ts";
 import { record, table } from "../output.ts";
-import { readSecret } from "../secrets.ts";
+import {
+  assignment,
+  hasCommandLineValue,
+  kindsHelp,
+  readSettings,
+  refuseSecretValues,
+  type SettingOptions,
+  settingSources,
+} from "../target_settings.ts";
 
-const KINDS: TargetKind[] = ["webhook", "slack", "discord", "mail"];
+/** What every target shows in its own column, whatever its kind. */
+const COMMON = ["name", "kind", "url", "recipients", "secret", "created_at", "updated_at"];
 
-/** Kinds whose whole URL is the credential: shown masked, never taken on the command line. */
-const CHAT_KINDS: string[] = ["slack", "discord"];
+/** A kind's other settings as read (secrets masked), in its kind's order. */
+function otherSettings(t: NotificationTarget): [string, unknown][] {
+  const read = t as NotificationTarget & Record<string, unknown>;
+  return Object.keys(targetSettingsOf(t.kind) ?? {})
+    .filter((name) => !COMMON.includes(name) && read[name] !== undefined)
+    .map((name) => [name, read[name]]);
+}
 
 const targetRows = (targets: NotificationTarget[]) =>
   table(
-    ["NAME", "KIND", "URL", "RECIPIENTS", "SECRET"],
-    targets.map((t) => [t.name, t.kind, t.url, t.recipients?.join(", "), t.secret]),
+    ["NAME", "KIND", "URL", "RECIPIENTS", "SECRET", "SETTINGS"],
+    targets.map((t) => [
+      t.name,
+      t.kind,
+      t.url,
+      t.recipients?.join(", "),
+      t.secret,
+      otherSettings(t).map(([name, value]) => `${name}=${value}`).join(", ") || undefined,
+    ]),
   );
 
 const show = (t: NotificationTarget) =>
@@ -25,81 +45,70 @@ const show = (t: NotificationTarget) =>
     url: t.url,
     ...(t.recipients && { recipients: t.recipients.join(", ") }),
     secret: t.secret,
+    ...Object.fromEntries(otherSettings(t)),
     created_at: t.created_at,
     updated_at: t.updated_at,
   });
-
-const credentialOnCommandLine = (kind: string) =>
-  new UsageError(
-    `A ${kind} URL is a credential: pass it with --url-env NAME or --url-file PATH ` +
-      "(- for stdin), not on the command line",
-    EXIT.usage,
-  );
-
-interface FieldOptions {
-  url?: string;
-  urlEnv?: string;
-  urlFile?: string;
-  secretEnv?: string;
-  secretFile?: string;
-  recipients?: string[];
-}
 
 /** The options both create and update take. */
 function withFieldOptions(command: Command): Command {
   return command
     .addOption(
-      new Option("--url <url>", "the webhook's URL (not for slack or discord: see below)")
+      new Option("--set <setting=value>", "a setting that is not a secret (repeat it)")
+        .argParser(assignment),
+    )
+    .addOption(
+      new Option(
+        "--set-env <setting=name>",
+        "a setting read from this environment variable (repeat it)",
+      ).argParser(assignment),
+    )
+    .addOption(
+      new Option("--set-file <setting=path>", "a setting read from this file, - for stdin")
+        .argParser(assignment),
+    )
+    .addOption(
+      new Option("--url <url>", "the same as --set url=… (not where the URL is a secret)")
         .conflicts(["urlEnv", "urlFile"]),
     )
     .addOption(
-      new Option("--url-env <name>", "read the URL from this environment variable")
-        .conflicts("urlFile"),
+      new Option("--url-env <name>", "the same as --set-env url=…").conflicts("urlFile"),
     )
-    .option("--url-file <path>", "read the URL from this file (- for stdin)")
+    .option("--url-file <path>", "the same as --set-file url=…")
     .addOption(
-      new Option(
-        "--secret-env <name>",
-        "read the webhook's signing key (whsec_…) from this environment variable",
-      ).conflicts("secretFile"),
+      new Option("--secret-env <name>", "a webhook's signing key (whsec_…) from this variable")
+        .conflicts("secretFile"),
     )
-    .option("--secret-file <path>", "read the webhook's signing key from this file (- for stdin)")
+    .option("--secret-file <path>", "a webhook's signing key from this file (- for stdin)")
     .option("--recipients <list>", "comma-separated mail addresses (mail)", list)
     .addHelpText(
       "after",
       `
-Secrets are never taken as command-line values: a Slack or Discord URL (the whole URL is the
-credential) and a webhook's signing key come from an environment variable named by --url-env or
---secret-env, or from a file (--url-file, --secret-file; - reads stdin). They are never printed,
-except the signing key the service generates for a webhook created without one: create prints it
-once.`,
+Kinds and their settings (* a secret, ? optional; \`targets kinds\` shows each one's help and
+defaults):
+${kindsHelp()}
+
+Secrets are never taken as command-line values: they come from an environment variable
+(--set-env bot_token=TELEGRAM_TOKEN, --url-env, --secret-env) or a file (--set-file, --url-file,
+--secret-file; - reads stdin). They are never printed, except the signing key the service
+generates for a webhook created without one: create prints it once. For example:
+  targets create oncall pagerduty --set-env routing_key=PD_ROUTING_KEY
+  targets create phones telegram --set-env bot_token=TG_TOKEN --set chat_id=-1001234567890`,
     );
 }
 
-/** The fields to send, secrets read from where the options say. */
-async function fields(ctx: CliContext, options: FieldOptions) {
-  if (options.urlFile === "-" && options.secretFile === "-") {
-    throw new UsageError("Only one of --url-file and --secret-file can read stdin", EXIT.usage);
-  }
-  const url = options.url ??
-    await readSecret(ctx, { flag: "url", env: options.urlEnv, file: options.urlFile });
-  const secret = await readSecret(ctx, {
-    flag: "secret",
-    env: options.secretEnv,
-    file: options.secretFile,
-  });
-  return {
-    ...(url !== undefined && { url }),
-    ...(secret !== undefined && { secret }),
-    ...(options.recipients !== undefined && { recipients: options.recipients }),
-  };
+/** The settings to send; a secret given as a value is refused before anything is sent. */
+async function fields(ctx: CliContext, options: SettingOptions, kind: () => Promise<string>) {
+  const sources = settingSources(options);
+  if (hasCommandLineValue(sources)) refuseSecretValues(await kind(), sources);
+  return await readSettings(ctx, sources);
 }
 
 /** `targets list|get|create|update|delete|test`: where alerts go. */
 export function targetsCommand(context: () => CliContext): Command {
   const targets = new Command("targets")
     .description(
-      "Manage notification targets: webhook, slack, discord, mail (and the built-in log)",
+      `Manage notification targets: ${TARGET_KINDS.join(", ")} (and the built-in log)`,
     );
 
   targets.command("list")
@@ -125,13 +134,10 @@ export function targetsCommand(context: () => CliContext): Command {
         "Create a notification target; a webhook without a key gets one, printed this once",
       )
       .argument("<name>", "target name: letters, digits, '.', '_', '-' (not log, mail, webhook)")
-      .addArgument(new Argument("<kind>", "what it is").choices(KINDS)),
-  ).action(async (name: string, kind: TargetKind, options: FieldOptions) => {
+      .addArgument(new Argument("<kind>", "what it is").choices(TARGET_KINDS)),
+  ).action(async (name: string, kind: TargetKind, options: SettingOptions) => {
     const ctx = context();
-    if (options.url !== undefined && CHAT_KINDS.includes(kind)) {
-      throw credentialOnCommandLine(kind);
-    }
-    const input = await fields(ctx, options);
+    const input = await fields(ctx, options, () => Promise.resolve(kind));
     const result = await ctx.client().targets.create({ name, kind, ...input });
     const { data } = result;
     const generated = kind === "webhook" && input.secret === undefined && data.secret !== null &&
@@ -149,15 +155,15 @@ export function targetsCommand(context: () => CliContext): Command {
 
   withFieldOptions(
     targets.command("update")
-      .description("Change a target's URL, signing key or recipients; the kind cannot change")
+      .description("Change the settings given; the others stay, and the kind cannot change")
       .argument("<name>", "target name"),
-  ).action(async (name: string, options: FieldOptions) => {
+  ).action(async (name: string, options: SettingOptions) => {
     const ctx = context();
-    if (options.url !== undefined) {
-      const { kind } = (await ctx.client().targets.get({ name })).data;
-      if (CHAT_KINDS.includes(kind)) throw credentialOnCommandLine(kind);
-    }
-    const result = await ctx.client().targets.update({ name, ...await fields(ctx, options) });
+    const kind = async () => (await ctx.client().targets.get({ name })).data.kind;
+    const result = await ctx.client().targets.update({
+      name,
+      ...await fields(ctx, options, kind),
+    });
     ctx.out.result(() => `Updated ${result.data.kind} target ${result.data.name}.`, result);
   });
 
@@ -185,6 +191,30 @@ export function targetsCommand(context: () => CliContext): Command {
             d.attempts,
             d.error,
           ]]),
+        result,
+      );
+    });
+
+  targets.command("kinds")
+    .description("List the kinds of target the service has, each with its settings")
+    .action(async () => {
+      const { client, out } = context();
+      const result = await client().targets.kinds();
+      out.result(
+        () =>
+          table(
+            ["KIND", "SETTING", "REQUIRED", "SECRET", "DEFAULT", "HELP"],
+            result.data.flatMap((k) =>
+              k.fields.map((f) => [
+                k.kind,
+                f.name,
+                f.required ? "yes" : "no",
+                f.secret ? "yes" : "no",
+                f.default,
+                f.help,
+              ])
+            ),
+          ),
         result,
       );
     });
