@@ -56,6 +56,14 @@ for (const backend of backends()) {
         assert.equal((await read()).state, "up");
       });
 
+      await t.step("an up heartbeat's last run is its latest success", async () => {
+        // The `/0` above, a success of an up heartbeat (stored without settling).
+        const status = (await api.get(`/api/v1/projects/${project}/status`)).body.data;
+        const row = status.find((p: { probe_id: string }) => p.probe_id === hb.probe_id);
+        assert.equal(row.last_run_at, new Date(fake.now).toISOString());
+        assert.equal(row.last_outcome, "up");
+      });
+
       await t.step("fail and a non-zero exit code are down at once, with the body", async () => {
         fake.tick(1000);
         assert.equal((await ping("POST", "fail", "disk full on /var")).status, 200);

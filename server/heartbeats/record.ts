@@ -7,7 +7,10 @@
  * @module
  */
 import { DEFAULT_LOCAL_LOCATION, PROBE_INTERVAL_SECONDS } from "@probe/shared";
+import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
+import { json } from "../db/json.ts";
+import { compareKeys } from "../db/keys.ts";
 import { settleSchedule } from "../alerts/states.ts";
 import { decideVerdicts } from "../alerts/verdicts.ts";
 import { insertRuns } from "../runner/store.ts";
@@ -74,6 +77,7 @@ export async function recordHeartbeatRuns(
     quiet.map((r) => ({ key: r.key, due: r.at, result: resultOf(r) })),
     LOCAL,
   );
+  await markLastRuns(trx, quiet);
   for (const round of rounds) {
     const results = round.map((r) => ({
       key: r.key,
@@ -113,4 +117,24 @@ export async function recordHeartbeatRuns(
       triggers: new Map(deciding.map((c) => [c.key, c])),
     });
   }
+}
+
+/**
+ * The last run's time and outcome of heartbeats whose quiet successes were stored as results
+ * alone: reads (status, overview, stats) show them, and would otherwise show the last success
+ * that was settled, however often the job has pinged since.
+ */
+async function markLastRuns(trx: Db, quiet: readonly HeartbeatRun[]): Promise<void> {
+  if (quiet.length === 0) return;
+  const latest = new Map<string, number>();
+  for (const r of quiet) latest.set(r.key, Math.max(latest.get(r.key) ?? r.at, r.at));
+  const rows = [...latest].sort(([a], [b]) => compareKeys(a, b))
+    .map(([k, at]) => ({ k, at: new Date(at).toISOString() }));
+  await sql`
+    update probe_schedule s
+    set last_run_at = greatest(x.at, s.last_run_at),
+      last_outcome = case when s.last_run_at is null or x.at >= s.last_run_at then 'up'
+                          else s.last_outcome end
+    from json_to_recordset(${json(rows)}) as x(k bigint, at timestamptz)
+    where s.probe_key = x.k and s.location = ${LOCAL}`.execute(trx);
 }
