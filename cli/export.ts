@@ -9,7 +9,14 @@
  * the same text.
  */
 import type { NotificationTarget, Probe, ProbeClient } from "@probe/client";
-import { ALERT_POLICY_FIELDS, kindOf, MASKED, REDACTED } from "@probe/shared";
+import {
+  ALERT_POLICY_FIELDS,
+  kindOf,
+  MASKED,
+  REDACTED,
+  type TargetSettingRule,
+  targetSettingsOf,
+} from "@probe/shared";
 import { stringify } from "yaml";
 import { exportHeartbeat } from "./seed_heartbeats.ts";
 
@@ -83,42 +90,43 @@ function variableNames() {
 
 type Names = ReturnType<typeof variableNames>;
 
+/**
+ * A target as a seed file holds it: each setting the read shows, in its kind's order; a secret
+ * (and a URL the key may only see cut) as the variable that is to hold it, `NAME_env`.
+ */
 function exportTarget(target: NotificationTarget, names: Names): Record<string, unknown> {
   const stem = `PROBE_TARGET_${upperSnake(target.name)}`;
   const { name, kind } = target;
+  const read = target as NotificationTarget & Record<string, unknown>;
   const notShown = "not readable from the service: take it from where you keep it";
-  switch (kind) {
-    case "webhook":
-      return {
-        name,
-        kind,
-        // Cut for a read-only key: the URL goes to a variable, as a Slack URL does.
-        ...(target.url !== null && isCutUrl(target.url)
-          ? {
-            url_env: names.name(
-              `${stem}_URL`,
-              `the URL of webhook target ${name}; read it with a write key`,
-            ),
-          }
-          : { url: target.url }),
-        // A webhook has a key unless it was stored without one (then the import makes one).
-        ...(target.secret !== null && {
-          secret_env: names.name(
-            `${stem}_SECRET`,
-            `the signing key (whsec_…) of webhook target ${name}; ${notShown}`,
-          ),
-        }),
-      };
-    case "slack":
-    case "discord":
-      return {
-        name,
-        kind,
-        url_env: names.name(`${stem}_URL`, `the URL of ${kind} target ${name}; ${notShown}`),
-      };
-    default:
-      return { name, kind, recipients: target.recipients ?? [] };
+  const exported: Record<string, unknown> = { name, kind };
+  const settings: Record<string, TargetSettingRule> = targetSettingsOf(kind) ?? {};
+  for (const [setting, rule] of Object.entries(settings)) {
+    const value = read[setting];
+    if (value === null || value === undefined) {
+      // A mail target's recipients are always there; anything else absent was not set.
+      if (rule.list) exported[setting] = [];
+      continue;
+    }
+    if (rule.secret) {
+      const what = kind === "webhook" && setting === "secret"
+        ? "the signing key (whsec_…)"
+        : setting === "url"
+        ? "the URL"
+        : `the ${setting}`;
+      exported[`${setting}_env`] = names.name(
+        `${stem}_${upperSnake(setting)}`,
+        `${what} of ${kind} target ${name}; ${notShown}`,
+      );
+    } else if (setting === "url" && isCutUrl(String(value))) {
+      // Cut for a read-only key: the URL goes to a variable, as a Slack URL does.
+      exported.url_env = names.name(
+        `${stem}_URL`,
+        `the URL of ${kind} target ${name}; read it with a write key`,
+      );
+    } else exported[setting] = value;
   }
+  return exported;
 }
 
 function exportProbe(

@@ -17,6 +17,7 @@ import {
   certificateOnHttp,
   findRepeatedKey,
   hasUrlCredentials,
+  httpUrl,
   iamAlivePatchInput,
   kindProblems,
   locationCreateInput,
@@ -36,9 +37,11 @@ import {
   projectStatus,
   STATUS_PAGE_DEFAULTS,
   statusPagePatchInput,
+  TARGET_KIND_SETTINGS,
   TARGET_KINDS,
   targetName,
   targetRecipients,
+  type TargetSettingRule,
   WEBHOOK_URL_CREDENTIALS_MESSAGE,
   webhookSecret,
 } from "@probe/shared";
@@ -179,63 +182,73 @@ const seedProject = z.strictObject({
   });
 });
 
-const CHAT_KINDS: readonly string[] = ["slack", "discord"];
+/** Every setting of any kind, with the rules of its first kind (a name means one thing). */
+const ALL_SETTINGS = new Map<string, TargetSettingRule>();
+for (const settings of Object.values(TARGET_KIND_SETTINGS)) {
+  for (const [name, rule] of Object.entries(settings as Record<string, TargetSettingRule>)) {
+    if (!ALL_SETTINGS.has(name)) ALL_SETTINGS.set(name, rule);
+  }
+}
 
-/** What each kind of target takes in a seed file; the first ones required (one of, for URLs). */
-const SEED_TARGET_FIELDS: Record<string, readonly string[]> = {
-  webhook: ["url", "url_env", "secret_env"],
-  slack: ["url_env"],
-  discord: ["url_env"],
-  mail: ["recipients"],
-};
+/** A setting's value written in the file: a URL, mail addresses, a line of text. */
+const settingValue = (name: string, rule: TargetSettingRule) =>
+  name === "url" ? httpUrl : rule.list ? targetRecipients : z.string().min(1).max(1000);
 
 /**
- * A notification target, without its secrets: a Slack or Discord URL (the whole URL is the
- * credential) and a webhook's signing key are named by the environment variable holding them.
+ * Each setting `NAME` of any kind, written as its value (`NAME`) or as the environment variable
+ * that holds it (`NAME_env`). A secret given as a value is refused by name, never repeated.
+ */
+const targetSettingKeys = () =>
+  Object.fromEntries(
+    [...ALL_SETTINGS].flatMap(([name, rule]) => [
+      [name, (rule.secret && name !== "url" ? z.unknown() : settingValue(name, rule)).optional()],
+      ...(rule.list ? [] : [[`${name}_env`, envName.optional()]]),
+    ]),
+  ) as Record<string, z.ZodOptional<z.ZodType>>;
+
+/**
+ * A notification target, without its secrets: a kind's secret settings (a Slack URL, a
+ * PagerDuty routing key, a webhook's signing key) are named by the environment variable holding
+ * them, `NAME_env`; any other setting may be too.
  */
 const seedTarget = z.strictObject({
   name: targetName,
   kind: z.enum(TARGET_KINDS),
-  url: probeUrl.optional(),
-  url_env: envName.optional(),
-  secret_env: envName.optional(),
-  recipients: targetRecipients.optional(),
-  // Named to say why it is refused; its value is never repeated.
-  secret: z.unknown().optional(),
+  ...targetSettingKeys(),
 }).superRefine((target, ctx) => {
   const issue = (path: string, message: string) =>
     ctx.addIssue({ code: "custom", path: [path], input: "", message });
   const { kind } = target;
-  if (target.secret !== undefined) {
-    issue(
-      "secret",
-      "must not be in the file: name the environment variable that holds it in secret_env",
-    );
-  }
-  if (target.url !== undefined && CHAT_KINDS.includes(kind)) {
-    issue(
-      "url",
-      `a ${kind} URL is a credential and must not be in the file: name the environment ` +
-        "variable that holds it in url_env",
-    );
-  } else if (kind === "webhook" && target.url !== undefined && hasUrlCredentials(target.url)) {
-    issue("url", WEBHOOK_URL_CREDENTIALS_MESSAGE);
-  }
-  for (const field of ["url", "url_env", "secret_env", "recipients"] as const) {
-    const allowed = SEED_TARGET_FIELDS[kind].includes(field) ||
-      (field === "url" && CHAT_KINDS.includes(kind));
-    if (target[field] !== undefined && !allowed) {
-      issue(field, `is not a field of a ${kind} target`);
+  const settings: Record<string, TargetSettingRule> = TARGET_KIND_SETTINGS[kind];
+  const given = target as Record<string, unknown>;
+  for (const key of Object.keys(given)) {
+    const name = key.replace(/_env$/, "");
+    if (key === "name" || key === "kind" || given[key] === undefined) continue;
+    if (!settings[name] && !(key === "secret" && kind === "webhook")) {
+      issue(key, `is not a field of a ${kind} target`);
     }
   }
-  if (kind === "webhook" && (target.url === undefined) === (target.url_env === undefined)) {
-    issue("url", "a webhook target takes exactly one of url and url_env");
+  for (const [name, rule] of Object.entries(settings)) {
+    const value = given[name];
+    const env = given[`${name}_env`];
+    if (value !== undefined && rule.secret) {
+      issue(
+        name,
+        name === "url"
+          ? `a ${kind} URL is a credential and must not be in the file: name the environment ` +
+            "variable that holds it in url_env"
+          : `must not be in the file: name the environment variable that holds it in ${name}_env`,
+      );
+    } else if (value !== undefined && env !== undefined) {
+      issue(name, `a ${kind} target takes exactly one of ${name} and ${name}_env`);
+    } else if (value === undefined && env === undefined && rule.required) {
+      if (rule.list) issue(name, `is required for a ${kind} target`);
+      else if (rule.secret) issue(`${name}_env`, `is required for a ${kind} target`);
+      else issue(name, `a ${kind} target takes exactly one of ${name} and ${name}_env`);
+    }
   }
-  if (CHAT_KINDS.includes(kind) && target.url_env === undefined && target.url === undefined) {
-    issue("url_env", `is required for a ${kind} target`);
-  }
-  if (kind === "mail" && target.recipients === undefined) {
-    issue("recipients", "is required for a mail target");
+  if (kind === "webhook" && typeof given.url === "string" && hasUrlCredentials(given.url)) {
+    issue("url", WEBHOOK_URL_CREDENTIALS_MESSAGE);
   }
 });
 
@@ -405,9 +418,7 @@ const NO_OVERRIDES = {
 interface ResolvedTarget {
   name: string;
   kind: SeedTarget["kind"];
-  url?: string;
-  secret?: string;
-  recipients?: string[];
+  [setting: string]: string | string[];
 }
 
 /** Reads one variable for the field at `where`, adding a problem (never the value) on failure. */
@@ -428,25 +439,32 @@ function envReader(env: Record<string, string | undefined>, problems: string[]) 
   };
 }
 
+/** What the value of a variable naming a setting must be. */
+const variableValue = (kind: string, name: string) =>
+  name === "url" ? httpUrl : kind === "webhook" && name === "secret" ? webhookSecret : z.string();
+
 function resolveTarget(t: SeedTarget, i: number, read: ReturnType<typeof envReader>) {
   const where = (field: string) => `targets.${i}.${field}`;
-  const url = t.url_env === undefined ? t.url : read(where("url_env"), t.url_env, probeUrl);
-  const hasCredentials = url !== undefined && hasUrlCredentials(url);
-  const secret = t.secret_env === undefined
-    ? undefined
-    : read(where("secret_env"), t.secret_env, webhookSecret);
-  return {
-    problem: t.kind === "webhook" && t.url_env !== undefined && hasCredentials
-      ? `  ${where("url_env")}: the value of ${t.url_env} ${WEBHOOK_URL_CREDENTIALS_MESSAGE}`
-      : undefined,
-    target: {
-      name: t.name,
-      kind: t.kind,
-      ...(url !== undefined && { url }),
-      ...(secret !== undefined && { secret }),
-      ...(t.recipients !== undefined && { recipients: t.recipients }),
-    } satisfies ResolvedTarget,
-  };
+  const given = t as Record<string, unknown>;
+  const target: ResolvedTarget = { name: t.name, kind: t.kind };
+  let problem: string | undefined;
+  for (const name of Object.keys(TARGET_KIND_SETTINGS[t.kind])) {
+    const variable = given[`${name}_env`];
+    const value = typeof variable === "string"
+      ? read(where(`${name}_env`), variable, variableValue(t.kind, name))
+      : given[name] as string | string[] | undefined;
+    if (value === undefined) continue;
+    target[name] = value;
+    if (
+      t.kind === "webhook" && name === "url" && typeof variable === "string" &&
+      hasUrlCredentials(value as string)
+    ) {
+      problem = `  ${
+        where("url_env")
+      }: the value of ${variable} ${WEBHOOK_URL_CREDENTIALS_MESSAGE}`;
+    }
+  }
+  return { problem, target };
 }
 
 /** A header value as the service takes one; the message never repeats the value. */
@@ -518,10 +536,9 @@ async function existingTarget(client: ProbeClient, name: string) {
   }
 }
 
-/** What a read of the target shows of the URL: a Slack or Discord URL is cut to its host. */
-const readableUrl = (want: ResolvedTarget) => {
-  if (want.url === undefined || !CHAT_KINDS.includes(want.kind)) return want.url ?? null;
-  const { protocol, host } = new URL(want.url);
+/** A secret URL as a read shows it: its scheme and host (the rest is the credential). */
+const cutUrl = (url: string) => {
+  const { protocol, host } = new URL(url);
   return `${protocol}//${host}/…`;
 };
 
@@ -547,16 +564,25 @@ async function seedOneTarget(
         "a target's kind cannot change (delete it first, then import again)",
     );
   }
-  const visible = want.kind === "mail"
-    ? !isDeepStrictEqual(want.recipients, have.recipients)
-    : readableUrl(want) !== have.url;
-  const secrets = updateSecrets && (want.secret !== undefined || CHAT_KINDS.includes(want.kind));
+  // What a read shows is compared: a setting's value, a secret URL's host; other secrets
+  // cannot be read back, so they are written only when asked.
+  const settings: Record<string, TargetSettingRule> = TARGET_KIND_SETTINGS[want.kind];
+  const read = have as NotificationTarget & Record<string, unknown>;
+  const { kind: _kind, name, ...given } = want;
+  const visible = Object.entries(given).some(([setting, value]) =>
+    !settings[setting].secret
+      ? !isDeepStrictEqual(value, read[setting])
+      : setting === "url" && cutUrl(value as string) !== read.url
+  );
+  const secrets = updateSecrets && Object.keys(given).some((s) => settings[s].secret);
   if (!visible && !secrets) return { ...step, action: "unchanged" };
   if (!dryRun) {
-    const { kind: _kind, name, ...fields } = want;
-    // A webhook's key goes only when asked: it cannot be compared.
-    const { secret, ...rest } = fields;
-    await client.targets.update({ name, ...rest, ...(updateSecrets && secret && { secret }) });
+    const sent = Object.fromEntries(
+      Object.entries(given).filter(([setting]) =>
+        updateSecrets || !settings[setting].secret || setting === "url"
+      ),
+    );
+    await client.targets.update({ name, ...sent });
   }
   return { ...step, action: "updated" };
 }
