@@ -34,6 +34,8 @@ File format (YAML; JSON has the same shape):
     - { name: ops-hook, kind: webhook, url: https://hooks.example.com/a, secret_env: HOOK_KEY }
     - { name: team-slack, kind: slack, url_env: SLACK_URL }
     - { name: oncall, kind: mail, recipients: [oncall@example.com] }
+    - { name: pager, kind: pagerduty, routing_key_env: PD_ROUTING_KEY }
+    - { name: phones, kind: telegram, bot_token_env: TG_TOKEN, chat_id: "-1001234567890" }
   alerts: { targets: [log, team-slack], failure_threshold: 3 }   # the global policy
   projects:
     - project: shop                # created when missing, else updated to match
@@ -57,9 +59,10 @@ File format (YAML; JSON has the same shape):
   settings:
     iam_alive: { enabled: true, interval_hours: 6, channels: [log] }
 
-Secrets are never in the file: url_env and secret_env name the environment variables that hold a
-Slack or Discord URL and a webhook's signing key, headers_env those of a probe's secret headers. An unset variable stops the import before any
-change. A webhook created without secret_env gets a key from the service, printed this once.`,
+Secrets are never in the file: a target's setting NAME_env names the environment variable that
+holds it (url_env for a Slack URL, secret_env for a webhook's signing key, routing_key_env, …;
+\`targets create --help\` lists each kind's settings, secrets marked *), headers_env those of a
+probe's secret headers. An unset variable stops the import before any change. A webhook created without secret_env gets a key from the service, printed this once.`,
     )
     .action(async (
       file: string,
