@@ -125,7 +125,7 @@ apiSuite("probe kinds", (test) => {
         "dns://resolver[:port]/name?type=A|AAAA|CNAME|MX|TXT|NS probes take no body",
       ],
       [
-        { url: "dns://1.1.1.1/a.test", method: "GET" },
+        { url: "dns://1.1.1.1/a.test", method: "POST" },
         "method",
         "dns://resolver[:port]/name?type=A|AAAA|CNAME|MX|TXT|NS probes take no method",
       ],
@@ -168,6 +168,29 @@ apiSuite("probe kinds", (test) => {
     const now = `/api/v1/projects/${p}/probes/${moved.body.data.probe_id}`;
     const withHeaders = await api.patch(now, { headers: { "X-A": "1" } });
     assert.equal(withHeaders.status, 200, "an http probe takes headers");
+  });
+
+  test("a tcp probe read and written back is the same probe", async ({ api }) => {
+    const p = await project(api);
+    const created = await api.post(`/api/v1/projects/${p}/probes`, {
+      url: "tcp://db.test:5432",
+      body: "PING\r\n",
+      expect: { body: { contains: ["+PONG"] } },
+    });
+    const path = `/api/v1/projects/${p}/probes/${created.body.data.probe_id}`;
+    const read = (await api.get(path)).body.data;
+    const { url, method, headers, body, latency, label, expect } = read;
+    const again = await api.post(`/api/v1/projects/${p}/probes`, {
+      url,
+      method,
+      headers,
+      body,
+      latency,
+      label,
+      expect,
+    });
+    assert.equal(again.status, 200, again.text);
+    assert.equal(again.body.data.probe_id, created.body.data.probe_id);
   });
 
   test("an HTTP probe's create and read answers are as before", async ({ api }) => {

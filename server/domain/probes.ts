@@ -150,7 +150,7 @@ async function moveSchedule(
 
 /** Columns written from a definition; `probe_id` follows method and URL only. */
 function definitionColumns(d: Definition) {
-  const problems = kindProblems(d, false).map((p) => ({
+  const problems = kindProblems(d).map((p) => ({
     path: p.path.join("."),
     message: p.message,
   }));

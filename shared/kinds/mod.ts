@@ -43,11 +43,13 @@ export function normalizeProbeUrl(input: string): string | { problem: string } {
   return kind.normalize(url);
 }
 
-function used(field: KindField, d: KindDefinition, explicit: boolean): boolean {
+/**
+ * Whether a definition uses a field: the values a probe's read shows for a field its kind has no
+ * use for (`method` GET, `headers` {}, `body` null) are no use, so a read can be written back.
+ */
+function used(field: KindField, d: KindDefinition): boolean {
   const value = d[field];
   if (value === undefined || value === null) return false;
-  if (explicit) return true;
-  // A stored definition: the defaults a create writes are no use of the field.
   if (field === "method") return value !== "GET";
   if (field === "headers") return Object.keys(value as object).length > 0;
   return true;
@@ -55,15 +57,14 @@ function used(field: KindField, d: KindDefinition, explicit: boolean): boolean {
 
 /**
  * What a definition asks that its kind cannot do: a field it has no use for, an `expect` check it
- * cannot make. `explicit`: the fields are as a client sent them (any value given is a use);
- * otherwise they are a stored definition, whose defaults are no use.
+ * cannot make.
  */
-export function kindProblems(d: KindDefinition, explicit = true): KindProblem[] {
+export function kindProblems(d: KindDefinition): KindProblem[] {
   const kind = kindOf(d.url);
   if (!kind) return [];
   const problems: KindProblem[] = [];
   for (const field of ["method", "headers", "body"] as const) {
-    if (!kind.uses[field] && used(field, d, explicit)) {
+    if (!kind.uses[field] && used(field, d)) {
       problems.push({ path: [field], message: `${kind.form} probes take no ${field}` });
     }
   }
