@@ -14,6 +14,7 @@ import {
 } from "../server/testing/app.ts";
 import { EXIT } from "./exit_codes.ts";
 import { runCliOn } from "./testing.ts";
+import { seedRefusal as refusal } from "./seed_testing.ts";
 import { applySeed, parseSeedFile, SeedFileError, type Step } from "./seed.ts";
 
 const SLACK_CREDENTIAL = "T0000/B0000/seed-test-credential";
@@ -29,17 +30,6 @@ const clientOf = ({ app }: TestContext): ProbeClient =>
 
 const actions = (steps: Step[]) =>
   steps.map((s) => `${s.kind} ${[s.project, s.target].filter(Boolean).join(" ")} ${s.action}`);
-
-/** The error message `parseSeedFile` throws for `value` (as JSON). */
-function refusal(value: unknown): string {
-  try {
-    parseSeedFile(JSON.stringify(value), "bad.json");
-  } catch (error) {
-    assert.ok(error instanceof SeedFileError, String(error));
-    return error.message;
-  }
-  assert.fail("the file was accepted");
-}
 
 Deno.test("a seed file never holds a secret, and names its variables properly", () => {
   const message = refusal({

@@ -5,38 +5,16 @@
  * over a real app in-process, on PGlite and, with TEST_DATABASE_URL, PostgreSQL.
  */
 import assert from "node:assert/strict";
-import { createProbeClient, type ProbeClient } from "@probe/client";
-import {
-  apiSuite,
-  BASE,
-  TEST_API_KEY,
-  type TestContext,
-  uniqueName,
-} from "../server/testing/app.ts";
+import { clientOf } from "../client/testing.ts";
+import { apiSuite, uniqueName } from "../server/testing/app.ts";
 import { exportSeed, renderSeed } from "./export.ts";
-import { applySeed, parseSeedFile, SeedFileError, type Step } from "./seed.ts";
+import { applySeed, parseSeedFile, type Step } from "./seed.ts";
+import { seedRefusal as refusal } from "./seed_testing.ts";
 
 const ROUTING_KEY = "R0UT1NGKEYseedtest0000000000wxyz";
 const BOT_TOKEN = "123456789:AAseedTestTokenForTelegram_000abcd";
 
-const clientOf = ({ app }: TestContext): ProbeClient =>
-  createProbeClient({
-    baseUrl: BASE,
-    apiKey: TEST_API_KEY,
-    fetch: (input, init) => app.handler(new Request(input, init)),
-  });
-
 const actions = (steps: Step[]) => steps.map((s) => `${s.target} ${s.action}`);
-
-function refusal(value: unknown): string {
-  try {
-    parseSeedFile(JSON.stringify(value), "bad.json");
-  } catch (error) {
-    assert.ok(error instanceof SeedFileError, String(error));
-    return error.message;
-  }
-  assert.fail("the file was accepted");
-}
 
 Deno.test("an on-call target's secret is never in a seed file, nor repeated", () => {
   const message = refusal({

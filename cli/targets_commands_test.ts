@@ -126,36 +126,13 @@ apiSuite("CLI: targets of every kind", (test) => {
       /^chat_id\s+@probe_alerts$/m,
     );
 
+    const create = (...settings: string[]) =>
+      cli(t, ["targets", "create", uniqueName("tg"), "telegram", ...settings]);
     const refused = [
-      await cli(t, ["targets", "create", uniqueName("tg"), "telegram", "--set", "chat_id"]),
-      await cli(t, [
-        "targets",
-        "create",
-        uniqueName("tg"),
-        "telegram",
-        "--set",
-        "chat_id=1",
-        "--set",
-        "chat_id=2",
-      ]),
-      await cli(t, [
-        "targets",
-        "create",
-        uniqueName("tg"),
-        "telegram",
-        "--set-env",
-        "bot_token=TG_UNSET",
-        "--set",
-        "chat_id=1",
-      ]),
-      await cli(t, [
-        "targets",
-        "create",
-        uniqueName("tg"),
-        "telegram",
-        "--set",
-        `token=${BOT_TOKEN}`,
-      ]),
+      await create("--set", "chat_id"),
+      await create("--set", "chat_id=1", "--set", "chat_id=2"),
+      await create("--set-env", "bot_token=TG_UNSET", "--set", "chat_id=1"),
+      await create("--set", `token=${BOT_TOKEN}`),
     ];
     for (const run of refused) {
       expect(run, EXIT.usage);
