@@ -325,6 +325,8 @@ projects:
       notify_recovered: null,
       location_quorum: null,
       escalation: null,
+      flap_changes: null,
+      flap_minutes: null,
     });
     assert.deepEqual(actions(await applySeed(client, file)), [
       `target ${hook} unchanged`,

@@ -58,6 +58,8 @@ apiSuite("typed client: alerting", (test) => {
         notify_recovered: true,
         location_quorum: "majority",
         escalation: [],
+        flap_changes: 0,
+        flap_minutes: 30,
       },
     });
     const changed = await client.alerts.update({ failure_threshold: 4, reminder_minutes: 30 });
