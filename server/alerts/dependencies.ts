@@ -15,7 +15,7 @@
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
-import type { DueIncident } from "./incidents.ts";
+import type { DueIncident } from "./incident_events.ts";
 
 const keyRows = (keys: readonly string[]) => json(keys.map((k) => ({ k })));
 

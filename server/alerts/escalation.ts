@@ -17,7 +17,7 @@ import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import { enqueue, type Outgoing } from "../outbox/outbox.ts";
-import { claimDueIncidents, openIncidentEvent } from "./incidents.ts";
+import { claimDueIncidents, openIncidentEvent } from "./incident_events.ts";
 import { effectivePolicy } from "./policy_sql.ts";
 
 const MINUTE = 60_000;

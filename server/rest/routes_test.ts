@@ -69,6 +69,7 @@ Deno.test("the routes, built from the procedures' meta, are the operations of th
   assert.deepEqual(paged, [
     "GET /probes",
     "GET /projects",
+    "GET /projects/{project}/heartbeats",
     "GET /projects/{project}/probes",
   ]);
   for (const route of ROUTES.filter((r) => r.method === "GET")) {
@@ -83,7 +84,7 @@ Deno.test("the routes, built from the procedures' meta, are the operations of th
 
 apiSuite("REST routing", (test) => {
   test("every operation of the document reaches its procedure", async ({ api }) => {
-    assert.equal(ROUTES.length, 53);
+    assert.equal(ROUTES.length, 60);
     const reached = new Set<number>();
     for (const route of ROUTES) {
       const path = `/api/v1${fill(route.template, {})}`;

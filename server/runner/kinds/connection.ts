@@ -9,7 +9,7 @@
 import type { FailedCheck } from "@probe/shared";
 import { checkHost } from "../../outbound/network_policy.ts";
 import { ERROR_REASONS } from "../../outbound/request.ts";
-import type { ExecuteOptions, ProbeTarget, RunResult } from "../execute.ts";
+import type { ExecuteOptions, ProbeTarget, RunResult } from "./kind.ts";
 import { RETRY_PAUSE_MS } from "./http.ts";
 import { noAnswer } from "./verdict.ts";
 

@@ -9,9 +9,8 @@
 import { dnsQueryOf, type DnsType } from "@probe/shared";
 import ipaddr from "ipaddr.js";
 import { checkHost } from "../../outbound/network_policy.ts";
-import type { ExecuteOptions, ProbeTarget, RunResult } from "../execute.ts";
+import type { ExecuteOptions, KindExecutor, ProbeTarget, RunResult } from "./kind.ts";
 import { type DnsAnswer, type DnsQuestion, query } from "./dns_exchange.ts";
-import type { KindExecutor } from "./kind.ts";
 import { judgeAnswer, noAnswer } from "./verdict.ts";
 
 type Record = NonNullable<DnsAnswer["answers"]>[number];

@@ -7,8 +7,7 @@
 import type { FailedCheck } from "@probe/shared";
 import { outboundRequest, type OutboundResult } from "../../outbound/request.ts";
 import { evaluate, needsBody } from "../assertions.ts";
-import type { ExecuteOptions, ProbeTarget, RunResult } from "../execute.ts";
-import type { KindExecutor } from "./kind.ts";
+import type { ExecuteOptions, KindExecutor, ProbeTarget, RunResult } from "./kind.ts";
 
 export const RETRY_PAUSE_MS = 500;
 

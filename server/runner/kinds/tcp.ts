@@ -8,7 +8,7 @@
  * @module
  */
 import net from "node:net";
-import type { ExecuteOptions, ProbeTarget, RunResult } from "../execute.ts";
+import type { ExecuteOptions, KindExecutor, ProbeTarget, RunResult } from "./kind.ts";
 import {
   answerError,
   type AttemptContext,
@@ -18,7 +18,6 @@ import {
   type Verdict,
 } from "./connection.ts";
 import { converse, errorCode } from "./conversation.ts";
-import type { KindExecutor } from "./kind.ts";
 import { judgeAnswer, noAnswer } from "./verdict.ts";
 
 /**

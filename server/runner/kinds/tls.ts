@@ -15,7 +15,7 @@
  */
 import { isIP } from "node:net";
 import tls from "node:tls";
-import type { ExecuteOptions, ProbeTarget, RunResult } from "../execute.ts";
+import type { ExecuteOptions, KindExecutor, ProbeTarget, RunResult } from "./kind.ts";
 import {
   answerError,
   type AttemptContext,
@@ -25,7 +25,6 @@ import {
   type Verdict,
 } from "./connection.ts";
 import { converse, errorCode } from "./conversation.ts";
-import type { KindExecutor } from "./kind.ts";
 import { certificateTime, handshakeWords, rejectionWords, shortLifeWords } from "./tls_words.ts";
 import { judgeAnswer, noAnswer } from "./verdict.ts";
 

@@ -6,7 +6,7 @@
  */
 import type { FailedCheck } from "@probe/shared";
 import { evaluate } from "../assertions.ts";
-import type { ProbeTarget, RunResult } from "../execute.ts";
+import type { ProbeTarget, RunResult } from "./kind.ts";
 
 /** What a run of such a kind saw when it got an answer. */
 export interface Answered {
