@@ -133,6 +133,8 @@ Deno.test({
         notify_recovered: true,
         location_quorum: "majority",
         escalation: [],
+        flap_changes: 0,
+        flap_minutes: 30,
       });
       assert.match(r.policy.shown, /Targets\s+log, ops-hook/);
       assert.deepEqual(JSON.parse(r.overrides.saved), {
@@ -145,6 +147,8 @@ Deno.test({
         notify_recovered: null,
         location_quorum: null,
         escalation: null,
+        flap_changes: null,
+        flap_minutes: null,
       });
       assert.match(r.overrides.effective, /Reminder every \(minutes\)\s+30/);
       assert.match(r.overrides.effective, /On degraded\s+not notified/);
