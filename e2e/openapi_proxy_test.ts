@@ -214,6 +214,9 @@ interface Data {
   locationToDelete: string;
   /** A run of the location claimed at set-up, for the results post. */
   runId: string;
+  /** A heartbeat of the project, and one the DELETE call uses up. */
+  heartbeatName: string;
+  heartbeatToDelete: string;
 }
 
 async function makeData(base: string, apiKey: string): Promise<Data> {
@@ -260,6 +263,11 @@ async function makeData(base: string, apiKey: string): Promise<Data> {
       recipients: ["ops@example.com"],
     });
   }
+  const heartbeatName = uniqueName("hb");
+  const heartbeatToDelete = uniqueName("hb-del");
+  for (const name of [heartbeatName, heartbeatToDelete]) {
+    await call("POST", `/projects/${project}/heartbeats`, { name, period_seconds: 3600 });
+  }
   const badge = await call("POST", `/projects/${project}/badges`, {});
   const badgeToDelete = await call("POST", `/projects/${project}/badges`, {});
   const [location, locationToRotate, locationToDelete] = await Promise.all(
@@ -283,6 +291,8 @@ async function makeData(base: string, apiKey: string): Promise<Data> {
     locationToRotate: locationToRotate.data.name,
     locationToDelete: locationToDelete.data.name,
     runId: claimed.data.runs[0].run_id,
+    heartbeatName,
+    heartbeatToDelete,
     badgeId: badge.data.id,
     badgeToDelete: badgeToDelete.data.id,
     incidentId: incidents.data[0].id,
@@ -453,6 +463,32 @@ const SUCCESS: Record<string, (d: Data) => Spec[]> = {
   ],
   "POST /locations/{location}/token": (d) => [
     { label: "rotate", params: { location: d.locationToRotate }, expect: 200 },
+  ],
+  "GET /notification-target-kinds": () => [{ label: "list", expect: 200 }],
+  "POST /projects/{project}/heartbeats": () => [
+    {
+      label: "by period",
+      body: { name: uniqueName("hb-new"), period_seconds: 600, grace_seconds: 60 },
+      expect: 201,
+    },
+    {
+      label: "by schedule",
+      body: { name: uniqueName("hb-cron"), schedule: "0 3 * * *", timezone: "Europe/Berlin" },
+      expect: 201,
+    },
+  ],
+  "GET /projects/{project}/heartbeats": () => [{ label: "list", expect: 200 }],
+  "GET /projects/{project}/heartbeats/{name}": (d) => [
+    { label: "get", params: { name: d.heartbeatName }, expect: 200 },
+  ],
+  "PATCH /projects/{project}/heartbeats/{name}": (d) => [
+    { label: "patch", params: { name: d.heartbeatName }, body: { grace_seconds: 90 }, expect: 200 },
+  ],
+  "DELETE /projects/{project}/heartbeats/{name}": (d) => [
+    { label: "delete", params: { name: d.heartbeatToDelete }, expect: 204 },
+  ],
+  "GET /projects/{project}/heartbeats/{name}/pings": (d) => [
+    { label: "pings", params: { name: d.heartbeatName }, expect: 200 },
   ],
   // The runner protocol takes the location's token (see `run`).
   "POST /runner/claim": () => [
