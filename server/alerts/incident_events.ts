@@ -11,6 +11,7 @@ import {
   type AlertEventType,
   type AlertPolicyField,
   type FailedCheck,
+  kindOf as probeKindOf,
   type LocationStates,
   maskUrl,
 } from "@probe/shared";
@@ -27,12 +28,13 @@ export type Resolution = "recovered" | "changed" | "deleted" | "disabled";
 /**
  * A probe as messages and lists name it: its label, or its URL without credentials, query values
  * and fragment. A query part without `=` may be a bare token, so only parts with one are named.
- * A `dns://` URL is shown whole: as stored it holds no credentials and one query value, its
- * record type, one of six words the service checks (`shared/kinds/dns.ts`).
+ * A URL of a kind whose form has no room for a credential (`tcp:`, `tls:`, `dns:`: `urlHoldsSecrets`
+ * in `shared/kinds/`, as `maskUrl` reads it) is shown whole: a dns URL's one query value is its
+ * record type.
  */
 export function displayLabel(label: string | null, url: string): string {
   if (label) return label;
-  if (kindOf(url).name === "dns") return url;
+  if (probeKindOf(url)?.urlHoldsSecrets === false) return url;
   if (!URL.canParse(url)) return url;
   const u = new URL(url);
   u.username = "";
