@@ -20,7 +20,7 @@
 import { cpuUsage } from "node:process";
 import { openDatabase } from "../server/db/database.ts";
 import { getProject } from "../server/domain/projects.ts";
-import { createKeyCheck } from "../server/keys/api_key.ts";
+import { createPrincipalCheck } from "../server/keys/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "../server/http/handler.ts";
 import { buildOpenApiDocument } from "../server/http/openapi.ts";
 import { createRateLimiter } from "../server/http/rate_limit.ts";
@@ -49,7 +49,7 @@ const handlerWith = (trpcFastPath: boolean) =>
     router: appRouter,
     document,
     db,
-    checkKey: createKeyCheck([BENCH_KEY]),
+    checkKey: createPrincipalCheck([BENCH_KEY]),
     log: createLogger("info", () => {}),
     rateLimiter: createRateLimiter({ perSecond: 1e9 }),
     trpcFastPath,

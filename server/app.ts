@@ -1,4 +1,4 @@
-import { createKeyCheck } from "./keys/api_key.ts";
+import { createPrincipalCheck } from "./keys/api_key.ts";
 import type { Config, IamAliveConfig } from "./config.ts";
 import { createCors } from "./http/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";
@@ -10,7 +10,7 @@ import { buildOpenApiDocument } from "./http/openapi.ts";
 import { type ChannelDeps, createChannels } from "./iam_alive/channels.ts";
 import { type Clock, systemClock } from "./iam_alive/clock.ts";
 import { createReporter, type Reporter, type ReporterOptions } from "./iam_alive/reporter.ts";
-import type { Logger } from "./log.ts";
+import { errorFields, type Logger } from "./log.ts";
 import { createClientAddress, parseTrustedProxies } from "./net/client_address.ts";
 import { createRateLimiter } from "./http/rate_limit.ts";
 import { createStatusPages } from "./http/status_page.ts";
@@ -21,6 +21,7 @@ import { createNotifier, type Notifier, type NotifierDeps } from "./notify/targe
 import { createNetworkPolicy } from "./outbound/network_policy.ts";
 import { createDeliverer, type Deliverer } from "./alerts/deliverer.ts";
 import { createDispatch } from "./alerts/dispatch.ts";
+import { NOTIFICATIONS_CHANNEL, onOutboxWrite } from "./outbox/outbox.ts";
 import { executeProbe } from "./runner/execute.ts";
 import { createRunNow, type Executor, type RunNow } from "./runner/run_now.ts";
 import { createRemoteRuns, type RemoteRuns, type RemoteRunsOptions } from "./runner/remote_runs.ts";
@@ -226,6 +227,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     leaseMs: notificationLeaseMs,
     ...delivery,
   });
+  const stopWakeUps = await wakeOnOutboxWrites(handle, deliverer, log);
   const runNow = createRunNow({
     db: handle.db,
     intervalMs: (options.probeDefaults?.intervalSeconds ?? PROBE_INTERVAL_SECONDS.default) * 1000,
@@ -276,6 +278,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await heartbeats.watch.stop();
       await heartbeats.drain();
       // The deliverer first: it may be sending a report over the reporter's channels.
+      await stopWakeUps();
       await deliverer.stop();
       await reporter.stop();
       await statistics?.stop();
@@ -283,6 +286,30 @@ export async function createApp(options: AppOptions): Promise<App> {
       summary.flush();
     },
   };
+}
+
+/**
+ * Wakes the deliverer when a notification is written, so that it is claimed at once rather than
+ * at the next poll (which stays, for what a wake-up missed and for retries): on PostgreSQL by
+ * the `NOTIFY` the write's transaction sends when it commits, from this process or any other (an
+ * instance, a runner process); on the embedded database, one process, by the write itself.
+ * Returns the function that stops it.
+ */
+async function wakeOnOutboxWrites(
+  handle: DatabaseHandle,
+  deliverer: Deliverer,
+  log: Logger,
+): Promise<() => Promise<void>> {
+  if (!handle.listen) {
+    const stop = onOutboxWrite(() => deliverer.wake());
+    return () => Promise.resolve(stop());
+  }
+  try {
+    return await handle.listen(NOTIFICATIONS_CHANNEL, () => deliverer.wake());
+  } catch (error) {
+    log.warn("listening for notifications failed: the deliverer polls", errorFields(error));
+    return () => Promise.resolve();
+  }
 }
 
 /** The database a configuration names: PostgreSQL when a URL is given, else PGlite on disk. */
@@ -344,7 +371,7 @@ function createEdgeHandler(
     router: appRouter,
     document: buildOpenApiDocument(appRouter, REST_PREFIX),
     db: handle.db,
-    checkKey: createKeyCheck(apiKeys, readOnlyApiKeys),
+    checkKey: createPrincipalCheck(apiKeys, readOnlyApiKeys),
     log,
     services: {
       iamAlive: reporter,

@@ -4,7 +4,7 @@ import { json as jsonColumn } from "./db/json.ts";
 import { migrateToLatest } from "./db/migrator.ts";
 import { probeIdOf } from "./domain/probe_id.ts";
 import { ERRORS } from "./errors.ts";
-import { createKeyCheck } from "./keys/api_key.ts";
+import { createPrincipalCheck } from "./keys/api_key.ts";
 
 import { createHttpHandler, REST_PREFIX } from "./http/handler.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
@@ -35,7 +35,7 @@ for (const backend of backends()) {
       router: appRouter,
       document: buildOpenApiDocument(appRouter, REST_PREFIX),
       db: handle.db,
-      checkKey: createKeyCheck([TEST_API_KEY], [TEST_READ_KEY]),
+      checkKey: createPrincipalCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),
       rateLimiter: createRateLimiter({ perSecond: 20, now: () => 0 }),
       maxAnswerBytes: 65_536,
@@ -166,7 +166,7 @@ Deno.test("a query sent by POST on /trpc answers 405 in the same shape", async (
       router: appRouter,
       document: buildOpenApiDocument(appRouter, REST_PREFIX),
       db: handle.db,
-      checkKey: createKeyCheck([TEST_API_KEY], [TEST_READ_KEY]),
+      checkKey: createPrincipalCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),
     }));
     const res = await api.get(`/trpc/projects.create?input=${encodeURIComponent("{}")}`);

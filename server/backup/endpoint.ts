@@ -1,6 +1,6 @@
 /**
  * `GET /backup`: a backup of the running service's database (`dump.ts`), streamed as it is
- * read. Only a key that may write gets one: a backup holds notification targets' secrets.
+ * read. Only an admin key gets one: a backup holds notification targets' secrets.
  *
  * @module
  */
@@ -24,7 +24,7 @@ export function createBackupEndpoint(
 ): KeyedEndpoint {
   return {
     path: BACKUP_PATH,
-    async handle(request, _url, scope) {
+    async handle(request, _url, scope, principal) {
       if (request.method !== "GET") {
         return errorAnswer(apiError("method_not_allowed"), { allow: "GET" });
       }
@@ -32,6 +32,9 @@ export function createBackupEndpoint(
         return errorAnswer(
           apiError("forbidden", "A backup holds secrets: it needs a key that may write"),
         );
+      }
+      if (principal.role !== "admin") {
+        return errorAnswer(apiError("forbidden", "A backup holds secrets: it needs an admin key"));
       }
       const taken = now();
       const chunks = dumpBackup({ db, kind, now: () => taken });

@@ -28,7 +28,7 @@ import {
   uniqueName,
 } from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
-import { createKeyCheck } from "../keys/api_key.ts";
+import { createPrincipalCheck } from "../keys/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "./handler.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 
@@ -320,7 +320,7 @@ Deno.test("a batch while the database hangs answers 503 within one deadline, not
       router: appRouter,
       document: buildOpenApiDocument(appRouter, REST_PREFIX),
       db: database.db,
-      checkKey: createKeyCheck([TEST_API_KEY], []),
+      checkKey: createPrincipalCheck([TEST_API_KEY], []),
       log: createLogger("silent"),
     }));
     const started = performance.now();

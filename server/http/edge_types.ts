@@ -4,6 +4,7 @@
  * @module
  */
 import type { Scope } from "../keys/api_key.ts";
+import type { Principal } from "../keys/principal.ts";
 
 /** A part of the service that answers some requests without a key; null for the others. */
 export type PublicPage = (request: Request, url: URL) => Promise<Response | null>;
@@ -12,8 +13,11 @@ export type PublicPage = (request: Request, url: URL) => Promise<Response | null
 export interface KeyedEndpoint {
   /** The exact path it answers, such as `/metrics`. */
   path: string;
-  /** Answers a request that passed the key check; refuses what `scope` may not do itself. */
-  handle(request: Request, url: URL, scope: Scope): Promise<Response>;
+  /**
+   * Answers a request that passed the key check; refuses what `scope` (or the caller's role)
+   * may not do itself.
+   */
+  handle(request: Request, url: URL, scope: Scope, principal: Principal): Promise<Response>;
 }
 
 /**

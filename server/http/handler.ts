@@ -22,12 +22,13 @@ import type { HttpMetrics } from "./edge_types.ts";
 import { createRestHandler } from "../rest/handler.ts";
 import { matchRoute, routesOf } from "../rest/routes.ts";
 import { type Context, createContext, type Services } from "../trpc/context.ts";
+import { createAuditor } from "../trpc/audit.ts";
 import { createTrpcFastPath } from "../trpc/fast_path.ts";
 import { type Operation, operationsOf } from "../trpc/operations.ts";
 import type { AppRouter } from "../trpc/router.ts";
 import { json, ours, restError, SECURITY_HEADERS, trpcError } from "./answers.ts";
 import type { Cors } from "./cors.ts";
-import type { Scope } from "../keys/api_key.ts";
+import type { Principal } from "../keys/principal.ts";
 import { createDocsHandler } from "./docs.ts";
 import type { KeyedEndpoint, PublicPage } from "./edge_types.ts";
 import { type Client, type EdgeContext, OTHER_ROUTE } from "./middleware.ts";
@@ -48,8 +49,11 @@ export interface HttpDeps {
   /** The OpenAPI document of the router's REST operations (`buildOpenApiDocument`). */
   document: OpenAPIObject;
   db: Db;
-  /** The scope of the key presented (`createKeyCheck`), or null for no valid key. */
-  checkKey: (presented: string | null) => Scope | null;
+  /**
+   * Who presents the key (`createPrincipalCheck` for the keys from the environment), or null
+   * for no valid key.
+   */
+  checkKey: (presented: string | null) => Principal | null | Promise<Principal | null>;
   /**
    * How long what a location token names is kept (ms): a rotated or revoked token stops within
    * this in other processes (at once in this one). 2 s unless given; 0 looks every request up.
@@ -204,6 +208,8 @@ export function createHttpHandler(
   });
   const labels = routeLabels(operations);
   const health = healthChecks(db);
+  const addressOf = deps.clientAddress ?? ((peer) => peer ?? "unknown");
+  const audit = createAuditor(router);
   /** The procedures' context for a request the key check let in. */
   const contextOf = (c: EdgeContext) => {
     const key = c.get("key");
@@ -211,12 +217,19 @@ export function createHttpHandler(
       db,
       authenticated: true,
       scope: c.get("scope"),
+      principal: c.get("principal"),
       location: c.get("location"),
       origin: c.get("url").origin,
       services,
       chargeKey: rateLimiter ? (cost) => rateLimiter.charge(key, cost) : undefined,
     });
     requestIds.set(ctx, c.get("requestId"));
+    ctx.request = {
+      address: addressOf(c.env?.client?.address, c.req.raw.headers),
+      userAgent: c.req.raw.headers.get("user-agent"),
+      requestId: c.get("requestId"),
+    };
+    ctx.audit = audit;
     return ctx;
   };
 

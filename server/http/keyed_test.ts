@@ -11,7 +11,7 @@ import {
   uniqueName,
 } from "../testing/app.ts";
 import { appRouter } from "../trpc/router.ts";
-import { createKeyCheck } from "../keys/api_key.ts";
+import { createPrincipalCheck } from "../keys/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "./handler.ts";
 import { presentedKey } from "../keys/presented_key.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
@@ -38,7 +38,7 @@ for (const backend of backends()) {
       router: appRouter,
       document: buildOpenApiDocument(appRouter, REST_PREFIX),
       db: handle.db,
-      checkKey: createKeyCheck([TEST_API_KEY], [TEST_READ_KEY]),
+      checkKey: createPrincipalCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),
       keyed: [{
         path: "/scope",

@@ -15,7 +15,8 @@ import type { Logger } from "../log.ts";
 import type { HttpMetrics } from "./edge_types.ts";
 import type { RequestSummary } from "./access_log.ts";
 import { SECURITY_HEADERS } from "./answers.ts";
-import type { Scope } from "../keys/api_key.ts";
+import { type Scope, scopeOf } from "../keys/api_key.ts";
+import type { Principal } from "../keys/principal.ts";
 import type { Cors } from "./cors.ts";
 import { presentedKey } from "../keys/presented_key.ts";
 import type { RateLimiter } from "./rate_limit.ts";
@@ -45,7 +46,11 @@ export interface EdgeEnv {
     seen: Seen;
     /** The request's id (`newRequestId`): in its log line and in the log of its failure. */
     requestId: string;
-    /** The presented key's scope, and the key, once `keyCheck` let the request in. */
+    /**
+     * Who is calling, its scope (what its role lets it do, or `location`) and the key it
+     * presented, once `keyCheck` let the request in.
+     */
+    principal: Principal;
     scope: Scope;
     key: string;
     /** The location of a location token (`scope: "location"`). */
@@ -155,12 +160,18 @@ export function cors(policy: Cors): MiddlewareHandler<EdgeEnv> {
   };
 }
 
+/** A location token's caller: the runner protocol of its location, and nothing else. */
+function locationPrincipal(location: string): Principal {
+  return { source: "location_token", name: location, role: "viewer", projects: [] };
+}
+
 /** How a surface refuses: its error shape (REST's or tRPC's). */
 export type Refuse = (c: EdgeContext, error: ApiError) => Response;
 
 /**
- * The API key and the rate limits, for the surfaces that need a key: the presented key's scope
- * is decided here, once (the procedures' middleware enforces it); a request without a valid key
+ * The API key and the rate limits, for the surfaces that need a key: who presents the key (its
+ * principal, and the scope its role gives) is decided here, once (the procedures' middleware
+ * enforces it); a request without a valid key
  * is refused 401, or 429 once its address has failed too often; a valid one takes `calls`
  * tokens of its key's rate limit (a `/trpc` batch, one per call), or is refused 429 with
  * `Retry-After`.
@@ -174,7 +185,11 @@ export function keyCheck(
     clientAddress,
     metrics,
   }: {
-    checkKey: (presented: string | null) => Scope | null;
+    /**
+     * Who presents the key (`createPrincipalCheck` for the keys from the environment; stored
+     * keys are looked up), or null for no valid key.
+     */
+    checkKey: (presented: string | null) => Principal | null | Promise<Principal | null>;
     /** The location whose token is presented, or null (docs/locations.md). */
     checkLocationToken?: ((presented: string) => Promise<string | null>) | null;
     rateLimiter?: RateLimiter | null;
@@ -193,15 +208,17 @@ export function keyCheck(
   };
   return async (c, next) => {
     const key = presentedKey(c.req.raw.headers);
-    let scope = checkKey(key);
-    if (!scope && key !== null && checkLocationToken && key.startsWith(LOCATION_TOKEN_PREFIX)) {
+    let principal = await checkKey(key);
+    if (
+      !principal && key !== null && checkLocationToken && key.startsWith(LOCATION_TOKEN_PREFIX)
+    ) {
       const location = await checkLocationToken(key);
       if (location !== null) {
-        scope = "location";
+        principal = locationPrincipal(location);
         c.set("location", location);
       }
     }
-    if (!scope) {
+    if (!principal) {
       const address = clientAddress(c.env?.client?.address, c.req.raw.headers);
       const failures = authFailureLimiter?.take(address);
       if (failures && !failures.ok) {
@@ -218,7 +235,8 @@ export function keyCheck(
       metrics?.refused("key");
       return limited(c, admission.retryAfterSeconds);
     }
-    c.set("scope", scope);
+    c.set("principal", principal);
+    c.set("scope", scopeOf(principal));
     c.set("key", key!);
     await next();
   };

@@ -129,7 +129,7 @@ export function createEdge(
       // A location token may use the runner protocol only.
       c.get("scope") === "location"
         ? parts.refuseKeyed(c, apiError("out_of_scope"))
-        : endpoint.handle(c.req.raw, c.get("url"), c.get("scope")));
+        : endpoint.handle(c.req.raw, c.get("url"), c.get("scope"), c.get("principal")));
   }
 
   // The one error responder.

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { DEFAULT_DATA_DIR, DEFAULT_SERVICE_URL } from "@probe/shared";
 import type { Logger } from "../log.ts";
+import type { Principal } from "./principal.ts";
 
 const digest = (key: string) => createHash("sha256").update(key).digest();
 
@@ -10,26 +11,73 @@ const digest = (key: string) => createHash("sha256").update(key).digest();
  */
 export type Scope = "read" | "write" | "location";
 
+/** The names the keys from the environment go by (in `ctx.principal`, the keys list, the log). */
+export const CONFIGURED_KEY_NAMES = {
+  admin: "SERVICE_API_KEY",
+  viewer: "SERVICE_API_KEYS_READONLY",
+} as const;
+
+/** What a principal's role lets its calls do, as the scope the edge and procedures read. */
+export function scopeOf(principal: Principal): Scope {
+  if (principal.source === "location_token") return "location";
+  return principal.role === "viewer" ? "read" : "write";
+}
+
 /**
- * Returns a check for the `X-Service-Api-Key` header against the keys: the scope of the key
- * presented, or null when it is none of them. SHA-256 digests (all 32 bytes, whatever the key's
- * length) are compared with `timingSafeEqual`, and every key is compared, so timing says nothing
- * about the keys nor about which list holds one. The digest costs a few microseconds.
+ * The principals of the keys from the environment: `SERVICE_API_KEY` (and the generated key) as
+ * admin, `SERVICE_API_KEYS_READONLY` as viewer, each seeing every project. A list's keys past
+ * the first are named by their place (`SERVICE_API_KEY[2]`).
  */
+export function configuredPrincipals(
+  keys: readonly string[],
+  readOnlyKeys: readonly string[] = [],
+): { key: string; principal: Principal }[] {
+  const of = (list: readonly string[], role: "admin" | "viewer") =>
+    list.map((key, i) => ({
+      key,
+      principal: {
+        source: "configured_key" as const,
+        name: i === 0 ? CONFIGURED_KEY_NAMES[role] : `${CONFIGURED_KEY_NAMES[role]}[${i + 1}]`,
+        role,
+        projects: null,
+      },
+    }));
+  return [...of(keys, "admin"), ...of(readOnlyKeys, "viewer")];
+}
+
+/**
+ * Returns a check for the `X-Service-Api-Key` header against the keys from the environment: the
+ * principal of the key presented, or null when it is none of them. SHA-256 digests (all 32
+ * bytes, whatever the key's length) are compared with `timingSafeEqual`, and every key is
+ * compared, so timing says nothing about the keys nor about which list holds one. The digest
+ * costs a few microseconds.
+ */
+export function createPrincipalCheck(
+  keys: readonly string[],
+  readOnlyKeys: readonly string[] = [],
+): (presented: string | null) => Principal | null {
+  const digests = configuredPrincipals(keys, readOnlyKeys).map(({ key, principal }) => ({
+    digest: digest(key),
+    principal,
+  }));
+  return (presented) => {
+    if (presented === null) return null;
+    const candidate = digest(presented);
+    let match: Principal | null = null;
+    for (const d of digests) if (timingSafeEqual(d.digest, candidate)) match = d.principal;
+    return match;
+  };
+}
+
+/** The scope of the key presented, or null (`createPrincipalCheck`): for `/metrics` alone. */
 export function createKeyCheck(
   keys: readonly string[],
   readOnlyKeys: readonly string[] = [],
 ): (presented: string | null) => Scope | null {
-  const digests = [
-    ...keys.map((key) => ({ digest: digest(key), scope: "write" as const })),
-    ...readOnlyKeys.map((key) => ({ digest: digest(key), scope: "read" as const })),
-  ];
+  const check = createPrincipalCheck(keys, readOnlyKeys);
   return (presented) => {
-    if (presented === null) return null;
-    const candidate = digest(presented);
-    let match: Scope | null = null;
-    for (const d of digests) if (timingSafeEqual(d.digest, candidate)) match = d.scope;
-    return match;
+    const principal = check(presented);
+    return principal && scopeOf(principal);
   };
 }
 

@@ -14,8 +14,11 @@ export function roleAllows(role: Role, needed: Role): boolean {
   return ROLES.indexOf(role) >= ROLES.indexOf(needed);
 }
 
-/** How a caller proved who it is. */
-export type PrincipalSource = "configured_key" | "stored_key" | "session";
+/**
+ * How a caller proved who it is. A location token (`location_token`, named by its location)
+ * may use the runner protocol only: no other procedure accepts it, whatever its role says.
+ */
+export type PrincipalSource = "configured_key" | "stored_key" | "session" | "location_token";
 
 export interface Principal {
   source: PrincipalSource;

@@ -1,12 +1,14 @@
 import { TRPCError } from "@trpc/server";
 import type { DatabaseHandle, Db } from "../db/database.ts";
 import type { Scope } from "../keys/api_key.ts";
+import type { Principal } from "../keys/principal.ts";
 import type { AnswerBudget } from "../payload/answer_size.ts";
 import type { IamAliveControl } from "../iam_alive/reporter.ts";
 import type { Notifier } from "../notify/targets.ts";
 import type { RunNow } from "../runner/run_now.ts";
 import type { RemoteRuns } from "../runner/remote_runs.ts";
 import type { ProbeDefaults } from "../domain/probes.ts";
+import type { Auditor, RequestFacts } from "./audit.ts";
 
 /** What a procedure may change about its HTTP answer. */
 export interface ResponseControl {
@@ -45,6 +47,11 @@ export interface Context extends Services {
   /** Whether the request carried a valid API key (checked before tRPC runs). */
   authenticated: boolean;
   /**
+   * Who is calling (`server/keys/principal.ts`), decided at the edge: its role decides what it
+   * may do, its projects what it may see, its name what the audit log records.
+   */
+  principal: Principal;
+  /**
    * What the request's key may do, decided by the HTTP layer from the key: `read` keys call
    * queries only (`apiProcedure` refuses their mutations with FORBIDDEN).
    */
@@ -76,28 +83,62 @@ export interface Context extends Services {
    * characters, with the cursor of the rest, so that a page is never read whole at 500 big items.
    */
   listPageChars?: number;
+  /**
+   * Where the request came from (address, user agent, request id), for the audit log; set by
+   * the HTTP edge for REST, `/trpc` and its fast path, absent for in-process callers.
+   */
+  request?: RequestFacts;
+  /**
+   * Writes each mutation's audit entry with it (`audit.ts`); set by the HTTP edge. Without it
+   * (in-process callers, the service's own), mutations leave no entry.
+   */
+  audit?: Auditor;
+}
+
+/**
+ * Who an in-process caller that names no principal is: the service itself, as an admin (or a
+ * viewer for a `read` scope), seeing every project.
+ */
+export function servicePrincipal(scope: Scope = "write"): Principal {
+  return {
+    source: "configured_key",
+    name: "service",
+    role: scope === "write" ? "admin" : "viewer",
+    projects: scope === "location" ? [] : null,
+  };
 }
 
 /**
  * The context of one call. Without a valid key it holds no database and no service: reaching
- * for any, or for the scope, fails with UNAUTHORIZED. (The HTTP layer refuses such requests
- * before tRPC runs; this keeps procedures safe from any other caller, without a middleware
- * level on every call.) The scope is `write` unless the caller says otherwise (in-process
- * callers are the service's own).
+ * for any, or for the scope or the principal, fails with UNAUTHORIZED. (The HTTP layer refuses
+ * such requests before tRPC runs; this keeps procedures safe from any other caller, without a
+ * middleware level on every call.) The scope is `write` and the principal the service's own
+ * unless the caller says otherwise (in-process callers are the service's own).
  */
 export function createContext(
-  { db, authenticated, scope = "write", services = {}, chargeKey, location, origin }: {
+  { db, authenticated, scope = "write", principal, services = {}, chargeKey, location, origin }: {
     db: Db;
     origin?: string;
     authenticated: boolean;
     scope?: Scope;
+    principal?: Principal;
     location?: string;
     services?: Services;
     chargeKey?: (cost: number) => void;
   },
 ): Context {
   if (authenticated) {
-    return { db, authenticated, scope, location, origin, res: {}, chargeKey, ...services };
+    return {
+      db,
+      authenticated,
+      principal: principal ?? servicePrincipal(scope),
+      scope,
+      location,
+      origin,
+      res: {},
+      chargeKey,
+      ...services,
+    };
   }
   const refuse = (): never => {
     throw new TRPCError({ code: "UNAUTHORIZED" });
@@ -109,6 +150,9 @@ export function createContext(
       return refuse();
     },
     get scope() {
+      return refuse();
+    },
+    get principal() {
       return refuse();
     },
     get iamAlive() {
