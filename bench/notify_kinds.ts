@@ -18,6 +18,7 @@
  * Not a test: figures vary with the machine and its load.
  */
 import { parseArgs } from "node:util";
+import { sql } from "kysely";
 import { createApp } from "../server/app.ts";
 import { createLogger } from "../server/log.ts";
 import { executeProbe } from "../server/runner/execute.ts";
@@ -124,10 +125,13 @@ try {
     expect: { status: [200] },
   });
   const path = `/api/v1/projects/bench/probes/${probe.body.data.probe_id}/run`;
+  /** Each flip's run end (ms), from the second flip on. */
+  const runEnds: number[] = [];
   for (let flip = 1; flip <= flips; flip++) {
     status = flip % 2 === 1 ? 500 : 200;
     const run = (await api.post(path)).body.data;
     const ended = Date.parse(run.started_at) + run.duration_ms;
+    if (flip > 1) runEnds.push(ended);
     const deadline = Date.now() + 10_000;
     for (const [kind, receiver] of Object.entries(receivers)) {
       while (receiver.received.length < flip && Date.now() < deadline) {
@@ -152,6 +156,7 @@ try {
       } ${String(s[s.length - 1]).padStart(7)}`,
     );
   }
+  await printStages(runEnds);
   console.log(`\nkind          sends  p50 ms  p99 ms  max ms  (provider and sender alone)`);
   for (const [kind, [, settings]] of Object.entries(KINDS)) {
     const provider = providerOf(kind)!;
@@ -178,4 +183,49 @@ try {
   await app.close();
   await site.shutdown();
   for (const r of Object.values(receivers)) await r.close();
+}
+
+/**
+ * Where the time goes, all kinds together, from the second flip on: the run's end, the
+ * recording transaction's start (the notification's `created_at`), the transition as the event
+ * says (its `timestamp`, taken in that transaction), the send's start (its attempt's
+ * `attempted_at`, right after the claim) and the arrival at the receiver.
+ */
+async function printStages(runEnds: number[]) {
+  const { rows } = await sql<
+    { target: string; created_at: Date; stamped: string; attempted_at: Date }
+  >`
+    select n.target, n.created_at, n.payload->>'timestamp' as stamped, a.attempted_at
+    from notifications n join notification_attempts a on a.notification_id = n.id
+    where a.outcome = 'delivered' order by n.created_at, n.id`.execute(app.database.db);
+  const stages: Record<string, number[]> = {
+    "run end → recording": [],
+    "recording → event stamped": [],
+    "stamped → send started": [],
+    "send started → arrival": [],
+    "run end → arrival": [],
+  };
+  for (const kind of Object.keys(KINDS)) {
+    const mine = rows.filter((r) => r.target === `t-${kind.replace("_", "-")}`).slice(1);
+    mine.forEach((r, i) => {
+      const arrival = receivers[kind].arrivedAt[i + 1];
+      const recording = new Date(r.created_at).getTime();
+      const stamped = Date.parse(r.stamped);
+      const sent = new Date(r.attempted_at).getTime();
+      stages["run end → recording"].push(recording - runEnds[i]);
+      stages["recording → event stamped"].push(stamped - recording);
+      stages["stamped → send started"].push(sent - stamped);
+      stages["send started → arrival"].push(arrival - sent);
+      stages["run end → arrival"].push(arrival - runEnds[i]);
+    });
+  }
+  console.log(`\nstage (every kind)             p50 ms  p99 ms  max ms`);
+  for (const [stage, times] of Object.entries(stages)) {
+    const s = [...times].sort((a, b) => a - b);
+    console.log(
+      `${stage.padEnd(30)} ${String(q(s, 0.5)).padStart(6)} ${String(q(s, 0.99)).padStart(7)} ${
+        String(s[s.length - 1]).padStart(7)
+      }`,
+    );
+  }
 }

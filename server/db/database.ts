@@ -54,6 +54,12 @@ export interface DatabaseHandle {
   poolStats?(): PoolStats[];
   /** The embedded database's thread's memory, when it runs in a worker, for `/metrics`. */
   threadMemory?(): Promise<ThreadMemory>;
+  /**
+   * On PostgreSQL: calls `onNotify` for each `NOTIFY` on `channel` (from any process), on a
+   * connection of its own that reconnects by itself, and once more each time it (re)connects, for
+   * what was sent while it was away. Resolves, once listening, to the function that stops it.
+   */
+  listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -107,6 +113,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
   if (target.kind === "postgres") {
     const connectTimeout = target.connectTimeoutMs ?? 1500;
     const pools: (() => PoolStats)[] = [];
+    let mainSql: postgres.Sql | undefined;
     const pool = ({ name, max, statementTimeoutMs, queryDeadlineMs, idleTimeoutS }: {
       name: string;
       max: number;
@@ -131,6 +138,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
         onnotice: () => {},
       };
       const sql = postgres(target.url, options);
+      mainSql ??= sql;
       const counters = new PoolCounters();
       pools.push(() => postgresPoolStats(name, max, watch, counters));
       return new Kysely<Database>({
@@ -168,6 +176,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
       db,
       kind: "postgres",
       poolStats: () => pools.map((stats) => stats()),
+      listen: async (channel, onNotify) => {
+        const { unlisten } = await mainSql!.listen(channel, () => onNotify(), onNotify);
+        return unlisten;
+      },
       close: async () => {
         budgetedPools.delete(db);
         await Promise.all([db, ...budgets.values()].map((pooled) => pooled.destroy()));

@@ -64,6 +64,24 @@ export interface Message {
   id?: string;
 }
 
+/**
+ * The channel a write to the outbox notifies (`NOTIFY`, sent when its transaction commits, to
+ * every instance listening): deliverers claim at once instead of at their next poll.
+ */
+export const NOTIFICATIONS_CHANNEL = "notifications_due";
+
+const writeListeners = new Set<() => void>();
+
+/**
+ * Calls `listener` each time this process writes to the outbox, from inside the writing
+ * transaction (not yet committed): for the embedded database, whose one connection makes a claim
+ * wait for that transaction to end. Returns the function that stops it.
+ */
+export function onOutboxWrite(listener: () => void): () => void {
+  writeListeners.add(listener);
+  return () => writeListeners.delete(listener);
+}
+
 /** Writes messages to the outbox; an id already there is left as it is (written once). */
 export async function enqueueMessages(trx: Db, messages: readonly Message[]): Promise<number> {
   if (messages.length === 0) return 0;
@@ -74,13 +92,20 @@ export async function enqueueMessages(trx: Db, messages: readonly Message[]): Pr
     incident_id: m.incidentId ?? null,
     payload: m.payload,
   }));
-  const result = await sql`
-    insert into notifications (id, event, target, incident_id, payload)
-    select x.id, x.event, x.target, x.incident_id, x.payload
-    from json_to_recordset(${json(rows)})
-      as x(id text, event text, target text, incident_id bigint, payload json)
-    on conflict (id) do nothing`.execute(trx);
-  return Number(result.numAffectedRows ?? 0);
+  // The notify in the same statement: no round trip more for the wake-up.
+  const { rows: [inserted] } = await sql<{ n: number }>`
+    with inserted as (
+      insert into notifications (id, event, target, incident_id, payload)
+      select x.id, x.event, x.target, x.incident_id, x.payload
+      from json_to_recordset(${json(rows)})
+        as x(id text, event text, target text, incident_id bigint, payload json)
+      on conflict (id) do nothing
+      returning 1
+    )
+    select count(*)::int as n, pg_notify(${NOTIFICATIONS_CHANNEL}, '') is null as notified
+    from inserted`.execute(trx);
+  for (const listener of writeListeners) listener();
+  return inserted.n;
 }
 
 /** A notification claimed for sending. */
