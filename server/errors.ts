@@ -132,6 +132,7 @@ const BY_DOMAIN_KIND: Record<DomainErrorKind, ErrorCode> = {
   validation_failed: "validation_failed",
   unavailable: "service_unavailable",
   out_of_scope: "out_of_scope",
+  forbidden: "forbidden",
   rate_limited: "rate_limited",
 };
 

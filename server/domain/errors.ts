@@ -7,6 +7,7 @@ export type DomainErrorKind =
   | "validation_failed"
   | "unavailable"
   | "out_of_scope"
+  | "forbidden"
   | "rate_limited";
 
 /** An expected failure of a domain operation: the caller asked for something that cannot be. */

@@ -1,10 +1,11 @@
-import { initTRPC, TRPCError } from "@trpc/server";
+import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { AnswerTooLargeError, ERRORS, toApiError, trpcErrorShape } from "../errors.ts";
 import { DomainError } from "../domain/errors.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { boundedStringify } from "../payload/answer_size.ts";
 import type { Context } from "./context.ts";
+import { enforceRole } from "./access.ts";
 
 /** What a procedure's meta says besides trpc-to-openapi's `openapi` block. */
 export interface ServiceMeta extends Record<string, unknown> {
@@ -45,12 +46,13 @@ export const createCallerFactory = t.createCallerFactory;
 
 /**
  * Every operation of the service. The API key is required by the context (see `context.ts`);
- * a read-only key's mutations are refused here, in the one place both `/api/v1` and `/trpc`
- * pass through (403 `forbidden`); errors are mapped to their codes by the formatter above.
+ * a call the caller's role may not make (`access.ts`: a viewer's mutations, an editor's
+ * administration) is refused here, in the one place both `/api/v1` and `/trpc` pass through
+ * (403 `forbidden`); errors are mapped to their codes by the formatter above.
  */
-export const apiProcedure = t.procedure.use(({ ctx, type, next }) => {
+export const apiProcedure = t.procedure.use(({ ctx, type, path, next }) => {
   if (ctx.scope === "location") throw outOfScope();
-  if (type === "mutation" && ctx.scope !== "write") throw new TRPCError({ code: "FORBIDDEN" });
+  enforceRole(ctx.principal, path, type);
   // A batch's queries are counted against its answer budget as each resolves (issue 18); the
   // HTTP layer answers the whole batch 413 when one does not fit. Mutations are never refused
   // after the fact: their answers are bounded by their input.
