@@ -19,6 +19,7 @@ import {
 } from "@probe/shared";
 import { stringify } from "yaml";
 import { exportHeartbeat } from "./seed_heartbeats.ts";
+import { exportDependsOn } from "./seed_dependencies.ts";
 
 /** An environment variable the export names, and what it is to hold. */
 export interface ExportVariable {
@@ -164,6 +165,7 @@ function exportProbe(
     ...(probe.expect !== null && { expect: probe.expect }),
     // Absent: it runs where its project's default_locations say.
     ...(probe.locations !== null && { locations: probe.locations }),
+    ...exportDependsOn(probe.depends_on),
   };
 }
 

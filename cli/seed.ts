@@ -15,6 +15,7 @@ import {
   alertPolicyPatchInput,
   CERTIFICATE_ON_HTTP_MESSAGE,
   certificateOnHttp,
+  dependsOnField,
   findRepeatedKey,
   hasUrlCredentials,
   httpUrl,
@@ -49,6 +50,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ENV_NAME } from "./secrets.ts";
 import { heartbeatsListedTwice, seedHeartbeat, seedHeartbeats } from "./seed_heartbeats.ts";
+import { type Dependent, seedDependencies } from "./seed_dependencies.ts";
 
 const envName = z.string().regex(
   ENV_NAME,
@@ -70,6 +72,11 @@ const seedProbe = z.strictObject({
   timeout_ms: probeTimeoutMs.nullable().optional(),
   /** Where it runs; absent or null: its project's `default_locations`. */
   locations: locationList.nullable().optional(),
+  /**
+   * The probe ids (of probes or heartbeats of its project) it depends on; absent: none. Any
+   * entry of the project may be named, before or after this one (`seed_dependencies.ts`).
+   */
+  depends_on: dependsOnField,
 }).superRefine((probe, ctx) => {
   if (certificateOnHttp(probe.url, probe.expect)) {
     ctx.addIssue({
@@ -666,13 +673,23 @@ async function seedOneProject(
 
   const current = have ? (await client.probes.listByProject({ project })).data : [];
   const byUrl = new Map(current.map((p) => [p.url, p]));
-  for (const probe of want.probes) {
+  // Dependencies come last, when every probe and heartbeat they may name is there.
+  const dependents: Dependent[] = [];
+  for (const { depends_on, ...probe } of want.probes) {
     const existing = byUrl.get(probe.url);
     let action: Action = "unchanged";
+    let probeId = existing?.probe_id;
     if (!existing || !sameProbe(probe, existing)) {
       action = existing ? "rewritten" : "created";
-      if (!dryRun) await client.probes.create({ project, ...probe });
+      // A create (or rewrite) without depends_on leaves the probe depending on nothing.
+      if (!dryRun) probeId = (await client.probes.create({ project, ...probe })).data.probe_id;
     }
+    dependents.push({
+      target: probe.url,
+      probeId,
+      want: depends_on,
+      have: action === "unchanged" ? existing?.depends_on : undefined,
+    });
     steps.push({ kind: "probe", project, target: probe.url, action });
   }
   if (prune) {
@@ -692,9 +709,20 @@ async function seedOneProject(
   }
   // Before the status page, which may name a heartbeat by its probe id.
   if (want.heartbeats) {
-    steps.push(
-      ...await seedHeartbeats(client, project, have !== null, want.heartbeats, { prune, dryRun }),
-    );
+    const seeded = await seedHeartbeats(client, project, have !== null, want.heartbeats, {
+      prune,
+      dryRun,
+    });
+    steps.push(...seeded.steps);
+    dependents.push(...seeded.dependents);
+  }
+  const changed = await seedDependencies(client, project, dependents, dryRun);
+  for (const step of steps) {
+    // Only its dependencies differ: the probe or heartbeat is updated, not rewritten.
+    const dependent = step.kind === "probe" || step.kind === "heartbeat";
+    if (dependent && step.action === "unchanged" && changed.has(step.target!)) {
+      step.action = "updated";
+    }
   }
   if (want.status_page && Object.keys(want.status_page).length > 0) {
     const current = have ? (await client.statusPages.get({ project })).data : STATUS_PAGE_DEFAULTS;

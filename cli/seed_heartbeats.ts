@@ -11,6 +11,7 @@ import type { Heartbeat, ProbeClient } from "@probe/client";
 import { HEARTBEAT_DEFAULT_GRACE_SECONDS, heartbeatCreateInput } from "@probe/shared";
 import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
+import { type Dependent, exportDependsOn } from "./seed_dependencies.ts";
 
 /** A heartbeat as a seed file gives it: the creation's fields, its project the entry's. */
 export const seedHeartbeat = heartbeatCreateInput.omit({ project: true });
@@ -39,6 +40,7 @@ export function exportHeartbeat(h: Heartbeat): SeedHeartbeat {
     grace_seconds: h.grace_seconds,
     ...(h.max_duration_seconds !== null && { max_duration_seconds: h.max_duration_seconds }),
     ...(h.min_duration_seconds !== null && { min_duration_seconds: h.min_duration_seconds }),
+    ...exportDependsOn(h.depends_on),
   };
 }
 
@@ -68,6 +70,8 @@ export function heartbeatsListedTwice(
 /**
  * A project's heartbeats brought in line with the file: created (a new ping URL, said in the
  * step's note), their timing changed (the URL stays), and with `prune` the unlisted deleted.
+ * What they depend on is left to `seedDependencies`, once the project's probes are all there:
+ * answered as `dependents`.
  */
 export async function seedHeartbeats(
   client: ProbeClient,
@@ -75,12 +79,14 @@ export async function seedHeartbeats(
   exists: boolean,
   want: SeedHeartbeat[],
   { prune = false, dryRun = false }: { prune?: boolean; dryRun?: boolean },
-): Promise<HeartbeatStep[]> {
+): Promise<{ steps: HeartbeatStep[]; dependents: Dependent[] }> {
   const steps: HeartbeatStep[] = [];
+  const dependents: Dependent[] = [];
   const current = exists ? (await client.heartbeats.list({ project })).data : [];
   const byName = new Map(current.map((h) => [h.name, h]));
-  for (const heartbeat of want) {
+  for (const { depends_on, ...heartbeat } of want) {
     const have = byName.get(heartbeat.name);
+    dependents.push({ target: heartbeat.name, want: depends_on, have: have?.depends_on });
     const timing = timingOf(heartbeat);
     if (!have) {
       if (!dryRun) await client.heartbeats.create({ project, ...heartbeat });
@@ -120,5 +126,5 @@ export async function seedHeartbeats(
       steps.push({ kind: "heartbeat", project, target: heartbeat.name, action: "deleted" });
     }
   }
-  return steps;
+  return { steps, dependents };
 }
