@@ -19,6 +19,7 @@ import * as addHeartbeats from "./2026_11_29_100000_add_heartbeats.ts";
 import * as notificationTargetSettings from "./2026_11_29_110000_notification_target_settings.ts";
 import * as addEscalation from "./2026_11_29_120000_add_escalation.ts";
 import * as addFlappingAndDependencies from "./2026_11_29_130000_add_flapping_and_dependencies.ts";
+import * as addDashboardSessions from "./2026_11_29_140500_add_dashboard_sessions.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_29_110000_notification_target_settings": notificationTargetSettings,
   "2026_11_29_120000_add_escalation": addEscalation,
   "2026_11_29_130000_add_flapping_and_dependencies": addFlappingAndDependencies,
+  "2026_11_29_140500_add_dashboard_sessions": addDashboardSessions,
 };

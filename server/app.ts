@@ -1,5 +1,12 @@
-import { createPrincipalCheck } from "./keys/api_key.ts";
-import type { Config, IamAliveConfig } from "./config.ts";
+import { configuredPrincipals, createPrincipalCheck } from "./keys/api_key.ts";
+import {
+  createSessions,
+  DEFAULT_SESSION_LIFETIMES,
+  principalsByDigest,
+  type SessionLifetimes,
+} from "./keys/sessions.ts";
+import { createOidcSignIn } from "./http/oidc.ts";
+import type { Config, IamAliveConfig, OidcConfig } from "./config.ts";
 import { createCors } from "./http/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
@@ -132,6 +139,13 @@ export interface AppOptions {
   publicUrl?: string;
   /** The heartbeats' clock and watch (`server/heartbeats/`); the system's clock by default. */
   heartbeats?: HeartbeatOptions;
+  /**
+   * Dashboard sessions' lifetimes (`DEFAULT_SESSION_LIFETIMES` unless given) and their clock
+   * (tests drive it).
+   */
+  sessions?: Partial<SessionLifetimes> & { now?: () => number };
+  /** Single sign-on (`OIDC_*`); none when absent. */
+  oidc?: OidcConfig;
 }
 
 /** How heartbeats run: their clock (tests drive it), the watch's pace, the pings' limits. */
@@ -355,6 +369,8 @@ function createEdgeHandler(
     locationTokenTtlMs,
     publicUrl,
     heartbeats,
+    sessions: sessionOptions = {},
+    oidc,
   }: AppOptions,
   { handle, reporter, notifier, runNow, remoteRuns, metrics, summary, pings }: {
     pings: PingEndpoint;
@@ -367,6 +383,14 @@ function createEdgeHandler(
     summary: RequestSummary;
   },
 ): (request: Request, client?: Client) => Promise<Response> {
+  const { now: sessionClock, ...lifetimes } = sessionOptions;
+  const sessions = createSessions({
+    db: handle.db,
+    lifetimes: { ...DEFAULT_SESSION_LIFETIMES, ...lifetimes },
+    keyPrincipal: principalsByDigest(configuredPrincipals(apiKeys, readOnlyApiKeys)),
+    now: sessionClock,
+  });
+  const site = { publicUrl };
   return createHttpHandler({
     router: appRouter,
     document: buildOpenApiDocument(appRouter, REST_PREFIX),
@@ -405,6 +429,11 @@ function createEdgeHandler(
       createDashboard(),
     ],
     pings,
+    auth: {
+      sessions,
+      site,
+      oidc: oidc && createOidcSignIn(oidc, site, { log: (m, fields) => log.warn(m, fields) }),
+    },
     // Endpoints of their own that need a key (issue 13): each part adds its one line here.
     keyed: [
       metricsEndpoint(metrics.registry),

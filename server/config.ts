@@ -16,6 +16,13 @@ function apiKeyList() {
     .optional();
 }
 
+/** A comma-separated list (each item trimmed, empty ones dropped); empty when unset. */
+function commaList(each: (v: string) => string = (v) => v) {
+  return z.string()
+    .transform((v) => v.split(",").map((g) => each(g.trim())).filter((g) => g.length > 0))
+    .default([]);
+}
+
 /** The longest `PUBLIC_URL`: every notification's link starts with it. */
 export const MAX_PUBLIC_URL_LENGTH = 512;
 
@@ -144,6 +151,26 @@ const configSchema = z.object({
       .refine((to) => to.every(isMailbox), "must be comma-separated mail addresses")
       .optional(),
   ),
+  // Dashboard sessions (docs/access.md): unused for this long they end; they end at this age.
+  SESSION_IDLE_MINUTES: optional(z.coerce.number().int().min(1).max(525_600).default(720)),
+  SESSION_MAX_HOURS: optional(z.coerce.number().int().min(1).max(8760).default(168)),
+  // Single sign-on with OpenID Connect (docs/access.md): all three or none.
+  OIDC_ISSUER: optional(
+    z.string().refine(isUrlOf(["http:", "https:"]), "must be an http:// or https:// URL")
+      .optional(),
+  ),
+  OIDC_CLIENT_ID: optional(z.string().optional()),
+  OIDC_CLIENT_SECRET: optional(z.string().optional()),
+  OIDC_NAME: optional(z.string().max(64).optional()),
+  OIDC_SCOPES: optional(z.string().default("openid email profile")),
+  // A user no group maps gets this role; `none` refuses them.
+  OIDC_DEFAULT_ROLE: optional(z.enum(["none", "viewer", "editor", "admin"]).default("none")),
+  OIDC_ROLE_CLAIM: optional(z.string().default("groups")),
+  OIDC_ADMIN_GROUPS: optional(commaList()),
+  OIDC_EDITOR_GROUPS: optional(commaList()),
+  OIDC_VIEWER_GROUPS: optional(commaList()),
+  OIDC_ALLOWED_DOMAINS: optional(commaList((v) => v.toLowerCase())),
+  OIDC_PROJECTS_CLAIM: optional(z.string().optional()),
 }).superRefine((env, ctx) => {
   // The server's statement timeout answers a slow query; the deadline is for a server that
   // cannot answer at all, so it must leave the statement timeout the time to.
@@ -177,6 +204,9 @@ const configSchema = z.object({
   need("MAIL_FROM", "SMTP_URL");
   need("SMTP_URL", "MAIL_TO");
   need("MAIL_FROM", "MAIL_TO");
+  need("OIDC_CLIENT_ID", "OIDC_ISSUER");
+  need("OIDC_CLIENT_SECRET", "OIDC_ISSUER");
+  need("OIDC_ISSUER", "OIDC_CLIENT_ID");
 });
 
 /** A base for links: http(s), nothing after its path, no credentials to hand out in messages. */
@@ -298,6 +328,30 @@ export interface Config {
   /** The server's SMTP settings (`SMTP_URL`, `MAIL_FROM`), for mail notification targets. */
   mail?: { smtpUrl: string; from: string };
   iamAlive: IamAliveConfig;
+  /** Dashboard sessions' lifetimes (`SESSION_IDLE_MINUTES`, `SESSION_MAX_HOURS`), in ms. */
+  sessions: { idleMs: number; absoluteMs: number };
+  /** Single sign-on (`OIDC_*`); absent when `OIDC_ISSUER` is unset. */
+  oidc?: OidcConfig;
+}
+
+/** Single sign-on with an OpenID provider, and how its users' claims map to roles and projects. */
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** What the sign-in button names: `OIDC_NAME`, or the issuer's host. */
+  name: string;
+  scopes: string;
+  /** The role of a user no group maps; null refuses them. */
+  defaultRole: "viewer" | "editor" | "admin" | null;
+  roleClaim: string;
+  adminGroups: string[];
+  editorGroups: string[];
+  viewerGroups: string[];
+  /** Email domains (lower case) allowed to sign in; any when empty. */
+  allowedDomains: string[];
+  /** The claim listing a user's projects; every project when unset. */
+  projectsClaim?: string;
 }
 
 /** A configuration value that is not usable; the message names the variable. */
@@ -355,6 +409,20 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     SMTP_URL?: string;
     MAIL_FROM?: string;
     MAIL_TO?: string[];
+    SESSION_IDLE_MINUTES: number;
+    SESSION_MAX_HOURS: number;
+    OIDC_ISSUER?: string;
+    OIDC_CLIENT_ID?: string;
+    OIDC_CLIENT_SECRET?: string;
+    OIDC_NAME?: string;
+    OIDC_SCOPES: string;
+    OIDC_DEFAULT_ROLE: "none" | "viewer" | "editor" | "admin";
+    OIDC_ROLE_CLAIM: string;
+    OIDC_ADMIN_GROUPS: string[];
+    OIDC_EDITOR_GROUPS: string[];
+    OIDC_VIEWER_GROUPS: string[];
+    OIDC_ALLOWED_DOMAINS: string[];
+    OIDC_PROJECTS_CLAIM?: string;
   };
   return {
     port: c.PORT,
@@ -410,6 +478,26 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         mail: { smtpUrl: c.SMTP_URL, from: c.MAIL_FROM, to: c.MAIL_TO },
       }),
     },
+    sessions: {
+      idleMs: c.SESSION_IDLE_MINUTES * 60_000,
+      absoluteMs: c.SESSION_MAX_HOURS * 3_600_000,
+    },
+    ...(c.OIDC_ISSUER && c.OIDC_CLIENT_ID && c.OIDC_CLIENT_SECRET && {
+      oidc: {
+        issuer: c.OIDC_ISSUER,
+        clientId: c.OIDC_CLIENT_ID,
+        clientSecret: c.OIDC_CLIENT_SECRET,
+        name: c.OIDC_NAME ?? new URL(c.OIDC_ISSUER).host,
+        scopes: c.OIDC_SCOPES,
+        defaultRole: c.OIDC_DEFAULT_ROLE === "none" ? null : c.OIDC_DEFAULT_ROLE,
+        roleClaim: c.OIDC_ROLE_CLAIM,
+        adminGroups: c.OIDC_ADMIN_GROUPS,
+        editorGroups: c.OIDC_EDITOR_GROUPS,
+        viewerGroups: c.OIDC_VIEWER_GROUPS,
+        allowedDomains: c.OIDC_ALLOWED_DOMAINS,
+        projectsClaim: c.OIDC_PROJECTS_CLAIM,
+      },
+    }),
   };
 }
 

@@ -328,7 +328,25 @@ export interface ProbeDependenciesTable {
   depends_on: number | string;
 }
 
+/** A dashboard session (`server/keys/sessions.ts`): its token only as a digest. */
+export interface DashboardSessionsTable {
+  id: string;
+  token_sha256: string;
+  /** How it was signed in to: with an API key (`key_sha256`) or single sign-on. */
+  kind: "key" | "oidc";
+  name: string;
+  role: "viewer" | "editor" | "admin";
+  /** JSON list of project names, or null for every project. */
+  projects: ColumnType<string[] | null, RawBuilder<string> | null, RawBuilder<string> | null>;
+  key_sha256: string | null;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+  user_agent: string | null;
+}
+
 export interface Database {
+  dashboard_sessions: DashboardSessionsTable;
   probe_dependencies: ProbeDependenciesTable;
   probe_verdicts: ProbeVerdictsTable;
   locations: LocationsTable;

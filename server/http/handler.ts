@@ -40,6 +40,7 @@ import { locationOfToken, locationTokensVersion, tokenDigest } from "../domain/l
 import { TtlCache } from "./public_pages.ts";
 import type { PingEndpoint } from "./pings.ts";
 import { PING_PREFIX } from "@probe/shared";
+import { AUTH_PREFIX, type AuthDeps, createAuthEndpoints, sessionAdmission } from "./auth.ts";
 
 export { REST_PREFIX, TRPC_PREFIX };
 export type { Client, KeyedEndpoint, PublicPage };
@@ -86,6 +87,11 @@ export interface HttpDeps {
   pages?: PublicPage[];
   /** Heartbeats' ping URLs (`pings.ts`); none when absent. */
   pings?: PingEndpoint;
+  /**
+   * Dashboard sessions (`auth.ts`): sign-in and sign-out under `/auth`, and the session cookie
+   * as a way in besides a key; neither when absent.
+   */
+  auth?: Omit<AuthDeps, "authFailureLimiter">;
   /**
    * Endpoints outside `/api/v1` and `/trpc` that need a key (such as `/metrics`): each is asked
    * for its exact path after the key has been checked and the rate limit taken, and is told the
@@ -207,6 +213,8 @@ export function createHttpHandler(
     openApiPath: `${REST_PREFIX}/openapi.json`,
   });
   const labels = routeLabels(operations);
+  const auth = deps.auth &&
+    createAuthEndpoints({ ...deps.auth, authFailureLimiter: deps.authFailureLimiter });
   const health = healthChecks(db);
   const addressOf = deps.clientAddress ?? ((peer) => peer ?? "unknown");
   const audit = createAuditor(router);
@@ -238,6 +246,7 @@ export function createHttpHandler(
     keys: {
       checkKey: deps.checkKey,
       checkLocationToken: locationTokenCheck(db, deps.locationTokenTtlMs ?? 2000),
+      checkSession: deps.auth && sessionAdmission(deps.auth.sessions, deps.auth.site),
       rateLimiter,
       authFailureLimiter: deps.authFailureLimiter,
       clientAddress: deps.clientAddress ?? ((peer) => peer ?? "unknown"),
@@ -253,6 +262,12 @@ export function createHttpHandler(
       return answer;
     },
     pages: publicPages(deps.pages ?? [], labels),
+    auth: async (c) => {
+      const address = addressOf(c.env?.client?.address, c.req.raw.headers);
+      const answer = await auth?.(c.req.raw, c.get("url"), address) ?? null;
+      if (answer) c.get("seen").route = `${AUTH_PREFIX}/*`;
+      return answer;
+    },
     pings: async (c) => {
       const address = (deps.clientAddress ?? ((peer) => peer ?? "unknown"))(
         c.env?.client?.address,

@@ -21,6 +21,7 @@ import type { Cors } from "./cors.ts";
 import { presentedKey } from "../keys/presented_key.ts";
 import type { RateLimiter } from "./rate_limit.ts";
 import { LOCATION_TOKEN_PREFIX } from "../keys/location_token.ts";
+import type { SessionAdmission } from "./auth.ts";
 
 /** The peer of a request, as the server layer knows it. */
 export interface Client {
@@ -180,6 +181,7 @@ export function keyCheck(
   {
     checkKey,
     checkLocationToken,
+    checkSession,
     rateLimiter,
     authFailureLimiter,
     clientAddress,
@@ -192,6 +194,8 @@ export function keyCheck(
     checkKey: (presented: string | null) => Principal | null | Promise<Principal | null>;
     /** The location whose token is presented, or null (docs/locations.md). */
     checkLocationToken?: ((presented: string) => Promise<string | null>) | null;
+    /** A dashboard session's cookie, for a request without a key (`auth.ts`). */
+    checkSession?: ((request: Request, url: URL) => Promise<SessionAdmission>) | null;
     rateLimiter?: RateLimiter | null;
     authFailureLimiter?: RateLimiter | null;
     clientAddress: (peer: string | undefined, headers: Headers) => string;
@@ -218,6 +222,14 @@ export function keyCheck(
         c.set("location", location);
       }
     }
+    // A dashboard session: its principal, and a name of its own for the rate limit.
+    let limitedAs = key;
+    if (!principal && key === null && checkSession) {
+      const session = await checkSession(c.req.raw, c.get("url"));
+      if (session && "refused" in session) return refuse(c, session.refused);
+      principal = session?.principal ?? null;
+      limitedAs = session && `session:${session.principal.sessionId}`;
+    }
     if (!principal) {
       const address = clientAddress(c.env?.client?.address, c.req.raw.headers);
       const failures = authFailureLimiter?.take(address);
@@ -230,14 +242,14 @@ export function keyCheck(
     c.get("seen").keyed = true;
     const calls = callsOf(c);
     if (typeof calls !== "number") return refuse(c, calls);
-    const admission = rateLimiter?.take(key!, calls);
+    const admission = rateLimiter?.take(limitedAs!, calls);
     if (admission && !admission.ok) {
       metrics?.refused("key");
       return limited(c, admission.retryAfterSeconds);
     }
     c.set("principal", principal);
     c.set("scope", scopeOf(principal));
-    c.set("key", key!);
+    c.set("key", limitedAs!);
     await next();
   };
 }

@@ -18,6 +18,7 @@ import { STATUS_PREFIX } from "./status_page.ts";
 import { BADGE_PREFIX } from "./badges.ts";
 import { DASHBOARD_PATH, UI_PREFIX } from "./dashboard.ts";
 import { PING_PREFIX } from "@probe/shared";
+import { AUTH_PREFIX } from "./auth.ts";
 import {
   type Client,
   cors,
@@ -51,6 +52,8 @@ export interface EdgeParts {
   pages: Handle;
   /** Heartbeats' ping URLs (`pings.ts`): GET, HEAD and POST, no key. */
   pings: Handle;
+  /** Dashboard sign-in and sign-out, outside the API since they set cookies (`auth.ts`). */
+  auth: Handle;
   /** `/api/v1/*` (`server/rest/`), and how it refuses before a route is matched. */
   rest: Handle;
   refuseRest: Refuse;
@@ -115,6 +118,7 @@ export function createEdge(
   app.get(DASHBOARD_PATH, route(parts.pages)); // the dashboard (`dashboard.ts`)
   app.get(`${UI_PREFIX}*`, route(parts.pages)); // its scripts, styles and vendored files
   app.on(["GET", "POST"], `${PING_PREFIX}*`, route(parts.pings)); // heartbeats' pings
+  app.on(["GET", "POST"], `${AUTH_PREFIX}/*`, route(parts.auth)); // sign-in, sessions, OIDC
 
   // With a key: the key check and the rate limit, then the surface.
   app.use(`${REST_PREFIX}/*`, key(parts.refuseRest));
