@@ -64,3 +64,58 @@ export async function startOidcProvider(
       }),
   };
 }
+
+/**
+ * Signs `login` in at the provider as a browser would, without one: follows its redirects with
+ * its cookies and submits its login and consent forms, until it sends the browser to a URL
+ * starting with `returnTo` (the service's callback), which it answers.
+ */
+export async function signInAtProvider(
+  authorizationUrl: string,
+  login: string,
+  returnTo: string,
+): Promise<string> {
+  const jar = new Map<string, string>();
+  const send = async (url: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set("cookie", [...jar].map(([k, v]) => `${k}=${v}`).join("; "));
+    const response = await fetch(url, { ...init, headers, redirect: "manual" });
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(";");
+      const at = pair.indexOf("=");
+      jar.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+    return response;
+  };
+  let response = await send(authorizationUrl);
+  for (let step = 0; step < 12; step++) {
+    const location = response.headers.get("location");
+    if (location !== null) {
+      await response.body?.cancel();
+      const next = new URL(location, response.url || authorizationUrl).href;
+      if (next.startsWith(returnTo)) return next;
+      response = await send(next);
+      continue;
+    }
+    const page = await response.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(page)?.[1];
+    if (response.status !== 200 || !action) {
+      throw new Error(`the provider answered ${response.status}: ${page.slice(0, 300)}`);
+    }
+    const form = new URLSearchParams();
+    for (const input of page.matchAll(/<input[^>]*type="hidden"[^>]*>/g)) {
+      const name = /name="([^"]+)"/.exec(input[0])?.[1];
+      if (name) form.set(name, /value="([^"]*)"/.exec(input[0])?.[1] ?? "");
+    }
+    if (/name="login"/.test(page)) {
+      form.set("login", login);
+      form.set("password", "any");
+    }
+    response = await send(new URL(action, authorizationUrl).href, {
+      method: "POST",
+      body: form,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+  }
+  throw new Error("the provider never sent the browser back");
+}
