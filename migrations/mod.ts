@@ -20,6 +20,7 @@ import * as notificationTargetSettings from "./2026_11_29_110000_notification_ta
 import * as addEscalation from "./2026_11_29_120000_add_escalation.ts";
 import * as addFlappingAndDependencies from "./2026_11_29_130000_add_flapping_and_dependencies.ts";
 import * as addDashboardSessions from "./2026_11_29_140500_add_dashboard_sessions.ts";
+import * as addAuditLog from "./2026_11_29_150000_add_audit_log.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_29_120000_add_escalation": addEscalation,
   "2026_11_29_130000_add_flapping_and_dependencies": addFlappingAndDependencies,
   "2026_11_29_140500_add_dashboard_sessions": addDashboardSessions,
+  "2026_11_29_150000_add_audit_log": addAuditLog,
 };

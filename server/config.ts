@@ -111,6 +111,8 @@ const configSchema = z.object({
   // Unset: a quarter of PROBE_CONCURRENCY (docs/runner.md, "Run slots").
   PROBE_HOST_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).optional()),
   RESULTS_RETENTION_DAYS: optional(z.coerce.number().int().min(1).max(400).default(7)),
+  // Days the audit log keeps an entry (docs/access.md): a year and more by default.
+  AUDIT_RETENTION_DAYS: optional(z.coerce.number().int().min(1).max(36_500).default(400)),
   RUNNER: optional(z.enum(["on", "off"]).default("on")),
   // The name of the built-in location the runners on the database form (docs/locations.md).
   RUNNER_LOCATION: optional(
@@ -305,6 +307,8 @@ export interface Config {
   /** Runs in flight at once against one target host (`PROBE_HOST_CONCURRENCY`). */
   probeHostConcurrency: number;
   resultsRetentionDays: number;
+  /** Days the audit log keeps an entry (`AUDIT_RETENTION_DAYS`), pruned by the runner. */
+  auditRetentionDays: number;
   /** Whether the server process runs a probe runner. */
   runner: boolean;
   /** The name of the built-in location of the runners on the database (`RUNNER_LOCATION`). */
@@ -396,6 +400,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     PROBE_CONCURRENCY: number;
     PROBE_HOST_CONCURRENCY?: number;
     RESULTS_RETENTION_DAYS: number;
+    AUDIT_RETENTION_DAYS: number;
     RUNNER: "on" | "off";
     RUNNER_LOCATION: string;
     METRICS_PER_PROBE: "true" | "false";
@@ -459,6 +464,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       c.PROBE_HOST_CONCURRENCY ?? Math.max(1, Math.ceil(c.PROBE_CONCURRENCY / 4)),
     ),
     resultsRetentionDays: c.RESULTS_RETENTION_DAYS,
+    auditRetentionDays: c.AUDIT_RETENTION_DAYS,
     runner: c.RUNNER === "on",
     runnerLocation: c.RUNNER_LOCATION,
     metricsPerProbe: c.METRICS_PER_PROBE === "true",

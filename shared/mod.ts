@@ -25,3 +25,4 @@ export * from "./badges.ts";
 export * from "./secrets.ts";
 export * from "./operator.ts";
 export * from "./heartbeats.ts";
+export * from "./audit.ts";

@@ -15,7 +15,7 @@
  */
 import { parseArgs } from "node:util";
 import { dataDirOf, noApiKeyMessage, operatorApiKey, serviceUrlOf } from "@probe/shared";
-import { type DatabaseHandle, openDatabase } from "../db/database.ts";
+import { type DatabaseHandle, type Db, openDatabase } from "../db/database.ts";
 import {
   DataDirInUseError,
   type DataDirLock,
@@ -122,12 +122,11 @@ async function restore(args: string[], env: Env): Promise<void> {
   });
   const source = readBackup(backupText(file.readable));
   const url = values["database-url"] ?? (values["data-dir"] ? undefined : env.DATABASE_URL);
+  const restoreInto = (db: Db) =>
+    restoreBackup({ db, backup: source, operator: "operator (deno task restore)" });
   const summary = url
-    ? await intoPostgres(url, (db) => restoreBackup({ db, backup: source }))
-    : await intoNewDataDir(
-      values["data-dir"] || dataDirOf(env),
-      (db) => restoreBackup({ db, backup: source }),
-    );
+    ? await intoPostgres(url, restoreInto)
+    : await intoNewDataDir(values["data-dir"] || dataDirOf(env), restoreInto);
   report(
     summary,
     url ? "PostgreSQL" : `DATA_DIR ${values["data-dir"] || dataDirOf(env)}`,
@@ -154,7 +153,11 @@ async function moveToPostgres(args: string[], env: Env): Promise<void> {
   try {
     embedded = await openDatabase({ kind: "pglite", dataDir: `${dataDir}/pgdata` });
     const source = readBackup(dumpBackup({ db: embedded.db, kind: "pglite", exclusive: true }));
-    const summary = await intoPostgres(url, (db) => restoreBackup({ db, backup: source }));
+    const summary = await intoPostgres(
+      url,
+      (db) =>
+        restoreBackup({ db, backup: source, operator: "operator (deno task move-to-postgres)" }),
+    );
     report(summary, "PostgreSQL");
   } finally {
     await embedded?.close();

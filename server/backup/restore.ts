@@ -11,6 +11,7 @@ import { Migrator } from "kysely/migration";
 import { migrations } from "../../migrations/mod.ts";
 import type { Db } from "../db/database.ts";
 import { migrateToLatest } from "../db/migrator.ts";
+import { recordChange } from "../domain/audit_log.ts";
 import { type CatalogTable, ident, readCatalog } from "./catalog.ts";
 import {
   BackupError,
@@ -47,14 +48,22 @@ export async function assertEmptyDatabase(db: Db): Promise<void> {
   }
 }
 
-/** Restores the backup into `db`, which must be empty; returns what it loaded. */
+/**
+ * Restores the backup into `db`, which must be empty; returns what it loaded. The audit log
+ * (restored with the rest) gains an entry of the restore, in its transaction, naming `operator`
+ * (the command that ran it) when given.
+ */
 export async function restoreBackup(
-  { db, backup }: { db: Db; backup: AsyncIterable<BackupHeader | BackupLine> },
+  { db, backup, operator }: {
+    db: Db;
+    backup: AsyncIterable<BackupHeader | BackupLine>;
+    operator?: string;
+  },
 ): Promise<RestoreSummary> {
   await assertEmptyDatabase(db);
   const lines = backup[Symbol.asyncIterator]();
   try {
-    return await load(db, lines);
+    return await load(db, lines, operator);
   } finally {
     // Ends the backup's reading however the restore ended (a dump in progress holds its
     // database's transaction until then).
@@ -65,6 +74,7 @@ export async function restoreBackup(
 async function load(
   db: Db,
   lines: AsyncIterator<BackupHeader | BackupLine>,
+  operator: string | undefined,
 ): Promise<RestoreSummary> {
   const first = await lines.next();
   if (first.done) throw new BackupError("The backup is empty");
@@ -130,11 +140,23 @@ async function load(
     }
     for (const sequence of sequences) await setSequence(trx, catalog, sequence);
     const latest = await migrateToLatest(trx);
-    return {
+    const summary = {
       schema: header.schema,
       migrated: (latest.results ?? []).map((r) => r.migrationName),
       rows: loaded,
     };
+    if (operator !== undefined) {
+      await recordChange(trx, {
+        actor: operator,
+        actorSource: "operator",
+        operation: "backup.restore",
+        resourceType: "database",
+        resourceId: "",
+        before: null,
+        after: { schema: summary.schema, rows: summary.rows },
+      });
+    }
+    return summary;
   });
 }
 

@@ -345,7 +345,24 @@ export interface DashboardSessionsTable {
   user_agent: string | null;
 }
 
+/** An entry of the audit log (`server/domain/audit_log.ts`): only ever added and read. */
+export interface AuditLogTable {
+  id: Generated<number | string>;
+  at: Timestamp;
+  actor: string;
+  actor_source: string;
+  address: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  operation: string;
+  resource_type: string;
+  resource_id: string;
+  before: ColumnType<Record<string, unknown> | null, RawBuilder<string> | null, never>;
+  after: ColumnType<Record<string, unknown> | null, RawBuilder<string> | null, never>;
+}
+
 export interface Database {
+  audit_log: AuditLogTable;
   dashboard_sessions: DashboardSessionsTable;
   probe_dependencies: ProbeDependenciesTable;
   probe_verdicts: ProbeVerdictsTable;

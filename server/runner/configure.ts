@@ -47,6 +47,7 @@ export function runnerFromConfig(
     concurrency: config.probeConcurrency,
     hostConcurrency: config.probeHostConcurrency,
     retentionDays: config.resultsRetentionDays,
+    auditRetentionDays: config.auditRetentionDays,
     localLocation: config.runnerLocation,
     policy: createNetworkPolicy(config.probeAllowNetworks),
     ...(worker && { execute: worker.execute }),

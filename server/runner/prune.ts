@@ -10,6 +10,7 @@
 import { sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
 import { DAY_MS, maintainPartitions } from "./partitions.ts";
+import { DEFAULT_AUDIT_RETENTION_DAYS, pruneAuditLog } from "../domain/audit_log.ts";
 
 export const ROLLUP_RETENTION_DAYS = 400;
 
@@ -21,12 +22,16 @@ export interface PruneReport {
   /** Daily partitions of raw results created, and dropped whole (`partitions.ts`). */
   partitionsCreated: number;
   partitionsDropped: number;
+  /** Audit log entries past their retention. */
+  audit: number;
 }
 
 export interface PruneOptions {
   now: number;
   retentionDays: number;
   rollupRetentionDays?: number;
+  /** Days the audit log keeps an entry (`AUDIT_RETENTION_DAYS`). */
+  auditRetentionDays?: number;
   batch?: number;
   /** Between batches: a pause, so pruning never holds the database for long. */
   pause?: () => Promise<void>;
@@ -193,6 +198,13 @@ export async function pruneOnce(database: Db, options: PruneOptions): Promise<Pr
   await sql`delete from location_runners
     where last_seen_at < ${new Date(options.now - 7 * DAY_MS).toISOString()}`.execute(db);
 
+  const audit = await pruneAuditLog(db, {
+    before: new Date(
+      options.now - (options.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS) * DAY_MS,
+    ),
+    batch,
+  });
+
   const purged = await purgeDeleted(db, { ...loop, batch });
   return {
     results: results + purged.results,
@@ -200,5 +212,6 @@ export async function pruneOnce(database: Db, options: PruneOptions): Promise<Pr
     probes: purged.probes,
     partitionsCreated: partitions.created,
     partitionsDropped: partitions.dropped,
+    audit,
   };
 }

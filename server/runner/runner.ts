@@ -54,6 +54,8 @@ export interface RunnerOptions {
   timeoutMs: number;
   concurrency: number;
   retentionDays: number;
+  /** Days the audit log keeps an entry; `DEFAULT_AUDIT_RETENTION_DAYS` unless given. */
+  auditRetentionDays?: number;
   policy: NetworkPolicy;
   /** Names this runner in leases and results; unique per process by default. */
   id?: string;
@@ -302,7 +304,13 @@ export function createRunner(options: RunnerOptions): Runner {
     flush: recorder.flush,
     sync: () => syncOnce(schedules, log, now()),
     idle: () => idleOnce(parts),
-    prune: () => pruneOnce(db, { now: now(), retentionDays, stopped: () => loops.stopped }),
+    prune: () =>
+      pruneOnce(db, {
+        now: now(),
+        retentionDays,
+        auditRetentionDays: options.auditRetentionDays,
+        stopped: () => loops.stopped,
+      }),
     counters: () => ({
       ...counters,
       inFlight: slots.running.size,
@@ -489,7 +497,9 @@ function startLoops(
   every("tick", s.tickMs, runner.tick, s.tickMs);
   every("prune", s.pruneEveryMs, async () => {
     const r = await runner.prune();
-    if (r.results + r.rollups + r.probes + r.partitionsCreated + r.partitionsDropped > 0) {
+    if (
+      r.results + r.rollups + r.probes + r.partitionsCreated + r.partitionsDropped + r.audit > 0
+    ) {
       s.log.info("pruned", { ...r });
     }
   }, Math.min(s.pruneEveryMs, 30_000));

@@ -45,6 +45,16 @@ export const runnerProcedure = t.procedure.use(({ ctx, next }) => {
 export const createCallerFactory = t.createCallerFactory;
 
 /**
+ * A mutation with its audit entry, in one transaction that the procedure gets as its `ctx.db`
+ * (`audit.ts`). Last of `apiProcedure`'s steps, after every refusal: a refused write leaves no
+ * entry.
+ */
+const audited = t.middleware(({ ctx, type, path, getRawInput, next }) => {
+  if (type !== "mutation" || !ctx.audit) return next();
+  return ctx.audit.run({ ctx, path, getRawInput, next: (db) => next({ ctx: { db } }) });
+});
+
+/**
  * Every operation of the service. The API key is required by the context (see `context.ts`);
  * a call the caller's role may not make (`access.ts`: a viewer's mutations, an editor's
  * administration) is refused here, in the one place both `/api/v1` and `/trpc` pass through
@@ -68,4 +78,4 @@ export const apiProcedure = t.procedure.use(({ ctx, type, path, next }) => {
     const text = boundedStringify(result.data, budget.remaining);
     return text === null ? null : text?.length ?? 0;
   });
-});
+}).use(audited);

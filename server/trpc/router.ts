@@ -1,5 +1,6 @@
 import { router } from "./init.ts";
 import { alertsRouter } from "./routers/alerts.ts";
+import { auditLogRouter } from "./routers/audit_log.ts";
 import { badgesRouter } from "./routers/badges.ts";
 import { heartbeatsRouter } from "./routers/heartbeats.ts";
 import { incidentsRouter } from "./routers/incidents.ts";
@@ -31,6 +32,7 @@ export const appRouter = router({
   runner: runnerRouter,
   whoami: whoamiRouter,
   heartbeats: heartbeatsRouter,
+  auditLog: auditLogRouter,
 });
 
 /** The router's type: all the typed client needs, imported as a type only. */

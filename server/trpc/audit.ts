@@ -1,0 +1,182 @@
+/**
+ * Every change through the API leaves an audit entry, in the change's own transaction: the one
+ * seam every interface passes through (REST, `/trpc` and its fast path, the dashboard, the CLI
+ * and the client all call the procedures) is `apiProcedure`'s mutation step (`init.ts`), which
+ * hands the call here. The transaction is opened here and the procedure gets it as its `ctx.db`
+ * (`joinedTransaction`: the domain's own transactions become savepoints of it); the resource is
+ * read before and after through its own query, as a viewer would see it (secrets masked by the
+ * API's own rules), and the entry is written before the commit. A procedure that fails, or a
+ * failure after the entry, rolls both back: a refused write (401, 403, 404, 422, 409) leaves no
+ * entry.
+ *
+ * @module
+ */
+import type { Db } from "../db/database.ts";
+import { withBudget } from "../db/database.ts";
+import { joinedTransaction } from "../db/joined.ts";
+import { type AuditRecord, recordChange } from "../domain/audit_log.ts";
+import type { Principal } from "../keys/principal.ts";
+import { AUDIT_RULES, type AuditRule, type ResourceRef } from "./audit_rules.ts";
+import { createProcedureCaller } from "./caller.ts";
+import type { Context } from "./context.ts";
+import type { AppRouter } from "./router.ts";
+
+/** The request facts of an audit entry, set by the HTTP edge (`Context.request`). */
+export interface RequestFacts {
+  address: string | null;
+  userAgent: string | null;
+  requestId: string;
+}
+
+type Fields = Record<string, unknown>;
+
+/** What the procedure's step answers: tRPC's middleware result, told apart by `ok`. */
+interface StepResult {
+  ok: boolean;
+  data?: unknown;
+}
+
+export interface AuditCall<R extends StepResult> {
+  ctx: Context;
+  /** The procedure's path (`probes.update`). */
+  path: string;
+  getRawInput: () => Promise<unknown>;
+  /** Runs the procedure with `db` as its database. */
+  next: (db: Db) => Promise<R>;
+}
+
+export interface Auditor {
+  /** Runs a mutation with its audit entry; answers as the procedure's step does. */
+  run<R extends StepResult>(call: AuditCall<R>): Promise<R>;
+}
+
+/** Who reads a resource for its entry: a viewer of every project, so secrets are masked. */
+const AUDIT_READER: Principal = {
+  source: "configured_key",
+  name: "audit",
+  role: "viewer",
+  projects: null,
+};
+
+/** Written for a secret field: changed, never shown. */
+export const REDACTED = "<redacted>";
+export const CHANGED = "<changed>";
+
+const isFields = (value: unknown): value is Fields =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** Thrown inside the transaction to roll it back when the procedure failed. */
+class Refused extends Error {}
+
+/** The fields of `before` and `after` that differ, each side keeping its own. */
+function changed(before: Fields, after: Fields): { before: Fields; after: Fields } {
+  const was: Fields = {};
+  const now: Fields = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (JSON.stringify(before[key]) === JSON.stringify(after[key])) continue;
+    if (key in before) was[key] = before[key];
+    if (key in after) now[key] = after[key];
+  }
+  return { before: was, after: now };
+}
+
+function masked(rule: AuditRule, fields: Fields | null): Fields | null {
+  if (fields === null || !rule.secrets) return fields;
+  const copy = { ...fields };
+  for (const name of rule.secrets) if (copy[name] != null) copy[name] = REDACTED;
+  return copy;
+}
+
+/** The auditor of `router`'s mutations (`AUDIT_RULES`); unknown ones are recorded bare. */
+export function createAuditor(router: AppRouter): Auditor {
+  const call = createProcedureCaller(router);
+
+  /** The resource as a viewer reads it in `db`; null when it is not there (or unreadable). */
+  async function read(ctx: Context, db: Db, rule: AuditRule, ref: ResourceRef | null) {
+    if (!rule.read || ref === null) return null;
+    const reader: Context = {
+      ...ctx,
+      db,
+      scope: "read",
+      principal: AUDIT_READER,
+      res: {},
+      answerBudget: undefined,
+      answerLimit: undefined,
+    };
+    try {
+      // A list read (`pick`) takes the project alone.
+      const answer = await call(
+        reader,
+        rule.read.split("."),
+        rule.pick ? { project: ref.project } : ref,
+      );
+      let data = isFields(answer) ? answer.data : undefined;
+      if (rule.pick) data = rule.pick(data, ref);
+      return isFields(data) ? masked(rule, data) : null;
+    } catch {
+      // Not there (a create's before, a refused write's resource): the write decides.
+      return null;
+    }
+  }
+
+  return {
+    async run<R extends StepResult>({ ctx, path, getRawInput, next }: AuditCall<R>): Promise<R> {
+      const rule: AuditRule = AUDIT_RULES[path] ??
+        { type: path.split(".")[0], kind: "action", ref: () => ({}) };
+      const raw = await getRawInput();
+      const input = isFields(raw) ? raw : {};
+      const entry = (ref: ResourceRef | null): Omit<AuditRecord, "before" | "after"> => ({
+        actor: ctx.principal.name,
+        actorSource: ctx.principal.source,
+        address: ctx.request?.address,
+        userAgent: ctx.request?.userAgent,
+        requestId: ctx.request?.requestId,
+        operation: path,
+        resourceType: rule.type,
+        resourceId: rule.id ?? Object.values(ref ?? {}).join("/"),
+      });
+      if (rule.kind === "action") {
+        const result = await next(ctx.db);
+        if (result.ok) {
+          const data = isFields(result.data) && isFields(result.data.data)
+            ? result.data.data
+            : undefined;
+          await recordChange(ctx.db, {
+            ...entry(rule.ref(input, data)),
+            before: null,
+            after: null,
+          });
+        }
+        return result;
+      }
+      let result: R | undefined;
+      try {
+        const pool = rule.budget ? withBudget(ctx.db, rule.budget) : ctx.db;
+        await pool.transaction().execute(async (trx) => {
+          const db = joinedTransaction(trx);
+          const named = rule.kind === "create" ? null : rule.ref(input, undefined);
+          const before = await read(ctx, db, rule, named);
+          result = await next(db);
+          if (!result.ok) throw new Refused();
+          const data = isFields(result.data) && isFields(result.data.data)
+            ? result.data.data
+            : undefined;
+          const ref = rule.kind === "delete" ? named : rule.ref(input, data);
+          const after = rule.kind === "delete" ? null : await read(ctx, db, rule, ref);
+          let change = { before, after };
+          if (before !== null && after !== null) change = changed(before, after);
+          if (change.after !== null) {
+            // A field written that no read shows (a webhook's secret): changed, not shown.
+            for (const key of Object.keys(input)) {
+              if (!(key in (after ?? {})) && !(key in (ref ?? {}))) change.after[key] = CHANGED;
+            }
+          }
+          await recordChange(db, { ...entry(named ?? ref), ...change });
+        });
+      } catch (error) {
+        if (!(error instanceof Refused)) throw error;
+      }
+      return result!;
+    },
+  };
+}
