@@ -21,6 +21,7 @@ import * as addEscalation from "./2026_11_29_120000_add_escalation.ts";
 import * as addFlappingAndDependencies from "./2026_11_29_130000_add_flapping_and_dependencies.ts";
 import * as addDashboardSessions from "./2026_11_29_140500_add_dashboard_sessions.ts";
 import * as addAuditLog from "./2026_11_29_150000_add_audit_log.ts";
+import * as addApiKeys from "./2026_11_29_160000_add_api_keys.ts";
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in name order. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_29_130000_add_flapping_and_dependencies": addFlappingAndDependencies,
   "2026_11_29_140500_add_dashboard_sessions": addDashboardSessions,
   "2026_11_29_150000_add_audit_log": addAuditLog,
+  "2026_11_29_160000_add_api_keys": addApiKeys,
 };

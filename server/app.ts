@@ -407,6 +407,7 @@ function createEdgeHandler(
       databaseKind: handle.kind,
       publicUrl,
       heartbeatNow: heartbeats?.clock && (() => heartbeats.clock!.now()),
+      configuredKeys: configuredPrincipals(apiKeys, readOnlyApiKeys).map((c) => c.principal),
     },
     locationTokenTtlMs,
     rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),

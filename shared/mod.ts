@@ -13,6 +13,7 @@ export * from "./json.ts";
 export * from "./probe.ts";
 export * from "./kinds/mod.ts";
 export * from "./location.ts";
+export * from "./api_keys.ts";
 export * from "./runner_protocol.ts";
 export * from "./project.ts";
 export * from "./settings.ts";

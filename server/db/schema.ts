@@ -361,7 +361,22 @@ export interface AuditLogTable {
   after: ColumnType<Record<string, unknown> | null, RawBuilder<string> | null, never>;
 }
 
+/** An API key made through the API (`server/domain/api_keys.ts`): the key only as a digest. */
+export interface ApiKeysTable {
+  name: string;
+  key_sha256: string;
+  role: "viewer" | "editor" | "admin";
+  /** JSON list of project names, or null for every project. */
+  projects: ColumnType<string[] | null, RawBuilder<string> | null, RawBuilder<string> | null>;
+  created_at: Timestamp;
+  created_by: string;
+  updated_at: Timestamp;
+  expires_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  last_used_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+}
+
 export interface Database {
+  api_keys: ApiKeysTable;
   audit_log: AuditLogTable;
   dashboard_sessions: DashboardSessionsTable;
   probe_dependencies: ProbeDependenciesTable;

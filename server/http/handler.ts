@@ -40,6 +40,7 @@ import { locationOfToken, locationTokensVersion, tokenDigest } from "../domain/l
 import { TtlCache } from "./public_pages.ts";
 import type { PingEndpoint } from "./pings.ts";
 import { PING_PREFIX } from "@probe/shared";
+import { createStoredKeyCheck } from "../keys/stored_keys.ts";
 import { AUTH_PREFIX, type AuthDeps, createAuthEndpoints, sessionAdmission } from "./auth.ts";
 
 export { REST_PREFIX, TRPC_PREFIX };
@@ -55,6 +56,11 @@ export interface HttpDeps {
    * for no valid key.
    */
   checkKey: (presented: string | null) => Principal | null | Promise<Principal | null>;
+  /**
+   * How long what a key made through the API is kept (ms): a deleted or rotated key stops within
+   * this in other processes (at once in this one). 1 s unless given; 0 looks every request up.
+   */
+  storedKeyTtlMs?: number;
   /**
    * How long what a location token names is kept (ms): a rotated or revoked token stops within
    * this in other processes (at once in this one). 2 s unless given; 0 looks every request up.
@@ -138,6 +144,15 @@ function locationTokenCheck(db: Db, ttlMs: number) {
     ttlMs === 0
       ? locationOfToken(db, token)
       : cache.get(tokenDigest(token), locationTokensVersion(db), () => locationOfToken(db, token));
+}
+
+/** The keys from the environment first (constant time), then the stored ones (`psk_…`). */
+function keyOf(
+  configured: HttpDeps["checkKey"],
+  stored: (presented: string) => Promise<Principal | null>,
+): HttpDeps["checkKey"] {
+  return async (presented) =>
+    await configured(presented) ?? (presented === null ? null : await stored(presented));
 }
 
 /** `/healthz` and `/readyz` (GET, and HEAD as its GET): alive, and able to reach the database. */
@@ -244,7 +259,7 @@ export function createHttpHandler(
   return createEdge({
     observe: { log, metrics: deps.metrics, summary: deps.summary ?? createRequestSummary({ log }) },
     keys: {
-      checkKey: deps.checkKey,
+      checkKey: keyOf(deps.checkKey, createStoredKeyCheck({ db, ttlMs: deps.storedKeyTtlMs })),
       checkLocationToken: locationTokenCheck(db, deps.locationTokenTtlMs ?? 2000),
       checkSession: deps.auth && sessionAdmission(deps.auth.sessions, deps.auth.site),
       rateLimiter,

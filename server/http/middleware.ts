@@ -10,7 +10,7 @@
  */
 import type { Context as HonoContext, MiddlewareHandler } from "hono";
 import type { ApiError } from "../errors.ts";
-import { apiError } from "../errors.ts";
+import { apiError, toApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { HttpMetrics } from "./edge_types.ts";
 import type { RequestSummary } from "./access_log.ts";
@@ -212,7 +212,13 @@ export function keyCheck(
   };
   return async (c, next) => {
     const key = presentedKey(c.req.raw.headers);
-    let principal = await checkKey(key);
+    let principal: Principal | null;
+    try {
+      principal = await checkKey(key);
+    } catch (error) {
+      // A stored key is looked up in the database: while it is down, 503 (not 500).
+      return refuse(c, toApiError(error));
+    }
     if (
       !principal && key !== null && checkLocationToken && key.startsWith(LOCATION_TOKEN_PREFIX)
     ) {

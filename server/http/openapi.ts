@@ -90,6 +90,11 @@ const TAGS = [
     name: "whoami",
     description: "What the caller's key may do: write, or only read (`SERVICE_API_KEYS_READONLY`).",
   },
+  {
+    name: "api-keys",
+    description: "Keys made through the API, each with a role (viewer, editor, admin) and " +
+      "optionally limited to some projects; the keys from the environment listed beside them.",
+  },
 ];
 
 /** A header of every webhook call, per the Standard Webhooks specification. */

@@ -70,6 +70,16 @@ export const ACCESS: Readonly<Record<string, Readonly<Record<string, Access>>>> 
     delete: "admin",
     rotateToken: "admin",
   },
+  apiKeys: {
+    list: "admin",
+    get: "admin",
+    create: "admin",
+    update: "admin",
+    delete: "admin",
+    rotate: "admin",
+  },
+  // The audit log tells who changed what, from where: for those who administer.
+  auditLog: { list: "admin" },
   runner: { claim: "location", results: "location" },
 };
 

@@ -39,6 +39,11 @@ export interface Services {
   publicUrl?: string;
   /** The heartbeats' clock (ms): the system's when absent; tests drive it. */
   heartbeatNow?: () => number;
+  /**
+   * The keys from the environment, as the keys list shows them (never the keys): none when
+   * absent.
+   */
+  configuredKeys?: readonly Principal[];
 }
 
 /** Everything a procedure needs; built without a request in tests. */

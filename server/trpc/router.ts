@@ -1,5 +1,6 @@
 import { router } from "./init.ts";
 import { alertsRouter } from "./routers/alerts.ts";
+import { apiKeysRouter } from "./routers/api_keys.ts";
 import { auditLogRouter } from "./routers/audit_log.ts";
 import { badgesRouter } from "./routers/badges.ts";
 import { heartbeatsRouter } from "./routers/heartbeats.ts";
@@ -32,6 +33,7 @@ export const appRouter = router({
   runner: runnerRouter,
   whoami: whoamiRouter,
   heartbeats: heartbeatsRouter,
+  apiKeys: apiKeysRouter,
   auditLog: auditLogRouter,
 });
 
