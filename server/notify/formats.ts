@@ -46,11 +46,32 @@ export function truncate(text: string, max: number): string {
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
 }
 
-/** The first line of every message: `DOWN shop: https://shop.example.com/health`. */
+/**
+ * The first line of every message: `DOWN shop: https://shop.example.com/health`; an escalation
+ * step's says so before the project (`DOWN (escalation step 2) shop: …`), where a cut keeps it.
+ */
 export function subjectOf(event: AlertEvent): string {
   // A label is one line in a subject; control characters would break headers and layouts.
   const label = event.data.label.replace(/\p{Cc}+/gu, " ");
-  return `${VERBS[event.type]} ${event.data.project}: ${label}`;
+  const step = event.data.escalation_step;
+  const escalation = step === undefined ? "" : ` (escalation step ${step})`;
+  return `${VERBS[event.type]}${escalation} ${event.data.project}: ${label}`;
+}
+
+/**
+ * Why an escalation step's message came, in words: `step 2, still down after 10 min and not
+ * acknowledged` (its `Escalation` detail); null for any other message.
+ */
+export function escalationText(event: AlertEvent): string | null {
+  const { escalation_step: step, started_at } = event.data;
+  if (step === undefined) return null;
+  const since = started_at === null
+    ? null
+    : (Date.parse(event.timestamp) - Date.parse(started_at)) / 1000;
+  const after = since === null || Number.isNaN(since) || since < 0
+    ? ""
+    : ` after ${durationText(since)}`;
+  return `step ${step}, still down${after} and not acknowledged`;
 }
 
 /** A duration in words: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`. */
@@ -69,6 +90,8 @@ export function durationText(seconds: number): string {
 export function detailsOf(event: AlertEvent): [string, string][] {
   const d = event.data;
   const rows: [string, string | null][] = [
+    // First: it is why this message came although the incident opened a while ago.
+    ["Escalation", escalationText(event)],
     ["Project", d.project],
     ["Probe", d.label],
     // The label is the URL when there is no label of its own: then it is said once.
