@@ -1,8 +1,8 @@
 /**
  * Where a batch of pings spends its time in the database: the service's app in this process (on
  * the embedded database on disk, in its worker thread as the service runs it, or on a PostgreSQL
- * database of its own), `--heartbeats` heartbeats made through its REST interface, then
- * `--batches` batches of `--batch` success pings (each for another heartbeat, in turn) recorded
+ * database of its own), `--heartbeats` heartbeats made through its REST interface and each
+ * pinged once (so up, as a job's heartbeat is between state changes), then `--batches` batches of `--batch` success pings (each for another heartbeat, in turn) recorded
  * as the ping path records them (`recordPings` in one transaction). Each statement is timed
  * through a Kysely plugin (from the query's start to its rows); prints, per statement, its calls
  * and milliseconds per batch and per ping, and the whole batch's.
@@ -92,20 +92,24 @@ try {
       `heartbeats=${HEARTBEATS} batch=${BATCH} batches=${BATCHES}`,
   );
   const db = handle.db.withPlugin(timer);
+  const success = (token: string) => ({
+    token,
+    at: Date.now(),
+    kind: "success" as const,
+    exitCode: null,
+    method: "GET",
+    address: "127.0.0.1",
+    body: null,
+    bodyBytes: 0,
+  });
+  // Each heartbeat's first success moves it up (a state change, settled as such, once); the
+  // batches timed are of the steady state, jobs pinging heartbeats that are up.
+  await db.transaction().execute((trx) => recordPings(trx, tokens.map(success)));
   let turn = 0;
   const batchMs: number[] = [];
   for (let b = 0; b < BATCHES + 3; b++) {
     if (b === 3) times.clear(); // the first batches warm the plans and the JIT
-    const pings = Array.from({ length: BATCH }, () => ({
-      token: tokens[turn++ % tokens.length],
-      at: Date.now(),
-      kind: "success" as const,
-      exitCode: null,
-      method: "GET",
-      address: "127.0.0.1",
-      body: null,
-      bodyBytes: 0,
-    }));
+    const pings = Array.from({ length: BATCH }, () => success(tokens[turn++ % tokens.length]));
     const started = performance.now();
     await db.transaction().execute((trx) => recordPings(trx, pings));
     if (b >= 3) batchMs.push(performance.now() - started);

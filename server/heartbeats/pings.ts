@@ -20,7 +20,7 @@ import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import { compareKeys } from "../db/keys.ts";
 import { deadlineAfter, type HeartbeatTiming, maxDurationMs } from "../domain/heartbeat_timing.ts";
-import { type HeartbeatRun, recordHeartbeatRuns } from "./record.ts";
+import { type HeartbeatRun, quietWrites, settleRounds, splitRuns } from "./record.ts";
 import { excerpt, failureWords, inWindow, type Window } from "./words.ts";
 import { LOCAL } from "../domain/locations.ts";
 
@@ -55,6 +55,8 @@ interface Locked extends HeartbeatTiming {
   pings_total: number | string;
   /** False when the project is disabled: its pings are kept, and move no state. */
   enabled: boolean;
+  /** Whether its probe is up (at the built-in location, where heartbeats run). */
+  up: boolean;
   /** The project's maintenance windows around the batch's pings. */
   windows: { start: string; end: string }[];
 }
@@ -89,11 +91,13 @@ export async function recordPings(
   // removes: a batch waits for a delete instead of meeting it in a deadlock.
   const first = new Date(Math.min(...pings.map((p) => p.at))).toISOString();
   const last = new Date(Math.max(...pings.map((p) => p.at))).toISOString();
+  // The probe's schedule row is locked too (for share) so that its state is read as the batch
+  // that held these locks before left it: a row updated meanwhile is read in its new version.
   const { rows } = await sql<Locked>`
     select h.probe_key, h.project, h.token, h.period_seconds, h.schedule, h.timezone,
       h.grace_seconds, h.max_duration_seconds, h.min_duration_seconds, h.created_at,
       h.last_success_at, h.last_start_at, h.last_duration_ms, h.last_ping_at, h.last_ping_kind,
-      h.success_deadline, h.pings_total, pr.status = 'enabled' as enabled,
+      h.success_deadline, h.pings_total, pr.status = 'enabled' as enabled, s.state = 'up' as up,
       (select coalesce(json_agg(json_build_object('start', w.starts_at, 'end', w.ends_at)), '[]')
        from maintenance_windows w
        where w.project = h.project and w.starts_at <= ${last} and w.ends_at > ${first})
@@ -101,17 +105,11 @@ export async function recordPings(
     from heartbeats h
     join probes p on p.key = h.probe_key
     join projects pr on pr.name = h.project
+    join probe_schedule s on s.probe_key = h.probe_key and s.location = ${LOCAL}
     where h.token in (select x.t from json_to_recordset(${json(tokens.map((t) => ({ t })))})
       as x(t text))
-    order by h.probe_key for share of p for update of h`.execute(trx);
+    order by h.probe_key for share of p for update of h for share of s`.execute(trx);
   if (rows.length === 0) return pings.map(() => false);
-  // Read after the locks are held, in a statement of its own: its snapshot sees what the batch
-  // that held them before committed.
-  const { rows: up } = await sql<{ probe_key: number | string }>`
-    select probe_key from probe_schedule
-    where location = ${LOCAL} and state = 'up' and probe_key in
-      (select x.k from json_to_recordset(${json(rows.map((r) => ({ k: String(r.probe_key) })))})
-        as x(k bigint))`.execute(trx);
   const byToken = new Map<string, Moving>(rows.map((row) => [row.token, {
     row,
     key: String(row.probe_key),
@@ -146,35 +144,43 @@ export async function recordPings(
   });
   const moved = [...byToken.values()].filter((hb) => hb.n !== Number(hb.row.pings_total))
     .sort((a, b) => compareKeys(a.key, b.key));
-  await sql`
-    update heartbeats h set pings_total = x.n, last_success_at = x.success,
-      last_start_at = x.start, last_duration_ms = x.duration, last_ping_at = x.ping,
-      last_ping_kind = x.kind, success_deadline = x.due, next_deadline = x.next
-    from json_to_recordset(${json(moved.map(updateOf))})
-      as x(k bigint, n bigint, success timestamptz, start timestamptz, duration integer,
-           ping timestamptz, kind text, due timestamptz, next timestamptz)
-    where h.probe_key = x.k`.execute(trx);
-  await sql`
-    insert into heartbeat_pings
-      (heartbeat_key, n, at, kind, exit_code, method, address, body, body_bytes)
-    select x.k, x.n, x.at, x.kind, x.code, x.method, x.address, x.body, x.bytes
-    from json_to_recordset(${json(kept)})
-      as x(k bigint, n bigint, at timestamptz, kind text, code integer, method text,
-           address text, body text, bytes integer)`.execute(trx);
   // The oldest pings are cut now and then (each time a heartbeat's count passes a multiple of
   // `PRUNE_EVERY`), not by every batch: lists read the latest `HEARTBEAT_PINGS_KEPT` alone.
   const pruning = moved.filter((hb) =>
     Math.floor(hb.n / PRUNE_EVERY) !== Math.floor(Number(hb.row.pings_total) / PRUNE_EVERY)
   );
-  if (pruning.length > 0) {
-    await sql`
+  const { quiet, rounds } = splitRuns(
+    runs,
+    new Set(rows.filter((r) => r.up).map((r) => String(r.probe_key))),
+  );
+  // Every write of the batch but the settling of runs that may move a state, in one statement
+  // (its parts touch no row twice): a round trip each would cost more than the writing.
+  const writes = [
+    sql`
+      update heartbeats h set pings_total = x.n, last_success_at = x.success,
+        last_start_at = x.start, last_duration_ms = x.duration, last_ping_at = x.ping,
+        last_ping_kind = x.kind, success_deadline = x.due, next_deadline = x.next
+      from json_to_recordset(${json(moved.map(updateOf))})
+        as x(k bigint, n bigint, success timestamptz, start timestamptz, duration integer,
+             ping timestamptz, kind text, due timestamptz, next timestamptz)
+      where h.probe_key = x.k`,
+    sql`
+      insert into heartbeat_pings
+        (heartbeat_key, n, at, kind, exit_code, method, address, body, body_bytes)
+      select x.k, x.n, x.at, x.kind, x.code, x.method, x.address, x.body, x.bytes
+      from json_to_recordset(${json(kept)})
+        as x(k bigint, n bigint, at timestamptz, kind text, code integer, method text,
+             address text, body text, bytes integer)`,
+    ...(pruning.length === 0 ? [] : [sql`
       delete from heartbeat_pings p using json_to_recordset(${
       json(pruning.map((hb) => ({ k: hb.key, n: hb.n - HEARTBEAT_PINGS_KEPT })))
     }) as x(k bigint, n bigint)
-      where p.heartbeat_key = x.k and p.n <= x.n`.execute(trx);
-  }
-  const upNow = new Set(up.map((r) => String(r.probe_key)));
-  await recordHeartbeatRuns(trx, runs, localName, upNow);
+      where p.heartbeat_key = x.k and p.n <= x.n`]),
+    ...quietWrites(quiet),
+  ];
+  await sql`with ${sql.join(writes.map((w, i) => sql`${sql.raw(`w${i}`)} as (${w})`))} select 1`
+    .execute(trx);
+  await settleRounds(trx, rounds, localName);
   return found;
 }
 

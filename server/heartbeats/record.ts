@@ -7,13 +7,13 @@
  * @module
  */
 import { DEFAULT_LOCAL_LOCATION, PROBE_INTERVAL_SECONDS } from "@probe/shared";
-import { sql } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import { compareKeys } from "../db/keys.ts";
 import { settleSchedule } from "../alerts/states.ts";
 import { decideVerdicts } from "../alerts/verdicts.ts";
-import { insertRuns } from "../runner/store.ts";
+import { insertRuns, runInserts } from "../runner/store.ts";
 import { LOCAL } from "../domain/locations.ts";
 
 /** Recorded as the results' runner. */
@@ -42,6 +42,12 @@ const resultOf = (r: HeartbeatRun) => ({
   failedChecks: null,
 });
 
+/** Runs split into quiet successes and the rounds that settle the rest (see below). */
+export interface SplitRuns {
+  quiet: HeartbeatRun[];
+  rounds: HeartbeatRun[][];
+}
+
 /**
  * Records runs in order. A probe's schedule row settles one run per statement, so runs are
  * settled in rounds: each heartbeat's first run, then its second, and so on.
@@ -57,6 +63,16 @@ export async function recordHeartbeatRuns(
   localName = DEFAULT_LOCAL_LOCATION,
   upNow: ReadonlySet<string> = new Set(),
 ): Promise<void> {
+  const { quiet, rounds } = splitRuns(runs, upNow);
+  for (const statement of quietWrites(quiet)) await statement.execute(trx);
+  await settleRounds(trx, rounds, localName);
+}
+
+/** `runs` as {@link recordHeartbeatRuns} records them: quiet successes, and rounds to settle. */
+export function splitRuns(
+  runs: readonly HeartbeatRun[],
+  upNow: ReadonlySet<string>,
+): SplitRuns {
   const rounds: HeartbeatRun[][] = [];
   const seen = new Map<string, number>();
   const quiet: HeartbeatRun[] = [];
@@ -71,13 +87,26 @@ export async function recordHeartbeatRuns(
     seen.set(run.key, round + 1);
     (rounds[round] ??= []).push(run);
   }
-  await insertRuns(
-    trx,
-    HEARTBEAT_RUNNER,
-    quiet.map((r) => ({ key: r.key, due: r.at, result: resultOf(r) })),
-    LOCAL,
-  );
-  await markLastRuns(trx, quiet);
+  return { quiet, rounds };
+}
+
+/**
+ * The statements that record quiet successes, unrun (none without any): their results, their
+ * rollups, and their schedule rows' last run. No two touch the same row, so a caller may send
+ * them as parts of one statement.
+ */
+export function quietWrites(quiet: readonly HeartbeatRun[]): RawBuilder<unknown>[] {
+  if (quiet.length === 0) return [];
+  const runs = quiet.map((r) => ({ key: r.key, due: r.at, result: resultOf(r) }));
+  return [...runInserts(HEARTBEAT_RUNNER, runs, LOCAL), markLastRuns(quiet)];
+}
+
+/** Settles `rounds` in order: the schedule rows, the results, the verdicts they move. */
+export async function settleRounds(
+  trx: Db,
+  rounds: readonly HeartbeatRun[][],
+  localName = DEFAULT_LOCAL_LOCATION,
+): Promise<void> {
   for (const round of rounds) {
     const results = round.map((r) => ({
       key: r.key,
@@ -124,17 +153,16 @@ export async function recordHeartbeatRuns(
  * alone: reads (status, overview, stats) show them, and would otherwise show the last success
  * that was settled, however often the job has pinged since.
  */
-async function markLastRuns(trx: Db, quiet: readonly HeartbeatRun[]): Promise<void> {
-  if (quiet.length === 0) return;
+function markLastRuns(quiet: readonly HeartbeatRun[]): RawBuilder<unknown> {
   const latest = new Map<string, number>();
   for (const r of quiet) latest.set(r.key, Math.max(latest.get(r.key) ?? r.at, r.at));
   const rows = [...latest].sort(([a], [b]) => compareKeys(a, b))
     .map(([k, at]) => ({ k, at: new Date(at).toISOString() }));
-  await sql`
+  return sql`
     update probe_schedule s
     set last_run_at = greatest(x.at, s.last_run_at),
       last_outcome = case when s.last_run_at is null or x.at >= s.last_run_at then 'up'
                           else s.last_outcome end
     from json_to_recordset(${json(rows)}) as x(k bigint, at timestamptz)
-    where s.probe_key = x.k and s.location = ${LOCAL}`.execute(trx);
+    where s.probe_key = x.k and s.location = ${LOCAL}`;
 }

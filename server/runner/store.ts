@@ -12,7 +12,7 @@
  * @module
  */
 import { compareKeys } from "../db/keys.ts";
-import { sql } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 import { type Db, withBudget } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import {
@@ -401,6 +401,21 @@ export async function insertRuns(
   location = LOCAL,
 ): Promise<void> {
   if (runs.length === 0) return;
+  const [results, rollups] = runInserts(runner, runs, location);
+  await results.execute(db);
+  await rollups.execute(db);
+}
+
+/**
+ * The two statements of {@link insertRuns} (results, then rollups), unrun: a caller may send them
+ * as parts of a statement of its own (data-modifying `WITH` parts) to spare the round trips.
+ * `runs` must not be empty.
+ */
+export function runInserts(
+  runner: string,
+  runs: readonly Run[],
+  location = LOCAL,
+): [RawBuilder<unknown>, RawBuilder<unknown>] {
   const resultRows = runs.map(({ key, due, result, trigger, inMaintenance }) => ({
     probe_key: key,
     due_at: iso(due),
@@ -408,7 +423,7 @@ export async function insertRuns(
     trigger: trigger ?? "schedule",
     in_maintenance: inMaintenance ?? false,
   }));
-  await sql`
+  const results = sql`
       insert into probe_results
         (probe_key, due_at, started_at, duration_ms, outcome, http_status, error, address, runner,
          location, failed_checks, trigger, in_maintenance)
@@ -418,8 +433,8 @@ export async function insertRuns(
       from json_to_recordset(${json(resultRows)})
         as x(probe_key bigint, due_at timestamptz, started_at timestamptz, duration_ms integer,
              outcome text, http_status integer, error text, address text, failed_checks json,
-             trigger text, in_maintenance boolean)`.execute(db);
-  await sql`
+             trigger text, in_maintenance boolean)`;
+  const rollups = sql`
       insert into probe_rollups as r
         (probe_key, location, hour, up, degraded, down, blocked, maintenance, latency_count,
          latency_max, latency_buckets)
@@ -441,7 +456,8 @@ export async function insertRuns(
           select coalesce(a, 0) + coalesce(b, 0)
           from unnest(r.latency_buckets, excluded.latency_buckets) with ordinality as t(a, b, i)
           order by i
-        )`.execute(db);
+        )`;
+  return [results, rollups];
 }
 
 /**
