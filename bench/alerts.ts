@@ -27,9 +27,17 @@
  *    CPU time in those 40 s. `--database embedded` runs the service on its embedded database (a
  *    fresh DATA_DIR) instead of PostgreSQL.
  *
+ * 5. Many down at once: `--down` (1,000) probes on one target that turns to HTTP 500, each probe
+ *    every 10 s, thresholds of 1, the policy naming `--targets` (3) webhook targets on loopback
+ *    receivers that count what they get by `webhook-id`, while a client reads another project's
+ *    probes back to back. Prints how many each receiver got (and repeats), the time from each
+ *    failing run's end to each arrival (p50, p99, max), where that time went per stage (the run's
+ *    end, the recording transaction's start, the send's start, the arrival), and the API reads'
+ *    p50, p99 and max meanwhile.
+ *
  *   deno task bench:alerts [--latency 20] [--flips 3] [--probes 10000] [--duration 120]
- *                          [--isolation 30] [--part latency|scale|both|isolation|hanging]
- *                          [--hanging 6] [--database postgres|embedded]
+ *                          [--isolation 30] [--part latency|scale|both|isolation|hanging|down]
+ *                          [--hanging 6] [--database postgres|embedded] [--down 1000] [--targets 3]
  *
  * BENCH_DATABASE_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres).
  * Not a test: figures vary with the machine and its load.
@@ -53,6 +61,8 @@ const { values: args } = parseArgs({
     part: { type: "string", default: "both" },
     hanging: { type: "string", default: "6" },
     database: { type: "string", default: "postgres" },
+    down: { type: "string", default: "1000" },
+    targets: { type: "string", default: "3" },
   },
 });
 const ADMIN_URL = Deno.env.get("BENCH_DATABASE_URL") ??
@@ -198,7 +208,9 @@ async function latencyPart() {
         `time to alert, ${type.padEnd(15)} ${d.length} alerts: p50 ${percentile(d, 0.5)} ms, ` +
           `p99 ${percentile(d, 0.99)} ms, max ${Math.max(...d)} ms`,
       );
+      printStages(await stagesOf(handle.db, hook.arrivals, type));
     }
+    console.log(`load: ${loadAverage()}`);
   } finally {
     await base.stop();
     await handle.close();
@@ -493,7 +505,162 @@ async function hangingPart() {
   }
 }
 
-if (args.part === "hanging") await hangingPart();
+/** Each notification's stages, from the run that moved the state to its arrival (ms). */
+interface Stages {
+  runEnd: number;
+  recording: number;
+  sent: number;
+  arrived: number;
+}
+
+/** The stages of every arrival of `type` (by its `webhook-id`), from the database's records. */
+async function stagesOf(db: Db, arrivals: Arrival[], type: string): Promise<Stages[]> {
+  const column = type === "probe.down" ? "started_at" : "resolved_at";
+  const { rows } = await sql<{ id: string; ended: Date; created_at: Date; attempted_at: Date }>`
+    select n.id, r.started_at + r.duration_ms * interval '1 millisecond' as ended,
+      n.created_at, a.attempted_at
+    from notifications n
+    join incidents i on i.id = n.incident_id
+    join probe_results r on r.probe_key = i.probe_key and r.started_at = i.${sql.ref(column)}
+    join notification_attempts a on a.notification_id = n.id and a.outcome = 'delivered'
+    where n.event = ${type}`.execute(db);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return arrivals.flatMap((a) => {
+    const r = a.type === type ? byId.get(a.id) : undefined;
+    if (!r) return [];
+    return [{
+      runEnd: new Date(r.ended).getTime(),
+      recording: new Date(r.created_at).getTime(),
+      sent: new Date(r.attempted_at).getTime(),
+      arrived: a.at,
+    }];
+  });
+}
+
+/** p50, p99 and max of each stage and of the whole, one line each. */
+function printStages(stages: Stages[]) {
+  const line = (what: string, values: number[]) =>
+    console.log(
+      `  ${what.padEnd(28)} p50 ${String(percentile(values, 0.5)).padStart(5)} ms, ` +
+        `p99 ${String(percentile(values, 0.99)).padStart(5)} ms, ` +
+        `max ${String(Math.max(...values)).padStart(5)} ms`,
+    );
+  line("run end → recording", stages.map((s) => s.recording - s.runEnd));
+  line("recording → send started", stages.map((s) => s.sent - s.recording));
+  line("send started → arrival", stages.map((s) => s.arrived - s.sent));
+  line("run end → arrival", stages.map((s) => s.arrived - s.runEnd));
+}
+
+/** `--down` probes failing at once, `--targets` targets each, the API read meanwhile. */
+async function downPart() {
+  const n = Number(args.down);
+  const targets = Number(args.targets);
+  const database = await createPostgresDatabase(ADMIN_URL, "probe_bench");
+  const target = await startTarget({ countOnly: true });
+  const hooks = Array.from({ length: targets }, receiver);
+  const base = await server(database.url, serverEnv());
+  const handle = await openDatabase({ kind: "postgres", url: database.url });
+  try {
+    const db = handle.db;
+    const names = hooks.map((_, i) => `hook${i}`);
+    for (const [i, hook] of hooks.entries()) {
+      await call(base, "POST", "/notification-targets", {
+        name: names[i],
+        kind: "webhook",
+        url: hook.url,
+      });
+    }
+    await call(base, "PATCH", "/settings/alerts", {
+      targets: names,
+      failure_threshold: 1,
+      success_threshold: 1,
+    });
+    await call(base, "POST", "/projects", { project: "down" });
+    await call(base, "POST", "/projects", { project: "other" });
+    for (let i = 0; i < 10; i++) {
+      await call(base, "POST", "/projects/other/probes", { url: `${target.origin}/p?i=${i}` });
+    }
+    await sql`
+      insert into probes (project, probe_id, url, method, headers)
+      select 'down', 'd' || i, ${target.origin} || '/health?i=' || i, 'GET', '{}'
+      from generate_series(1, ${n}::int) as i`.execute(db);
+    await waitFor("every probe up", async () => {
+      const { rows: [r] } = await sql<{ n: number }>`
+        select count(*)::int as n from probe_verdicts v join probes p on p.key = v.probe_key
+        where p.project = 'down' and v.state = 'up'`.execute(db);
+      return r.n === n;
+    }, 120_000);
+    console.log(
+      `down at once: ${n} probes (every 10 s), ${targets} targets each, ` +
+        `another project's probes read back to back; load: ${loadAverage()}`,
+    );
+    const cpuFrom = await base.cpuSeconds();
+    let delivered = () => false;
+    const done = waitFor("every notification", () => delivered(), 180_000);
+    delivered = () => hooks.every((h) => new Set(h.arrivals.map((a) => a.id)).size >= n);
+    target.setHealth(500, { status: "DOWN" });
+    const reads = readWithout(base, "/projects/other/probes", 1, done);
+    await done;
+    const times = await reads;
+    const cpu = await base.cpuSeconds() - cpuFrom;
+    // Anything sent twice would arrive by now.
+    await sleep(2_000);
+    const { rows: [t] } = await sql<{ opened: number; written: number }>`
+      select (select count(*)::int from incidents) as opened,
+        (select count(*)::int from notifications where event = 'probe.down') as written`
+      .execute(db);
+    for (const [i, h] of hooks.entries()) {
+      const ids = h.arrivals.map((a) => a.id);
+      console.log(
+        `  ${names[i]}: ${new Set(ids).size} notifications, ${
+          ids.length - new Set(ids).size
+        } repeated`,
+      );
+    }
+    const all = hooks.flatMap((h) => h.arrivals);
+    const unique = new Set(all.map((a) => a.id)).size;
+    console.log(
+      `  incidents ${t.opened}, notifications written ${t.written}, received ${unique} ` +
+        (t.opened === n && t.written === n * targets && unique === n * targets &&
+            all.length === unique
+          ? "(every one once)"
+          : "(MISMATCH)"),
+    );
+    const stages = (await Promise.all(hooks.map((h) => stagesOf(db, h.arrivals, "probe.down"))))
+      .flat();
+    const ends = stages.map((s) => s.runEnd);
+    console.log(
+      `  ${stages.length} arrivals; the failing runs ended over ` +
+        `${((Math.max(...ends) - Math.min(...ends)) / 1000).toFixed(1)} s`,
+    );
+    printStages(stages);
+    const ms = (v: number) => `${Math.round(v)} ms`;
+    console.log(
+      `  API reads meanwhile, ${times.length}: p50 ${ms(percentile(times, 0.5))}, ` +
+        `p99 ${ms(percentile(times, 0.99))}, max ${ms(Math.max(...times))}; ` +
+        `the server's CPU time ${cpu.toFixed(1)} s; load after: ${loadAverage()}`,
+    );
+  } finally {
+    await base.stop();
+    await handle.close();
+    await Promise.all(hooks.map((h) => h.close()));
+    await target.close();
+    await database.drop();
+  }
+}
+
+/** More settings for the service under test, as JSON in `BENCH_SERVER_ENV` (`{"NOTIFY_CONCURRENCY":"60"}`). */
+function serverEnv(): Record<string, string> {
+  return JSON.parse(Deno.env.get("BENCH_SERVER_ENV") ?? "{}");
+}
+
+/** The machine's load average (1, 5 and 15 minutes), as `uptime` says it. */
+function loadAverage(): string {
+  return Deno.loadavg().map((v) => v.toFixed(2)).join(", ");
+}
+
+if (args.part === "down") await downPart();
+else if (args.part === "hanging") await hangingPart();
 else if (args.part === "isolation") await isolationPart();
 else {
   if (args.part !== "scale") await latencyPart();

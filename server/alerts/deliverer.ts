@@ -25,7 +25,13 @@ import type { DeliveryResult } from "../notify/delivery.ts";
 import { remindDue } from "./incidents.ts";
 import { escalateDue } from "./escalation.ts";
 import { settleFlapping } from "./flapping.ts";
-import { type Claimed, claimNotifications, deferTarget, finishAttempt } from "../outbox/outbox.ts";
+import {
+  type Claimed,
+  claimNotifications,
+  deferTarget,
+  finishAttempts,
+  type Finished,
+} from "../outbox/outbox.ts";
 
 /** Sends one message to one target; never throws. */
 export type Send = (
@@ -106,8 +112,9 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   /** Sends in flight, all targets, and per target. */
   const sending = new Set<Promise<void>>();
   const { inFlight, rooms, learn } = targetBreaker({ perTarget, breakerFailures, now, log });
+  const record = attemptRecorder(db, id, now);
   const attempt = (claimed: Claimed) =>
-    attemptDelivery(claimed, { db, send, log, deliverer: id, now, learn });
+    attemptDelivery(claimed, { db, send, log, now, learn, record });
 
   /** Starts the send of a claimed notification in a slot; the slot frees when it is recorded. */
   function begin(claimed: Claimed): Promise<void> {
@@ -283,16 +290,49 @@ function targetBreaker(
   return { inFlight, rooms, learn };
 }
 
+/** Attempts recorded in one statement at most. */
+const RECORD_BATCH = 500;
+
+/**
+ * Records attempts as they end, those that end while a record is being written together in the
+ * next one (a group commit): one statement while idle, and no round trip per attempt when many
+ * are sent at once. Each attempt's promise settles once it is recorded.
+ */
+function attemptRecorder(db: Db, deliverer: string, now: () => Date) {
+  let queue: { finished: Finished; settle: (error?: unknown) => void }[] = [];
+  let writing = false;
+  function write() {
+    if (writing || queue.length === 0) return;
+    writing = true;
+    const batch = queue.slice(0, RECORD_BATCH);
+    queue = queue.slice(RECORD_BATCH);
+    finishAttempts(db, { deliverer, now: now(), finished: batch.map((b) => b.finished) })
+      .then(
+        () => batch.forEach((b) => b.settle()),
+        (error) => batch.forEach((b) => b.settle(error)),
+      )
+      .finally(() => {
+        writing = false;
+        write();
+      });
+  }
+  return (finished: Finished) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ finished, settle: (error) => error === undefined ? resolve() : reject(error) });
+      write();
+    });
+}
+
 /** One attempt at a claimed notification: sent, recorded, the target paused when it must be. */
 async function attemptDelivery(
   claimed: Claimed,
-  { db, send, log, deliverer: id, now, learn }: {
+  { db, send, log, now, learn, record }: {
     db: DelivererOptions["db"];
     send: DelivererOptions["send"];
     log: Logger;
-    deliverer: string;
     now: () => Date;
     learn: (target: string, ok: boolean) => number | null;
+    record: (finished: Finished) => Promise<void>;
   },
 ): Promise<void> {
   const startedAt = now();
@@ -310,8 +350,7 @@ async function attemptDelivery(
   }
   const ok = result.outcome === "delivered";
   const pausedUntil = learn(claimed.target, ok);
-  await finishAttempt(db, {
-    deliverer: id,
+  await record({
     claimed,
     ok,
     error: result.error ?? (ok ? undefined : result.outcome),
@@ -319,7 +358,6 @@ async function attemptDelivery(
     retryAfterMs: result.retryAfterMs,
     startedAt,
     durationMs: performance.now() - started,
-    now: now(),
   });
   if (pausedUntil !== null) {
     await deferTarget(db, { target: claimed.target, until: new Date(pausedUntil), now: now() });

@@ -188,6 +188,19 @@ export async function claimNotifications(
   }));
 }
 
+/** How one attempt ended, as `finishAttempts` records it. */
+export interface Finished {
+  claimed: Claimed;
+  ok: boolean;
+  error?: string;
+  /** The receiver refused the request itself: give up at once. */
+  final?: boolean;
+  /** The wait the receiver asked for (`Retry-After`), in ms. */
+  retryAfterMs?: number;
+  startedAt: Date;
+  durationMs: number;
+}
+
 /**
  * Records how an attempt ended: delivered, or failed and due again after its back-off (or the
  * wait the receiver asked for, `retryAfterMs`, when longer), or given up: after the last attempt,
@@ -195,45 +208,56 @@ export async function claimNotifications(
  * deliverer that still holds the claim records; a claim taken over meanwhile is left to its new
  * holder.
  */
-export async function finishAttempt(
+export function finishAttempt(
   db: Db,
-  { deliverer, claimed, ok, error, final = false, retryAfterMs = 0, startedAt, durationMs, now }: {
-    deliverer: string;
-    claimed: Claimed;
-    ok: boolean;
-    error?: string;
-    final?: boolean;
-    retryAfterMs?: number;
-    startedAt: Date;
-    durationMs: number;
-    now: Date;
-  },
+  { deliverer, now, ...finished }: Finished & { deliverer: string; now: Date },
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  return finishAttempts(db, { deliverer, now, finished: [finished] });
+}
+
+/**
+ * Records several attempts as `finishAttempt` does each, in one statement (the notification's
+ * row and its attempt's, together or not at all): a deliverer sending many at once records them
+ * in one round trip instead of a transaction each.
+ */
+export async function finishAttempts(
+  db: Db,
+  { deliverer, now, finished }: { deliverer: string; now: Date; finished: readonly Finished[] },
+): Promise<void> {
+  if (finished.length === 0) return;
+  const rows = finished.map(({ claimed, ok, error, final = false, retryAfterMs = 0, ...f }) => {
     const last = !ok && (final || claimed.attempt >= MAX_ATTEMPTS);
     const wait = Math.max(backoffMs(claimed.attempt), retryAfterMs);
-    const updated = await trx.updateTable("notifications")
-      .set({
-        status: ok ? "delivered" : last ? "failed" : "pending",
-        delivered_at: ok ? now : null,
-        next_attempt_at: ok || last ? now : new Date(now.getTime() + wait),
-        claimed_by: null,
-        claimed_until: null,
-        last_error: ok ? null : error ?? "failed",
-      })
-      .where("id", "=", claimed.id).where("claimed_by", "=", deliverer)
-      .where("status", "=", "pending")
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) return;
-    await trx.insertInto("notification_attempts").values({
-      notification_id: claimed.id,
-      attempted_at: startedAt,
-      outcome: ok ? "delivered" : "failed",
+    return {
+      id: claimed.id,
+      status: ok ? "delivered" : last ? "failed" : "pending",
+      next_at: (ok || last ? now : new Date(now.getTime() + wait)).toISOString(),
       error: ok ? null : error ?? "failed",
-      duration_ms: Math.round(durationMs),
-      instance_id: deliverer,
-    }).execute();
+      attempted_at: f.startedAt.toISOString(),
+      duration_ms: Math.round(f.durationMs),
+    };
   });
+  await sql`
+    with x as (
+      select * from json_to_recordset(${json(rows)})
+        as x(id text, status text, next_at timestamptz, error text, attempted_at timestamptz,
+             duration_ms integer)
+    ), updated as (
+      update notifications n
+      set status = x.status,
+          delivered_at = case when x.status = 'delivered' then ${now.toISOString()}::timestamptz end,
+          next_attempt_at = x.next_at, claimed_by = null, claimed_until = null,
+          last_error = x.error
+      from x
+      where n.id = x.id and n.claimed_by = ${deliverer} and n.status = 'pending'
+      returning n.id
+    )
+    insert into notification_attempts
+      (notification_id, attempted_at, outcome, error, duration_ms, instance_id)
+    select x.id, x.attempted_at, case when x.error is null then 'delivered' else 'failed' end,
+      x.error, x.duration_ms, ${deliverer}
+    from x join updated u on u.id = x.id
+    order by x.attempted_at, x.id`.execute(db);
 }
 
 /**
