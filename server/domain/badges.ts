@@ -26,6 +26,7 @@ import { percentileOf } from "./histogram.ts";
 import { DomainError, notFound } from "./errors.ts";
 import { ceilHour, latencyHistogramSince } from "./results.ts";
 import { worstState } from "./status_pages.ts";
+import { HEARTBEAT_SCHEME, isHeartbeatUrl } from "./heartbeats.ts";
 
 const TOKEN_BYTES = 32;
 /** What a token looks like: 32 bytes in base64url without padding. */
@@ -183,6 +184,8 @@ export interface BadgeScope {
   project: string;
   /** The probe's internal key; null for a project's token. */
   probeKey: string | null;
+  /** The probe is a heartbeat's: its runs' durations are run times, not latencies. */
+  heartbeat?: boolean;
 }
 
 /** The scope of a token, or null for anything that is not a current token. */
@@ -190,10 +193,17 @@ export async function resolveBadgeToken(
   { db, token }: { db: Db; token: string },
 ): Promise<BadgeScope | null> {
   if (!TOKEN_PATTERN.test(token)) return null;
-  const row = await db.selectFrom("badge_tokens").select(["project", "probe_key"])
+  const row = await db.selectFrom("badge_tokens")
+    .leftJoin("probes", "probes.key", "badge_tokens.probe_key")
+    .select(["badge_tokens.project", "badge_tokens.probe_key", "probes.url"])
     .where("token_sha256", "=", digestOf(token)).executeTakeFirst();
   if (!row) return null;
-  return { project: row.project, probeKey: row.probe_key === null ? null : String(row.probe_key) };
+  if (row.probe_key === null) return { project: row.project, probeKey: null };
+  return {
+    project: row.project,
+    probeKey: String(row.probe_key),
+    heartbeat: isHeartbeatUrl(row.url ?? ""),
+  };
 }
 
 const keysOf = (scope: BadgeScope): RawBuilder<unknown> =>
@@ -274,9 +284,14 @@ export async function badgeLatency(
     now?: number;
   },
 ): Promise<number | null> {
+  // A project's latency is its probes': its heartbeats' run times are another measure.
   const { histogram, max } = await latencyHistogramSince(
     db,
-    (column) => inScope(column, scope),
+    (column) =>
+      scope.probeKey === null
+        ? sql<boolean>`${sql.ref(column)} in (select key from probes
+            where project = ${scope.project} and url not like ${`${HEARTBEAT_SCHEME}%`})`
+        : inScope(column, scope),
     now - STATS_WINDOW_MS[window],
   );
   return max === null ? null : percentileOf(histogram, 0.95, max);

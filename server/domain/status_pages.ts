@@ -24,6 +24,7 @@ import { json } from "../db/json.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 import { isInMaintenance } from "./maintenance.ts";
 import { effectivePolicy } from "./alerts.ts";
+import { HEARTBEAT_SCHEME, isHeartbeatUrl } from "./heartbeats.ts";
 
 /** Each location's state, by name, from a verdict's summary (stale ones are unknown). */
 function locationListOf(l: LocationStates | null): { location: string; state: ProbeState }[] {
@@ -34,6 +35,13 @@ function locationListOf(l: LocationStates | null): { location: string; state: Pr
 }
 
 const DAY_MS = 86_400_000;
+
+/**
+ * What a page shows as a probe's URL: a heartbeat's (`heartbeat://<name>`, a URL nothing answers)
+ * as the words `heartbeat <name>`; its ping URL, which holds its secret token, never.
+ */
+const shownUrl = (url: string) =>
+  isHeartbeatUrl(url) ? `heartbeat ${url.slice(HEARTBEAT_SCHEME.length)}` : displayLabel(null, url);
 const iso = (value: Date | string | null) => value === null ? null : new Date(value).toISOString();
 
 /** States from the best to the worst: a page's (and a project badge's) status is its worst. */
@@ -262,7 +270,7 @@ export function publicStatusPage(
 
     const names = new Map<string, string>();
     const shown = probes.map((probe, i) => {
-      const url = page.show_urls ? displayLabel(null, probe.url) : null;
+      const url = page.show_urls ? shownUrl(probe.url) : null;
       const name = probe.label ?? url ?? `Check ${i + 1}`;
       names.set(String(probe.key), name);
       const { uptime, days } = daysShown(daysOf.get(String(probe.key)), firstDay, today);

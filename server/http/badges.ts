@@ -68,8 +68,16 @@ export function uptimeFace(uptime: number | null, window: BadgeWindow): BadgeFac
   return { label, message: percent(uptime), color };
 }
 
-export function latencyFace(p95: number | null, window: BadgeWindow): BadgeFace {
-  const label = `latency p95 ${window}`;
+/**
+ * The p95 of runs' durations: a probe's latency, or (`measure` "run time") a heartbeat's run
+ * time, from its `/start` to its success (0 without a start), since a heartbeat has no latency.
+ */
+export function latencyFace(
+  p95: number | null,
+  window: BadgeWindow,
+  measure: "latency" | "run time" = "latency",
+): BadgeFace {
+  const label = `${measure} p95 ${window}`;
   if (p95 === null) return { label, message: "no data", color: "lightgrey" };
   const message = p95 < 1000 ? `${p95} ms` : `${(p95 / 1000).toFixed(1)} s`;
   const color = p95 < 300
@@ -140,7 +148,8 @@ export function createBadges(
           window,
         );
       }
-      return latencyFace(await badgeLatency({ db, scope, window, now: now() }), window);
+      const p95 = await badgeLatency({ db, scope, window, now: now() });
+      return latencyFace(p95, window, scope.heartbeat ? "run time" : "latency");
     });
   }
 

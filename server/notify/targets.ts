@@ -10,6 +10,7 @@ import { type AlertEvent, LOG_TARGET } from "@probe/shared";
 import type { Db } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { targetForDelivery } from "../domain/targets.ts";
+import { HEARTBEAT_SCHEME } from "../domain/heartbeats.ts";
 import { SERVICE_VERSION } from "../version.ts";
 import type { DeliveryResult } from "./delivery.ts";
 import { logLine } from "./formats.ts";
@@ -87,14 +88,28 @@ export function probeLink(base: string, project: string, probeId: string): strin
 }
 
 /**
- * The event as it is sent: with the link to its probe's page (none for a test, or without a
- * public URL), and every field, those added since it was queued too (as null).
+ * A heartbeat's page in the dashboard under `base`:
+ * `https://probes.example.com/#/projects/shop/heartbeats/nightly-backup`.
+ */
+export function heartbeatLink(base: string, project: string, name: string): string {
+  const part = encodeURIComponent;
+  return `${base.replace(/\/+$/, "")}/#/projects/${part(project)}/heartbeats/${part(name)}`;
+}
+
+/**
+ * The event as it is sent: with the link to its probe's page, or its heartbeat's (none for a
+ * test, or without a public URL), and every field, those added since it was queued too (as null).
  */
 export function eventToSend(event: AlertEvent, publicUrl: string | undefined): AlertEvent {
   const d = event.data;
-  const link = publicUrl && event.type !== "target.test"
-    ? probeLink(publicUrl, d.project, d.probe_id)
+  const heartbeat = d.url?.startsWith(HEARTBEAT_SCHEME)
+    ? d.url.slice(HEARTBEAT_SCHEME.length)
     : null;
+  const link = !publicUrl || event.type === "target.test"
+    ? null
+    : heartbeat !== null
+    ? heartbeatLink(publicUrl, d.project, heartbeat)
+    : probeLink(publicUrl, d.project, d.probe_id);
   return {
     ...event,
     data: {
