@@ -10,6 +10,7 @@ import type { Db } from "../db/database.ts";
 import type { IncidentsTable } from "../db/schema.ts";
 import { displayLabel, notifyAcknowledged } from "../alerts/incidents.ts";
 import { DomainError, notFound as missing } from "./errors.ts";
+import { among, type Visible } from "./visible.ts";
 
 const iso = (value: Date | string | null) => value === null ? null : new Date(value).toISOString();
 
@@ -60,9 +61,10 @@ function idOf(id: string): string {
 
 /** Incidents newest first, a page at a time (`before`: the last id of the previous page). */
 export async function listIncidents(
-  { db, input }: { db: Db; input: IncidentListInput },
+  { db, input, visible }: { db: Db; input: IncidentListInput; visible?: Visible },
 ): Promise<{ data: Incident[]; meta: { count: number; next_before: string | null } }> {
   let query = db.selectFrom("incidents").selectAll().select(suppressedBy);
+  if (visible !== undefined) query = query.where(among("project", visible));
   if (input.probe_id !== undefined) {
     if (input.project === undefined) {
       throw new DomainError("validation_failed", "probe_id needs project", [
@@ -89,9 +91,14 @@ export async function listIncidents(
 }
 
 /** One incident with the notifications sent (or still to send) for it. */
-export async function getIncident({ db, id }: { db: Db; id: string }): Promise<IncidentDetail> {
+export async function getIncident(
+  { db, id, visible }: { db: Db; id: string; visible?: Visible },
+): Promise<IncidentDetail> {
   const row = await db.selectFrom("incidents").selectAll().select(suppressedBy)
-    .where("id", "=", idOf(id))
+    .where("id", "=", idOf(id)).$if(
+      visible !== undefined,
+      (q) => q.where(among("project", visible)),
+    )
     .executeTakeFirst();
   if (!row) throw notFound();
   const notifications = await db.selectFrom("notifications")
@@ -128,12 +135,15 @@ export async function getIncident({ db, id }: { db: Db; id: string }): Promise<I
  * acknowledged (409).
  */
 export function acknowledgeIncident(
-  { db, id, now = new Date() }: { db: Db; id: string; now?: Date },
+  { db, id, now = new Date(), visible }: { db: Db; id: string; now?: Date; visible?: Visible },
 ): Promise<Incident> {
   return db.transaction().execute(async (trx) => {
     const row = await trx.updateTable("incidents")
       .set({ acknowledged_at: now, next_reminder_at: null })
-      .where("id", "=", idOf(id)).where("resolved_at", "is", null)
+      .where("id", "=", idOf(id)).$if(
+        visible !== undefined,
+        (q) => q.where(among("project", visible)),
+      ).where("resolved_at", "is", null)
       .where("acknowledged_at", "is", null)
       .returningAll().returning(suppressedBy).executeTakeFirst();
     if (row) {
@@ -141,7 +151,7 @@ export function acknowledgeIncident(
       return incidentOf(row);
     }
     const current = await trx.selectFrom("incidents").selectAll().select(suppressedBy)
-      .where("id", "=", id)
+      .where("id", "=", id).$if(visible !== undefined, (q) => q.where(among("project", visible)))
       .executeTakeFirst();
     if (!current) throw notFound();
     if (current.resolved_at !== null) throw new DomainError("conflict", "Incident is resolved");

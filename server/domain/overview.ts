@@ -32,6 +32,7 @@ import { listIncidents } from "./incidents.ts";
 import { ceilHour } from "./results.ts";
 import { recentRuns } from "./recent_runs.ts";
 import { answeredRun } from "./answered.ts";
+import { among, type Visible } from "./visible.ts";
 
 const HOUR_MS = 3_600_000;
 /** Hours in the sparkline: the current one and the 23 before it. */
@@ -54,13 +55,14 @@ export const BUCKET_THRESHOLDS = sql.raw(
 );
 
 /**
- * Which probes a statement reads: every probe, or those of one project. As `= any(array(…))`, so
- * that the planner reads each probe's rows by its index instead of the window's rows of all.
+ * Which probes a statement reads: every probe, or those of some projects (one, or those a scoped
+ * caller sees). As `= any(array(…))`, so that the planner reads each probe's rows by its index
+ * instead of the window's rows of all.
  */
-const scopeOf = (project: string | undefined) =>
-  project === undefined
+const scopeOf = (only: Visible) =>
+  only === undefined
     ? sql`true`
-    : sql`x.probe_key = any(array(select key from probes where project = ${project}))`;
+    : sql`x.probe_key = any(array(select key from probes where ${among("project", only)}))`;
 
 interface Windowed {
   good_24h: number;
@@ -80,7 +82,7 @@ interface Windowed {
  */
 async function uptimeCounts(
   db: Db,
-  project: string | undefined,
+  only: Visible,
   now: number,
 ): Promise<Map<string, Windowed>> {
   const edgeNow = ceilHour(now);
@@ -90,7 +92,7 @@ async function uptimeCounts(
     edge: at(edgeNow - STATS_WINDOW_MS[name]),
   });
   const [d, wk, m] = [w("24h"), w("7d"), w("30d")];
-  const scope = scopeOf(project);
+  const scope = scopeOf(only);
   const partOf = (win: { since: Date; edge: Date }) =>
     sql`(x.started_at >= ${win.since} and x.started_at < ${win.edge})`;
   const { rows } = await sql<{ probe_key: string | number } & Windowed>`
@@ -125,7 +127,7 @@ async function uptimeCounts(
  * as `uptime_24h` counts them. One row per probe, its hours in arrays: a twentieth of the rows
  * that one per probe and hour would be.
  */
-async function sparklines(db: Db, project: string | undefined, first: number) {
+async function sparklines(db: Db, only: Visible, first: number) {
   const { rows } = await sql<{
     probe_key: string | number;
     hours: number[];
@@ -138,7 +140,7 @@ async function sparklines(db: Db, project: string | undefined, first: number) {
         (extract(epoch from x.hour - ${new Date(first)}::timestamptz) / 3600)::int as hour,
         sum(x.up + x.degraded)::int as good, sum(x.up + x.degraded + x.down)::int as runs
       from probe_rollups x
-      where ${scopeOf(project)} and x.hour >= ${new Date(first)}
+      where ${scopeOf(only)} and x.hour >= ${new Date(first)}
       group by x.probe_key, x.hour
     ) h
     group by probe_key`.execute(db);
@@ -158,10 +160,10 @@ async function sparklines(db: Db, project: string | undefined, first: number) {
  * whole hours merged in SQL, with the raw results of the first, partial hour bucketed the same
  * way; the maximum bounds the estimate.
  */
-async function latency24h(db: Db, project: string | undefined, now: number) {
+async function latency24h(db: Db, only: Visible, now: number) {
   const since = now - STATS_WINDOW_MS["24h"];
   const edge = new Date(ceilHour(since));
-  const scope = scopeOf(project);
+  const scope = scopeOf(only);
   const { rows } = await sql<
     { probe_key: string | number; bucket: number; n: number; top: number }
   >`
@@ -198,13 +200,13 @@ async function latency24h(db: Db, project: string | undefined, now: number) {
  * reason: the error of the newest `blocked` run each location's schedule row last saw, the newest
  * location first. Reads only the rows whose last outcome is `blocked`.
  */
-async function blockedReasons(db: Db, project: string | undefined) {
+async function blockedReasons(db: Db, only: Visible) {
   const { rows } = await sql<{ probe_key: string | number; error: string | null }>`
     select distinct on (x.probe_key) x.probe_key, r.error
     from probe_schedule x
     join probe_results r on r.probe_key = x.probe_key and r.location = x.location
       and r.started_at = x.last_run_at and r.outcome = 'blocked'
-    where ${scopeOf(project)} and x.last_outcome = 'blocked'
+    where ${scopeOf(only)} and x.last_outcome = 'blocked'
     order by x.probe_key, x.last_run_at desc`.execute(db);
   return new Map(rows.map((r) => [String(r.probe_key), r.error ?? "blocked"]));
 }
@@ -245,19 +247,26 @@ function byStateThenName(a: OverviewProbe, b: OverviewProbe): number {
 }
 
 /**
- * The overview at `now`: every project (or the one named; 404 when it does not exist) by name,
- * each with its probes, down first; the open incidents, newest first (at most 100). Read in one
- * repeatable-read transaction, so that every part is of the same moment; the whole service's on
- * the `overview` budget's connections (`BUDGETS`).
+ * The overview at `now`: every project (or the one named; 404 when it does not exist; only the
+ * `visible` ones when given) by name, each with its probes, down first; the open incidents,
+ * newest first (at most 100). Read in one repeatable-read transaction, so that every part is of
+ * the same moment; the whole service's on the `overview` budget's connections (`BUDGETS`).
  */
 export function getOverview(
-  { db, project, now = Date.now() }: { db: Db; project?: string; now?: number },
+  { db, project, visible, now = Date.now() }: {
+    db: Db;
+    project?: string;
+    visible?: Visible;
+    now?: number;
+  },
 ): Promise<{ data: Overview; meta: { projects: number; probes: number; generated_at: string } }> {
   // The whole service's overview reads every probe's month: it has a budget of its own.
   const reader = project === undefined ? withBudget(db, "overview") : db;
+  // The projects read: the one named (a scoped caller names only one it sees), or the visible.
+  const only = project !== undefined ? [project] : visible;
   return reader.transaction().setIsolationLevel("repeatable read").execute(async (trx) => {
     let projectsQuery = trx.selectFrom("projects").select(["name", "label", "status"]);
-    if (project !== undefined) projectsQuery = projectsQuery.where("name", "=", project);
+    if (only !== undefined) projectsQuery = projectsQuery.where(among("name", only));
     const projects = await projectsQuery.orderBy(sql`name collate "C"`).execute();
     if (project !== undefined && projects.length === 0) throw notFound("Project");
 
@@ -280,19 +289,20 @@ export function getOverview(
         sql<Date | null>`(select max(s.last_run_at) from probe_schedule s
           where s.probe_key = probes.key)`.as("last_run_at"),
       ]);
-    if (project !== undefined) probesQuery = probesQuery.where("probes.project", "=", project);
+    if (only !== undefined) probesQuery = probesQuery.where(among("probes.project", only));
     const probes: ProbeRow[] = await probesQuery.execute();
 
     const firstHour = Math.floor(now / HOUR_MS) * HOUR_MS - (SPARKLINE_HOURS - 1) * HOUR_MS;
-    const counts = await uptimeCounts(trx, project, now);
-    const lines = await sparklines(trx, project, firstHour);
-    const p95 = await latency24h(trx, project, now);
-    const blocked = await blockedReasons(trx, project);
-    const recent = await recentRuns(trx, project, now);
+    const counts = await uptimeCounts(trx, only, now);
+    const lines = await sparklines(trx, only, firstHour);
+    const p95 = await latency24h(trx, only, now);
+    const blocked = await blockedReasons(trx, only);
+    const recent = await recentRuns(trx, only, now);
     const lag = await scheduleLag({ db: trx, at: new Date(now) });
     const incidents: Incident[] = (await listIncidents({
       db: trx,
       input: { project, state: "open", limit: OVERVIEW_INCIDENTS },
+      visible,
     })).data;
 
     const byProject = new Map<string, OverviewProbe[]>(projects.map((p) => [p.name, []]));

@@ -42,6 +42,7 @@ import { syncProbeLocations } from "./probe_locations.ts";
 import { STALE_INTERVALS } from "../alerts/verdicts.ts";
 import { HEARTBEAT_SCHEME } from "./heartbeats.ts";
 import { setDependencies } from "./dependencies.ts";
+import { among, type Visible } from "./visible.ts";
 
 /** The columns a probe is read with: exactly the fields of the `probe` schema. */
 export const probeColumns = [
@@ -326,9 +327,20 @@ export const LIST_PART_CHARS = 1024 * 1024;
  * one probe).
  */
 export async function listProbes(
-  { db, project, page = {}, defaults = DEFAULT_PROBE_SETTINGS, onWeight, onRows, cutAfterChars }: {
+  {
+    db,
+    project,
+    visible,
+    page = {},
+    defaults = DEFAULT_PROBE_SETTINGS,
+    onWeight,
+    onRows,
+    cutAfterChars,
+  }: {
     db: Db;
     project?: string;
+    /** Only the probes of these projects (`visible.ts`); every project's when absent. */
+    visible?: Visible;
     page?: PageRequest;
     /** The service-wide interval and timeout, shown as the effective ones of probes without. */
     defaults?: ProbeDefaults;
@@ -351,6 +363,7 @@ export async function listProbes(
   let query = db.selectFrom("probes").where("url", "not like", `${HEARTBEAT_SCHEME}%`);
   // Conditions the index (`probes_list_idx`) can start a page at: bytewise, as it is ordered.
   if (project !== undefined) query = query.where(sql`project collate "C"`, "=", project);
+  if (visible !== undefined) query = query.where(among("project", visible));
   if (page.after !== undefined) {
     const [afterProject, afterUrl] = decodeCursor(page.after, 2);
     query = project === undefined

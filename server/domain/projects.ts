@@ -7,6 +7,7 @@ import { probesDeleted, projectDisabled } from "../alerts/changes.ts";
 import { decodeCursor, type Page, pageOf, type PageRequest, rowsToRead } from "./pages.ts";
 import { localNameOf, type LocationNames, shownLocations, storedLocations } from "./locations.ts";
 import { syncProbeLocations } from "./probe_locations.ts";
+import { among, type Visible } from "./visible.ts";
 
 const projectColumns = [
   "name as project",
@@ -49,17 +50,22 @@ export function createProject(
   });
 }
 
-/** Lists projects ordered by name (bytewise), optionally only the one with an exact name. */
+/**
+ * Lists projects ordered by name (bytewise), optionally only the one with an exact name; only
+ * the `visible` ones (`visible.ts`) when given.
+ */
 export async function listProjects(
-  { db, project, page = {}, names }: {
+  { db, project, page = {}, names, visible }: {
     db: Db;
     project?: string;
     page?: PageRequest;
     names?: LocationNames;
+    visible?: Visible;
   },
 ): Promise<Page<Project>> {
   let query = db.selectFrom("projects").select(projectColumns);
   if (project !== undefined) query = query.where("name", "=", project);
+  if (visible !== undefined) query = query.where(among("name", visible));
   if (page.after !== undefined) {
     const [after] = decodeCursor(page.after, 1);
     query = query.where(sql<boolean>`name collate "C" > ${after}`);

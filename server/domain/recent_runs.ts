@@ -9,6 +9,7 @@
 import type { RecentRun } from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
+import { among, type Visible } from "./visible.ts";
 
 /** Runs per probe in the overview's row of last runs. */
 export const RECENT_RUNS = 20;
@@ -23,14 +24,14 @@ export interface RecentRuns {
 
 /**
  * Per probe key, its last runs of the 24 hours before `now` (at most `RECENT_RUNS`), oldest
- * first; a probe without runs in them is absent.
+ * first; a probe without runs in them is absent. Of the probes of `only`'s projects, or of all.
  */
 export async function recentRuns(
   db: Db,
-  project: string | undefined,
+  only: Visible,
   now: number,
 ): Promise<Map<string, RecentRuns>> {
-  const scope = project === undefined ? sql`true` : sql`p.project = ${project}`;
+  const scope = among("p.project", only);
   const { rows } = await sql<{
     probe_key: string | number;
     outcome: RecentRun;

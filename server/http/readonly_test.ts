@@ -7,7 +7,6 @@ import { createLogger } from "../log.ts";
 import { SERVICE_VERSION } from "../version.ts";
 import { executeProbe } from "../runner/execute.ts";
 import {
-  type Answer,
   backends,
   freshDatabase,
   LOOPBACK_ONLY,
@@ -16,53 +15,13 @@ import {
   TestClient,
   uniqueName,
 } from "../testing/app.ts";
-import { procedurePathOf } from "../trpc/caller.ts";
-
-const METHODS = ["get", "put", "post", "delete", "patch"];
+import { changingBody, comparable, operationsOf } from "../testing/document.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-interface Operation {
-  method: string;
-  template: string;
-  /** The tRPC procedure path, such as `projects.get`. */
-  procedure: string;
-}
-
-function operationsOf(doc: Json): Operation[] {
-  return Object.entries(doc.paths).flatMap(([template, item]) =>
-    Object.entries(item as Json)
-      .filter(([method]) => METHODS.includes(method))
-      .map(([method, op]) => ({
-        method: method.toUpperCase(),
-        template,
-        procedure: procedurePathOf((op as Json).operationId).join("."),
-      }))
-  );
-}
-
-/** Bodies that would change something if they were let through; `{}` for the others. */
-function bodyOf(method: string, template: string, project: string): Record<string, unknown> {
-  const bodies: Record<string, Record<string, unknown>> = {
-    "POST /projects": { project: uniqueName("ro-new") },
-    "PATCH /projects/{project}": { label: "Changed" },
-    "POST /projects/{project}/probes": { url: "http://127.0.0.1:9/new" },
-    "POST /probes": { project, url: "http://127.0.0.1:9/other" },
-    "PATCH /projects/{project}/probes/{probeId}": { latency: 9 },
-    "PATCH /settings/iam-alive": { enabled: true, interval_hours: 2 },
-    "PATCH /settings/alerts": { failure_threshold: 4 },
-    "PATCH /projects/{project}/alerts": { reminder_minutes: 30 },
-    "POST /projects/{project}/maintenance": {
-      starts_at: "2032-01-01T00:00:00Z",
-      ends_at: "2032-01-02T00:00:00Z",
-    },
-    "PATCH /projects/{project}/status-page": { public: true, title: "Changed" },
-    "POST /notification-targets": { name: uniqueName("ro-t"), kind: "log" },
-    "PATCH /notification-targets/{name}": { recipients: ["b@example.com"] },
-  };
-  return bodies[`${method} ${template}`] ?? {};
-}
+const bodyOf = (method: string, template: string, project: string) =>
+  changingBody(`${method} ${template}`, project, (prefix) => uniqueName(`ro-${prefix}`));
 
 async function startApp(backend: "pglite" | "postgres"): Promise<App> {
   return await createApp({
@@ -74,19 +33,7 @@ async function startApp(backend: "pglite" | "postgres"): Promise<App> {
   });
 }
 
-const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
-
-/**
- * What a GET answers, for comparing: its status and its body, with the timestamps that follow
- * the clock (`generated_at`, a window's `since` and `until`) blanked.
- */
-const seen = (a: Answer) => ({
-  status: a.status,
-  body: JSON.parse(
-    a.text || "null",
-    (_, v) => typeof v === "string" && TIMESTAMP.test(v) ? "<time>" : v,
-  ),
-});
+const seen = comparable;
 
 for (const backend of backends()) {
   Deno.test(`read-only keys read everything and write nothing [${backend}]`, async (t) => {

@@ -6,6 +6,7 @@ import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { boundedStringify } from "../payload/answer_size.ts";
 import type { Context } from "./context.ts";
 import { enforceRole } from "./access.ts";
+import { refuseOutOfScope, scopedInput, scopeRefusal } from "./scope.ts";
 
 /** What a procedure's meta says besides trpc-to-openapi's `openapi` block. */
 export interface ServiceMeta extends Record<string, unknown> {
@@ -55,6 +56,20 @@ const audited = t.middleware(({ ctx, type, path, getRawInput, next }) => {
 });
 
 /**
+ * What a project-scoped principal may reach (`scope.ts`): a call it may not make is refused, and
+ * a project it does not see is named as one that does not exist. Nothing for any other.
+ */
+const scoped = t.middleware(async ({ ctx, type, path, getRawInput, next }) => {
+  const projects = ctx.principal.projects;
+  if (projects === null) return next();
+  const refusal = scopeRefusal(path, type);
+  if (refusal !== null) refuseOutOfScope(refusal);
+  const raw = await getRawInput();
+  const input = scopedInput(projects, raw);
+  return input === raw ? next() : next({ getRawInput: () => Promise.resolve(input) });
+});
+
+/**
  * Every operation of the service. The API key is required by the context (see `context.ts`);
  * a call the caller's role may not make (`access.ts`: a viewer's mutations, an editor's
  * administration) is refused here, in the one place both `/api/v1` and `/trpc` pass through
@@ -78,4 +93,4 @@ export const apiProcedure = t.procedure.use(({ ctx, type, path, next }) => {
     const text = boundedStringify(result.data, budget.remaining);
     return text === null ? null : text?.length ?? 0;
   });
-}).use(audited);
+}).use(scoped).use(audited);

@@ -23,6 +23,7 @@ import {
 import type { Context } from "../context.ts";
 import { apiProcedure, router } from "../init.ts";
 import { pageAnswer } from "../pages.ts";
+import { seesSecrets } from "../shown.ts";
 
 const tags = ["heartbeats"];
 const notFound = { 404: "Heartbeat not found" };
@@ -31,7 +32,7 @@ const notFound = { 404: "Heartbeat not found" };
 const heartbeatContext = (ctx: Context): HeartbeatContext => ({
   db: ctx.db,
   baseUrl: ctx.publicUrl ?? ctx.origin ?? "",
-  masked: ctx.scope !== "write",
+  masked: !seesSecrets(ctx),
   now: ctx.heartbeatNow,
 });
 

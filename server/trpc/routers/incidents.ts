@@ -10,6 +10,7 @@ import {
 import { z } from "zod";
 import { acknowledgeIncident, getIncident, listIncidents } from "../../domain/incidents.ts";
 import { apiProcedure, router } from "../init.ts";
+import { visibleProjects } from "../scope.ts";
 
 const tags = ["incidents"];
 
@@ -29,7 +30,9 @@ export const incidentsRouter = router({
     })
     .input(incidentListInput)
     .output(dataWithMeta(z.array(incident), incidentsMeta))
-    .query(({ ctx, input }) => listIncidents({ db: ctx.db, input })),
+    .query(({ ctx, input }) =>
+      listIncidents({ db: ctx.db, input, visible: visibleProjects(ctx.principal) })
+    ),
 
   get: apiProcedure
     .meta({
@@ -44,7 +47,13 @@ export const incidentsRouter = router({
     })
     .input(incidentRef)
     .output(dataOf(incidentDetail))
-    .query(async ({ ctx, input }) => ({ data: await getIncident({ db: ctx.db, id: input.id }) })),
+    .query(async ({ ctx, input }) => ({
+      data: await getIncident({
+        db: ctx.db,
+        id: input.id,
+        visible: visibleProjects(ctx.principal),
+      }),
+    })),
 
   acknowledge: apiProcedure
     .meta({
@@ -61,6 +70,10 @@ export const incidentsRouter = router({
     .input(z.strictObject({ id: z.string() }))
     .output(dataOf(incident))
     .mutation(async ({ ctx, input }) => ({
-      data: await acknowledgeIncident({ db: ctx.db, id: input.id }),
+      data: await acknowledgeIncident({
+        db: ctx.db,
+        id: input.id,
+        visible: visibleProjects(ctx.principal),
+      }),
     })),
 });

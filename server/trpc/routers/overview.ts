@@ -2,6 +2,7 @@ import { dataWithMeta, overview, overviewInput, overviewMeta } from "@probe/shar
 import { getOverview } from "../../domain/overview.ts";
 import { apiProcedure, router } from "../init.ts";
 import { shown } from "../shown.ts";
+import { visibleProjects } from "../scope.ts";
 
 const tags = ["overview"];
 
@@ -24,7 +25,11 @@ export const overviewRouter = router({
     .input(overviewInput)
     .output(dataWithMeta(overview, overviewMeta))
     .query(async ({ ctx, input }) => {
-      const { data, meta } = await getOverview({ db: ctx.db, project: input.project });
+      const { data, meta } = await getOverview({
+        db: ctx.db,
+        project: input.project,
+        visible: visibleProjects(ctx.principal),
+      });
       const show = shown(ctx);
       const projects = data.projects.map((p) => ({
         ...p,

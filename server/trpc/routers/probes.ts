@@ -25,7 +25,8 @@ import { unavailable } from "../../domain/errors.ts";
 import type { Context } from "../context.ts";
 import { apiProcedure, router } from "../init.ts";
 import { listMeter, pageAnswer } from "../pages.ts";
-import { shown } from "../shown.ts";
+import { seesSecrets, shown } from "../shown.ts";
+import { visibleProjects } from "../scope.ts";
 
 const tags = ["probes"];
 const createErrors = { 404: "Project not found" };
@@ -52,12 +53,13 @@ async function list(ctx: Context, { project, ...page }: z.infer<typeof probeList
   const { rows, next } = await listProbes({
     db: ctx.db,
     project,
+    visible: visibleProjects(ctx.principal),
     page,
     defaults: ctx.probeDefaults,
     // Probes can be big: a list too large for its answer stops reading (413), before any probe
     // is read when their text as stored is already too much (a read-only key sees URLs and
     // headers masked, shorter than stored: for it only the probes read count).
-    onWeight: ctx.scope === "write" ? meter?.expect : undefined,
+    onWeight: seesSecrets(ctx) ? meter?.expect : undefined,
     onRows: meter && ((rows) => meter.count(rows.map((p) => show.probe(p)))),
     cutAfterChars: ctx.listPageChars,
   });

@@ -19,6 +19,7 @@ import {
 } from "../../domain/projects.ts";
 import { apiProcedure, router } from "../init.ts";
 import { pageAnswer } from "../pages.ts";
+import { visibleProjects } from "../scope.ts";
 
 const tags = ["projects"];
 const projectName = z.object({ project: z.string() });
@@ -56,7 +57,15 @@ export const projectsRouter = router({
     .input(projectListInput)
     .output(dataWithMeta(z.array(project), pageMeta))
     .query(async ({ ctx, input: { project, ...page } }) =>
-      pageAnswer(await listProjects({ db: ctx.db, project, page, names: ctx.probeDefaults }))
+      pageAnswer(
+        await listProjects({
+          db: ctx.db,
+          project,
+          page,
+          names: ctx.probeDefaults,
+          visible: visibleProjects(ctx.principal),
+        }),
+      )
     ),
 
   get: apiProcedure
