@@ -1,4 +1,5 @@
 import { DEFAULT_DATA_DIR } from "@probe/shared";
+import tls from "node:tls";
 import { z } from "zod";
 import { LOG_LEVELS } from "./log.ts";
 import { parseTrustedProxies } from "./net/client_address.ts";
@@ -6,6 +7,28 @@ import { parseNetworks } from "./outbound/network_policy.ts";
 
 const optional = (schema: z.ZodType) =>
   z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), schema);
+
+/**
+ * `PROBE_CA_FILE`: a PEM file of certificate authorities that `tls://` probes trust besides the
+ * system's (a private CA); read once at start. Its value is the whole bundle to trust.
+ */
+const caFile = optional(
+  z.string().transform((path, ctx) => {
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(path);
+    } catch (error) {
+      const message = `cannot read ${path}: ${(error as Error).message}`;
+      ctx.issues.push({ code: "custom", input: path, message });
+      return z.NEVER;
+    }
+    if (!text.includes("-----BEGIN CERTIFICATE-----")) {
+      ctx.issues.push({ code: "custom", input: path, message: `${path} holds no PEM certificate` });
+      return z.NEVER;
+    }
+    return [...tls.rootCertificates, text].join("\n");
+  }).optional(),
+);
 
 /** A comma-separated list of API keys, each of 8 characters or more. */
 function apiKeyList() {
@@ -107,6 +130,7 @@ const configSchema = z.object({
       }
     }).default([]),
   ),
+  PROBE_CA_FILE: caFile,
   PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(1000)),
   // Unset: a quarter of PROBE_CONCURRENCY (docs/runner.md, "Run slots").
   PROBE_HOST_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).optional()),
@@ -303,6 +327,8 @@ export interface Config {
   probeTimeoutMs: number;
   /** CIDRs opened to probes despite the network policy. */
   probeAllowNetworks: string[];
+  /** The authorities `tls://` probes trust: `PROBE_CA_FILE`'s and the system's; unset, the system's. */
+  probeCa?: string;
   probeConcurrency: number;
   /** Runs in flight at once against one target host (`PROBE_HOST_CONCURRENCY`). */
   probeHostConcurrency: number;
@@ -397,6 +423,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     PROBE_INTERVAL_SECONDS: number;
     PROBE_TIMEOUT_MS: number;
     PROBE_ALLOW_NETWORKS: string[];
+    PROBE_CA_FILE?: string;
     PROBE_CONCURRENCY: number;
     PROBE_HOST_CONCURRENCY?: number;
     RESULTS_RETENTION_DAYS: number;
@@ -458,6 +485,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     probeIntervalSeconds: c.PROBE_INTERVAL_SECONDS,
     probeTimeoutMs: c.PROBE_TIMEOUT_MS,
     probeAllowNetworks: c.PROBE_ALLOW_NETWORKS,
+    probeCa: c.PROBE_CA_FILE,
     probeConcurrency: c.PROBE_CONCURRENCY,
     probeHostConcurrency: Math.min(
       c.PROBE_CONCURRENCY,
@@ -515,6 +543,8 @@ export interface RemoteRunnerConfig {
   token: string;
   /** CIDRs opened to probes despite the network policy, on this runner's network. */
   probeAllowNetworks: string[];
+  /** The authorities `tls://` probes trust: `PROBE_CA_FILE`'s and the system's; unset, the system's. */
+  probeCa?: string;
   /** Runs in flight at once. */
   concurrency: number;
   /** A run's timeout when the service names none (it always does). */
@@ -534,6 +564,7 @@ const remoteRunnerSchema = z.object({
   LOCATION_TOKEN: z.string({ error: "is required" })
     .refine((v) => v.startsWith("plt_"), "must be a location token (plt_…)"),
   PROBE_ALLOW_NETWORKS: configSchema.shape.PROBE_ALLOW_NETWORKS,
+  PROBE_CA_FILE: configSchema.shape.PROBE_CA_FILE,
   PROBE_CONCURRENCY: optional(z.coerce.number().int().min(1).max(10_000).default(200)),
   PROBE_TIMEOUT_MS: configSchema.shape.PROBE_TIMEOUT_MS,
   RUNNER_ID: optional(z.string().max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/).optional()),
@@ -555,6 +586,7 @@ export function parseRemoteRunnerConfig(
     SERVICE_URL: string;
     LOCATION_TOKEN: string;
     PROBE_ALLOW_NETWORKS: string[];
+    PROBE_CA_FILE?: string;
     PROBE_CONCURRENCY: number;
     PROBE_TIMEOUT_MS: number;
     RUNNER_ID?: string;
@@ -566,6 +598,7 @@ export function parseRemoteRunnerConfig(
     serviceUrl: c.SERVICE_URL,
     token: c.LOCATION_TOKEN,
     probeAllowNetworks: c.PROBE_ALLOW_NETWORKS,
+    probeCa: c.PROBE_CA_FILE,
     concurrency: c.PROBE_CONCURRENCY,
     probeTimeoutMs: c.PROBE_TIMEOUT_MS,
     runnerId: c.RUNNER_ID,

@@ -76,6 +76,7 @@ export async function remoteRunnerProcess(
         allowNetworks: config.probeAllowNetworks,
         timeoutMs: config.probeTimeoutMs,
         userAgent: probeUserAgent(location),
+        ca: config.probeCa,
       });
       return made.worker.execute(target);
     },

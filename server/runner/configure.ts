@@ -9,16 +9,17 @@ import { createWorkerExecutor } from "./worker_executor.ts";
 import { probeUserAgent } from "./user_agent.ts";
 
 /**
- * How the configuration runs one probe: the network policy (`PROBE_ALLOW_NETWORKS`) and the
- * timeout (`PROBE_TIMEOUT_MS`). The runner and run-now (`POST …/run`) use the same.
+ * How the configuration runs one probe: the network policy (`PROBE_ALLOW_NETWORKS`), the
+ * timeout (`PROBE_TIMEOUT_MS`) and the authorities `tls://` probes trust (`PROBE_CA_FILE`). The
+ * runner and run-now (`POST …/run`) use the same.
  */
 export function executorFromConfig(
-  config: Pick<Config, "probeAllowNetworks" | "probeTimeoutMs" | "runnerLocation">,
+  config: Pick<Config, "probeAllowNetworks" | "probeTimeoutMs" | "runnerLocation" | "probeCa">,
 ): Executor {
   const policy = createNetworkPolicy(config.probeAllowNetworks);
   const userAgent = probeUserAgent(config.runnerLocation);
-  return (target, hooks) =>
-    executeProbe(target, { ...hooks, policy, timeoutMs: config.probeTimeoutMs, userAgent });
+  const { probeTimeoutMs: timeoutMs, probeCa: ca } = config;
+  return (target, hooks) => executeProbe(target, { ...hooks, policy, timeoutMs, userAgent, ca });
 }
 
 /**
@@ -38,6 +39,7 @@ export function runnerFromConfig(
     allowNetworks: config.probeAllowNetworks,
     timeoutMs: config.probeTimeoutMs,
     userAgent: probeUserAgent(config.runnerLocation),
+    ca: config.probeCa,
   });
   const runner = createRunner({
     db,
@@ -50,6 +52,7 @@ export function runnerFromConfig(
     auditRetentionDays: config.auditRetentionDays,
     localLocation: config.runnerLocation,
     policy: createNetworkPolicy(config.probeAllowNetworks),
+    ca: config.probeCa,
     ...(worker && { execute: worker.execute }),
     ...overrides,
   });

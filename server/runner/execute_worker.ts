@@ -13,7 +13,14 @@ import { executeProbe, type ProbeTarget, type RunResult } from "./execute.ts";
 
 /** What the worker is told: its settings once, then probes to run. */
 export type WorkerRequest =
-  | { kind: "settings"; allowNetworks: string[]; timeoutMs: number; userAgent?: string }
+  | {
+    kind: "settings";
+    allowNetworks: string[];
+    timeoutMs: number;
+    userAgent?: string;
+    /** The authorities `tls://` probes trust; the system's when absent. */
+    ca?: string;
+  }
   | { kind: "run"; id: number; target: ProbeTarget };
 
 /** What it answers for each run: its result, or the defect that kept it from one. */
@@ -27,7 +34,12 @@ parentPort?.on("message", async (data: WorkerRequest) => {
   if (data.kind === "settings") {
     const policy = createNetworkPolicy(data.allowNetworks);
     run = (target) =>
-      executeProbe(target, { policy, timeoutMs: data.timeoutMs, userAgent: data.userAgent });
+      executeProbe(target, {
+        policy,
+        timeoutMs: data.timeoutMs,
+        userAgent: data.userAgent,
+        ca: data.ca,
+      });
     return;
   }
   let reply: WorkerReply;

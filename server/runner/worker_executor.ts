@@ -21,7 +21,13 @@ export interface WorkerExecutor {
 
 /** A worker for the probes of one runner, under the given network policy and timeout. */
 export function createWorkerExecutor(
-  settings: { allowNetworks: readonly string[]; timeoutMs: number; userAgent?: string },
+  settings: {
+    allowNetworks: readonly string[];
+    timeoutMs: number;
+    userAgent?: string;
+    /** The authorities `tls://` probes trust (`PROBE_CA_FILE`); the system's when absent. */
+    ca?: string;
+  },
 ): WorkerExecutor {
   const pending = new Map<number, PromiseWithResolvers<RunResult>>();
   let next = 0;
@@ -48,6 +54,7 @@ export function createWorkerExecutor(
       allowNetworks: [...settings.allowNetworks],
       timeoutMs: settings.timeoutMs,
       userAgent: settings.userAgent,
+      ca: settings.ca,
     };
     w.postMessage(hello);
     return w;

@@ -44,3 +44,14 @@ sign probe.test not_yet_valid 21260101000000Z 21270101000000Z
 openssl req -x509 -new -key leaf.key -sha256 -days 36500 -subj "/CN=probe.test" \
   -addext "subjectAltName=DNS:probe.test" -out self_signed.pem
 rm -rf ca.key db ca.cnf ./*.csr
+# A second authority for PROBE_CA_FILE's test, and a leaf of leaf.key for the address 127.0.0.1.
+p256 private_ca.key
+openssl req -x509 -new -key private_ca.key -sha256 -days 36500 \
+  -subj "/CN=probe-service private test CA" \
+  -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+  -out private_ca.pem
+openssl req -new -key leaf.key -subj "/CN=127.0.0.1" -out loopback.csr
+printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >loopback.ext
+openssl x509 -req -in loopback.csr -CA private_ca.pem -CAkey private_ca.key -CAcreateserial \
+  -days 36500 -sha256 -extfile loopback.ext -out loopback.pem
+rm private_ca.key

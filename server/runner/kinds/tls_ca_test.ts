@@ -1,0 +1,107 @@
+/**
+ * `PROBE_CA_FILE`: the way to trust a private certificate authority outside tests. The setting is
+ * read as the service reads it (`parseConfig`), a missing or certificate-less file refused at
+ * start; `tls://` probes run by the configured executor (the one run-now and the runner use)
+ * trust that CA besides the system's, and without the setting the same server is an untrusted
+ * chain, said in words. A TLS server on loopback with a leaf of a test CA of its own
+ * (`testdata/private_ca.pem`, `testdata/loopback.pem` for 127.0.0.1). On both databases, through
+ * the REST interface's run-now.
+ */
+import assert from "node:assert/strict";
+import tls from "node:tls";
+import type net from "node:net";
+import { createApp } from "../../app.ts";
+import { ConfigError, parseConfig } from "../../config.ts";
+import { createLogger } from "../../log.ts";
+import {
+  backends,
+  freshDatabase,
+  TEST_API_KEY,
+  TestClient,
+  uniqueName,
+} from "../../testing/app.ts";
+import { executorFromConfig } from "../configure.ts";
+
+const TESTDATA = new URL("./testdata/", import.meta.url);
+const CA_FILE = new URL("private_ca.pem", TESTDATA).pathname;
+const read = (name: string) => Deno.readTextFileSync(new URL(name, TESTDATA));
+
+Deno.test("PROBE_CA_FILE: a PEM file read at start, trusted besides the system's authorities", async () => {
+  const config = parseConfig({ PROBE_CA_FILE: CA_FILE });
+  assert.ok(config.probeCa?.includes(read("private_ca.pem").trim()));
+  assert.ok(config.probeCa!.includes(tls.rootCertificates[0]), "the system's too");
+  assert.equal(parseConfig({}).probeCa, undefined);
+  assert.throws(
+    () => parseConfig({ PROBE_CA_FILE: "/nonexistent/ca.pem" }),
+    (e: unknown) =>
+      e instanceof ConfigError &&
+      /PROBE_CA_FILE: cannot read \/nonexistent\/ca\.pem/.test(e.message),
+  );
+  const empty = await Deno.makeTempFile({ suffix: ".pem" });
+  try {
+    await Deno.writeTextFile(empty, "not a certificate\n");
+    assert.throws(
+      () => parseConfig({ PROBE_CA_FILE: empty }),
+      (e: unknown) => e instanceof ConfigError && /holds no PEM certificate/.test(e.message),
+    );
+  } finally {
+    await Deno.remove(empty);
+  }
+});
+
+for (const backend of backends()) {
+  Deno.test(`PROBE_CA_FILE: a tls:// probe of a private CA's server, run now [${backend}]`, async () => {
+    const sockets = new Set<net.Socket>();
+    const server = tls.createServer(
+      { key: read("leaf.key"), cert: read("loopback.pem") },
+      (socket) => {
+        sockets.add(socket);
+        socket.on("error", () => {});
+        socket.end("hello\n");
+      },
+    );
+    server.on("tlsClientError", () => {});
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as net.AddressInfo).port;
+    const database = await freshDatabase(backend);
+    const env = { PROBE_ALLOW_NETWORKS: "127.0.0.1/32" };
+    const trusting = await createApp({
+      database,
+      apiKeys: [TEST_API_KEY],
+      log: createLogger("silent"),
+      runProbe: executorFromConfig(parseConfig({ ...env, PROBE_CA_FILE: CA_FILE })),
+    });
+    const plain = await createApp({
+      database: await freshDatabase(backend),
+      apiKeys: [TEST_API_KEY],
+      log: createLogger("silent"),
+      runProbe: executorFromConfig(parseConfig(env)),
+    });
+    try {
+      const runOn = async (app: typeof trusting) => {
+        const api = new TestClient(app.handler);
+        const project = uniqueName("ca");
+        assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
+        const created = await api.post(`/api/v1/projects/${project}/probes`, {
+          url: `tls://127.0.0.1:${port}`,
+        });
+        assert.equal(created.status, 201, created.text);
+        const path = `/api/v1/projects/${project}/probes/${created.body.data.probe_id}`;
+        const answer = await api.post(`${path}/run`);
+        assert.equal(answer.status, 200, answer.text);
+        return answer.body.data;
+      };
+      const trusted = await runOn(trusting);
+      assert.equal(trusted.error, null);
+      assert.equal(trusted.outcome, "up");
+      const untrusted = await runOn(plain);
+      assert.equal(untrusted.outcome, "down");
+      assert.match(String(untrusted.error), /^untrusted certificate chain/);
+    } finally {
+      await trusting.close();
+      await plain.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+}
