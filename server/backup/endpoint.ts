@@ -36,6 +36,12 @@ export function createBackupEndpoint(
       if (principal.role !== "admin") {
         return errorAnswer(apiError("forbidden", "A backup holds secrets: it needs an admin key"));
       }
+      if (principal.projects !== null) {
+        // Every project is in it: a key limited to some may not see the others.
+        return errorAnswer(
+          apiError("forbidden", "A backup holds every project: it needs a key that sees them all"),
+        );
+      }
       const taken = now();
       const chunks = dumpBackup({ db, kind, now: () => taken });
       // The first line is read before answering, so that a database that is down answers 503

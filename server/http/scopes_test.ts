@@ -7,7 +7,10 @@ import assert from "node:assert/strict";
 import { migrateToLatest } from "../db/migrator.ts";
 import { createPrincipalCheck } from "../keys/api_key.ts";
 import type { Principal } from "../keys/principal.ts";
+import { Registry } from "prom-client";
+import { createBackupEndpoint } from "../backup/endpoint.ts";
 import { createLogger } from "../log.ts";
+import { metricsEndpoint } from "../metrics/endpoint.ts";
 import { executeProbe } from "../runner/execute.ts";
 import { createRunNow } from "../runner/run_now.ts";
 import { appRouter } from "../trpc/router.ts";
@@ -135,6 +138,10 @@ for (const backend of backends()) {
       db: handle.db,
       checkKey: (key) => key === SCOPED_KEY ? scoped : configured(key),
       log: createLogger("silent"),
+      keyed: [
+        metricsEndpoint(new Registry()),
+        createBackupEndpoint({ db: handle.db, kind: backend, log: createLogger("silent") }),
+      ],
       services: {
         runNow: createRunNow({
           db: handle.db,
@@ -293,6 +300,15 @@ for (const backend of backends()) {
             const viaTrpc = await trpc(o, mine);
             assert.equal(viaTrpc.status, 403, o.procedure);
           }
+        }
+      });
+
+      await t.step("the metrics and backups, which name every project, are refused", async () => {
+        for (const path of ["/metrics", "/backup"]) {
+          const refused = await api.get(path, as);
+          assert.equal(refused.status, 403, `${path}: ${refused.text}`);
+          assert.equal(refused.body.error.code, "forbidden");
+          assert.equal((await api.get(path)).status, 200, path);
         }
       });
 

@@ -1,6 +1,6 @@
 /**
  * `GET /metrics`: the registry in the Prometheus text format. Served by the request handler as
- * a keyed endpoint (any key, read-only ones included), and by the standalone runner on
+ * a keyed endpoint (any key that sees every project, read-only ones included), and by the standalone runner on
  * `METRICS_PORT` (`standalone.ts`).
  *
  * @module
@@ -23,10 +23,20 @@ export async function answerMetrics(request: Request, registry: Registry): Promi
   });
 }
 
-/** `/metrics` for `HttpDeps.keyed`: read-only and write keys alike. */
+/**
+ * `/metrics` for `HttpDeps.keyed`: every role alike, but only to a key that sees every project.
+ * The series name projects and probes of all (and the service's own figures): a key limited to
+ * projects is refused (403) rather than shown a filtered copy.
+ */
 export function metricsEndpoint(registry: Registry): KeyedEndpoint {
   return {
     path: METRICS_PATH,
-    handle: (request) => answerMetrics(request, registry),
+    handle: (request, _url, _scope, principal) =>
+      principal.projects === null
+        ? answerMetrics(request, registry)
+        : Promise.resolve(errorAnswer(apiError("forbidden", METRICS_SCOPED))),
   };
 }
+
+/** Why a key limited to projects gets no metrics. */
+export const METRICS_SCOPED = "The metrics name every project: they need a key that sees them all";
