@@ -454,6 +454,10 @@ const SUCCESS: Record<string, (d: Data) => Spec[]> = {
     { label: "test the built-in log", params: { name: "log" }, expect: 200 },
   ],
   "GET /whoami": () => [{ label: "a write key", expect: 200 }],
+  "GET /audit-log": () => [
+    { label: "a page", query: "limit=10", expect: 200 },
+    { label: "one resource type", query: "resource=project", expect: 200 },
+  ],
   "GET /locations": () => [{ label: "list", expect: 200 }],
   "POST /locations": () => [{ label: "create", body: { name: uniqueName("l-new") }, expect: 201 }],
   "GET /locations/{location}": () => [{ label: "get", expect: 200 }],

@@ -150,6 +150,9 @@ const SENT: Sent[] = [
   // An API key is not a location token: both refused (403).
   { path: "runner.claim", input: {} },
   { path: "runner.results", input: { results: [] } },
+  // Only the service's handler writes audit entries: an actor of none answers alike.
+  { path: "auditLog.list", input: { actor: "nobody", limit: 5 } },
+  { path: "auditLog.list", input: { since: "yesterday" } },
   { path: "probes.delete", input: REF },
   { path: "probes.delete", input: REF },
   { path: "projects.delete", input: { project: "p1" } },
