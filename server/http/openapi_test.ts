@@ -96,6 +96,13 @@ const SPEC: Record<string, number[]> = withForbidden({
   "PATCH /locations/{location}": [200, 404, 409, ...BODY],
   "DELETE /locations/{location}": [204, 404, 409, ...INPUT],
   "POST /locations/{location}/token": [200, 404, 409, ...BODY],
+  // API keys made through the API (docs/access.md): admin keys only.
+  "GET /api-keys": [200, ...ANY],
+  "POST /api-keys": [201, 409, ...BODY],
+  "GET /api-keys/{name}": [200, 404, ...INPUT],
+  "PATCH /api-keys/{name}": [200, 404, 409, ...BODY],
+  "DELETE /api-keys/{name}": [204, 404, 409, ...INPUT],
+  "POST /api-keys/{name}/rotate": [200, 404, 409, ...BODY],
   // The runner protocol: location tokens only (docs/locations.md).
   "POST /runner/claim": [200, ...BODY],
   "POST /runner/results": [200, 409, ...BODY],
@@ -103,6 +110,7 @@ const SPEC: Record<string, number[]> = withForbidden({
 
 /** The operations whose answers carry `meta` besides `data`. */
 const WITH_META = new Set([
+  "GET /api-keys",
   "GET /projects",
   "DELETE /projects/{project}",
   "POST /projects/{project}/probes",

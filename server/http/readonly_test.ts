@@ -35,6 +35,9 @@ async function startApp(backend: "pglite" | "postgres"): Promise<App> {
 
 const seen = comparable;
 
+/** The reads that need an admin (docs/access.md): a read-only key is a viewer. */
+const ADMIN_READS = ["/api-keys", "/audit-log"];
+
 for (const backend of backends()) {
   Deno.test(`read-only keys read everything and write nothing [${backend}]`, async (t) => {
     const app = await startApp(backend);
@@ -44,7 +47,11 @@ for (const backend of backends()) {
       const docAnswer = await api.get("/api/v1/openapi.json", { key: null });
       assert.equal(docAnswer.status, 200, "the document stays keyless");
       const operations = operationsOf(docAnswer.body);
-      const gets = operations.filter((o) => o.method === "GET");
+      // Reads only an admin may make (the keys, the audit log) are refused like the writes.
+      const adminReads = operations.filter((o) =>
+        o.method === "GET" && ADMIN_READS.some((prefix) => o.template.startsWith(prefix))
+      );
+      const gets = operations.filter((o) => o.method === "GET" && !adminReads.includes(o));
       // The runner protocol refuses every key (`out_of_scope`, server/runner/remote_runs_test.ts).
       const writes = operations.filter((o) =>
         o.method !== "GET" && !o.template.startsWith("/runner/")
@@ -120,6 +127,11 @@ for (const backend of backends()) {
           assert.deepEqual(answer.body, {
             error: { code: "forbidden", message: "This key may only read" },
           });
+        }
+        for (const op of adminReads) {
+          const answer = await api.get(`/api/v1${fill(op.template)}`, read);
+          assert.equal(answer.status, 403, `GET ${op.template}: ${answer.text}`);
+          assert.equal(answer.body.error.code, "forbidden");
         }
         assert.deepEqual(await state(), before);
       });
