@@ -2,7 +2,7 @@ import { configuredPrincipals, createPrincipalCheck } from "./keys/api_key.ts";
 import {
   createSessions,
   DEFAULT_SESSION_LIFETIMES,
-  principalsByDigest,
+  keyPrincipals,
   type SessionLifetimes,
 } from "./keys/sessions.ts";
 import { createOidcSignIn } from "./http/oidc.ts";
@@ -387,7 +387,11 @@ function createEdgeHandler(
   const sessions = createSessions({
     db: handle.db,
     lifetimes: { ...DEFAULT_SESSION_LIFETIMES, ...lifetimes },
-    keyPrincipal: principalsByDigest(configuredPrincipals(apiKeys, readOnlyApiKeys)),
+    keyPrincipal: keyPrincipals({
+      db: handle.db,
+      configured: configuredPrincipals(apiKeys, readOnlyApiKeys),
+      now: sessionClock,
+    }),
     now: sessionClock,
   });
   const site = { publicUrl };
@@ -407,6 +411,7 @@ function createEdgeHandler(
       databaseKind: handle.kind,
       publicUrl,
       heartbeatNow: heartbeats?.clock && (() => heartbeats.clock!.now()),
+      sessions,
       configuredKeys: configuredPrincipals(apiKeys, readOnlyApiKeys).map((c) => c.principal),
     },
     locationTokenTtlMs,

@@ -14,6 +14,7 @@ export * from "./probe.ts";
 export * from "./kinds/mod.ts";
 export * from "./location.ts";
 export * from "./api_keys.ts";
+export * from "./sessions.ts";
 export * from "./runner_protocol.ts";
 export * from "./project.ts";
 export * from "./settings.ts";

@@ -5,7 +5,8 @@
  * - `POST /auth/sign-in` `{"api_key": "…"}`: a session for the key (its role, projects and name,
  *   `key NAME`); 200 with the session's record and its cookie; 401 for a key that is none.
  * - `POST /auth/sign-out`: ends the request's session and clears the cookie; 204.
- * - `GET /auth/session`: the request's session (or null) and how else one may sign in (OIDC).
+ * - `GET /auth/session`: the request's session (or null), whether the cookie presented is of a
+ *   session that has ended, and how else one may sign in (OIDC).
  * - `GET /auth/oidc/start` and `/auth/oidc/callback`: single sign-on (`oidc.ts`).
  *
  * The cookie is HttpOnly, `SameSite=Lax` (sent on a top-level navigation back from the OpenID
@@ -141,6 +142,8 @@ export function createAuthEndpoints({ sessions, site, authFailureLimiter, oidc }
               projects: principal.projects,
             }
             : null,
+          // A cookie whose session has ended: the dashboard says so rather than just asking.
+          ended: token !== null && !principal,
           oidc: oidc ? { name: oidc.name, start: `${AUTH_PREFIX}/oidc/start` } : null,
         },
       });

@@ -174,6 +174,10 @@ for (const backend of backends()) {
         assert.equal(mine.body.data.oidc, null);
         const none = await s.call("GET", "/auth/session");
         assert.equal(none.body.data.session, null);
+        assert.equal(none.body.data.ended, false);
+        await s.call("POST", "/auth/sign-out", { cookie, headers: s.own });
+        const ended = await s.call("GET", "/auth/session", { cookie });
+        assert.deepEqual([ended.body.data.session, ended.body.data.ended], [null, true]);
       });
 
       await t.step("sign-out ends the session at once and clears the cookie", async () => {
@@ -202,6 +206,80 @@ for (const backend of backends()) {
         assert.equal((await s.call("GET", "/api/v1/projects", { cookie })).status, 200);
         s.tick(1001);
         assert.equal((await s.call("GET", "/api/v1/projects", { cookie })).status, 401);
+      });
+
+      await t.step(
+        "the sessions API: an admin lists and ends anyone's, a viewer its own",
+        async () => {
+          const admin = await s.signIn(TEST_API_KEY);
+          const viewer = await s.signIn(TEST_READ_KEY);
+          const key = { "x-service-api-key": TEST_API_KEY };
+          const all = await s.call("GET", "/api/v1/sessions", { headers: key });
+          assert.equal(all.status, 200, JSON.stringify(all.body));
+          const ids = all.body.data.map((x: { id: string }) => x.id);
+          assert.ok(
+            ids.includes(admin.answer.body.data.id) && ids.includes(viewer.answer.body.data.id),
+          );
+          assert.ok(!JSON.stringify(all.body).includes("pds_"), "no token in the list");
+          // A viewer's session sees only the sessions of its key, and may end only those.
+          const own = await s.call("GET", "/api/v1/sessions", { cookie: viewer.cookie });
+          assert.deepEqual(
+            [...new Set(own.body.data.map((x: { name: string }) => x.name))],
+            ["key SERVICE_API_KEYS_READONLY"],
+          );
+          const notMine = await s.call("DELETE", `/api/v1/sessions/${admin.answer.body.data.id}`, {
+            cookie: viewer.cookie,
+            headers: s.own,
+          });
+          assert.equal(notMine.status, 404);
+          // An admin ends the viewer's session: it stops at once on this instance.
+          const ended = await s.call("DELETE", `/api/v1/sessions/${viewer.answer.body.data.id}`, {
+            headers: key,
+          });
+          assert.equal(ended.status, 204, JSON.stringify(ended.body));
+          assert.equal(
+            (await s.call("GET", "/api/v1/projects", { cookie: viewer.cookie })).status,
+            401,
+          );
+          const again = await s.call("DELETE", `/api/v1/sessions/${viewer.answer.body.data.id}`, {
+            headers: key,
+          });
+          assert.equal(again.status, 404);
+        },
+      );
+
+      await t.step("a session signed in with a key ends when the key is deleted", async () => {
+        const key = { "x-service-api-key": TEST_API_KEY };
+        const made = await s.call("POST", "/api/v1/api-keys", {
+          body: { name: uniqueName("k"), role: "editor" },
+          headers: key,
+        });
+        assert.equal(made.status, 201, JSON.stringify(made.body));
+        const { answer, cookie } = await s.signIn(made.body.data.key);
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        assert.equal(answer.body.data.name, `key ${made.body.data.name}`);
+        assert.equal(answer.body.data.role, "editor");
+        assert.equal((await s.call("GET", "/api/v1/projects", { cookie })).status, 200);
+        const rotated = await s.call("POST", `/api/v1/api-keys/${made.body.data.name}/rotate`, {
+          headers: key,
+        });
+        assert.equal(rotated.status, 200);
+        s.tick(1001);
+        assert.equal((await s.call("GET", "/api/v1/projects", { cookie })).status, 401);
+        const again = await s.signIn(rotated.body.data.key);
+        assert.equal(
+          (await s.call("GET", "/api/v1/projects", { cookie: again.cookie })).status,
+          200,
+        );
+        const deleted = await s.call("DELETE", `/api/v1/api-keys/${made.body.data.name}`, {
+          headers: key,
+        });
+        assert.equal(deleted.status, 204);
+        s.tick(1001);
+        assert.equal(
+          (await s.call("GET", "/api/v1/projects", { cookie: again.cookie })).status,
+          401,
+        );
       });
 
       await t.step("idle and absolute lifetimes", async () => {

@@ -61,6 +61,7 @@ for (const backend of backends()) {
         const session = await (await call("/auth/session")).json();
         assert.deepEqual(session.data, {
           session: null,
+          ended: false,
           oidc: { name: "Test IdP", start: "/auth/oidc/start" },
         });
       });

@@ -14,6 +14,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import type { Principal, Role } from "./principal.ts";
+import { principalOfKey } from "../domain/api_keys.ts";
 
 /** Session tokens start with this, so a leaked one is recognisable (and told from API keys). */
 export const SESSION_TOKEN_PREFIX = "pds_";
@@ -31,14 +32,25 @@ export const DEFAULT_SESSION_LIFETIMES: SessionLifetimes = {
 };
 
 /**
- * The principals of keys by their SHA-256 digest (hex), for sessions signed in with a key: the
- * keys from the environment (`configuredPrincipals`).
+ * The principal of a key by its SHA-256 digest (hex), for sessions signed in with a key: one of
+ * the keys from the environment (`configuredPrincipals`), or else a key made through the API and
+ * not expired (`server/domain/api_keys.ts`); null for a key that no longer works.
  */
-export function principalsByDigest(
-  keys: readonly { key: string; principal: Principal }[],
-): (keySha256: string) => Principal | null {
-  const byDigest = new Map(keys.map(({ key, principal }) => [sha256Hex(key), principal]));
-  return (keySha256) => byDigest.get(keySha256) ?? null;
+export function keyPrincipals(
+  { db, configured, now = Date.now }: {
+    db: Db;
+    configured: readonly { key: string; principal: Principal }[];
+    now?: () => number;
+  },
+): (keySha256: string) => Promise<Principal | null> {
+  const byDigest = new Map(configured.map(({ key, principal }) => [sha256Hex(key), principal]));
+  return async (keySha256) => {
+    const found = byDigest.get(keySha256);
+    if (found) return found;
+    const stored = await principalOfKey(db, keySha256);
+    if (!stored || (stored.expiresAt !== null && stored.expiresAt <= now())) return null;
+    return stored.principal;
+  };
 }
 
 /** Who a session is for: a key (by its digest) or a single sign-on user. */
@@ -73,12 +85,15 @@ export interface Sessions {
   check(token: string): Promise<Principal | null>;
   /** Ends the session of a token (sign-out); whether there was one. */
   endToken(token: string): Promise<boolean>;
-  /** Ends a session by id; whether there was one. */
-  end(id: string): Promise<boolean>;
+  /**
+   * Ends a session by id; whether there was one. `on` is the transaction to do it in (a
+   * procedure's), the sessions' database when absent; so for `list` and `get`.
+   */
+  end(id: string, on?: Db): Promise<boolean>;
   /** The sessions not yet ended, newest first; those of one name when given. */
-  list(filter?: { name?: string }): Promise<SessionRecord[]>;
+  list(filter?: { name?: string }, on?: Db): Promise<SessionRecord[]>;
   /** The record of one session not yet ended, or null. */
-  get(id: string): Promise<SessionRecord | null>;
+  get(id: string, on?: Db): Promise<SessionRecord | null>;
   /** Ends the sessions signed in with a key (by its digest), at once: a key deleted or rotated. */
   endOfKey(keySha256: string): Promise<number>;
 }
@@ -262,23 +277,23 @@ export function createSessions(
         .executeTakeFirst();
       return ended.numDeletedRows > 0n;
     },
-    async end(id) {
-      const ended = await db.deleteFrom("dashboard_sessions").where("id", "=", id)
+    async end(id, on = db) {
+      const ended = await on.deleteFrom("dashboard_sessions").where("id", "=", id)
         .returning("token_sha256").executeTakeFirst();
       if (ended) forget(ended.token_sha256);
       return ended !== undefined;
     },
-    async list(filter = {}) {
+    async list(filter = {}, on = db) {
       const at = now();
-      let query = db.selectFrom("dashboard_sessions").select(columns)
+      let query = on.selectFrom("dashboard_sessions").select(columns)
         .where("expires_at", ">", new Date(at))
         .where("last_seen_at", ">", new Date(at - lifetimes.idleMs));
       if (filter.name !== undefined) query = query.where("name", "=", filter.name);
       const rows = await query.orderBy("created_at", "desc").orderBy("id").execute() as Row[];
       return rows.map(record);
     },
-    async get(id) {
-      const row = await db.selectFrom("dashboard_sessions").select(columns)
+    async get(id, on = db) {
+      const row = await on.selectFrom("dashboard_sessions").select(columns)
         .where("id", "=", id).executeTakeFirst() as Row | undefined;
       return row && live(row, now()) ? record(row) : null;
     },

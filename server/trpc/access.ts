@@ -46,6 +46,8 @@ export const ACCESS: Readonly<Record<string, Readonly<Record<string, Access>>>> 
   statusPages: { get: "viewer", update: "editor" },
   badges: { list: "viewer", create: "editor", rotate: "editor", delete: "editor" },
   overview: { get: "viewer" },
+  // Anyone lists and ends their own dashboard sessions; an admin everyone's (`sessions.ts`).
+  sessions: { list: "viewer", delete: "viewer" },
   whoami: { get: "viewer" },
   targets: {
     kinds: "viewer",

@@ -80,6 +80,30 @@ function changed(before: Fields, after: Fields): { before: Fields; after: Fields
   return { before: was, after: now };
 }
 
+/**
+ * A field written that no read shows (a webhook's secret), or that reads the same masked
+ * before and after though another value was sent (a secret header, a URL's token): changed,
+ * not shown.
+ */
+function markWritten(
+  input: Fields,
+  ref: ResourceRef | null,
+  before: Fields | null,
+  after: Fields | null,
+  change: { before: Fields | null; after: Fields | null },
+): void {
+  for (const [key, sent] of Object.entries(input)) {
+    if (ref !== null && key in ref) continue;
+    const hidden = after === null || !(key in after);
+    const masked = before !== null && after !== null && key in after && !(key in change.after!) &&
+      JSON.stringify(after[key]) !== JSON.stringify(sent);
+    if (hidden || masked) {
+      change.after![key] = CHANGED;
+      if (masked && change.before !== null) change.before[key] = before![key];
+    }
+  }
+}
+
 function masked(rule: AuditRule, fields: Fields | null): Fields | null {
   if (fields === null || !rule.secrets) return fields;
   const copy = { ...fields };
@@ -98,7 +122,7 @@ export function createAuditor(router: AppRouter): Auditor {
       ...ctx,
       db,
       scope: "read",
-      principal: AUDIT_READER,
+      principal: rule.readAs ? { ...AUDIT_READER, role: rule.readAs } : AUDIT_READER,
       res: {},
       answerBudget: undefined,
       answerLimit: undefined,
@@ -165,12 +189,11 @@ export function createAuditor(router: AppRouter): Auditor {
           const after = rule.kind === "delete" ? null : await read(ctx, db, rule, ref);
           let change = { before, after };
           if (before !== null && after !== null) change = changed(before, after);
-          if (change.after !== null) {
-            // A field written that no read shows (a webhook's secret): changed, not shown.
-            for (const key of Object.keys(input)) {
-              if (!(key in (after ?? {})) && !(key in (ref ?? {}))) change.after[key] = CHANGED;
-            }
+          if (rule.renews !== undefined && change.before !== null && change.after !== null) {
+            change.before[rule.renews] = REDACTED;
+            change.after[rule.renews] = CHANGED;
           }
+          if (change.after !== null) markWritten(input, ref, before, after, change);
           await recordChange(db, { ...entry(named ?? ref), ...change });
         });
       } catch (error) {

@@ -8,6 +8,7 @@
  * @module
  */
 import type { Budget } from "../db/database.ts";
+import type { Role } from "../keys/principal.ts";
 
 /** The fields naming one resource: a read query's input (`{ project, probeId }`). */
 export type ResourceRef = Record<string, string>;
@@ -32,8 +33,12 @@ export interface AuditRule {
   read?: string;
   /** The resource in a list read (maintenance windows and badges have no single read). */
   pick?: (data: unknown, ref: ResourceRef) => unknown;
+  /** The role of the read: a viewer's (secrets masked) unless it needs more. */
+  readAs?: Role;
   /** Fields that are secrets even to a viewer's read: shown `<redacted>`. */
   secrets?: readonly string[];
+  /** The secret the operation replaces (a rotation), which no read shows changing. */
+  renews?: string;
   /** The resource's id when its ref holds none (the settings): else the ref's values, `/`-joined. */
   id?: string;
   /** The pool of its transaction (`withBudget`): a long write keeps its own budget. */
@@ -75,7 +80,19 @@ const MAINTENANCE = {
     id: text(data?.id ?? input.id),
   }),
 } as const;
-const BADGE = { ...MAINTENANCE, type: "badge", read: "badges.list", secrets: ["token"] } as const;
+// Read as an admin, the only role that may: a key's read never holds the key.
+const API_KEY = {
+  type: "api_key",
+  read: "apiKeys.get",
+  readAs: "admin",
+  ref: only("name"),
+} as const;
+const BADGE = {
+  ...MAINTENANCE,
+  type: "badge",
+  read: "badges.list",
+  secrets: ["token", "urls"],
+} as const;
 
 /** The audit rule of every mutation of the API, by procedure path. */
 export const AUDIT_RULES: Record<string, AuditRule> = {
@@ -138,13 +155,24 @@ export const AUDIT_RULES: Record<string, AuditRule> = {
     ref: project,
   },
   "badges.create": { ...BADGE, kind: "create" },
-  "badges.rotate": { ...BADGE, kind: "update" },
+  "badges.rotate": { ...BADGE, kind: "update", renews: "token" },
   "badges.delete": { ...BADGE, kind: "delete" },
   "locations.create": { ...LOCATION, kind: "create" },
   "locations.update": { ...LOCATION, kind: "update" },
   "locations.delete": { ...LOCATION, kind: "delete" },
-  "locations.rotateToken": { ...LOCATION, kind: "update" },
+  "locations.rotateToken": { ...LOCATION, kind: "update", renews: "token" },
   "heartbeats.create": { ...HEARTBEAT, kind: "create" },
   "heartbeats.update": { ...HEARTBEAT, kind: "update" },
   "heartbeats.delete": { ...HEARTBEAT, kind: "delete" },
+  "apiKeys.create": { ...API_KEY, kind: "create" },
+  "apiKeys.update": { ...API_KEY, kind: "update" },
+  "apiKeys.delete": { ...API_KEY, kind: "delete" },
+  "apiKeys.rotate": { ...API_KEY, kind: "update", renews: "key" },
+  "sessions.delete": {
+    type: "session",
+    kind: "delete",
+    ref: only("id"),
+    read: "sessions.list",
+    pick: byId,
+  },
 };

@@ -1,6 +1,7 @@
 import { TRPCError } from "@trpc/server";
 import type { DatabaseHandle, Db } from "../db/database.ts";
 import type { Scope } from "../keys/api_key.ts";
+import type { Sessions } from "../keys/sessions.ts";
 import type { Principal } from "../keys/principal.ts";
 import type { AnswerBudget } from "../payload/answer_size.ts";
 import type { IamAliveControl } from "../iam_alive/reporter.ts";
@@ -44,6 +45,8 @@ export interface Services {
    * absent.
    */
   configuredKeys?: readonly Principal[];
+  /** Dashboard sessions (`server/keys/sessions.ts`): the sessions API lists and ends them. */
+  sessions?: Sessions;
 }
 
 /** Everything a procedure needs; built without a request in tests. */

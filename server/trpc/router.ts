@@ -12,6 +12,7 @@ import { overviewRouter } from "./routers/overview.ts";
 import { probesRouter } from "./routers/probes.ts";
 import { projectsRouter } from "./routers/projects.ts";
 import { resultsRouter } from "./routers/results.ts";
+import { sessionsRouter } from "./routers/sessions.ts";
 import { settingsRouter } from "./routers/settings.ts";
 import { statusPagesRouter } from "./routers/status_pages.ts";
 import { targetsRouter } from "./routers/targets.ts";
@@ -35,6 +36,7 @@ export const appRouter = router({
   heartbeats: heartbeatsRouter,
   apiKeys: apiKeysRouter,
   auditLog: auditLogRouter,
+  sessions: sessionsRouter,
 });
 
 /** The router's type: all the typed client needs, imported as a type only. */
