@@ -58,8 +58,32 @@ export type Released = DueIncident & {
  * another dependency still down, or are released (returned, with their policy, to be told now;
  * their reminders start from `now`). Call in the transaction that resolved them, after it.
  */
-export async function releaseDependents(
+export function releaseDependents(
   trx: Db,
+  keys: readonly string[],
+  now: Date,
+): Promise<Released[]> {
+  return recheck(trx, "suppressed_by", keys, now);
+}
+
+/**
+ * After what these probes depend on was rewritten: their open incident, if suppressed, waits for
+ * a dependency still down (one it may have just gained) or is released as `releaseDependents`
+ * releases (a dependency taken away while down holds it back no more). Call in the write's
+ * transaction, after it.
+ */
+export function recheckSuppressed(
+  trx: Db,
+  keys: readonly string[],
+  now: Date,
+): Promise<Released[]> {
+  return recheck(trx, "probe_key", keys, now);
+}
+
+/** The open, suppressed incidents whose `column` is one of `keys`, held and looked at again. */
+async function recheck(
+  trx: Db,
+  column: "suppressed_by" | "probe_key",
   keys: readonly string[],
   now: Date,
 ): Promise<Released[]> {
@@ -67,7 +91,7 @@ export async function releaseDependents(
   const { rows } = await sql<Released>`
     with held as (
       select i.id from incidents i
-      where i.resolved_at is null and i.suppressed_by in (
+      where i.resolved_at is null and i.suppressed_by is not null and i.${sql.ref(column)} in (
         select x.k from json_to_recordset(${keyRows(keys)}) as x(k bigint))
       order by i.id for update
     ), next as (

@@ -9,6 +9,7 @@ import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
 import type { Db } from "../db/database.ts";
 import { syncSchedules } from "../runner/store.ts";
 import { runAt, told } from "./testing_runs.ts";
+import { settleFlapping } from "./flapping.ts";
 
 const T0 = Date.parse("2026-11-29T12:00:00Z");
 const MINUTE = 60_000;
@@ -171,6 +172,50 @@ apiSuite("probe dependencies", (test) => {
     const [incident] = (incidents.body as { data: { state: string; suppressed?: string }[] }).data;
     assert.equal(incident.state, "resolved");
     assert.equal(incident.suppressed, "suppressed: https://db.example.com/ is down");
+    await thresholdsBack(db);
+  });
+
+  test("a dependency taken away while it keeps the dependent untold: told with the write, once", async ({ api, app }) => {
+    const db = app.database.db;
+    const { project, ids, run } = await dependentPair(api, db, T0 + 120 * MINUTE);
+    assert.deepEqual(await run("down", "up"), [["probe.down", "db"]]);
+    assert.deepEqual(await run("down", "down"), [], "opened untold");
+    const patched = await api.patch(`${probes(project)}/${ids.web}`, { depends_on: [] });
+    assert.equal(patched.status, 200);
+    assert.deepEqual(await run("down", "down"), [["probe.down", "web"]], "told with the write");
+    const incidents = await api.get(`/api/v1/incidents?project=${project}&probe_id=${ids.web}`);
+    const [incident] = (incidents.body as { data: { state: string; suppressed?: string }[] }).data;
+    assert.equal(incident.state, "open");
+    assert.equal("suppressed" in incident, false);
+    assert.deepEqual(await run("up", "down"), [["probe.recovered", "db"]], "not told again");
+    await thresholdsBack(db);
+  });
+
+  test("a dependency recovering while its dependent flaps: the dependent is told once, when it settles", async ({ api, app }) => {
+    const db = app.database.db;
+    const start = T0 + 180 * MINUTE;
+    const { project, ids, run } = await dependentPair(api, db, start);
+    const flaps = await api.patch(`/api/v1/projects/${project}/alerts`, {
+      flap_changes: 2,
+      flap_minutes: 10,
+    });
+    assert.equal(flaps.status, 200, flaps.text);
+    assert.deepEqual(await run("up", "up"), []);
+    assert.deepEqual(await run("up", "down"), [["probe.down", "web"]]);
+    assert.deepEqual(await run("up", "up"), [["probe.recovered", "web"]]);
+    assert.deepEqual(await run("down", "up"), [["probe.down", "db"]]);
+    assert.deepEqual(await run("down", "down"), [["probe.flapping", "web"]], "flapping, untold");
+    assert.deepEqual(await run("up", "down"), [["probe.recovered", "db"]], "left to the settling");
+    const lastChange = start + 5 * MINUTE;
+    assert.equal(await settleFlapping(db, new Date(lastChange + 10 * MINUTE)), 1);
+    const open = await db.selectFrom("incidents").select("id")
+      .where("probe_id", "=", ids.web).where("project", "=", project)
+      .where("resolved_at", "is", null).executeTakeFirstOrThrow();
+    const downs = await db.selectFrom("notifications").select("id")
+      .where("incident_id", "=", open.id).where("event", "=", "probe.down").execute();
+    assert.equal(downs.length, 1, "its probe.down once, from the settling");
+    assert.deepEqual(await run("up", "down"), [["probe.down", "web"]], "the settling's, seen now");
+    assert.deepEqual(await run("up", "down"), [], "nothing more");
     await thresholdsBack(db);
   });
 });

@@ -176,11 +176,17 @@ export function settleFlapping(db: Db, now: Date, limit = 100): Promise<number> 
       r.enabled && (r.state === "down" || (r.notify_recovered && r.state !== "unknown"))
     );
     if (told.length === 0) return 0;
+    const keys = sql`select x.k from json_to_recordset(${
+      json(told.map((r) => ({ k: String(r.probe_key) })))
+    }) as x(k bigint)`;
+    // Their open incidents held first, and read in the next statement: a dependency recovering
+    // meanwhile either releases them before (then they are told here) or after this settling
+    // (and, the probe no longer flapping, tells them itself): told once either way.
+    await sql`select id from incidents where resolved_at is null and probe_key in (${keys})
+      order by id for update`.execute(trx);
     const { rows: incidents } = await sql<IncidentRow & { suppressed_by: string | null }>`
       select distinct on (probe_key) * from incidents
-      where probe_key in (select x.k from json_to_recordset(${
-      json(told.map((r) => ({ k: String(r.probe_key) })))
-    }) as x(k bigint))
+      where probe_key in (${keys})
       order by probe_key, id desc`.execute(trx);
     const last = new Map(incidents.map((i) => [String(i.probe_key), i]));
     return await enqueue(

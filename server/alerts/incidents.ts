@@ -17,7 +17,12 @@ import { json } from "../db/json.ts";
 import { enqueue, type Outgoing } from "../outbox/outbox.ts";
 import type { StateChange } from "./states.ts";
 import { scheduleEscalation, toldTargets } from "./escalation.ts";
-import { releaseDependents, suppressOpened } from "./dependencies.ts";
+import {
+  recheckSuppressed,
+  type Released,
+  releaseDependents,
+  suppressOpened,
+} from "./dependencies.ts";
 export {
   causeOf,
   claimDueIncidents,
@@ -175,10 +180,34 @@ const named = (c: StateChange) => ({
 
 /** The `probe.down` of the incidents these probes' resolved incidents kept untold, now free. */
 async function releasedOf(trx: Db, keys: readonly string[], now: Date): Promise<Outgoing[]> {
-  const released = await releaseDependents(trx, keys, now);
+  return await toldReleased(trx, await releaseDependents(trx, keys, now), now);
+}
+
+/**
+ * After what probe `key` depends on was rewritten: its incident, if a dependency no longer
+ * named kept it untold, is told now (`recheckSuppressed`). Call in the write's transaction.
+ */
+export async function dependenciesRewritten(trx: Db, key: string, now: Date): Promise<number> {
+  return await enqueue(trx, await toldReleased(trx, await recheckSuppressed(trx, [key], now), now));
+}
+
+/**
+ * The `probe.down` of incidents released from their suppression (held by this transaction). One
+ * whose probe is flapping is left to the settling, which tells it once it is stable (told here
+ * as well, it would be told twice); read in a statement of its own, after the incidents were
+ * held, so a settling that held them first is seen.
+ */
+async function toldReleased(trx: Db, released: Released[], now: Date): Promise<Outgoing[]> {
+  if (released.length === 0) return [];
   // Escalation was held back with the rest: its steps count from the incident's start, as always.
   await scheduleEscalation(trx, released.map((i) => String(i.id)));
-  return released.filter((i) => i.enabled).map((incident) => ({
+  const { rows: flapping } = await sql<{ probe_key: number | string }>`
+    select probe_key from probe_verdicts where flapping_since is not null and probe_key in (
+      select x.k from json_to_recordset(${
+    json(released.map((i) => ({ k: String(i.probe_key) })))
+  }) as x(k bigint))`.execute(trx);
+  const quiet = new Set(flapping.map((f) => String(f.probe_key)));
+  return released.filter((i) => i.enabled && !quiet.has(String(i.probe_key))).map((incident) => ({
     event: openIncidentEvent("probe.down", now, incident),
     targets: incident.targets,
     incidentId: String(incident.id),

@@ -11,6 +11,7 @@ import type { ErrorDetail } from "@probe/shared";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { DomainError } from "./errors.ts";
+import { dependenciesChanged } from "../alerts/changes.ts";
 
 const invalid = (details: ErrorDetail[]) =>
   new DomainError("validation_failed", "Validation failed", details);
@@ -67,6 +68,8 @@ export async function setDependencies(
     await trx.insertInto("probe_dependencies")
       .values(keys.map((k) => ({ probe_key: key, depends_on: k }))).execute();
   }
+  // In this transaction: an incident a dependency taken away kept untold is told with the write.
+  await dependenciesChanged(trx, key);
 }
 
 /** The probe_ids each of these probes depends on (sorted), by key; probes with none are absent. */
