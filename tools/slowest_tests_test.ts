@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { fileTimes } from "./slowest_tests.ts";
+
+Deno.test("fileTimes sums each file's tests from a Deno JUnit report, slowest first", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const report = `${dir}/report.xml`;
+    const run = await new Deno.Command(Deno.execPath(), {
+      args: ["test", "--no-check", `--junit-path=${report}`, "tools/testdata/timed.ts"],
+      cwd: new URL("../", import.meta.url).pathname,
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    assert.ok(run.success);
+    const [file, ...rest] = fileTimes(await Deno.readTextFile(report));
+    assert.equal(rest.length, 0);
+    assert.equal(file.file, "./tools/testdata/timed.ts");
+    assert.equal(file.tests, 2);
+    assert.ok(file.seconds >= 0.3 && file.seconds < 5, `${file.seconds} s`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileTimes orders files by their summed time", () => {
+  const xml = `<testsuites>
+    <testcase name="a" classname="./a_test.ts" time="0.5" line="1" col="1"></testcase>
+    <testcase name="b1" classname="./b_test.ts" time="0.4" line="1" col="1"></testcase>
+    <testcase name="b2" classname="./b_test.ts" time="0.3" line="2" col="1"></testcase>
+  </testsuites>`;
+  const times = fileTimes(xml);
+  assert.deepEqual(times.map(({ file, tests }) => [file, tests]), [["./b_test.ts", 2], [
+    "./a_test.ts",
+    1,
+  ]]);
+  assert.ok(Math.abs(times[0].seconds - 0.7) < 1e-9);
+});
