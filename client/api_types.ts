@@ -310,3 +310,13 @@ export type HeartbeatUpdateInput = Inputs["heartbeats"]["update"];
 export type HeartbeatPingsInput = Inputs["heartbeats"]["pings"];
 /** `heartbeats.pings`: `{ data: HeartbeatPing[], meta: { count } }`, the latest first. */
 export type HeartbeatPingsResult = Outputs["heartbeats"]["pings"];
+
+/** One change of the audit log: who, when, from where, what, and the fields before and after. */
+export type AuditEntry = Outputs["auditLog"]["list"]["data"][number];
+/**
+ * `auditLog.list`: optional `actor`, `resource` (a type such as `probe`, or `probe:web/api-1`),
+ * `since` and `before` (ISO 8601 with an offset), and `limit`/`after` for a page.
+ */
+export type AuditListInput = Inputs["auditLog"]["list"];
+/** `auditLog.list`: `{ data: AuditEntry[], meta: { count, next_after } }`, newest first. */
+export type AuditListResult = Outputs["auditLog"]["list"];

@@ -4,6 +4,8 @@ import type {
   AlertPolicyGetResult,
   AlertPolicyUpdateInput,
   AlertPolicyUpdateResult,
+  AuditListInput,
+  AuditListResult,
   BadgeCreateInput,
   BadgeCreateResult,
   BadgeListInput,
@@ -340,6 +342,16 @@ export interface WhoamiApi {
   get(): Promise<WhoamiResult>;
 }
 
+/** The audit log: every change made through the API, and the operator's restores. */
+export interface AuditLogApi {
+  /**
+   * Lists entries newest first, filtered by `actor`, `resource`, `since` and `before`; a page of
+   * `limit` (1 to 1,000) continued by `after` (`meta.next_after`), or every entry without
+   * `limit`. Rejects with `forbidden` (403) for a key or user that is not an admin.
+   */
+  list(input?: AuditListInput): Promise<AuditListResult>;
+}
+
 /** Every operation of the probe service. Failures reject with a `ProbeApiError`. */
 export interface ProbeClient {
   projects: ProjectsApi;
@@ -356,6 +368,7 @@ export interface ProbeClient {
   locations: LocationsApi;
   heartbeats: HeartbeatsApi;
   whoami: WhoamiApi;
+  auditLog: AuditLogApi;
 }
 
 /**
@@ -497,6 +510,9 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
     },
     whoami: {
       get: () => call(() => trpc.whoami.get.query({})),
+    },
+    auditLog: {
+      list: (input = {}) => call(() => trpc.auditLog.list.query(input)),
     },
   };
 }

@@ -48,6 +48,7 @@
 export { createProbeClient } from "./client.ts";
 export type {
   AlertsApi,
+  AuditLogApi,
   BadgesApi,
   HeartbeatsApi,
   IncidentsApi,
