@@ -16,6 +16,7 @@ import type { Db } from "../db/database.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./errors.ts";
 import { LOCATION_TOKEN_PREFIX } from "../keys/location_token.ts";
 import { scheduleLag } from "./schedule_lag.ts";
+import { among, type Visible } from "./visible.ts";
 
 /** How the built-in location is stored wherever a location is named. */
 export const LOCAL = "";
@@ -137,8 +138,15 @@ interface Activity {
   lag_seconds: number;
 }
 
-/** Each stored location's activity (`only`: one). */
-async function activityOf(db: Db, only?: string): Promise<Map<string, Activity>> {
+/**
+ * Each stored location's activity (`only`: one); its runs per minute those of the `visible`
+ * projects' probes when given (its runners and their versions are the location's own).
+ */
+async function activityOf(
+  db: Db,
+  only?: string,
+  visible?: Visible,
+): Promise<Map<string, Activity>> {
   const where = only === undefined ? sql`` : sql`where location = ${only}`;
   const { rows: seenRows } = await sql<{
     location: string;
@@ -151,10 +159,13 @@ async function activityOf(db: Db, only?: string): Promise<Map<string, Activity>>
       max(last_seen_at) as last_seen_at,
       (array_agg(version order by last_seen_at desc))[1] as version
     from location_runners ${where} group by location`.execute(db);
+  const ofVisible = visible === undefined
+    ? sql``
+    : sql`and probe_key = any(array(select key from probes where ${among("project", visible)}))`;
   const { rows: runs } = await sql<{ location: string; checks: number | string }>`
     select location, count(*) as checks from probe_results
     where started_at > now() - interval '1 minute'
-      ${only === undefined ? sql`` : sql`and location = ${only}`}
+      ${only === undefined ? sql`` : sql`and location = ${only}`} ${ofVisible}
     group by location`.execute(db);
   const checks = new Map(runs.map((r) => [r.location, Number(r.checks)]));
   const activity = new Map<string, Activity>();
@@ -183,14 +194,18 @@ const idle = (): Activity => ({
 
 const isoOrNull = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
-/** Probes per stored location: their own `locations`, or their project's default. */
-async function probeCounts(db: Db, only?: string): Promise<Map<string, number>> {
+/**
+ * Probes per stored location: their own `locations`, or their project's default; of the `visible`
+ * projects when given.
+ */
+async function probeCounts(db: Db, only?: string, visible?: Visible): Promise<Map<string, number>> {
   const { rows } = await sql<{ location: string; probes: number | string }>`
     select l.location, count(*) as probes
     from probes p
     join projects pr on pr.name = p.project
     cross join lateral unnest(${effectiveLocationsSql("p", "pr")}) as l(location)
-    ${only === undefined ? sql`` : sql`where l.location = ${only}`}
+    where ${only === undefined ? sql`true` : sql`l.location = ${only}`}
+      and ${among("p.project", visible)}
     group by l.location`.execute(db);
   return new Map(rows.map((r) => [r.location, Number(r.probes)]));
 }
@@ -208,10 +223,13 @@ interface Figures {
   lags: Map<string, number>;
 }
 
-/** Probe counts, runner activity and schedule lag of every location (`only`: one). */
-async function figuresOf(db: Db, only?: string): Promise<Figures> {
-  const counts = await probeCounts(db, only);
-  const activity = await activityOf(db, only);
+/**
+ * Probe counts, runner activity and schedule lag of every location (`only`: one); the probes and
+ * runs counted those of the `visible` projects when given.
+ */
+async function figuresOf(db: Db, only?: string, visible?: Visible): Promise<Figures> {
+  const counts = await probeCounts(db, only, visible);
+  const activity = await activityOf(db, only, visible);
   const names = only === undefined
     ? [LOCAL, ...(await db.selectFrom("locations").select("name").execute()).map((r) => r.name)]
     : [only];
@@ -252,24 +270,29 @@ const rowColumns = ["name", "label", "created_at", "updated_at"] as const;
 
 /** Every location: the built-in one first, then the remote ones by name (bytewise). */
 export async function listLocations(
-  { db, names }: { db: Db; names?: LocationNames },
+  { db, names, visible }: { db: Db; names?: LocationNames; visible?: Visible },
 ): Promise<Location[]> {
   const local = localNameOf(names);
   const rows = await db.selectFrom("locations").select(rowColumns)
     .orderBy(sql`name collate "C"`).execute();
-  const figures = await figuresOf(db);
+  const figures = await figuresOf(db, undefined, visible);
   return [localOf(local, figures), ...rows.map((r) => remoteOf(r, figures))];
 }
 
 export async function getLocation(
-  { db, location, names }: { db: Db; location: string; names?: LocationNames },
+  { db, location, names, visible }: {
+    db: Db;
+    location: string;
+    names?: LocationNames;
+    visible?: Visible;
+  },
 ): Promise<Location> {
   const local = localNameOf(names);
-  if (location === local) return localOf(local, await figuresOf(db, LOCAL));
+  if (location === local) return localOf(local, await figuresOf(db, LOCAL, visible));
   const row = await db.selectFrom("locations").select(rowColumns).where("name", "=", location)
     .executeTakeFirst();
   if (!row) throw notFound("Location");
-  return remoteOf(row, await figuresOf(db, location));
+  return remoteOf(row, await figuresOf(db, location, visible));
 }
 
 const builtIn = (local: string) =>

@@ -19,6 +19,7 @@ import {
   updateLocation,
 } from "../../domain/locations.ts";
 import { apiProcedure, router } from "../init.ts";
+import { visibleProjects } from "../scope.ts";
 
 const tags = ["locations"];
 const NOT_FOUND = "Location not found";
@@ -40,7 +41,11 @@ export const locationsRouter = router({
     .input(z.object({}))
     .output(dataWithMeta(z.array(location), countMeta))
     .query(async ({ ctx }) => {
-      const data = await listLocations({ db: ctx.db, names: ctx.probeDefaults });
+      const data = await listLocations({
+        db: ctx.db,
+        names: ctx.probeDefaults,
+        visible: visibleProjects(ctx.principal),
+      });
       return { data, meta: { count: data.length } };
     }),
 
@@ -78,7 +83,12 @@ export const locationsRouter = router({
     .input(locationRef)
     .output(dataOf(location))
     .query(async ({ ctx, input }) => ({
-      data: await getLocation({ db: ctx.db, location: input.location, names: ctx.probeDefaults }),
+      data: await getLocation({
+        db: ctx.db,
+        location: input.location,
+        names: ctx.probeDefaults,
+        visible: visibleProjects(ctx.principal),
+      }),
     })),
 
   update: apiProcedure
