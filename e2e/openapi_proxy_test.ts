@@ -212,6 +212,10 @@ interface Data {
   locationToken: string;
   locationToRotate: string;
   locationToDelete: string;
+  /** API keys made at set-up: one to read and patch, one to rotate, one to delete. */
+  apiKeyName: string;
+  apiKeyToRotate: string;
+  apiKeyToDelete: string;
   /** A run of the location claimed at set-up, for the results post. */
   runId: string;
   /** A heartbeat of the project, and one the DELETE call uses up. */
@@ -279,6 +283,10 @@ async function makeData(base: string, apiKey: string): Promise<Data> {
     url: "http://127.0.0.1:9/remote",
     locations: [location.data.name],
   });
+  const apiKeys = [];
+  for (const p of ["prism-key", "prism-key-rot", "prism-key-del"]) {
+    apiKeys.push(await call("POST", "/api-keys", { name: uniqueName(p), role: "viewer" }));
+  }
   const claimed = await fetch(`${base}${API}/runner/claim`, {
     method: "POST",
     headers: { "x-service-api-key": location.data.token, "content-type": "application/json" },
@@ -290,6 +298,9 @@ async function makeData(base: string, apiKey: string): Promise<Data> {
     locationToken: location.data.token,
     locationToRotate: locationToRotate.data.name,
     locationToDelete: locationToDelete.data.name,
+    apiKeyName: apiKeys[0].data.name,
+    apiKeyToRotate: apiKeys[1].data.name,
+    apiKeyToDelete: apiKeys[2].data.name,
     runId: claimed.data.runs[0].run_id,
     heartbeatName,
     heartbeatToDelete,
@@ -454,6 +465,33 @@ const SUCCESS: Record<string, (d: Data) => Spec[]> = {
     { label: "test the built-in log", params: { name: "log" }, expect: 200 },
   ],
   "GET /whoami": () => [{ label: "a write key", expect: 200 }],
+  "GET /api-keys": () => [{ label: "list", expect: 200 }],
+  "POST /api-keys": (d) => [
+    { label: "a viewer", body: { name: uniqueName("k-new"), role: "viewer" }, expect: 201 },
+    {
+      label: "an editor of one project, expiring",
+      body: {
+        name: uniqueName("k-new"),
+        role: "editor",
+        projects: [d.project],
+        expires_at: "2099-01-01T00:00:00Z",
+      },
+      expect: 201,
+    },
+  ],
+  "GET /api-keys/{name}": (d) => [
+    { label: "get", params: { name: d.apiKeyName }, expect: 200 },
+    { label: "a configured key", params: { name: "SERVICE_API_KEY" }, expect: 200 },
+  ],
+  "PATCH /api-keys/{name}": (d) => [
+    { label: "role", params: { name: d.apiKeyName }, body: { role: "editor" }, expect: 200 },
+  ],
+  "DELETE /api-keys/{name}": (d) => [
+    { label: "delete", params: { name: d.apiKeyToDelete }, expect: 204 },
+  ],
+  "POST /api-keys/{name}/rotate": (d) => [
+    { label: "rotate", params: { name: d.apiKeyToRotate }, expect: 200 },
+  ],
   "GET /audit-log": () => [
     { label: "a page", query: "limit=10", expect: 200 },
     { label: "one resource type", query: "resource=project", expect: 200 },

@@ -7,6 +7,7 @@ import { freshDatabase, startTestApp, TEST_API_KEY } from "../testing/app.ts";
 import type { Db } from "../db/database.ts";
 import { createRunNow } from "../runner/run_now.ts";
 import { createContext } from "./context.ts";
+import { configuredPrincipals } from "../keys/api_key.ts";
 import { procedureTypes } from "../testing/document.ts";
 import { appRouter } from "./router.ts";
 
@@ -153,10 +154,24 @@ const SENT: Sent[] = [
   // Only the service's handler writes audit entries: an actor of none answers alike.
   { path: "auditLog.list", input: { actor: "nobody", limit: 5 } },
   { path: "auditLog.list", input: { since: "yesterday" } },
+  // Keys: the list (the environment's, as both handlers are told), refusals and unknown names;
+  // a key made answers a new random key each time, so none is made here.
+  { path: "apiKeys.list", input: {} },
+  { path: "apiKeys.create", input: { name: "", role: "viewer" } },
+  { path: "apiKeys.create", input: { name: "k", role: "viewer", projects: ["nope"] } },
+  { path: "apiKeys.get", input: { name: "nope" } },
+  { path: "apiKeys.get", input: { name: "SERVICE_API_KEY" } },
+  { path: "apiKeys.update", input: { name: "nope", role: "editor" } },
+  { path: "apiKeys.update", input: { name: "SERVICE_API_KEY", role: "editor" } },
+  { path: "apiKeys.rotate", input: { name: "nope" } },
+  { path: "apiKeys.delete", input: { name: "nope" } },
   { path: "probes.delete", input: REF },
   { path: "probes.delete", input: REF },
   { path: "projects.delete", input: { project: "p1" } },
 ];
+
+/** The keys list's configured keys, as the test app has them (`TEST_API_KEY`). */
+const CONFIGURED_KEYS = configuredPrincipals([TEST_API_KEY]).map((c) => c.principal);
 
 // The same calls, in lockstep, through the service's handler (which takes the fast path) on one
 // database and through tRPC's own fetch handler on another: every procedure of the router is
@@ -178,7 +193,11 @@ Deno.test("every query and mutation takes the fast path and answers as tRPC's ha
           createContext({
             db: other.db,
             authenticated: true,
-            services: { runNow: unrun(other.db), databaseKind: other.kind },
+            services: {
+              runNow: unrun(other.db),
+              databaseKind: other.kind,
+              configuredKeys: CONFIGURED_KEYS,
+            },
           }),
       });
       const what = `${s.path} ${JSON.stringify(s.input ?? s.raw)}`;
