@@ -3,7 +3,7 @@
  * `incidents`, `alerts`, `targets`, `maintenance`, `status-page`, `badges`, `locations`,
  * `heartbeats`, `settings`,
  * `import`,
- * `export` and `whoami`.
+ * `export`, `whoami` and `audit`.
  * Tables for people, `--json` for scripts; the exit status says what failed (see EXIT).
  */
 import { createProbeClient, ProbeApiError, type ProbeClient } from "@probe/client";
@@ -15,6 +15,7 @@ import { exportCommand } from "./commands/export.ts";
 import { heartbeatsCommand } from "./commands/heartbeats.ts";
 import { importCommand } from "./commands/import.ts";
 import { incidentsCommand } from "./commands/incidents.ts";
+import { auditCommand } from "./commands/audit.ts";
 import { locationsCommand } from "./commands/locations.ts";
 import { maintenanceCommand } from "./commands/maintenance.ts";
 import { overviewCommand } from "./commands/overview.ts";
@@ -171,6 +172,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       importCommand,
       exportCommand,
       whoamiCommand,
+      auditCommand,
     ]
   ) {
     program.addCommand(

@@ -14,6 +14,7 @@ const COMMANDS: Record<string, string[]> = {
   locations: ["list", "show", "add", "update", "rotate", "delete"],
   heartbeats: ["create", "list", "get", "update", "delete", "pings"],
   settings: ["get", "set", "test", "deliveries"],
+  audit: ["list"],
 };
 
 Deno.test("--help works on every level and exits 0", async (t) => {
@@ -52,6 +53,7 @@ Deno.test("the root help lists the resources, the environment and the exit statu
       "settings",
       "import",
       "whoami",
+      "audit",
       "PROBE_SERVICE_URL",
     ]
   ) {
