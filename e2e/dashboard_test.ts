@@ -3,8 +3,9 @@
  * driven by playwright-core in e2e/testdata/dashboard_browser.ts, against the real server
  * (`server/main.ts` in a subprocess, with its runner) and a local target:
  *
- * - sign-in refuses a wrong key and keeps the right one in sessionStorage only; a key no longer
- *   accepted signs out with a message; sign-out forgets the key;
+ * - sign-in refuses a wrong key; the right one starts a session (an HttpOnly cookie: no script
+ *   sees it, and no storage of the page keeps the key); a session that has ended signs out with a
+ *   message; sign-out ends it;
  * - with the keyboard alone: a project, a probe whose URL the API refuses (its message beside the
  *   field), the probe, run now while the target fails, the incident on the overview, acknowledged;
  * - the target recovers: run now, the probe up, the incident resolved; charts drawn with data;
@@ -142,9 +143,9 @@ Deno.test({
       // Sign-in and sign-out.
       assert.match(report.wrongKey.message, /refused \(401/);
       assert.equal(report.wrongKey.stored, null, "a refused key is not kept");
-      assert.deepEqual(report.signedIn, { stored: true, localStorage: 0, cookies: "" });
+      assert.deepEqual(report.signedIn, { stored: false, localStorage: 0, cookies: "" });
       assert.deepEqual(report.rotatedKey, {
-        message: "The key is no longer accepted (401): sign in again.",
+        message: "Your session has ended: sign in again.",
         stored: null,
       });
       assert.deepEqual(report.signedOut, { stored: null, signInShown: true });
@@ -154,7 +155,7 @@ Deno.test({
       assert.deepEqual(report.readOnly.pages, ["overview", "project", "probe"]);
       assert.deepEqual(report.readOnly.writeControls, { overview: [], project: [], probe: [] });
       assert.equal(report.readOnly.formRoute, "This key may only read");
-      assert.equal(report.readOnly.stored, READ_KEY);
+      assert.equal(report.readOnly.stored, null, "the key is kept nowhere in the page");
 
       // The bad URL is refused with the API's own message, beside the field, focus on it.
       const refused = await restCall(s, KEY, "POST", `/projects/${project}/probes`, {

@@ -158,6 +158,8 @@ function appFromConfig(
     logSummarySeconds: config.logSummarySeconds,
     // Ping URLs start with PUBLIC_URL, or with the origin a request came to.
     publicUrl: config.publicUrl,
+    sessions: config.sessions,
+    oidc: config.oidc,
     metrics: {
       perProbe: config.metricsPerProbe,
       processMetrics: true,

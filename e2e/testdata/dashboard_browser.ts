@@ -9,11 +9,21 @@
 // stdout is `{"report": …}`; progress goes to stderr.
 import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import { CHROMIUM_ARGS } from "./chromium.ts";
+import { signInContext } from "./sign_in.ts";
 
 const TIMEOUT_MS = 20_000;
 /** The impacts an accessibility finding must not have. */
 const BLOCKING_IMPACTS = ["serious", "critical"];
-const KEY_ITEM = "probe-dashboard:api-key";
+
+/** A value of the page's storage holding `key` (the dashboard keeps none), or null. */
+const keptKey = (page: Page, key: string) =>
+  page.evaluate(
+    (k) =>
+      [...Object.values(sessionStorage), ...Object.values(localStorage)].find((v) =>
+        v.includes(k)
+      ) ?? null,
+    key,
+  );
 
 export interface MainArgs {
   chromium: string;
@@ -369,7 +379,7 @@ async function main(args: MainArgs): Promise<MainReport> {
       report.axe.push(...await axeScan(page, name));
       report.axePages.push(name);
     };
-    const storedKey = () => page.evaluate((item) => sessionStorage.getItem(item), KEY_ITEM);
+    const storedKey = (key = args.apiKey) => keptKey(page, key);
     const main = page.locator("main");
     const heading = () => main.locator("h1").innerText();
     const spellcheck = async (...ids: string[]) => {
@@ -388,7 +398,7 @@ async function main(args: MainArgs): Promise<MainReport> {
     await page.getByLabel("API key").fill("not-the-key-0123456789");
     await page.getByRole("button", { name: "Sign in" }).click();
     report.wrongKey.message = await page.locator("#api-key-error").innerText();
-    report.wrongKey.stored = await storedKey();
+    report.wrongKey.stored = await storedKey("not-the-key-0123456789");
     await shot("sign-in-refused");
 
     // The right key, typed and sent with Enter.
@@ -398,7 +408,7 @@ async function main(args: MainArgs): Promise<MainReport> {
     await page.keyboard.press("Enter");
     await main.getByRole("heading", { name: "Overview" }).waitFor();
     report.signedIn = {
-      stored: (await storedKey()) === args.apiKey,
+      stored: (await storedKey()) !== null,
       localStorage: await page.evaluate(() => localStorage.length),
       cookies: await page.evaluate(() => document.cookie),
     };
@@ -679,15 +689,15 @@ async function main(args: MainArgs): Promise<MainReport> {
     await main.getByRole("heading", { name: "Overview" }).waitFor();
     report.deleted.projectNotice = await main.locator(".notice").innerText();
 
-    // A key that is no longer accepted (rotated away): the first call signs out, saying why. The
-    // key is swapped as the reloaded page starts, before its scripts run: swapped under the running
-    // page, a refresh of its own could meet the 401 and sign out before the reload.
-    log("a rotated key");
-    await page.addInitScript(([item, rotated]) => {
-      if (sessionStorage.getItem("e2e:rotated")) return;
-      sessionStorage.setItem("e2e:rotated", "1");
-      sessionStorage.setItem(item, rotated);
-    }, [KEY_ITEM, "rotated-away-0123456789"]);
+    // A session that is no longer accepted (ended elsewhere): the page signs out, saying why.
+    log("an ended session");
+    await page.context().addCookies([{
+      name: "probe-session",
+      value: "pds_ended-elsewhere-0123456789",
+      url: args.baseUrl,
+      httpOnly: true,
+      sameSite: "Lax",
+    }]);
     await page.reload();
     await page.getByLabel("API key").waitFor();
     report.rotatedKey = {
@@ -769,7 +779,7 @@ async function readOnlyTab(
     await page.goto(`${args.baseUrl}/#/new-project`);
     await main.locator("h1").waitFor();
     const formRoute = await main.locator("h1").innerText();
-    const stored = await page.evaluate((item) => sessionStorage.getItem(item), KEY_ITEM);
+    const stored = await keptKey(page, args.readKey);
     return { tag, pages, writeControls: found, formRoute, stored };
   } finally {
     await context.close();
@@ -793,10 +803,7 @@ async function timing(args: TimingArgs): Promise<TimingReport> {
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     // Signed in already: the load measured is the overview's, not the typing of a key.
-    await context.addInitScript(
-      ([item, key]) => sessionStorage.setItem(item, key),
-      [KEY_ITEM, args.apiKey],
-    );
+    await signInContext(context, args.baseUrl, args.apiKey);
     const page = await context.newPage();
     page.setDefaultTimeout(TIMEOUT_MS);
     watch(page, new URL(args.baseUrl).origin, { foreign: [], ...report });

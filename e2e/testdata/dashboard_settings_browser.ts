@@ -11,11 +11,10 @@
 // incidents. Its last line on stdout is `{"report": …}`; progress goes to stderr.
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM_ARGS } from "./chromium.ts";
+import { signInContext } from "./sign_in.ts";
 import { startTarget } from "../../server/testing/target_server.ts";
 
 const TIMEOUT_MS = 20_000;
-const KEY_ITEM = "probe-dashboard:api-key";
-const SCOPE_ITEM = "probe-dashboard:scope";
 
 export interface Args {
   chromium: string;
@@ -763,10 +762,7 @@ async function readOnlyTab(
   report: Report,
 ): Promise<Report["readOnly"]> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.addInitScript(([keyItem, scopeItem, key]) => {
-    sessionStorage.setItem(keyItem, key);
-    sessionStorage.setItem(scopeItem, "read");
-  }, [KEY_ITEM, SCOPE_ITEM, args.readKey]);
+  await signInContext(context, args.baseUrl, args.readKey);
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT_MS);
   watch(page, new URL(args.baseUrl).origin, report);

@@ -84,6 +84,16 @@ for (const backend of backends()) {
           body: JSON.stringify({ project: uniqueName("sso") }),
         });
         assert.equal(made.status, 201, await made.text());
+        // The audit log names the user.
+        const audit = await call("/api/v1/audit-log?actor=alice@example.com", {
+          headers: { "x-service-api-key": TEST_API_KEY },
+        });
+        const entries = (await audit.json()).data;
+        assert.deepEqual(
+          [entries[0]?.actor, entries[0]?.actor_source],
+          ["alice@example.com", "session"],
+          JSON.stringify(entries),
+        );
         const out = await call("/auth/sign-out", {
           method: "POST",
           headers: { cookie, origin: BASE },

@@ -1,55 +1,91 @@
 // @ts-check
 /**
- * Calls to the REST API under `/api/v1`, each with the `X-Service-Api-Key` header. The key is
- * kept in `sessionStorage` only: this tab, until sign-out or until the tab is closed. `get`,
- * `post`, `patch` and `del` are typed by the OpenAPI document (`api_types.d.ts`): a path the
- * API lacks, a query parameter or body field its operation does not take, or a field its answer
- * lacks fails `deno check`.
+ * Calls to the REST API under `/api/v1`, with the dashboard's session: an HttpOnly cookie the
+ * service set at sign-in (`POST /auth/sign-in`), which no script can read; the key itself is
+ * never kept in the browser. `get`, `post`, `patch` and `del` are typed by the OpenAPI document
+ * (`api_types.d.ts`): a path the API lacks, a query parameter or body field its operation does
+ * not take, or a field its answer lacks fails `deno check`.
  */
-/** @import { Del, Get, GetOptions, Patch, Post, Prefetch } from "./api_types.d.ts" */
+/** @import { Del, Get, Patch, Post, Prefetch } from "./api_types.d.ts" */
 
-/** What a key may do, as `/whoami` says. */
+/** What the signed-in user may do: `write` (editor, admin) or `read` (viewer). */
 /** @typedef {"read" | "write"} Scope */
 
-const KEY_ITEM = "probe-dashboard:api-key";
-const SCOPE_ITEM = "probe-dashboard:scope";
+/** @typedef {"viewer" | "editor" | "admin"} Role */
+
+/**
+ * A dashboard session, as `GET /auth/session` and sign-in tell it.
+ * @typedef {{ id: string, kind: "key" | "oidc", name: string, role: Role,
+ *   projects: string[] | null, expires_at: string, idle_expires_at: string }} Session
+ */
+
+/**
+ * What the page knows at start: the session (or null), whether one was presented that has
+ * ended, and the single sign-on provider offered (or null).
+ * @typedef {{ session: Session | null, ended?: boolean,
+ *   oidc: { name: string, start: string } | null }} SessionState
+ */
+
 /** @type {Set<() => void>} */
 const unauthorizedListeners = new Set();
 
-/** The key signed in with, or null. */
-export function storedKey() {
-  try {
-    return sessionStorage.getItem(KEY_ITEM);
-  } catch {
-    return null;
-  }
-}
-
 /**
- * What the stored key may do, as `/whoami` said at sign-in: `write` or `read` (if unknown).
+ * The scope of a role: a viewer reads, the others may also change.
+ * @param {Role} role
  * @returns {Scope}
  */
-export function storedScope() {
+export const scopeOf = (role) => role === "viewer" ? "read" : "write";
+
+/**
+ * Sends a request to one of the `/auth` endpoints; answers the parsed body (null for 204).
+ * @param {"GET" | "POST"} method
+ * @param {string} path
+ * @param {unknown} [body]
+ */
+async function auth(method, path, body) {
+  let response;
   try {
-    return sessionStorage.getItem(SCOPE_ITEM) === "write" ? "write" : "read";
+    response = await fetch(`/auth${path}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: "no-store",
+    });
   } catch {
-    return "read";
+    throw new ApiError(0, { code: "unreachable", message: "The service could not be reached" });
   }
+  const text = await response.text();
+  let parsed = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // Not JSON: described by its status below.
+  }
+  if (!response.ok) {
+    throw new ApiError(
+      response.status,
+      parsed?.error ?? { code: `http_${response.status}`, message: `HTTP ${response.status}` },
+      response.headers.get("retry-after"),
+    );
+  }
+  return parsed;
 }
 
 /**
- * @param {string} key
- * @param {Scope} scope
+ * The page's session, if any, and how one may sign in.
+ * @returns {Promise<SessionState>}
  */
-export function keepKey(key, scope) {
-  sessionStorage.setItem(KEY_ITEM, key);
-  sessionStorage.setItem(SCOPE_ITEM, scope);
-}
+export const sessionState = async () => (await auth("GET", "/session")).data;
 
-export function forgetKey() {
-  sessionStorage.removeItem(KEY_ITEM);
-  sessionStorage.removeItem(SCOPE_ITEM);
-}
+/**
+ * Signs in with an API key: the service keeps a session and sets its cookie.
+ * @param {string} key
+ * @returns {Promise<Session>}
+ */
+export const signIn = async (key) => (await auth("POST", "/sign-in", { api_key: key })).data;
+
+/** Ends the session (and the service clears its cookie). */
+export const signOut = () => auth("POST", "/sign-out");
 
 /** One field at fault in a refusal: its path (`headers.x-a`) and what is wrong with it. */
 /** @typedef {{ path: string, message: string }} ErrorDetail */
@@ -75,7 +111,7 @@ export class ApiError extends Error {
 let missedUnauthorized = false;
 
 /**
- * Calls `listener` when a call made with the stored key is refused with 401.
+ * Calls `listener` when a call is refused with 401 (the session has ended).
  * @param {() => void} listener
  */
 export function onUnauthorized(listener) {
@@ -100,14 +136,17 @@ export function prefetch(path) {
   prefetched.set(path, call);
 }
 
+/** Drops what was prefetched (before sign-in, it was refused). */
+export const forgetPrefetched = () => prefetched.clear();
+
 /**
  * The prefetched GET of `path` (once), or a new one.
  * @type {Get}
  */
-export const getPrefetched = (path, ...rest) => {
+export const getPrefetched = (path, ..._checked) => {
   const call = prefetched.get(path);
   prefetched.delete(path);
-  return call ?? request("GET", path, /** @type {GetOptions | undefined} */ (rest[0]));
+  return call ?? request("GET", path);
 };
 
 /**
@@ -116,12 +155,12 @@ export const getPrefetched = (path, ...rest) => {
  * `get`, `post`, `patch` or `del` below, which are typed.
  * @param {"GET" | "POST" | "PATCH" | "DELETE"} method
  * @param {string} path
- * @param {{ body?: unknown, key?: string | null }} [options]
+ * @param {{ body?: unknown }} [options]
  * @returns {Promise<any>}
  */
-async function request(method, path, { body, key = storedKey() } = {}) {
+async function request(method, path, { body } = {}) {
   /** @type {Record<string, string>} */
-  const headers = { "x-service-api-key": key ?? "" };
+  const headers = {};
   if (body !== undefined) headers["content-type"] = "application/json";
   let response;
   try {
@@ -147,7 +186,7 @@ async function request(method, path, { body, key = storedKey() } = {}) {
       code: `http_${response.status}`,
       message: `The service answered HTTP ${response.status}`,
     };
-    if (response.status === 401 && key === storedKey()) {
+    if (response.status === 401) {
       if (unauthorizedListeners.size === 0) missedUnauthorized = true;
       for (const listener of unauthorizedListeners) listener();
     }
@@ -157,8 +196,7 @@ async function request(method, path, { body, key = storedKey() } = {}) {
 }
 
 /** @type {Get} */
-export const get = (path, ...[options]) =>
-  request("GET", path, /** @type {GetOptions | undefined} */ (options));
+export const get = (path, ..._checked) => request("GET", path);
 /** @type {Post} */
 export const post = (path, ...[body]) => request("POST", path, { body });
 /** @type {Patch} */

@@ -114,11 +114,6 @@ export type Body<M extends Method, T extends Template> = BodyArguments<
 > extends [body?: infer B] ? B
   : never;
 
-/** Options of a GET: another key than the stored one (the sign-in checks a key with it). */
-export interface GetOptions {
-  key?: string | null;
-}
-
 /**
  * The arguments after a path: `Args` for a path that `Checked` lets through; otherwise one
  * argument that cannot be given, named by what is wrong (the call fails to check).
@@ -133,7 +128,7 @@ type BodyOf<M extends Method, P extends string> = BodyArguments<Operation<M, Tem
 /** `GET path`, answering the operation's success body. */
 export type Get = <P extends PathFor<"get">>(
   path: P,
-  ...rest: After<"get", P, [options?: GetOptions]>
+  ...rest: After<"get", P, []>
 ) => Promise<AnswerOf<"get", P>>;
 
 /** Starts `GET path` for a later `getPrefetched(path)`. */

@@ -1,14 +1,15 @@
 // @ts-check
 /**
- * The dashboard's entry: sign-in (the API key, kept in sessionStorage only), then the page the
- * URL's fragment names. Every call goes to the REST API with the key; a 401 from any of them
- * signs out with a message. A read-only key (`/whoami` says `read`) sees every page without the
- * controls that would change something.
+ * The dashboard's entry: sign-in (with an API key, or single sign-on when the service offers it),
+ * which gives a session the service keeps and an HttpOnly cookie (the key is not kept in the
+ * browser), then the page the URL's fragment names. Every call goes to the REST API with the
+ * cookie; a 401 from any of them (the session ended) signs out with a message. A viewer sees
+ * every page without the controls that would change something.
  */
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
-import { forgetKey, get, keepKey, onUnauthorized, storedKey, storedScope } from "./api.js";
+import { forgetPrefetched, onUnauthorized, scopeOf, sessionState, signIn, signOut } from "./api.js";
 import { href, useRoute } from "./routes.js";
 import { useTitle } from "./load.js";
 import { NoticeContext } from "./notice.js";
@@ -26,7 +27,7 @@ import { StatusPageSettings } from "./status_page_settings.js";
 import { BadgesPage } from "./badges.js";
 import { EditHeartbeat, NewHeartbeat } from "./heartbeat_form.js";
 import { HeartbeatPage } from "./heartbeat_page.js";
-/** @import { ApiError, Scope } from "./api.js" */
+/** @import { ApiError, Scope, Session, SessionState } from "./api.js" */
 /** @import { Route } from "./routes.js" */
 import { LocationsPage } from "./locations.js";
 
@@ -42,8 +43,11 @@ function refusal(error) {
   return `Could not sign in: ${error.message}${error.status ? ` [${error.status}]` : ""}.`;
 }
 
-/** @param {{ onSignedIn: (scope: Scope) => void, message: string | null }} props */
-function SignIn({ onSignedIn, message }) {
+/**
+ * @param {{ onSignedIn: (session: Session) => void, message: string | null,
+ *   oidc: SessionState["oidc"] }} props
+ */
+function SignIn({ onSignedIn, message, oidc }) {
   useTitle("Sign in");
   const [key, setKey] = useState("");
   const [error, setError] = useState(/** @type {string | null} */ (null));
@@ -64,10 +68,7 @@ function SignIn({ onSignedIn, message }) {
     setBusy(true);
     setError(null);
     try {
-      // The cheapest call that needs the key, and it says what the key may do.
-      const answer = await get("/whoami", { key: candidate });
-      keepKey(candidate, answer.data.scope);
-      onSignedIn(answer.data.scope);
+      onSignedIn(await signIn(candidate));
     } catch (e) {
       setError(refusal(/** @type {ApiError} */ (e)));
       input.current?.select();
@@ -78,6 +79,11 @@ function SignIn({ onSignedIn, message }) {
   return view`<main id="main" class="signin">
     <h1>Probe monitor</h1>
     ${message && view`<p role="status" class="notice">${message}</p>`}
+    ${
+    oidc && view`<p class="actions">
+      <a class="button primary" href=${oidc.start}>Sign in with ${oidc.name}</a>
+    </p>`
+  }
     <form class="form" onSubmit=${submit} novalidate>
       <div class=${error ? "field invalid" : "field"}>
         <label for="api-key">API key</label>
@@ -86,13 +92,13 @@ function SignIn({ onSignedIn, message }) {
           aria-invalid=${error ? "true" : undefined}
           aria-describedby=${error ? "api-key-hint api-key-error" : "api-key-hint"} />
         <p class="hint" id="api-key-hint">
-          The service's key (SERVICE_API_KEY). It is kept in this tab only, until you sign out
-          or close the tab.
+          An API key (SERVICE_API_KEY, or one made on the keys page). It is sent once, to start a
+          session; this browser keeps only the session's cookie, never the key.
         </p>
         ${error && view`<p class="field-error" id="api-key-error" role="alert">${error}</p>`}
       </div>
       <div class="actions">
-        <button type="submit" class="primary" disabled=${busy}>
+        <button type="submit" class=${oidc ? undefined : "primary"} disabled=${busy}>
           ${busy ? "Signing in…" : "Sign in"}
         </button>
       </div>
@@ -203,8 +209,9 @@ function useFocusOnNavigation(route, focusFirst) {
   }, [key]);
 }
 
-/** @param {{ onSignOut: () => void, justSignedIn: boolean, scope: Scope }} props */
-function Signedin({ onSignOut, justSignedIn, scope }) {
+/** @param {{ onSignOut: () => void, justSignedIn: boolean, session: Session }} props */
+function Signedin({ onSignOut, justSignedIn, session }) {
+  const scope = scopeOf(session.role);
   const route = useRoute();
   const [notice, setNotice] = useState(/** @type {string | null} */ (null));
   /** The route the notice belongs to: `next` until the next page is shown. */
@@ -256,8 +263,7 @@ function Signedin({ onSignOut, justSignedIn, scope }) {
             aria-current=${route.name === "settings" ? "page" : undefined}>Settings</a>
           <a href="/docs">API reference</a>
         </nav>
-        ${scope === "read" && view`<span class="tag scope">Read-only key</span>`}
-        <button type="button" class="signout" onClick=${onSignOut}>Sign out</button>
+        <${UserMenu} session=${session} onSignOut=${onSignOut} />
       </header>
       <main id="main" tabindex="-1">
           ${notice && view`<p class="notice" role="status">${notice}</p>`}
@@ -268,44 +274,62 @@ function Signedin({ onSignOut, justSignedIn, scope }) {
   `;
 }
 
+/**
+ * Who is signed in (name and role) and the way out.
+ * @param {{ session: Session, onSignOut: () => void }} props
+ */
+function UserMenu({ session, onSignOut }) {
+  const readOnly = scopeOf(session.role) === "read";
+  return view`<div class="user-menu">
+    <span class="user-name">${session.name}</span>
+    <span class="tag role">${session.role}</span>
+    ${
+    readOnly &&
+    view`<span class="tag scope">${session.kind === "key" ? "Read-only key" : "Read-only"}</span>`
+  }
+    <button type="button" class="signout" onClick=${onSignOut}>Sign out</button>
+  </div>`;
+}
+
+const ENDED = "Your session has ended: sign in again.";
+
 function App() {
-  const [signedIn, setSignedIn] = useState(() => storedKey() !== null);
+  const [state, setState] = useState(/** @type {SessionState | null} */ (null));
   const [message, setMessage] = useState(/** @type {string | null} */ (null));
   const [justSignedIn, setJustSignedIn] = useState(false);
-  const [scope, setScope] = useState(storedScope);
-  // A key kept from before a reload: ask again what it may do (its scope may have changed).
+  const session = state?.session ?? null;
   useEffect(() => {
-    if (!signedIn || justSignedIn) return;
-    get("/whoami").then((answer) => {
-      const key = storedKey();
-      if (key === null) return;
-      keepKey(key, answer.data.scope);
-      setScope(answer.data.scope);
-    }).catch(() => {}); // A 401 signs out through onUnauthorized; the pages show other failures.
-  }, [signedIn]);
-  useEffect(
-    () =>
-      onUnauthorized(() => {
-        forgetKey();
-        setMessage("The key is no longer accepted (401): sign in again.");
-        setSignedIn(false);
-      }),
-    [],
-  );
-  const signOut = () => {
-    forgetKey();
-    setMessage("Signed out: the key was forgotten.");
-    setSignedIn(false);
+    sessionState().then((known) => {
+      if (known.ended) setMessage(ENDED);
+      setState(known);
+    }).catch((/** @type {ApiError} */ e) => {
+      setMessage(`Could not reach the service: ${e.message}.`);
+      setState({ session: null, oidc: null });
+    });
+  }, []);
+  const signedOut = (/** @type {string} */ why) => {
+    setMessage(why);
+    setState((known) => known && { ...known, session: null });
   };
-  if (!signedIn) {
-    return view`<${SignIn} message=${message} onSignedIn=${(/** @type {Scope} */ granted) => {
-      setScope(granted);
+  const signedIn = useRef(false);
+  signedIn.current = session !== null;
+  useEffect(() => onUnauthorized(() => signedIn.current && signedOut(ENDED)), []);
+  const leave = async () => {
+    await signOut().catch(() => {}); // Signed out here whatever the service said.
+    signedOut("Signed out.");
+  };
+  if (state === null) return null;
+  if (!session) {
+    return view`<${SignIn} message=${message} oidc=${state.oidc} onSignedIn=${(
+      /** @type {Session} */ started,
+    ) => {
+      forgetPrefetched();
       setMessage(null);
       setJustSignedIn(true);
-      setSignedIn(true);
+      setState({ ...state, session: started });
     }} />`;
   }
-  return view`<${Signedin} onSignOut=${signOut} justSignedIn=${justSignedIn} scope=${scope} />`;
+  return view`<${Signedin} onSignOut=${leave} justSignedIn=${justSignedIn} session=${session} />`;
 }
 
 render(view`<${App} />`, /** @type {HTMLElement} */ (document.getElementById("app")));
