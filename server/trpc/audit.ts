@@ -3,7 +3,7 @@
  * seam every interface passes through (REST, `/trpc` and its fast path, the dashboard, the CLI
  * and the client all call the procedures) is `apiProcedure`'s mutation step (`init.ts`), which
  * hands the call here. The transaction is opened here and the procedure gets it as its `ctx.db`
- * (`joinedTransaction`: the domain's own transactions become savepoints of it); the resource is
+ * (`joinedTransaction`: the domain's own transactions join it); the resource is
  * read before and after through its own query, as a viewer would see it (secrets masked by the
  * API's own rules), and the entry is written before the commit. A procedure that fails, or a
  * failure after the entry, rolls both back: a refused write (401, 403, 404, 422, 409) leaves no
@@ -177,7 +177,7 @@ export function createAuditor(router: AppRouter): Auditor {
       try {
         const pool = rule.budget ? withBudget(ctx.db, rule.budget) : ctx.db;
         await pool.transaction().execute(async (trx) => {
-          const db = joinedTransaction(trx);
+          const db = joinedTransaction(trx, { savepoints: rule.retries });
           const named = rule.kind === "create" ? null : rule.ref(input, undefined);
           const before = await read(ctx, db, rule, named);
           result = await next(db);

@@ -41,6 +41,8 @@ export interface AuditRule {
   renews?: string;
   /** The resource's id when its ref holds none (the settings): else the ref's values, `/`-joined. */
   id?: string;
+  /** Whether its verb retries after a failed transaction of its own: savepoints for it. */
+  retries?: true;
   /** The pool of its transaction (`withBudget`): a long write keeps its own budget. */
   budget?: Budget;
 }
@@ -110,8 +112,8 @@ export const AUDIT_RULES: Record<string, AuditRule> = {
     ref: project,
     budget: "projectDelete",
   },
-  "probes.create": { ...PROBE, kind: "create" },
-  "probes.createWithProject": { ...PROBE, kind: "create" },
+  "probes.create": { ...PROBE, kind: "create", retries: true },
+  "probes.createWithProject": { ...PROBE, kind: "create", retries: true },
   "probes.update": { ...PROBE, kind: "update" },
   "probes.delete": { ...PROBE, kind: "delete" },
   "probes.run": { type: "probe", kind: "action", ref: probe },
