@@ -1,6 +1,6 @@
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect } from "kysely";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { createConnectionWatch } from "./connection_watch.ts";
 import { embeddedStartParams, PGliteThread, type ThreadMemory } from "./pglite_thread.ts";
 import { postgresJsDialect } from "./postgres_dialect.ts";
@@ -111,6 +111,8 @@ export function withBudget(db: Db, budget: Budget): Db {
 /** Opens the database named by the target; the same queries and migrations serve both kinds. */
 export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHandle> {
   if (target.kind === "postgres") {
+    // Loaded here, not at start: a server on the embedded database never needs its code.
+    const { default: postgres } = await import("postgres");
     const connectTimeout = target.connectTimeoutMs ?? 1500;
     const pools: (() => PoolStats)[] = [];
     let mainSql: postgres.Sql | undefined;
@@ -204,7 +206,13 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
       },
     };
   }
-  const pglite = await PGlite.create({ dataDir, loadDataDir, startParams: embeddedStartParams() });
+  // Loaded here, not at start: the server's own thread never runs PGlite (its worker does).
+  const { PGlite } = await import("@electric-sql/pglite");
+  const pglite = await PGlite.create({
+    dataDir,
+    loadDataDir,
+    startParams: embeddedStartParams(PGlite.defaultStartParams),
+  });
   const counters = new PoolCounters();
   const db = new Kysely<Database>({
     dialect: new PGliteDialect({ pglite: countedPGlite(pglite, counters) }),

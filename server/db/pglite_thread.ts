@@ -20,7 +20,6 @@
  */
 
 import type { Worker } from "node:worker_threads";
-import { PGlite } from "@electric-sql/pglite";
 import { startThread } from "../threads.ts";
 
 /**
@@ -44,10 +43,13 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
   temp_buffers: "1MB",
 };
 
-/** PGlite's start parameters with {@link EMBEDDED_SETTINGS}. */
-export function embeddedStartParams(): string[] {
+/**
+ * PGlite's start parameters (`PGlite.defaultStartParams`, passed in by the thread that loads
+ * PGlite: the server's own thread never does) with {@link EMBEDDED_SETTINGS}.
+ */
+export function embeddedStartParams(defaults: readonly string[]): string[] {
   return [
-    ...PGlite.defaultStartParams,
+    ...defaults,
     ...Object.entries(EMBEDDED_SETTINGS).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
   ];
 }

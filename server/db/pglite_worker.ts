@@ -43,7 +43,7 @@ async function handle(request: WorkerRequest): Promise<unknown> {
       pglite = await PGlite.create({
         dataDir: request.dataDir,
         loadDataDir: request.loadDataDir,
-        startParams: embeddedStartParams(),
+        startParams: embeddedStartParams(PGlite.defaultStartParams),
       });
       return null;
     case "query": {

@@ -16,7 +16,6 @@ import {
   type BadgeWindow,
   type ShieldsEndpoint,
 } from "@probe/shared";
-import { makeBadge } from "badge-maker";
 import type { Db } from "../db/database.ts";
 import type { ProbeState } from "../db/schema.ts";
 import {
@@ -115,6 +114,13 @@ function choose<T extends string>(url: URL, name: string, allowed: readonly T[])
   };
 }
 
+/**
+ * badge-maker, loaded at the first SVG badge rather than at start: its font-width tables cost
+ * some 6 MiB of the server's memory, which a service whose badges nobody shows never needs.
+ */
+let badgeMakerLoaded: Promise<typeof import("badge-maker")> | undefined;
+const badgeMaker = () => badgeMakerLoaded ??= import("badge-maker");
+
 const SVG_HEADERS = {
   "content-type": "image/svg+xml; charset=utf-8",
   // The SVG holds no script and loads nothing; opened on its own, it may not either.
@@ -180,7 +186,7 @@ export function createBadges(
         : choose(url, "window", BADGE_WINDOWS);
       if (!window.ok) return window.response;
       const shown = await face(scope, kind.value, window.value);
-      if (svg) return publicAnswer(request, makeBadge(shown), SVG_HEADERS);
+      if (svg) return publicAnswer(request, (await badgeMaker()).makeBadge(shown), SVG_HEADERS);
       const endpoint: ShieldsEndpoint = { schemaVersion: 1, ...shown };
       return publicAnswer(request, JSON.stringify(endpoint), JSON_HEADERS);
     } catch (error) {

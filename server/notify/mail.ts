@@ -1,5 +1,5 @@
 import type { ConnectionOptions } from "node:tls";
-import nodemailer from "nodemailer";
+import type nodemailer from "nodemailer";
 import { codeOf, type DeliveryResult, SOCKET_FAILURES, tlsSummary } from "./delivery.ts";
 
 export interface MailSettings {
@@ -36,9 +36,11 @@ export async function smtpExchange(
 ): Promise<{ result: DeliveryResult; permanent: boolean }> {
   const done = (result: DeliveryResult, permanent = false) => ({ result, permanent });
   const timeout = settings.timeoutMs ?? 10_000;
+  // Loaded at the first mail, not at start: most services never send one.
+  const { default: mailer } = await import("nodemailer");
   let transport;
   try {
-    transport = nodemailer.createTransport(
+    transport = mailer.createTransport(
       {
         url: settings.smtpUrl,
         connectionTimeout: timeout,
