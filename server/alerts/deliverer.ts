@@ -109,26 +109,39 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   let poll: Promise<unknown> | null = null;
   let claiming: Promise<unknown> | null = null;
   let claimAgain = false;
-  /** Sends in flight, all targets, and per target. */
-  const sending = new Set<Promise<void>>();
+  /** Sends in flight (their slots), all targets; `inFlight` counts them per target. */
+  const sending = new Set<object>();
+  /** Attempts not yet recorded, their sends in flight or done. */
+  const unfinished = new Set<Promise<void>>();
   const { inFlight, rooms, learn } = targetBreaker({ perTarget, breakerFailures, now, log });
   const record = attemptRecorder(db, id, now);
-  const attempt = (claimed: Claimed) =>
-    attemptDelivery(claimed, { db, send, log, now, learn, record });
+  const attempt = (claimed: Claimed, onAnswer: () => void) =>
+    attemptDelivery(claimed, { db, send, log, now, learn, record, onAnswer });
 
-  /** Starts the send of a claimed notification in a slot; the slot frees when it is recorded. */
+  /** Starts the send of a claimed notification in a slot; the slot frees when its answer is in. */
   function begin(claimed: Claimed): Promise<void> {
     inFlight.set(claimed.target, (inFlight.get(claimed.target) ?? 0) + 1);
-    const done: Promise<void> = attempt(claimed)
+    const slot = {};
+    let freed = false;
+    // The slot frees when the answer is in: the record is written meanwhile (the notification
+    // stays claimed until it is, so no claim takes it again), not on the slot's time.
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      sending.delete(slot);
+      const left = (inFlight.get(claimed.target) ?? 1) - 1;
+      if (left > 0) inFlight.set(claimed.target, left);
+      else inFlight.delete(claimed.target);
+      claim();
+    };
+    const done: Promise<void> = attempt(claimed, free)
       .catch((error) => log.error("recording a notification attempt failed", errorFields(error)))
       .finally(() => {
-        sending.delete(done);
-        const left = (inFlight.get(claimed.target) ?? 1) - 1;
-        if (left > 0) inFlight.set(claimed.target, left);
-        else inFlight.delete(claimed.target);
-        claim();
+        unfinished.delete(done);
+        free();
       });
-    sending.add(done);
+    sending.add(slot);
+    unfinished.add(done);
     return done;
   }
 
@@ -213,7 +226,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       clearTimeout(timer);
       await poll;
       await claiming;
-      await Promise.all(sending);
+      await Promise.all(unfinished);
     },
     wake() {
       claim();
@@ -326,13 +339,15 @@ function attemptRecorder(db: Db, deliverer: string, now: () => Date) {
 /** One attempt at a claimed notification: sent, recorded, the target paused when it must be. */
 async function attemptDelivery(
   claimed: Claimed,
-  { db, send, log, now, learn, record }: {
+  { db, send, log, now, learn, record, onAnswer }: {
     db: DelivererOptions["db"];
     send: DelivererOptions["send"];
     log: Logger;
     now: () => Date;
     learn: (target: string, ok: boolean) => number | null;
     record: (finished: Finished) => Promise<void>;
+    /** Called once the send has ended, before its record is written. */
+    onAnswer: () => void;
   },
 ): Promise<void> {
   const startedAt = now();
@@ -350,6 +365,8 @@ async function attemptDelivery(
   }
   const ok = result.outcome === "delivered";
   const pausedUntil = learn(claimed.target, ok);
+  const durationMs = performance.now() - started;
+  onAnswer();
   await record({
     claimed,
     ok,
@@ -357,7 +374,7 @@ async function attemptDelivery(
     final: result.final,
     retryAfterMs: result.retryAfterMs,
     startedAt,
-    durationMs: performance.now() - started,
+    durationMs,
   });
   if (pausedUntil !== null) {
     await deferTarget(db, { target: claimed.target, until: new Date(pausedUntil), now: now() });
