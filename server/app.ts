@@ -176,7 +176,13 @@ function createHeartbeats(
   },
 ) {
   const clock = options.clock ?? systemRunnerClock;
-  const batcher = createPingBatcher({ db: handle.db, log, localName, onBatch: onMissed });
+  const batcher = createPingBatcher({
+    db: handle.db,
+    log,
+    localName,
+    onBatch: onMissed,
+    prepare: handle.kind === "pglite",
+  });
   const watch = createHeartbeatWatch({
     db: handle.db,
     log,

@@ -10,7 +10,7 @@
  */
 import { errorFields, type Logger } from "../log.ts";
 import type { Db } from "../db/database.ts";
-import { type Ping, recordPings } from "./pings.ts";
+import { type Ping, type PreparedPings, recordPings } from "./pings.ts";
 
 export interface PingBatcherOptions {
   db: Db;
@@ -22,6 +22,11 @@ export interface PingBatcherOptions {
   maxWaiting?: number;
   /** Told of each batch committed: its size and how long it took (ms). */
   onBatch?: (size: number, ms: number) => void;
+  /**
+   * Keep the batches' statements prepared in the session (the embedded database, whose one
+   * session lasts; see `PreparedPings`).
+   */
+  prepare?: boolean;
 }
 
 export interface PingBatcher {
@@ -37,14 +42,19 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
-/** Deadlocks and serialization failures: the batch is tried again. */
-const retryable = (error: unknown) =>
-  ["40P01", "40001"].includes(String((error as { code?: unknown })?.code));
+const codeOf = (error: unknown) => String((error as { code?: unknown })?.code);
+
+/**
+ * Deadlocks and serialization failures, and a prepared statement the session no longer has (a
+ * new session: they are prepared again): the batch is tried again.
+ */
+const retryable = (error: unknown) => ["40P01", "40001", "26000"].includes(codeOf(error));
 
 export function createPingBatcher(
-  { db, log, localName, lingerMs = 5, maxBatch = 500, maxWaiting = 20_000, onBatch }:
+  { db, log, localName, lingerMs = 5, maxBatch = 500, maxWaiting = 20_000, onBatch, prepare }:
     PingBatcherOptions,
 ): PingBatcher {
+  const prepared: PreparedPings | undefined = prepare ? new Map() : undefined;
   let waiting: Waiting[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let flushing: Promise<void> | null = null;
@@ -54,12 +64,13 @@ export function createPingBatcher(
     for (let attempt = 1;; attempt++) {
       try {
         const found = await db.transaction().execute((trx) =>
-          recordPings(trx, batch.map((w) => w.ping), localName)
+          recordPings(trx, batch.map((w) => w.ping), localName, prepared)
         );
         onBatch?.(batch.length, performance.now() - started);
         batch.forEach((w, i) => w.resolve(found[i]));
         return;
       } catch (error) {
+        if (codeOf(error) === "26000") prepared?.clear();
         if (attempt < 3 && retryable(error)) continue;
         log.error("heartbeat pings failed", { pings: batch.length, ...errorFields(error) });
         batch.forEach((w) => w.reject(error));

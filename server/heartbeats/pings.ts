@@ -15,7 +15,7 @@
  * @module
  */
 import { HEARTBEAT_PINGS_KEPT, type PingKind } from "@probe/shared";
-import { sql } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import { compareKeys } from "../db/keys.ts";
@@ -80,11 +80,53 @@ interface Moving {
   successDeadline: number;
 }
 
-/** Records `pings` (see the module's note); answers, for each, whether its token was known. */
+/**
+ * The batches' statements kept prepared in the database's session, by their text (the embedded
+ * database: one session for good). Planning them anew was most of a batch's time there; a
+ * prepared statement is planned once. PostgreSQL's driver prepares its statements itself.
+ */
+export type PreparedPings = Map<string, string>;
+
+/**
+ * A parameter as a literal of `EXECUTE`'s arguments (which take no bound parameters), quoted as
+ * libpq's `PQescapeLiteral` does: whatever the session's `standard_conforming_strings`.
+ */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "number" || typeof value === "bigint") return String(value);
+  if (typeof value === "boolean") return value ? "true" : "false";
+  const text = value instanceof Date ? value.toISOString() : String(value);
+  const quoted = `'${text.replaceAll("'", "''")}'`;
+  return text.includes("\\") ? `E${quoted.replaceAll("\\", "\\\\")}` : quoted;
+}
+
+/** Runs `query`, as a statement prepared in the session once when `prepared` is given. */
+async function run<R>(
+  trx: Db,
+  query: RawBuilder<R>,
+  prepared: PreparedPings | undefined,
+): Promise<R[]> {
+  if (!prepared) return (await query.execute(trx)).rows;
+  const { sql: text, parameters } = query.compile(trx);
+  let name = prepared.get(text);
+  if (name === undefined) {
+    name = `ping_batch_${prepared.size}`;
+    await sql.raw(`prepare ${name} as ${text}`).execute(trx);
+    prepared.set(text, name);
+  }
+  const args = parameters.length ? `(${parameters.map(literal).join(", ")})` : "";
+  return (await sql.raw<R>(`execute ${name}${args}`).execute(trx)).rows;
+}
+
+/**
+ * Records `pings` (see the module's note); answers, for each, whether its token was known.
+ * With `prepared`, the batch's two main statements run prepared (see {@link PreparedPings}).
+ */
 export async function recordPings(
   trx: Db,
   pings: readonly Ping[],
   localName?: string,
+  prepared?: PreparedPings,
 ): Promise<boolean[]> {
   const tokens = [...new Set(pings.map((p) => p.token))];
   // The probe rows first (for share), as a project delete locks them before the heartbeats it
@@ -93,7 +135,9 @@ export async function recordPings(
   const last = new Date(Math.max(...pings.map((p) => p.at))).toISOString();
   // The probe's schedule row is locked too (for share) so that its state is read as the batch
   // that held these locks before left it: a row updated meanwhile is read in its new version.
-  const { rows } = await sql<Locked>`
+  const rows = await run(
+    trx,
+    sql<Locked>`
     select h.probe_key, h.project, h.token, h.period_seconds, h.schedule, h.timezone,
       h.grace_seconds, h.max_duration_seconds, h.min_duration_seconds, h.created_at,
       h.last_success_at, h.last_start_at, h.last_duration_ms, h.last_ping_at, h.last_ping_kind,
@@ -108,7 +152,9 @@ export async function recordPings(
     join probe_schedule s on s.probe_key = h.probe_key and s.location = ${LOCAL}
     where h.token in (select x.t from json_to_recordset(${json(tokens.map((t) => ({ t })))})
       as x(t text))
-    order by h.probe_key for share of p for update of h for share of s`.execute(trx);
+    order by h.probe_key for share of p for update of h for share of s`,
+    prepared,
+  );
   if (rows.length === 0) return pings.map(() => false);
   const byToken = new Map<string, Moving>(rows.map((row) => [row.token, {
     row,
@@ -178,8 +224,11 @@ export async function recordPings(
       where p.heartbeat_key = x.k and p.n <= x.n`]),
     ...quietWrites(quiet),
   ];
-  await sql`with ${sql.join(writes.map((w, i) => sql`${sql.raw(`w${i}`)} as (${w})`))} select 1`
-    .execute(trx);
+  await run(
+    trx,
+    sql`with ${sql.join(writes.map((w, i) => sql`${sql.raw(`w${i}`)} as (${w})`))} select 1`,
+    prepared,
+  );
   await settleRounds(trx, rounds, localName);
   return found;
 }

@@ -125,6 +125,16 @@ for (const backend of backends()) {
         assert.equal(huge.body.error.message, "The request body is larger than 100 KiB");
       });
 
+      await t.step("a body is kept byte for byte, quotes and backslashes too", async () => {
+        // The embedded database gets a batch's values as literals of a prepared statement.
+        const text = `it's \\'; drop table heartbeats; -- \\x00 "$$" \\\\n é ✓`;
+        assert.equal((await ping("POST", "log", text)).status, 200);
+        const [last] = (await api.get(`${heartbeatsPath(project, "job")}/pings?limit=1`)).body
+          .data;
+        assert.equal(last.body, text);
+        assert.equal(last.body_bytes, new TextEncoder().encode(text).length);
+      });
+
       await t.step("any path naming no heartbeat is 404 with the same bytes", async () => {
         const token = new URL(hb.ping_url).pathname.split("/")[2];
         const other = token.slice(0, -1) + (token.endsWith("A") ? "B" : "A");
@@ -142,7 +152,7 @@ for (const backend of backends()) {
           assert.equal(a.text, answers.at(-1)!.text);
           assert.equal(a.headers.get("content-type"), answers.at(-1)!.headers.get("content-type"));
         }
-        assert.equal((await read()).pings_total, 11);
+        assert.equal((await read()).pings_total, 12);
       });
     } finally {
       await app.close();
