@@ -30,6 +30,7 @@ import { HeartbeatPage } from "./heartbeat_page.js";
 /** @import { ApiError, Scope, Session, SessionState } from "./api.js" */
 /** @import { Route } from "./routes.js" */
 import { LocationsPage } from "./locations.js";
+import { AuditPage } from "./audit.js";
 
 /** @param {ApiError} error */
 function refusal(error) {
@@ -169,6 +170,8 @@ function Page({ route }) {
       return view`<${AlertPolicyPage} />`;
     case "settings":
       return view`<${SettingsPage} />`;
+    case "audit":
+      return view`<${AuditPage} />`;
     case "projectAlerts":
       return view`<${ProjectAlertsPage} key=${route.project} project=${route.project} />`;
     case "maintenance":
@@ -261,6 +264,8 @@ function Signedin({ onSignOut, justSignedIn, session }) {
   }>Locations</a>
           <a href=${href.settings()}
             aria-current=${route.name === "settings" ? "page" : undefined}>Settings</a>
+          <a href=${href.audit()}
+            aria-current=${route.name === "audit" ? "page" : undefined}>Audit log</a>
           <a href="/docs">API reference</a>
         </nav>
         <${UserMenu} session=${session} onSignOut=${onSignOut} />

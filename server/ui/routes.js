@@ -24,6 +24,7 @@ export const href = {
   targets: () => "#/targets",
   alertPolicy: () => "#/alert-policy",
   settings: () => "#/settings",
+  audit: () => "#/audit-log",
   /** @param {string} project */
   projectAlerts: (project) => `${href.project(project)}/alerts`,
   /** @param {string} project */
@@ -42,9 +43,14 @@ export const href = {
 
 /**
  * Pages of their own, named by one word of the fragment: `#/targets`.
- * @type {Record<string, "targets" | "alertPolicy" | "settings">}
+ * @type {Record<string, "targets" | "alertPolicy" | "settings" | "audit">}
  */
-const TOP_PAGES = { targets: "targets", "alert-policy": "alertPolicy", settings: "settings" };
+const TOP_PAGES = {
+  targets: "targets",
+  "alert-policy": "alertPolicy",
+  settings: "settings",
+  "audit-log": "audit",
+};
 /**
  * A project's settings pages: `#/projects/shop/maintenance`.
  * @type {Record<string, "projectAlerts" | "maintenance" | "statusPage" | "badges">}
@@ -60,7 +66,7 @@ const PROJECT_PAGES = {
  * A place of the dashboard.
  * @typedef {{
  *     name: "overview" | "newProject" | "notFound" | "targets" | "alertPolicy" | "locations"
- *       | "settings",
+ *       | "settings" | "audit",
  *   }
  *   | { name: "incidents", query: string }
  *   | {
