@@ -121,8 +121,21 @@ export function createOidcSignIn(
   const base = (url: URL) => site.publicUrl ?? url.origin;
   const redirectUri = (url: URL) => `${base(url)}/auth/oidc/callback`;
 
+  /** The provider's metadata, or the page saying it could not be reached (logged). */
+  const reach = async (): Promise<oauth.AuthorizationServer | Response> => {
+    try {
+      return await server();
+    } catch (error) {
+      log?.("the OpenID provider could not be reached", {
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
+      return refusedPage(503, "The sign-in provider could not be reached: try again later");
+    }
+  };
+
   const start = async (url: URL) => {
-    const as = await server();
+    const as = await reach();
+    if (as instanceof Response) return as;
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const nonce = oauth.generateRandomNonce();
@@ -154,7 +167,8 @@ export function createOidcSignIn(
     } catch {
       return refusedPage(400, "This sign-in expired or was started elsewhere: start it again");
     }
-    const as = await server();
+    const as = await reach();
+    if (as instanceof Response) return as;
     let claims: Record<string, unknown>;
     try {
       const params = oauth.validateAuthResponse(as, client, url, flow.state);

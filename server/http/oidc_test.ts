@@ -10,6 +10,7 @@ import { createLogger } from "../log.ts";
 import type { OidcConfig } from "../config.ts";
 import { backends, BASE, freshDatabase, TEST_API_KEY, uniqueName } from "../testing/app.ts";
 import { signInAtProvider, startOidcProvider } from "../testing/oidc_provider.ts";
+import { createOidcSignIn } from "./oidc.ts";
 
 const CALLBACK = `${BASE}/auth/oidc/callback`;
 
@@ -143,3 +144,31 @@ for (const backend of backends()) {
     }
   });
 }
+
+Deno.test("an OpenID provider that cannot be reached: the sign-in says so (503), not a 500", async () => {
+  const logged: string[] = [];
+  const oidc = createOidcSignIn(
+    {
+      issuer: "http://127.0.0.1:9",
+      clientId: "c",
+      clientSecret: "s",
+      name: "Nowhere",
+      scopes: "openid",
+      defaultRole: "viewer",
+      roleClaim: "groups",
+      adminGroups: [],
+      editorGroups: [],
+      viewerGroups: [],
+      allowedDomains: [],
+    },
+    {},
+    { log: (message) => logged.push(message) },
+  );
+  const url = new URL(`${BASE}/auth/oidc/start`);
+  const answer = await oidc.handle(new Request(url), url, "/start", {
+    signIn: () => Promise.reject(new Error("not reached")),
+  });
+  assert.equal(answer?.status, 503);
+  assert.match(await answer!.text(), /could not be reached/);
+  assert.deepEqual(logged, ["the OpenID provider could not be reached"]);
+});

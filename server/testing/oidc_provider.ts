@@ -13,50 +13,64 @@ export interface TestProvider {
   issuer: string;
   clientId: string;
   clientSecret: string;
+  /**
+   * Opens the provider to the service whose callback is `redirectUri` (for a service started
+   * after the provider, once its port is known); until then it answers 503.
+   */
+  register(redirectUri: string): void;
   close(): Promise<void>;
 }
 
 /**
- * Starts the provider. `redirectUri` is the service's callback; `groups` maps a login name to
- * its `groups` claim (none for a name not listed).
+ * Starts the provider. `redirectUri` is the service's callback (or give it later to
+ * `register`); `groups` maps a login name to its `groups` claim (none for a name not listed).
  */
 export async function startOidcProvider(
-  { redirectUri, groups }: { redirectUri: string; groups: Record<string, string[]> },
+  { redirectUri, groups }: { redirectUri?: string; groups: Record<string, string[]> },
 ): Promise<TestProvider> {
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = "probe-dashboard";
   const clientSecret = "test-client-secret-0123456789abcdef";
-  const provider = new Provider(issuer, {
-    clients: [{
-      client_id: clientId,
-      client_secret: clientSecret,
-      redirect_uris: [redirectUri],
-      grant_types: ["authorization_code"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "client_secret_basic",
-    }],
-    claims: { openid: ["sub"], email: ["email", "email_verified"], groups: ["groups"] },
-    // The claims of the scopes asked for go in the ID token, which is what the service reads.
-    conformIdTokenClaims: false,
-    cookies: { keys: ["test-provider-cookie-key-0123456789"] },
-    pkce: { required: () => true },
-    findAccount: (_ctx, id) => ({
-      accountId: id,
-      claims: () => ({
-        sub: id,
-        email: `${id}@example.com`,
-        email_verified: true,
-        ...(groups[id] && { groups: groups[id] }),
-      }),
-    }),
+  let handle: ReturnType<Provider["callback"]> | null = null;
+  server.on("request", (req, res) => {
+    if (handle) return handle(req, res);
+    res.writeHead(503).end();
   });
-  server.on("request", provider.callback());
+  const register = (uri: string) => {
+    const provider = new Provider(issuer, {
+      clients: [{
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: [uri],
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "client_secret_basic",
+      }],
+      claims: { openid: ["sub"], email: ["email", "email_verified"], groups: ["groups"] },
+      // The claims of the scopes asked for go in the ID token, which is what the service reads.
+      conformIdTokenClaims: false,
+      cookies: { keys: ["test-provider-cookie-key-0123456789"] },
+      pkce: { required: () => true },
+      findAccount: (_ctx: unknown, id: string) => ({
+        accountId: id,
+        claims: () => ({
+          sub: id,
+          email: `${id}@example.com`,
+          email_verified: true,
+          ...(groups[id] && { groups: groups[id] }),
+        }),
+      }),
+    });
+    handle = provider.callback();
+  };
+  if (redirectUri) register(redirectUri);
   return {
     issuer,
     clientId,
     clientSecret,
+    register,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

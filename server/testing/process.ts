@@ -99,7 +99,8 @@ export interface StartOptions {
  */
 export async function startServerProcess(options: StartOptions = {}): Promise<ServerProcess> {
   const entry = options.entry ?? SERVER_ENTRY;
-  const port = sparePort();
+  // A PORT given is the one to wait on (a test that had to name the address first).
+  const port = options.env?.PORT ? Number(options.env.PORT) : sparePort();
   const url = `http://127.0.0.1:${port}`;
   const capture = options.output === "capture";
   const read = capture || options.onLine !== undefined;
