@@ -41,6 +41,7 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     probeConcurrency: 1000,
     probeHostConcurrency: 250,
     resultsRetentionDays: 7,
+    auditRetentionDays: 400,
     runner: true,
     runnerLocation: "local",
     metricsPerProbe: true,
@@ -48,7 +49,51 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     notificationLeaseMs: 60_000,
     delivery: { concurrency: 20, perTarget: 4, breakerFailures: 3 },
     iamAlive: {},
+    sessions: { idleMs: 12 * 3_600_000, absoluteMs: 7 * 24 * 3_600_000 },
   });
+});
+
+Deno.test("dashboard sessions' lifetimes and single sign-on: all three OIDC settings or none", () => {
+  const sessions = parseConfig({ SESSION_IDLE_MINUTES: "30", SESSION_MAX_HOURS: "24" }).sessions;
+  assert.deepEqual(sessions, { idleMs: 30 * 60_000, absoluteMs: 24 * 3_600_000 });
+  assert.throws(() => parseConfig({ SESSION_IDLE_MINUTES: "0" }), /SESSION_IDLE_MINUTES/);
+  const oidc = {
+    OIDC_ISSUER: "https://sso.example.com/realms/acme",
+    OIDC_CLIENT_ID: "probe-monitor",
+    OIDC_CLIENT_SECRET: "s3cret-value",
+  };
+  assert.deepEqual(
+    parseConfig({ ...oidc, OIDC_ADMIN_GROUPS: "ops, sre", OIDC_ALLOWED_DOMAINS: "Example.COM" })
+      .oidc,
+    {
+      issuer: "https://sso.example.com/realms/acme",
+      clientId: "probe-monitor",
+      clientSecret: "s3cret-value",
+      name: "sso.example.com",
+      scopes: "openid email profile",
+      defaultRole: null,
+      roleClaim: "groups",
+      adminGroups: ["ops", "sre"],
+      editorGroups: [],
+      viewerGroups: [],
+      allowedDomains: ["example.com"],
+      projectsClaim: undefined,
+    },
+  );
+  assert.equal(parseConfig({ ...oidc, OIDC_DEFAULT_ROLE: "viewer" }).oidc?.defaultRole, "viewer");
+  assert.equal(parseConfig({}).oidc, undefined);
+  for (const missing of ["OIDC_ISSUER", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET"] as const) {
+    const { [missing]: _, ...rest } = oidc;
+    assert.throws(() => parseConfig(rest), ConfigError, missing);
+  }
+  assert.throws(() => parseConfig({ ...oidc, OIDC_ISSUER: "sso.example.com" }), /OIDC_ISSUER/);
+  assert.throws(() => parseConfig({ ...oidc, OIDC_DEFAULT_ROLE: "root" }), /OIDC_DEFAULT_ROLE/);
+  // The secret is never in a refusal's message.
+  try {
+    parseConfig({ ...oidc, OIDC_ISSUER: "nope" });
+  } catch (error) {
+    assert.ok(!(error as Error).message.includes("s3cret-value"));
+  }
 });
 
 Deno.test("PUBLIC_URL: an http(s) URL, its trailing slash dropped; the bound address by default", () => {
