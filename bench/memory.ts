@@ -1,20 +1,23 @@
 /**
- * `deno task bench:memory`: the server's resident memory (RSS) from start to 30 minutes of
- * 1,000 probes (the soak with probes). It starts the real server (`server/main.ts`, as `deno
+ * `deno task bench:memory`: the server's resident memory (RSS) from start to some minutes of
+ * 1,000 probes (3 by default; `--minutes 10` for the figure the service is held to, 30 for a
+ * soak). It starts the real server (`server/main.ts`, as `deno
  * task start` does) on a fresh `DATA_DIR`, the embedded database unless `--database-url` names a
  * PostgreSQL server, with a loopback target that answers a few bytes. The first start creates
  * the database and a project; the server stops and starts again on it, idles, then gets the
- * probes. It prints RSS right after each start and the peak during it, idle RSS with one project
- * and, once the probes exist, each minute: RSS, the server's V8 heap and, embedded, the database
- * thread's heap and WebAssembly memory (from `/metrics`); then the peak, the growth from minute
+ * probes. It prints RSS right after each start and the peak during it, idle RSS a minute after
+ * start with one project and, then and once the probes exist each minute: RSS (anonymous and
+ * file-backed), the server's V8 heap and, embedded, the database thread's heap and WebAssembly
+ * memory (from `/metrics`), what is left of RSS beside them (code, malloc, stacks, the probe
+ * thread), and each OS thread's CPU time; then the peak, the growth from minute
  * 2 and from minute 5 to the end, and whether RSS was flat after minute 5 (fitted growth under
  * 1 MiB a minute).
  *
- *   deno task bench:memory [--minutes 30] [--probes 1000] [--interval 60] [--idle-seconds 30]
+ *   deno task bench:memory [--minutes 3] [--probes 1000] [--interval 60] [--idle-seconds 60]
  *                          [--database-url postgres://…] [--server-dir DIR] [--show-output]
  *                          [--v8-flags FLAGS]
  *
- * `MEMORY_MINUTES` sets the minutes when `--minutes` is not given (a short run: 6).
+ * `MEMORY_MINUTES` sets the minutes when `--minutes` is not given.
  *
  * Not a test: RSS depends on the machine, the Deno version and what else runs.
  *
@@ -35,10 +38,10 @@ const FLAT_MIB_PER_MIN = 1;
 const { values: args } = parseArgs({
   args: Deno.args,
   options: {
-    minutes: { type: "string", default: Deno.env.get("MEMORY_MINUTES") ?? "30" },
+    minutes: { type: "string", default: Deno.env.get("MEMORY_MINUTES") ?? "3" },
     probes: { type: "string", default: "1000" },
     interval: { type: "string", default: "60" },
-    "idle-seconds": { type: "string", default: "30" },
+    "idle-seconds": { type: "string", default: "60" },
     "database-url": { type: "string" },
     "server-dir": { type: "string" },
     "show-output": { type: "boolean" },
@@ -47,15 +50,16 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  console.log(`deno task bench:memory [--minutes 30] [--probes 1000] [--interval 60]
-                       [--idle-seconds 30] [--database-url URL] [--server-dir DIR]
+  console.log(`deno task bench:memory [--minutes 3] [--probes 1000] [--interval 60]
+                       [--idle-seconds 60] [--database-url URL] [--server-dir DIR]
                        [--show-output] [--v8-flags FLAGS]
 
 Starts server/main.ts on a fresh DATA_DIR (the embedded database, or a database of its own on
 the PostgreSQL server --database-url names, dropped afterwards), with a loopback target, and
 prints its RSS: after start, idle with one project, then with --probes probes every --interval
-seconds for --minutes minutes (MEMORY_MINUTES when not given), each minute with the V8 heaps and
-the WebAssembly memory /metrics gives. --server-dir runs another copy of the service (its server/main.ts)
+seconds for --minutes minutes (MEMORY_MINUTES when not given; --minutes 10 for the figure the
+service is held to), each minute with the V8 heaps and the WebAssembly memory /metrics gives, the
+rest of RSS beside them, and each thread's CPU time. --server-dir runs another copy of the service (its server/main.ts)
 with the same bench, to compare versions. --show-output passes the server's output (LOG_LEVEL=warn
 unless set) through. The server runs with the V8 flags of the service's \`deno task start\`
 (its deno.json), or with --v8-flags=FLAGS instead.`);
@@ -128,6 +132,59 @@ async function heaps(service: ServerProcess): Promise<Record<keyof typeof HEAP_S
   return Object.fromEntries(
     Object.entries(HEAP_SERIES).map(([key, name]) => [key, value(name)]),
   ) as Record<keyof typeof HEAP_SERIES, string>;
+}
+
+/** RSS split as /proc gives it: anonymous (heaps, WebAssembly, malloc) and file-backed (code). */
+async function rssParts(pid: number): Promise<{ anonKiB: number; fileKiB: number }> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const field = (name: string) => Number(status.match(new RegExp(`^${name}:\\s+(\\d+)`, "m"))?.[1]);
+  return { anonKiB: field("RssAnon"), fileKiB: field("RssFile") };
+}
+
+/**
+ * Each OS thread of the process with its CPU time so far (the threads share one address space,
+ * so RSS has no per-thread split; their isolates' heaps are in `/metrics`).
+ */
+async function threadTimes(pid: number): Promise<string> {
+  const byName = new Map<string, { count: number; seconds: number }>();
+  for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
+    try {
+      const stat = await Deno.readTextFile(`/proc/${pid}/task/${task.name}/stat`);
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+      const entry = byName.get(name) ?? { count: 0, seconds: 0 };
+      entry.count += 1;
+      entry.seconds += (Number(fields[11]) + Number(fields[12])) / 100;
+      byName.set(name, entry);
+    } catch {
+      // The thread ended while being read.
+    }
+  }
+  return [...byName].sort((a, b) => b[1].seconds - a[1].seconds)
+    .map(([name, { count, seconds }]) =>
+      `${name}${count > 1 ? `×${count}` : ""} ${seconds.toFixed(1)} s`
+    )
+    .join(", ");
+}
+
+/** One line of the process's memory by part, and one of its threads' CPU times. */
+async function breakdown(service: ServerProcess, label: string) {
+  const [{ rssKiB }, parts, h, threads] = await Promise.all([
+    memoryOf(service.pid),
+    rssParts(service.pid),
+    heaps(service),
+    threadTimes(service.pid),
+  ]);
+  const known = [h.serverHeapTotal, h.dbHeapTotal, h.wasm].map(Number).filter(Number.isFinite)
+    .reduce((a, b) => a + b, 0);
+  row(
+    `${label}: by part`,
+    `RSS ${fmt(rssKiB)} (anonymous ${fmt(parts.anonKiB)}, files ${fmt(parts.fileKiB)}); ` +
+      `server isolate heap ${h.serverHeapUsed}/${h.serverHeapTotal} MiB, database thread heap ` +
+      `${h.dbHeapUsed}/${h.dbHeapTotal} MiB, PGlite WebAssembly memory ${h.wasm} MiB (reserved, ` +
+      `not all resident); the rest ${(mib(rssKiB) - known).toFixed(0)} MiB`,
+  );
+  row(`${label}: threads (CPU time)`, threads);
 }
 
 /** Least-squares slope of RSS over time, in MiB per minute. */
@@ -204,6 +261,7 @@ try {
   await sleep(IDLE_S * 1000);
   const idle = await memoryOf(pid);
   row(`Idle, one project, after ${IDLE_S} s`, fmt(idle.rssKiB));
+  await breakdown(service, "Idle");
 
   const creating = performance.now();
   await createProbes(service, target.origin);
@@ -236,6 +294,7 @@ try {
       await sleep(Math.min(SAMPLE_MS, Math.max(50, (mark - minute) * 60_000)));
     }
   }
+  await breakdown(service, `With probes, minute ${MINUTES}`);
   const checks = (target.counts.get("/ok") ?? 0) - hitsBefore;
   row("Peak with probes (sampled every 5 s)", fmt(peak));
   row("Peak of the second start's process (VmHWM)", fmt((await memoryOf(pid)).peakKiB));
