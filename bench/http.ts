@@ -48,6 +48,11 @@ interface Scenario {
   status: number;
   /** What answers on the service's side: the service, or the stack's floor (`floor.ts`). */
   side?: "service" | "floor";
+  /**
+   * The key the service is called with: the configured one (`SERVICE_API_KEY`), or an admin key
+   * made through the API at the start (`stored`: looked up by digest, kept a second).
+   */
+  key?: "configured" | "stored";
   request: (i: number) => WrkRequest;
 }
 
@@ -63,6 +68,12 @@ const SCENARIOS: Scenario[] = [
     minRatio: 0.6,
     maxP99Ms: 20,
     status: 200,
+    request: (i) => ({ method: "GET", path: `/api/v1/projects/${project(i)}` }),
+  },
+  {
+    name: "REST GET /api/v1/projects/{project}: stored key",
+    status: 200,
+    key: "stored",
     request: (i) => ({ method: "GET", path: `/api/v1/projects/${project(i)}` }),
   },
   {
@@ -107,10 +118,26 @@ const SCENARIOS: Scenario[] = [
 
 const HEADERS = { "x-service-api-key": BENCH_KEY, "content-type": "application/json" };
 
+/** An admin key made through the service's API, for the `stored` scenarios. */
+async function storedKey(base: string): Promise<string> {
+  const response = await fetch(`${base}/api/v1/api-keys`, {
+    method: "POST",
+    headers: HEADERS,
+    body: JSON.stringify({ name: `bench-${crypto.randomUUID().slice(0, 8)}`, role: "admin" }),
+  });
+  const answer = await response.json();
+  if (response.status !== 201) throw new Error(`making a key: ${JSON.stringify(answer)}`);
+  return answer.data.key;
+}
+
 /** One request of the scenario, to check its status before measuring. */
-async function checkStatus(base: string, scenario: Scenario): Promise<void> {
+async function checkStatus(
+  base: string,
+  scenario: Scenario,
+  headers: Record<string, string> = HEADERS,
+): Promise<void> {
   const { method, path, body } = scenario.request(7);
-  const response = await fetch(`${base}${path}`, { method, headers: HEADERS, body });
+  const response = await fetch(`${base}${path}`, { method, headers, body });
   const text = await response.text();
   if (response.status !== scenario.status) {
     throw new Error(
@@ -183,17 +210,21 @@ async function runScenario(
   const baseline = await startBaseline({ databaseUrl, poolSize: settings.poolSize });
   try {
     const requests = Array.from({ length: PROJECTS }, (_, i) => scenario.request(i));
+    // The baseline takes the configured key alone; the service the scenario's key.
+    const svcHeaders = scenario.key === "stored"
+      ? { ...HEADERS, "x-service-api-key": await storedKey(service.url) }
+      : HEADERS;
     const drive = async (base: string, duration: number): Promise<WrkResult> =>
       await runWrk({
         url: base,
         requests,
-        headers: HEADERS,
+        headers: base === service.url ? svcHeaders : HEADERS,
         connections: settings.connections,
         threads: settings.threads,
         seconds: duration,
       });
     await checkStatus(baseline.url, scenario);
-    await checkStatus(service.url, scenario);
+    await checkStatus(service.url, scenario, svcHeaders);
     if (warmup > 0) {
       await drive(baseline.url, warmup);
       await drive(service.url, warmup);
@@ -335,7 +366,8 @@ async function main(): Promise<number> {
     cpuProf: Deno.env.get("BENCH_CPU_PROF"),
   };
   const only = Deno.env.get("BENCH_ONLY");
-  const exact = SCENARIOS.filter((s) => s.name === only);
+  // Names joined by `|` run those scenarios alone (the stored key's row beside the configured one).
+  const exact = SCENARIOS.filter((s) => only?.split("|").includes(s.name));
   const scenarios = exact.length ? exact : SCENARIOS.filter((s) => !only || s.name.includes(only));
 
   console.log(`Seeding ${PROJECTS} projects x ${PROBES_PER_PROJECT} probes ...`);

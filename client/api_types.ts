@@ -320,3 +320,20 @@ export type AuditEntry = Outputs["auditLog"]["list"]["data"][number];
 export type AuditListInput = Inputs["auditLog"]["list"];
 /** `auditLog.list`: `{ data: AuditEntry[], meta: { count, next_after } }`, newest first. */
 export type AuditListResult = Outputs["auditLog"]["list"];
+
+/** An API key's record (never the key): role, projects, who made it, expiry, last use. */
+export type ApiKey = Outputs["apiKeys"]["get"]["data"];
+/** A new or rotated API key: the record and the key (`key`), shown this once. */
+export type ApiKeyWithKey = Outputs["apiKeys"]["create"]["data"];
+/** `apiKeys.list`: `{ data: ApiKey[], meta: { count } }`, the configured keys first. */
+export type ApiKeyListResult = Outputs["apiKeys"]["list"];
+/** `apiKeys.get`, `apiKeys.delete` and `apiKeys.rotate`: the key's name. */
+export type ApiKeyRef = Inputs["apiKeys"]["get"];
+/** `apiKeys.get` and `apiKeys.update`: `{ data: ApiKey }`. */
+export type ApiKeyGetResult = Outputs["apiKeys"]["get"];
+/** `apiKeys.create`: `name`, `role`, and optional `projects` (each must exist) and `expires_at`. */
+export type ApiKeyCreateInput = Inputs["apiKeys"]["create"];
+/** `apiKeys.create` and `apiKeys.rotate`: `{ data: ApiKeyWithKey }`. */
+export type ApiKeyCreateResult = Outputs["apiKeys"]["create"];
+/** `apiKeys.update`: the key's name and the fields to change (null clears projects, expiry). */
+export type ApiKeyUpdateInput = Inputs["apiKeys"]["update"];

@@ -4,6 +4,12 @@ import type {
   AlertPolicyGetResult,
   AlertPolicyUpdateInput,
   AlertPolicyUpdateResult,
+  ApiKeyCreateInput,
+  ApiKeyCreateResult,
+  ApiKeyGetResult,
+  ApiKeyListResult,
+  ApiKeyRef,
+  ApiKeyUpdateInput,
   AuditListInput,
   AuditListResult,
   BadgeCreateInput,
@@ -352,6 +358,29 @@ export interface AuditLogApi {
   list(input?: AuditListInput): Promise<AuditListResult>;
 }
 
+/**
+ * API keys made through the API (docs/access.md), each with a role and optionally limited to
+ * projects; admin keys only (others reject with `forbidden`, 403). The key itself is answered
+ * by `create` and `rotate` only.
+ */
+export interface ApiKeysApi {
+  /** Every key's record: the configured ones (`configured: true`) first, then the others. */
+  list(): Promise<ApiKeyListResult>;
+  /** Reads one record; rejects with `not_found` (404) when there is none. */
+  get(input: ApiKeyRef): Promise<ApiKeyGetResult>;
+  /**
+   * Makes a key and answers it (`data.key`) this once. Rejects with `conflict` (409) for a taken
+   * name, `validation_failed` (422) for a project that does not exist or a past expiry.
+   */
+  create(input: ApiKeyCreateInput): Promise<ApiKeyCreateResult>;
+  /** Changes its role, projects or expiry; a configured key rejects with 409. */
+  update(input: ApiKeyUpdateInput): Promise<ApiKeyGetResult>;
+  /** Deletes it: the key stops within a second everywhere. */
+  delete(input: ApiKeyRef): Promise<void>;
+  /** Replaces the key: the new one is in this answer only, the old one stops. */
+  rotate(input: ApiKeyRef): Promise<ApiKeyCreateResult>;
+}
+
 /** Every operation of the probe service. Failures reject with a `ProbeApiError`. */
 export interface ProbeClient {
   projects: ProjectsApi;
@@ -368,6 +397,7 @@ export interface ProbeClient {
   locations: LocationsApi;
   heartbeats: HeartbeatsApi;
   whoami: WhoamiApi;
+  apiKeys: ApiKeysApi;
   auditLog: AuditLogApi;
 }
 
@@ -510,6 +540,14 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
     },
     whoami: {
       get: () => call(() => trpc.whoami.get.query({})),
+    },
+    apiKeys: {
+      list: () => call(() => trpc.apiKeys.list.query({})),
+      get: (input) => call(() => trpc.apiKeys.get.query(input)),
+      create: (input) => call(() => trpc.apiKeys.create.mutate(input)),
+      update: (input) => call(() => trpc.apiKeys.update.mutate(input)),
+      delete: (input) => call(() => trpc.apiKeys.delete.mutate(input)),
+      rotate: (input) => call(() => trpc.apiKeys.rotate.mutate(input)),
     },
     auditLog: {
       list: (input = {}) => call(() => trpc.auditLog.list.query(input)),

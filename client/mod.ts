@@ -48,6 +48,7 @@
 export { createProbeClient } from "./client.ts";
 export type {
   AlertsApi,
+  ApiKeysApi,
   AuditLogApi,
   BadgesApi,
   HeartbeatsApi,

@@ -30,13 +30,15 @@ function newKey(): { key: string; digest: string } {
 }
 
 /**
- * Moves on with every key changed, rotated or deleted on `db`: the edge's cache of what a key
- * is (`storedKeyCheck`) is kept under it, so a change holds at once in this process (and
- * within the cache's second in the others).
+ * Moves on with every key changed, rotated or deleted in this process: the edge's cache of what
+ * a key is (`createStoredKeyCheck`) is kept under it, so a change holds at once here (and within
+ * the cache's second in the other processes). One count for the process, not one per database
+ * handle: a change is made through the transaction a write runs in, not the handle the edge
+ * reads with.
  */
-const versions = new WeakMap<Db, number>();
-export const apiKeysVersion = (db: Db) => versions.get(db) ?? 0;
-const keysChanged = (db: Db) => versions.set(db, apiKeysVersion(db) + 1);
+let version = 0;
+export const apiKeysVersion = () => version;
+const keysChanged = () => version++;
 
 const columns = [
   "name",
@@ -213,7 +215,7 @@ export async function updateApiKey(
     updated_at: sql`now()`,
   }).where("name", "=", name).returning(columns).executeTakeFirst();
   if (!row) throw notFound();
-  keysChanged(db);
+  keysChanged();
   return recordOf(row);
 }
 
@@ -227,7 +229,7 @@ export async function rotateApiKey(
     .set({ key_sha256: digest, updated_at: sql`now()` })
     .where("name", "=", name).returning(columns).executeTakeFirst();
   if (!row) throw notFound();
-  keysChanged(db);
+  keysChanged();
   return { ...recordOf(row), key };
 }
 
@@ -239,5 +241,5 @@ export async function deleteApiKey(
   const row = await db.deleteFrom("api_keys").where("name", "=", name).returning("name")
     .executeTakeFirst();
   if (!row) throw notFound();
-  keysChanged(db);
+  keysChanged();
 }

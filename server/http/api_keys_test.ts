@@ -26,6 +26,8 @@ const METHODS = ["get", "put", "post", "delete", "patch"];
 function needed(method: string, template: string): "viewer" | "editor" | "admin" {
   const admin = ["/api-keys", "/audit-log", "/notification-targets", "/settings", "/locations"];
   if (template.startsWith("/api-keys") || template.startsWith("/audit-log")) return "admin";
+  // Anyone signed in lists and ends their own sessions (an admin everyone's: docs/access.md).
+  if (template.startsWith("/sessions")) return "viewer";
   if (method === "GET") return "viewer";
   return admin.some((prefix) => template.startsWith(prefix)) ? "admin" : "editor";
 }

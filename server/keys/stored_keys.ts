@@ -44,7 +44,7 @@ export function createStoredKeyCheck(
     if (!presented.startsWith(STORED_KEY_PREFIX)) return null;
     const digest = keyDigest(presented);
     const load = () => principalOfKey(db, digest);
-    const found = ttlMs === 0 ? await load() : await cache.get(digest, apiKeysVersion(db), load);
+    const found = ttlMs === 0 ? await load() : await cache.get(digest, apiKeysVersion(), load);
     if (!found) return null;
     const at = now();
     if (found.expiresAt !== null && found.expiresAt <= at) return null;
