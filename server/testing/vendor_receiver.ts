@@ -134,3 +134,35 @@ export async function sendEach(
   for (let i = 0; i < count; i++) results.push(await send());
   return results;
 }
+
+/**
+ * What each of a vendor's `replies` comes to: a receiver answers them in turn, `send` sends once
+ * to its URL for each, and each result is said in words: `delivered`, `retry HTTP 503`,
+ * `retry HTTP 429 after 2000 ms` (the vendor's wait), `give up HTTP 400`.
+ */
+export async function verdictsOn(
+  send: (url: string) => Promise<DeliveryResult>,
+  replies: VendorReply[],
+): Promise<string[]> {
+  const vendor = vendorReceiver(replies);
+  try {
+    const words = [];
+    for (let i = 0; i < replies.length; i++) {
+      const result = await send(vendor.url);
+      if (result.outcome === "delivered") words.push("delivered");
+      else {
+        const wait = result.retryAfterMs === undefined ? "" : ` after ${result.retryAfterMs} ms`;
+        words.push(result.final ? `give up ${result.error}` : `retry ${result.error}${wait}`);
+      }
+    }
+    return words;
+  } finally {
+    await vendor.close();
+  }
+}
+
+/** An alert message of `type` whose event's data has `data` in place of the hostile texts. */
+export function alertWith(type: AlertEventType, data: Partial<AlertEvent["data"]>): NotifyMessage {
+  const event = hostileEvent(type);
+  return { type: "alert", id: "msg_1", event: { ...event, data: { ...event.data, ...data } } };
+}

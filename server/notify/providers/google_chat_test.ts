@@ -1,14 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  alertMessage,
-  gaveUp,
-  HOSTILE,
-  retried,
-  sendEach,
-  sendVia,
-  vendorReceiver,
-} from "../../testing/vendor_receiver.ts";
+import * as vendorTesting from "../../testing/vendor_receiver.ts";
 import { googleChat } from "./google_chat.ts";
+
+const { alertMessage, gaveUp, HOSTILE, retried, sendEach, sendVia, vendorReceiver } = vendorTesting;
 
 const PATH = "/v1/spaces/AAAAbcd/messages?key=AIzaSy-key&token=tok-secret";
 const ESCAPED = "&lt;b&gt;bold&lt;/b&gt; @everyone @channel &lt;!here&gt; @room *_[]`~ &amp; " +

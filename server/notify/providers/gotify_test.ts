@@ -1,14 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  alertMessage,
-  gaveUp,
-  HOSTILE,
-  retried,
-  sendEach,
-  sendVia,
-  vendorReceiver,
-} from "../../testing/vendor_receiver.ts";
+import * as vendorTesting from "../../testing/vendor_receiver.ts";
 import { gotify } from "./gotify.ts";
+
+const { alertMessage, gaveUp, HOSTILE, retried, sendEach, sendVia, vendorReceiver } = vendorTesting;
 
 const TOKEN = "AvKcy9o-yvVhyKd";
 

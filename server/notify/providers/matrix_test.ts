@@ -1,14 +1,9 @@
 import assert from "node:assert/strict";
-import {
-  alertMessage,
-  DELIVERED,
-  gaveUp,
-  retried,
-  sendEach,
-  sendVia,
-  vendorReceiver,
-} from "../../testing/vendor_receiver.ts";
+import * as vendorTesting from "../../testing/vendor_receiver.ts";
 import { matrix } from "./matrix.ts";
+
+const { alertMessage, DELIVERED, gaveUp, retried, sendEach, sendVia, vendorReceiver } =
+  vendorTesting;
 
 const TOKEN = "syt_Ym90_QWxlcnRzQm90VG9rZW4_0aB1cD";
 const ROOM = "!OGEhHVWSdvArJzumhm:matrix.org";

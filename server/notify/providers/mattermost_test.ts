@@ -1,13 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  alertMessage,
-  gaveUp,
-  retried,
-  sendEach,
-  sendVia,
-  vendorReceiver,
-} from "../../testing/vendor_receiver.ts";
+import * as vendorTesting from "../../testing/vendor_receiver.ts";
 import { mattermost } from "./mattermost.ts";
+
+const { alertMessage, sendVia, vendorReceiver, verdictsOn } = vendorTesting;
 
 Deno.test("mattermost: an incoming-webhook post, Markdown escaped and mentions defused", async () => {
   const vendor = vendorReceiver([{ status: 200, body: "ok" }]);
@@ -54,21 +49,19 @@ Deno.test("mattermost: a post stays within 16,383 characters", async () => {
 });
 
 Deno.test("mattermost: 429 and 5xx are retried, 400 gives up; the URL is masked on reads", async () => {
-  const vendor = vendorReceiver([
-    { status: 429, headers: { "retry-after": "2" } },
-    { status: 500 },
-    { status: 400, body: "Unable to parse incoming data" },
+  const verdicts = await verdictsOn(
+    (url) => sendVia(mattermost, { url }, alertMessage("probe.down")),
+    [
+      { status: 429, headers: { "retry-after": "2" } },
+      { status: 500 },
+      { status: 400, body: "Unable to parse incoming data" },
+    ],
+  );
+  assert.deepEqual(verdicts, [
+    "retry HTTP 429 after 2000 ms",
+    "retry HTTP 500",
+    "give up HTTP 400",
   ]);
-  try {
-    const send = () => sendVia(mattermost, { url: vendor.url }, alertMessage("probe.down"));
-    assert.deepEqual(await sendEach(send, 3), [
-      retried("HTTP 429", 2000),
-      retried("HTTP 500"),
-      gaveUp("HTTP 400"),
-    ]);
-  } finally {
-    await vendor.close();
-  }
   assert.equal(
     mattermost.fields.url.secret?.mask("https://chat.example.com/hooks/xai3ymx9r3ng7qbnmuhyj8dkwe"),
     "https://chat.example.com/…",

@@ -1,15 +1,9 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import {
-  alertMessage,
-  gaveUp,
-  HOSTILE,
-  retried,
-  sendEach,
-  sendVia,
-  vendorReceiver,
-} from "../../testing/vendor_receiver.ts";
+import * as vendorTesting from "../../testing/vendor_receiver.ts";
 import { ntfy } from "./ntfy.ts";
+
+const { alertMessage, HOSTILE, sendVia, vendorReceiver, verdictsOn } = vendorTesting;
 
 const PUBLISHED = {
   status: 200,
@@ -73,23 +67,21 @@ Deno.test("ntfy: a title not in ASCII is RFC 2047-encoded, a long body cut to 4,
 });
 
 Deno.test("ntfy: 429 and 5xx are retried, 401 and 413 give up", async () => {
-  const vendor = vendorReceiver([
-    { status: 429, body: { code: 42901, http: 429, error: "limit reached: too many requests" } },
-    { status: 502 },
-    { status: 401, body: { code: 40101, http: 401, error: "unauthorized" } },
-    { status: 413, body: { code: 41301, http: 413, error: "too large" } },
+  const verdicts = await verdictsOn(
+    (url) => sendVia(ntfy, { url: `${url}/t` }, alertMessage("probe.down")),
+    [
+      { status: 429, body: { code: 42901, http: 429, error: "limit reached: too many requests" } },
+      { status: 502 },
+      { status: 401, body: { code: 40101, http: 401, error: "unauthorized" } },
+      { status: 413, body: { code: 41301, http: 413, error: "too large" } },
+    ],
+  );
+  assert.deepEqual(verdicts, [
+    "retry HTTP 429",
+    "retry HTTP 502",
+    "give up HTTP 401",
+    "give up HTTP 413",
   ]);
-  try {
-    const send = () => sendVia(ntfy, { url: `${vendor.url}/t` }, alertMessage("probe.down"));
-    assert.deepEqual(await sendEach(send, 4), [
-      retried("HTTP 429"),
-      retried("HTTP 502"),
-      gaveUp("HTTP 401"),
-      gaveUp("HTTP 413"),
-    ]);
-  } finally {
-    await vendor.close();
-  }
   assert.equal("required" in ntfy.fields.token, false, "the token is optional");
   assert.equal(ntfy.fields.url.secret?.mask("https://ntfy.sh/secret-topic"), "https://ntfy.sh/…");
 });

@@ -1,13 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  alertMessage,
-  HOSTILE,
-  retried,
-  sendEach,
-  sendVia,
-  vendorReceiver,
-} from "../../testing/vendor_receiver.ts";
+import * as vendorTesting from "../../testing/vendor_receiver.ts";
 import { pagerduty, PAGERDUTY_EVENTS_URL } from "./pagerduty.ts";
+
+const { alertMessage, HOSTILE, retried, sendEach, sendVia, vendorReceiver } = vendorTesting;
 
 const ROUTING_KEY = "R0ut1ngK3yR0ut1ngK3yR0ut1ngK3y01";
 const ACCEPTED = { status: 202, body: { status: "success", message: "Event processed" } };

@@ -1,14 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  alertMessage,
-  gaveUp,
-  HOSTILE,
-  retried,
-  sendEach,
-  sendVia,
-  vendorReceiver,
-} from "../../testing/vendor_receiver.ts";
+import * as vendorTesting from "../../testing/vendor_receiver.ts";
 import { pushover, PUSHOVER_URL } from "./pushover.ts";
+
+const { alertMessage, HOSTILE, sendVia, vendorReceiver, verdictsOn } = vendorTesting;
 
 const TOKEN = "azGDORePK8gMaC0QOYAMyEEuzJnyUi";
 const USER = "uQiRzpo4DXghDmr9QzzfQu27cmVRsG";
@@ -70,20 +64,13 @@ Deno.test("pushover: recovery normal, no retry; message cut to 1,024 and title t
 });
 
 Deno.test("pushover: 429 and 5xx retried, 400 (status 0) gives up", async () => {
-  const vendor = vendorReceiver([
-    { status: 429 },
-    { status: 500 },
-    { status: 400, body: { user: "invalid", errors: ["user identifier is invalid"], status: 0 } },
-  ]);
-  try {
-    const send = () =>
-      sendVia(pushover, { token: TOKEN, user: USER, url: vendor.url }, alertMessage("probe.down"));
-    assert.deepEqual(await sendEach(send, 3), [
-      retried("HTTP 429"),
-      retried("HTTP 500"),
-      gaveUp("HTTP 400"),
-    ]);
-  } finally {
-    await vendor.close();
-  }
+  const verdicts = await verdictsOn(
+    (url) => sendVia(pushover, { token: TOKEN, user: USER, url }, alertMessage("probe.down")),
+    [
+      { status: 429 },
+      { status: 500 },
+      { status: 400, body: { user: "invalid", errors: ["user identifier is invalid"], status: 0 } },
+    ],
+  );
+  assert.deepEqual(verdicts, ["retry HTTP 429", "retry HTTP 500", "give up HTTP 400"]);
 });

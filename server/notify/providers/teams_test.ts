@@ -1,14 +1,9 @@
 import assert from "node:assert/strict";
-import {
-  alertMessage,
-  gaveUp,
-  HOSTILE,
-  retried,
-  sendEach,
-  sendVia,
-  vendorReceiver,
-} from "../../testing/vendor_receiver.ts";
+import * as vendorTesting from "../../testing/vendor_receiver.ts";
+import type { NotifyMessage } from "../provider.ts";
 import { teams } from "./teams.ts";
+
+const { alertMessage, alertWith, HOSTILE, sendVia, vendorReceiver, verdictsOn } = vendorTesting;
 
 const PATH = "/workflows/2b5a/triggers/manual/paths/invoke?api-version=1&sig=abc";
 
@@ -58,26 +53,22 @@ Deno.test("teams: an Adaptive Card message, every text in plain TextRuns", async
 });
 
 Deno.test("teams: long texts are cut, the card stays under 28 KB; answers judged", async () => {
-  const vendor = vendorReceiver([{ status: 202 }, { status: 429 }, { status: 502 }, {
-    status: 400,
-  }]);
-  try {
-    const message = alertMessage("probe.down");
-    if (message.type === "alert") {
-      message.event.data.label = "x".repeat(50_000);
-      message.event.data.cause = "y".repeat(50_000);
-    }
-    const url = `${vendor.url}${PATH}`;
-    assert.deepEqual(await sendVia(teams, { url }, message), { outcome: "delivered", attempts: 1 });
-    assert.ok(new TextEncoder().encode(vendor.received[0].body).length < 28_000);
-    const send = () => sendVia(teams, { url }, alertMessage("probe.recovered"));
-    assert.deepEqual(await sendEach(send, 3), [
-      retried("HTTP 429"),
-      retried("HTTP 502"),
-      gaveUp("HTTP 400"),
-    ]);
-    assert.equal(vendor.lastJson().attachments[0].content.body[0].inlines[0].color, undefined);
-  } finally {
-    await vendor.close();
-  }
+  const long = alertWith("probe.down", { label: "x".repeat(50_000), cause: "y".repeat(50_000) });
+  const recovered = alertMessage("probe.recovered");
+  let sends = 0;
+  const verdicts = await verdictsOn(
+    (url) => sendVia(teams, { url: `${url}${PATH}` }, sends++ === 0 ? long : recovered),
+    [{ status: 202 }, { status: 429 }, { status: 502 }, { status: 400 }],
+  );
+  assert.deepEqual(verdicts, ["delivered", "retry HTTP 429", "retry HTTP 502", "give up HTTP 400"]);
+  const card = (message: NotifyMessage) => {
+    const now = new Date("2030-01-01T00:00:00Z");
+    const request = teams.request({ url: `http://127.0.0.1:9${PATH}` }, message, { now });
+    return request.transport === "http" ? request.body! : "";
+  };
+  assert.ok(new TextEncoder().encode(card(long)).length < 28_000);
+  assert.equal(
+    JSON.parse(card(recovered)).attachments[0].content.body[0].inlines[0].color,
+    undefined,
+  );
 });

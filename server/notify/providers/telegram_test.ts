@@ -1,13 +1,8 @@
 import assert from "node:assert/strict";
-import {
-  alertMessage,
-  gaveUp,
-  retried,
-  sendEach,
-  sendVia,
-  vendorReceiver,
-} from "../../testing/vendor_receiver.ts";
+import * as vendorTesting from "../../testing/vendor_receiver.ts";
 import { telegram, TELEGRAM_API_URL } from "./telegram.ts";
+
+const { alertMessage, sendVia, vendorReceiver, verdictsOn } = vendorTesting;
 
 const BOT_TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
 const SENT = { status: 200, body: { ok: true, result: { message_id: 7 } } };
@@ -74,43 +69,36 @@ Deno.test("telegram: what shows stays within 4,096 characters however long the t
 });
 
 Deno.test("telegram: a 429 waits retry_after, 5xx retries, 400 and 403 give up", async () => {
-  const vendor = vendorReceiver([
-    {
-      status: 429,
-      body: {
-        ok: false,
-        error_code: 429,
-        description: "Too Many Requests: retry after 17",
-        parameters: { retry_after: 17 },
+  const verdicts = await verdictsOn(
+    (url) =>
+      sendVia(telegram, { bot_token: BOT_TOKEN, chat_id: "42", url }, alertMessage("probe.down")),
+    [
+      {
+        status: 429,
+        body: {
+          ok: false,
+          error_code: 429,
+          description: "Too Many Requests: retry after 17",
+          parameters: { retry_after: 17 },
+        },
       },
-    },
-    { status: 502, body: "" },
-    {
-      status: 400,
-      body: { ok: false, error_code: 400, description: "Bad Request: chat not found" },
-    },
-    {
-      status: 403,
-      body: { ok: false, error_code: 403, description: "Forbidden: bot was blocked by the user" },
-    },
+      { status: 502, body: "" },
+      {
+        status: 400,
+        body: { ok: false, error_code: 400, description: "Bad Request: chat not found" },
+      },
+      {
+        status: 403,
+        body: { ok: false, error_code: 403, description: "Forbidden: bot was blocked by the user" },
+      },
+    ],
+  );
+  assert.deepEqual(verdicts, [
+    "retry HTTP 429 after 17000 ms",
+    "retry HTTP 502",
+    "give up HTTP 400",
+    "give up HTTP 403",
   ]);
-  try {
-    const send = () =>
-      sendVia(
-        telegram,
-        { bot_token: BOT_TOKEN, chat_id: "42", url: vendor.url },
-        alertMessage("probe.down"),
-      );
-    assert.deepEqual(await sendEach(send, 3), [
-      retried("HTTP 429", 17_000),
-      retried("HTTP 502"),
-      gaveUp("HTTP 400"),
-    ]);
-    const blocked = await send();
-    assert.deepEqual(blocked, { outcome: "failed", attempts: 1, error: "HTTP 403", final: true });
-  } finally {
-    await vendor.close();
-  }
 });
 
 Deno.test("telegram: the Bot API by default; the token never shows in errors or reads", async () => {

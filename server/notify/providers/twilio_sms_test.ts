@@ -1,14 +1,9 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import {
-  alertMessage,
-  gaveUp,
-  retried,
-  sendEach,
-  sendVia,
-  vendorReceiver,
-} from "../../testing/vendor_receiver.ts";
+import * as vendorTesting from "../../testing/vendor_receiver.ts";
 import { oneSegment, TWILIO_URL, twilioSms } from "./twilio_sms.ts";
+
+const { alertMessage, sendVia, vendorReceiver, verdictsOn } = vendorTesting;
 
 const SID = "AC0123456789abcdef0123456789abcdef";
 const AUTH = "f2bd4c8a7e1d5b3a9c6e0f4d2b8a7c1e";
@@ -56,26 +51,24 @@ Deno.test("twilio_sms: a segment is 160 GSM characters, or 70 with any other", (
 });
 
 Deno.test("twilio_sms: 429 and 5xx retried, 400 (a bad number) and 401 give up", async () => {
-  const vendor = vendorReceiver([
-    { status: 429, body: { code: 20429, message: "Too Many Requests", status: 429 } },
-    { status: 503 },
-    {
-      status: 400,
-      body: { code: 21211, message: "The 'To' number is not a valid phone number.", status: 400 },
-    },
-    { status: 401, body: { code: 20003, message: "Authenticate", status: 401 } },
+  const verdicts = await verdictsOn(
+    (url) => sendVia(twilioSms, settings(url), alertMessage("probe.recovered")),
+    [
+      { status: 429, body: { code: 20429, message: "Too Many Requests", status: 429 } },
+      { status: 503 },
+      {
+        status: 400,
+        body: { code: 21211, message: "The 'To' number is not a valid phone number.", status: 400 },
+      },
+      { status: 401, body: { code: 20003, message: "Authenticate", status: 401 } },
+    ],
+  );
+  assert.deepEqual(verdicts, [
+    "retry HTTP 429",
+    "retry HTTP 503",
+    "give up HTTP 400",
+    "give up HTTP 401",
   ]);
-  try {
-    const send = () => sendVia(twilioSms, settings(vendor.url), alertMessage("probe.recovered"));
-    assert.deepEqual(await sendEach(send, 4), [
-      retried("HTTP 429"),
-      retried("HTTP 503"),
-      gaveUp("HTTP 400"),
-      gaveUp("HTTP 401"),
-    ]);
-  } finally {
-    await vendor.close();
-  }
   assert.equal(twilioSms.fields.url.default, TWILIO_URL);
   assert.equal(twilioSms.fields.auth_token.secret?.mask(AUTH), "…7c1e");
   assert.equal(twilioSms.fields.to.schema.safeParse("+15558675310").success, true);
