@@ -35,6 +35,8 @@ import { buildOpenApiDocument } from "./openapi.ts";
 type Json = any;
 
 const SCOPED_KEY = "scoped-key-0123456789";
+/** What every stored secret holds, so that one search finds any in an answer. */
+const SECRET = "s3cr3t";
 
 const body = (op: string, project: string) =>
   changingBody(op, project, (prefix) => uniqueName(`sc-${prefix}`));
@@ -163,6 +165,13 @@ for (const backend of backends()) {
         })).status,
         201,
       );
+      // A target holding secrets: every project shares it, a limited key reads it masked.
+      const hook = await api.post("/api/v1/notification-targets", {
+        name: uniqueName("sc-hook"),
+        kind: "webhook",
+        url: `http://127.0.0.1:9/hook/${SECRET}?token=${SECRET}`,
+      });
+      assert.equal(hook.status, 201, hook.text);
       const held = { [mine]: await furnish(api, handle.db, mine) };
       held[other] = await furnish(api, handle.db, other);
       // The missing project is named with the other's ids: nothing tells the two apart.
@@ -302,6 +311,14 @@ for (const backend of backends()) {
           const answer = await call(o, mine);
           if (kind === "shared" && o.method === "GET") {
             const admin = seen(await call(o, mine, TEST_API_KEY));
+            assert.ok(!answer.text.includes(SECRET), `${o.op}: ${answer.text}`);
+            if (o.op === "GET /notification-targets") {
+              // The admin reads the secrets as stored; this admin, limited, reads them masked.
+              assert.ok(JSON.stringify(admin).includes(SECRET));
+              const masked = answer.body.data.find((x: Json) => x.name === hook.body.data.name);
+              assert.equal(masked.url, "http://127.0.0.1:9/…");
+              continue;
+            }
             // A location counts the probes (and the runs) of the projects it sees.
             assert.deepEqual(
               seen(answer),

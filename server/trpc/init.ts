@@ -56,28 +56,25 @@ const audited = t.middleware(({ ctx, type, path, getRawInput, next }) => {
 });
 
 /**
- * What a project-scoped principal may reach (`scope.ts`): a call it may not make is refused, and
- * a project it does not see is named as one that does not exist. Nothing for any other.
- */
-const scoped = t.middleware(async ({ ctx, type, path, getRawInput, next }) => {
-  const projects = ctx.principal.projects;
-  if (projects === null) return next();
-  const refusal = scopeRefusal(path, type);
-  if (refusal !== null) refuseOutOfScope(refusal);
-  const raw = await getRawInput();
-  const input = scopedInput(projects, raw);
-  return input === raw ? next() : next({ getRawInput: () => Promise.resolve(input) });
-});
-
-/**
  * Every operation of the service. The API key is required by the context (see `context.ts`);
  * a call the caller's role may not make (`access.ts`: a viewer's mutations, an editor's
  * administration) is refused here, in the one place both `/api/v1` and `/trpc` pass through
  * (403 `forbidden`); errors are mapped to their codes by the formatter above.
  */
-export const apiProcedure = t.procedure.use(({ ctx, type, path, next }) => {
+export const apiProcedure = t.procedure.use(({ ctx, type, path, getRawInput, next: go }) => {
   if (ctx.scope === "location") throw outOfScope();
   enforceRole(ctx.principal, path, type);
+  // A principal limited to projects (`scope.ts`): a call it may not make is refused; a project
+  // it does not see is named, when the input is read, as one that does not exist. For any other
+  // principal, nothing.
+  const projects = ctx.principal.projects;
+  if (projects !== null) {
+    const refusal = scopeRefusal(path, type);
+    if (refusal !== null) refuseOutOfScope(refusal);
+  }
+  const next = projects === null
+    ? go
+    : () => go({ getRawInput: async () => scopedInput(projects, await getRawInput()) });
   // A batch's queries are counted against its answer budget as each resolves (issue 18); the
   // HTTP layer answers the whole batch 413 when one does not fit. Mutations are never refused
   // after the fact: their answers are bounded by their input.
@@ -93,4 +90,4 @@ export const apiProcedure = t.procedure.use(({ ctx, type, path, next }) => {
     const text = boundedStringify(result.data, budget.remaining);
     return text === null ? null : text?.length ?? 0;
   });
-}).use(scoped).use(audited);
+}).use(audited);
