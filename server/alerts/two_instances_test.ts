@@ -77,6 +77,36 @@ async function twoInstances() {
   };
 }
 
+/**
+ * Webhook targets named `targets` on `hook` (made through the first instance) and a project whose
+ * policy (set through the second) alerts on the first failure and recovery, with `policy` more.
+ */
+async function alertingProject(
+  service: Awaited<ReturnType<typeof twoInstances>>,
+  hook: ReturnType<typeof receiver>,
+  targets: string[],
+  policy: Record<string, unknown>,
+): Promise<string> {
+  const [one, two] = service.instances;
+  for (const name of targets) {
+    const res = await one.api.post("/api/v1/notification-targets", {
+      name,
+      kind: "webhook",
+      url: hook.url(`/${name}`),
+    });
+    assert.equal(res.status, 201, res.text);
+  }
+  const project = uniqueName();
+  assert.equal((await one.api.post("/api/v1/projects", { project })).status, 201);
+  const res = await two.api.patch(`/api/v1/projects/${project}/alerts`, {
+    failure_threshold: 1,
+    success_threshold: 1,
+    ...policy,
+  });
+  assert.equal(res.status, 200, res.text);
+  return project;
+}
+
 async function waitFor(what: string, done: () => boolean, ms = 30_000) {
   const until = Date.now() + ms;
   while (!done()) {
@@ -103,23 +133,10 @@ Deno.test({
     const hook = receiver();
     try {
       const [one, two] = service.instances;
-      for (const name of ["first", "oncall"]) {
-        const res = await one.api.post("/api/v1/notification-targets", {
-          name,
-          kind: "webhook",
-          url: hook.url(`/${name}`),
-        });
-        assert.equal(res.status, 201, res.text);
-      }
-      const project = uniqueName();
-      assert.equal((await one.api.post("/api/v1/projects", { project })).status, 201);
-      const policy = await two.api.patch(`/api/v1/projects/${project}/alerts`, {
+      const project = await alertingProject(service, hook, ["first", "oncall"], {
         targets: ["first"],
-        failure_threshold: 1,
-        success_threshold: 1,
         escalation: [{ after_minutes: 1, targets: ["oncall"] }],
       });
-      assert.equal(policy.status, 200, policy.text);
       const PROBES = 12;
       // The runs fail a minute ago, less 3 s: the step comes due 3 s from now, with both
       // deliverers polling.
@@ -176,23 +193,11 @@ Deno.test({
     const service = await twoInstances();
     const hook = receiver();
     try {
-      const [one, two] = service.instances;
-      const res = await one.api.post("/api/v1/notification-targets", {
-        name: "team",
-        kind: "webhook",
-        url: hook.url("/team"),
-      });
-      assert.equal(res.status, 201, res.text);
-      const project = uniqueName();
-      assert.equal((await one.api.post("/api/v1/projects", { project })).status, 201);
-      const policy = await two.api.patch(`/api/v1/projects/${project}/alerts`, {
+      const project = await alertingProject(service, hook, ["team"], {
         targets: ["team"],
-        failure_threshold: 1,
-        success_threshold: 1,
         flap_changes: 2,
         flap_minutes: 1,
       });
-      assert.equal(policy.status, 200, policy.text);
       const PROBES = 12;
       // up, down, up, down a second apart, the last a minute ago less 3 s: flapping from the
       // third change, settled (down) 3 s from now, with both deliverers polling.
