@@ -10,7 +10,7 @@ import { createLogger } from "../log.ts";
 import type { OidcConfig } from "../config.ts";
 import { backends, BASE, freshDatabase, TEST_API_KEY, uniqueName } from "../testing/app.ts";
 import { signInAtProvider, startOidcProvider } from "../testing/oidc_provider.ts";
-import { createOidcSignIn } from "./oidc.ts";
+import { createOidcSignIn, rolesOfClaims } from "./oidc.ts";
 
 const CALLBACK = `${BASE}/auth/oidc/callback`;
 
@@ -171,4 +171,64 @@ Deno.test("an OpenID provider that cannot be reached: the sign-in says so (503),
   assert.equal(answer?.status, 503);
   assert.match(await answer!.text(), /could not be reached/);
   assert.deepEqual(logged, ["the OpenID provider could not be reached"]);
+});
+
+Deno.test("claims to a role and projects: groups, default role, email domains, projects claim", () => {
+  const config: OidcConfig = {
+    issuer: "https://sso.example.com",
+    clientId: "c",
+    clientSecret: "s",
+    name: "SSO",
+    scopes: "openid",
+    defaultRole: null,
+    roleClaim: "roles",
+    adminGroups: ["ops"],
+    editorGroups: ["dev"],
+    viewerGroups: ["support"],
+    allowedDomains: ["example.com"],
+    projectsClaim: "monitor_projects",
+  };
+  const user = { sub: "u1", email: "Ann@Example.com", email_verified: true };
+  /** Why the claims are refused, or "" when they are not. */
+  const refusal = (claims: Record<string, unknown>) => {
+    const verdict = rolesOfClaims(config, claims);
+    return "refused" in verdict ? verdict.refused : "";
+  };
+  assert.deepEqual(
+    rolesOfClaims(config, { ...user, roles: ["dev", "ops"], monitor_projects: ["shop"] }),
+    {
+      name: "Ann@Example.com",
+      role: "admin",
+      projects: ["shop"],
+    },
+  );
+  // A string claim, split at commas and spaces; no projects claim: no project.
+  assert.deepEqual(rolesOfClaims(config, { ...user, roles: "support, other" }), {
+    name: "Ann@Example.com",
+    role: "viewer",
+    projects: [],
+  });
+  assert.match(refusal({ ...user, roles: ["x"] }), /no role/);
+  assert.deepEqual(
+    rolesOfClaims({ ...config, defaultRole: "viewer", projectsClaim: undefined }, { ...user }),
+    { name: "Ann@Example.com", role: "viewer", projects: null },
+  );
+  for (
+    const claims of [
+      { sub: "u2", roles: ["ops"] },
+      { ...user, email: "ann@elsewhere.org", roles: ["ops"] },
+      { ...user, email_verified: false, roles: ["ops"] },
+    ]
+  ) {
+    assert.match(
+      refusal(claims),
+      /email domain/,
+      JSON.stringify(claims),
+    );
+  }
+  // Without an email, the subject names the user.
+  assert.deepEqual(
+    rolesOfClaims({ ...config, allowedDomains: [] }, { sub: "u3", roles: ["dev"] }),
+    { name: "u3", role: "editor", projects: [] },
+  );
 });
