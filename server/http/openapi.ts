@@ -95,6 +95,11 @@ const TAGS = [
     description: "Keys made through the API, each with a role (viewer, editor, admin) and " +
       "optionally limited to some projects; the keys from the environment listed beside them.",
   },
+  {
+    name: "audit-log",
+    description: "Who changed what, when and from where: every change made through the API, " +
+      "newest first, secrets masked (docs/access.md). Admin only; read only.",
+  },
 ];
 
 /** A header of every webhook call, per the Standard Webhooks specification. */

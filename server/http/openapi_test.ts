@@ -103,6 +103,8 @@ const SPEC: Record<string, number[]> = withForbidden({
   "PATCH /api-keys/{name}": [200, 404, 409, ...BODY],
   "DELETE /api-keys/{name}": [204, 404, 409, ...INPUT],
   "POST /api-keys/{name}/rotate": [200, 404, 409, ...BODY],
+  // The audit log (docs/access.md): admin keys only, read only.
+  "GET /audit-log": [200, ...INPUT],
   // The runner protocol: location tokens only (docs/locations.md).
   "POST /runner/claim": [200, ...BODY],
   "POST /runner/results": [200, 409, ...BODY],
@@ -111,6 +113,7 @@ const SPEC: Record<string, number[]> = withForbidden({
 /** The operations whose answers carry `meta` besides `data`. */
 const WITH_META = new Set([
   "GET /api-keys",
+  "GET /audit-log",
   "GET /projects",
   "DELETE /projects/{project}",
   "POST /projects/{project}/probes",
