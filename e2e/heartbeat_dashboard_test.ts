@@ -3,55 +3,61 @@
  * e2e/testdata/heartbeat_browser.ts) against the real server as on a fresh clone: a webhook
  * target and the alert policy through their pages, a heartbeat with a 10-second period and a
  * 3-second grace through its form (a 5-second period refused beside the field first), its ping
- * URL copied with its button. A loop here pings that URL every second, as a job would: the page
+ * URL copied with its button. A shell loop (curl, every second) pings that URL as a job would: the page
  * shows the heartbeat up. The loop stops: past the deadline the heartbeat is down and exactly one
  * alert reaches the webhook, its cause in words. On PostgreSQL when TEST_DATABASE_URL is set,
  * else embedded.
  */
 import assert from "node:assert/strict";
 import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromium.ts";
-import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
-import {
-  isListeningLine,
-  type ServerProcess,
-  startServerProcess,
-} from "../server/testing/process.ts";
+import { uniqueName } from "../server/testing/app.ts";
+import type { ServerProcess } from "../server/testing/process.ts";
 import { webhookReceiver } from "../server/testing/receivers.ts";
 import type { HeartbeatArgs, HeartbeatReport } from "./testdata/heartbeat_browser.ts";
-import { cleanEnv, runBrowserScript } from "./testdata/browser_run.ts";
+import { runBrowserScript, walkthroughPlaces } from "./testdata/browser_run.ts";
 
 const KEY = "heartbeat-e2e-key-0123456789";
 const READ_KEY = "heartbeat-e2e-reader-0123456789";
 const BROWSER_SCRIPT = new URL("./testdata/heartbeat_browser.ts", import.meta.url);
-const adminUrl = Deno.env.get("TEST_DATABASE_URL");
 const PERIOD_S = 10;
 const GRACE_S = 3;
 
 /** What the job sends with each ping: its output, markup included, which the page shows as text. */
 const JOB_OUTPUT = '<img src="x" onerror="document.title=1">dumped 3 tables';
 
-/** A job's loop: posts its output to `url` every second until stopped; keeps the statuses. */
+/**
+ * A job's loop, as cron would run one: a shell (a process of its own) that posts its output to
+ * `url` with curl every second until stopped; the statuses it got, one a line.
+ */
 function pingLoop(url: string) {
+  const child = new Deno.Command("sh", {
+    args: [
+      "-c",
+      'while :; do curl -s -o /dev/null -w "%{http_code}\\n" --max-time 5 --data-binary "$BODY" ' +
+      '"$URL"; sleep 1; done',
+    ],
+    env: { URL: url, BODY: JOB_OUTPUT },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
   const statuses: number[] = [];
-  let stopped = false;
-  const done = (async () => {
-    while (!stopped) {
-      const answer = await fetch(url, {
-        method: "POST",
-        body: JOB_OUTPUT,
-        signal: AbortSignal.timeout(5_000),
-      });
-      statuses.push(answer.status);
-      await answer.body?.cancel();
-      await new Promise((r) => setTimeout(r, 1_000));
+  const read = (async () => {
+    let rest = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      const lines = (rest + chunk).split("\n");
+      rest = lines.pop()!;
+      statuses.push(...lines.map(Number));
     }
   })();
+  let stopping: Promise<void> | undefined;
   return {
     statuses,
-    stop: async () => {
-      stopped = true;
-      await done;
-    },
+    stop: () =>
+      stopping ??= (async () => {
+        child.kill("SIGTERM");
+        await child.status;
+        await read;
+      })(),
   };
 }
 
@@ -62,28 +68,13 @@ Deno.test({
   async fn() {
     assertChromium();
     const began = Date.now();
-    const shotDir = Deno.env.get("DASHBOARD_SCREENSHOT_DIR") ??
-      await Deno.makeTempDir({ prefix: "heartbeat-screenshots-" });
-    await Deno.mkdir(shotDir, { recursive: true });
-    const dataDir = await Deno.makeTempDir({ prefix: "heartbeat-e2e-" });
-    const database = adminUrl ? await createPostgresDatabase(adminUrl) : null;
+    const places = await walkthroughPlaces("heartbeat");
+    const { shotDir } = places;
     const receiver = webhookReceiver([204]);
     let server: ServerProcess | undefined;
     let loop: ReturnType<typeof pingLoop> | undefined;
     try {
-      server = await startServerProcess({
-        env: cleanEnv({
-          SERVICE_API_KEY: KEY,
-          SERVICE_API_KEYS_READONLY: READ_KEY,
-          DATA_DIR: dataDir,
-          ...(database && { DATABASE_URL: database.url }),
-          // The webhook receiver is on loopback, which targets may reach only when opened.
-          PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
-        }),
-        clearEnv: true,
-        output: "capture",
-        readyLine: isListeningLine,
-      });
+      server = await places.start({ SERVICE_API_KEY: KEY, SERVICE_API_KEYS_READONLY: READ_KEY });
       console.log(`server listening ${((Date.now() - began) / 1000).toFixed(1)} s after the start`);
       let stoppedAt = 0;
       let lastPingAt = 0;
@@ -177,11 +168,8 @@ Deno.test({
       console.log(`the whole test took ${((Date.now() - began) / 1000).toFixed(1)} s`);
     } finally {
       await loop?.stop();
-      const stopped: Deno.CommandStatus | undefined = await server?.stop();
+      await places.end(server);
       await receiver.close();
-      await database?.drop();
-      await Deno.remove(dataDir, { recursive: true });
-      if (stopped) assert.equal(stopped.code, 0, server?.output());
     }
   },
 });

@@ -9,20 +9,15 @@
  */
 import assert from "node:assert/strict";
 import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromium.ts";
-import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
-import {
-  isListeningLine,
-  type ServerProcess,
-  startServerProcess,
-} from "../server/testing/process.ts";
+import { uniqueName } from "../server/testing/app.ts";
+import type { ServerProcess } from "../server/testing/process.ts";
 import { type DnsResponder, startDnsResponder } from "../server/testing/dns_responder.ts";
 import { webhookReceiver } from "../server/testing/receivers.ts";
 import type { KindsArgs, KindsReport } from "./testdata/kinds_browser.ts";
-import { cleanEnv, runBrowserScript } from "./testdata/browser_run.ts";
+import { runBrowserScript, walkthroughPlaces } from "./testdata/browser_run.ts";
 
 const KEY = "kinds-e2e-key-0123456789";
 const BROWSER_SCRIPT = new URL("./testdata/kinds_browser.ts", import.meta.url);
-const adminUrl = Deno.env.get("TEST_DATABASE_URL");
 /** The probes' interval: a stopped listener is found within it. */
 const INTERVAL_S = 10;
 
@@ -52,11 +47,8 @@ Deno.test({
   async fn() {
     assertChromium();
     const began = Date.now();
-    const shotDir = Deno.env.get("DASHBOARD_SCREENSHOT_DIR") ??
-      await Deno.makeTempDir({ prefix: "kinds-screenshots-" });
-    await Deno.mkdir(shotDir, { recursive: true });
-    const dataDir = await Deno.makeTempDir({ prefix: "kinds-e2e-" });
-    const database = adminUrl ? await createPostgresDatabase(adminUrl) : null;
+    const places = await walkthroughPlaces("kinds");
+    const { shotDir } = places;
     const listener = tcpListener();
     const receiver = webhookReceiver([204]);
     let dns: DnsResponder | undefined;
@@ -64,18 +56,10 @@ Deno.test({
     try {
       dns = await startDnsResponder();
       const responder = dns;
-      server = await startServerProcess({
-        env: cleanEnv({
-          SERVICE_API_KEY: KEY,
-          DATA_DIR: dataDir,
-          ...(database && { DATABASE_URL: database.url }),
-          PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
-          PROBE_INTERVAL_SECONDS: String(INTERVAL_S),
-          PROBE_TIMEOUT_MS: "2000",
-        }),
-        clearEnv: true,
-        output: "capture",
-        readyLine: isListeningLine,
+      server = await places.start({
+        SERVICE_API_KEY: KEY,
+        PROBE_INTERVAL_SECONDS: String(INTERVAL_S),
+        PROBE_TIMEOUT_MS: "2000",
       });
       console.log(`server listening ${((Date.now() - began) / 1000).toFixed(1)} s after the start`);
       let stoppedAt = 0;
@@ -171,13 +155,10 @@ Deno.test({
       assert.deepEqual([report.csp, report.foreign, report.pageErrors], [[], [], []]);
       console.log(`the whole test took ${((Date.now() - began) / 1000).toFixed(1)} s`);
     } finally {
-      const stopped: Deno.CommandStatus | undefined = await server?.stop();
+      await places.end(server);
       await listener.close();
       await dns?.close().catch(() => {});
       await receiver.close();
-      await database?.drop();
-      await Deno.remove(dataDir, { recursive: true });
-      if (stopped) assert.equal(stopped.code, 0, server?.output());
     }
   },
 });

@@ -17,19 +17,14 @@
  */
 import assert from "node:assert/strict";
 import { createProbeClient, type Probe } from "@probe/client";
-import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
-import {
-  isListeningLine,
-  type ServerProcess,
-  startServerProcess,
-} from "../server/testing/process.ts";
+import { uniqueName } from "../server/testing/app.ts";
+import type { ServerProcess } from "../server/testing/process.ts";
 import { type VendorCall, vendorReceiver } from "../server/testing/vendor_receiver.ts";
-import { cleanEnv } from "./testdata/browser_run.ts";
+import { walkthroughPlaces } from "./testdata/browser_run.ts";
 
 const KEY = "oncall-e2e-key-0123456789";
 const ROUTING_KEY = "R0123456789abcdef0123456789abcde";
 const BOT_TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
-const adminUrl = Deno.env.get("TEST_DATABASE_URL");
 
 /** A loopback HTTP target: always 500, or (flipping) 200 and 500 by turns, starting with 500. */
 function target() {
@@ -70,8 +65,7 @@ Deno.test(
     "unless acknowledged, one notification for a flapping probe",
   async () => {
     const began = Date.now();
-    const dataDir = await Deno.makeTempDir({ prefix: "oncall-e2e-" });
-    const database = adminUrl ? await createPostgresDatabase(adminUrl) : null;
+    const places = await walkthroughPlaces("oncall", { screenshots: false });
     const pagerduty = vendorReceiver([{ status: 202, body: { status: "success" } }]);
     const telegram = vendorReceiver([{
       status: 200,
@@ -80,19 +74,8 @@ Deno.test(
     const site = target();
     let server: ServerProcess | undefined;
     try {
-      server = await startServerProcess({
-        env: cleanEnv({
-          SERVICE_API_KEY: KEY,
-          DATA_DIR: dataDir,
-          ...(database && { DATABASE_URL: database.url }),
-          PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
-          // Each probe runs when created, then only when run now: the test sets the pace.
-          PROBE_INTERVAL_SECONDS: "86400",
-        }),
-        clearEnv: true,
-        output: "capture",
-        readyLine: isListeningLine,
-      });
+      // Each probe runs when created, then only when run now: the test sets the pace.
+      server = await places.start({ SERVICE_API_KEY: KEY, PROBE_INTERVAL_SECONDS: "86400" });
       const client = createProbeClient({ baseUrl: server.url, apiKey: KEY });
       await client.targets.create({
         name: "pager",
@@ -185,13 +168,10 @@ Deno.test(
       assert.ok(stepAfter >= 55, `the step came ${stepAfter} s after`);
       console.log(`the whole test took ${((Date.now() - began) / 1000).toFixed(1)} s`);
     } finally {
-      const stopped: Deno.CommandStatus | undefined = await server?.stop();
+      await places.end(server);
       await site.close();
       await pagerduty.close();
       await telegram.close();
-      await database?.drop();
-      await Deno.remove(dataDir, { recursive: true });
-      if (stopped) assert.equal(stopped.code, 0, server?.output());
     }
   },
 );

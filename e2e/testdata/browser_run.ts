@@ -6,6 +6,12 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { createPostgresDatabase } from "../../server/testing/app.ts";
+import {
+  isListeningLine,
+  type ServerProcess,
+  startServerProcess,
+} from "../../server/testing/process.ts";
 
 /** The environment a fresh clone would have (its PATH and Deno's cache), plus `vars`. */
 export function cleanEnv(vars: Record<string, string>): Record<string, string> {
@@ -72,4 +78,42 @@ export async function runBrowserScript<R>(
   const log = await stderr;
   assert.ok(status.success && report, `the browser run failed (${status.code}):\n${log}`);
   return report;
+}
+
+/**
+ * Where a walkthrough keeps its things: a folder for screenshots (`DASHBOARD_SCREENSHOT_DIR`, or
+ * a new one; none without `screenshots`), the service's `DATA_DIR`, and a PostgreSQL database of its own when
+ * TEST_DATABASE_URL is set (else the service's embedded one).
+ */
+export async function walkthroughPlaces(prefix: string, { screenshots = true } = {}) {
+  const shotDir = !screenshots ? "" : Deno.env.get("DASHBOARD_SCREENSHOT_DIR") ??
+    await Deno.makeTempDir({ prefix: `${prefix}-screenshots-` });
+  if (shotDir) await Deno.mkdir(shotDir, { recursive: true });
+  const dataDir = await Deno.makeTempDir({ prefix: `${prefix}-e2e-` });
+  const adminUrl = Deno.env.get("TEST_DATABASE_URL");
+  const database = adminUrl ? await createPostgresDatabase(adminUrl) : null;
+  return {
+    shotDir,
+    /** Starts the service as a fresh clone's `deno task start`, loopback open, with `vars`. */
+    start: (vars: Record<string, string>): Promise<ServerProcess> =>
+      startServerProcess({
+        env: cleanEnv({
+          DATA_DIR: dataDir,
+          ...(database && { DATABASE_URL: database.url }),
+          // The test's targets and receivers are on loopback, which is reached only when opened.
+          PROBE_ALLOW_NETWORKS: "127.0.0.0/8",
+          ...vars,
+        }),
+        clearEnv: true,
+        output: "capture",
+        readyLine: isListeningLine,
+      }),
+    /** Stops `server` (it must end cleanly) and removes the data and the database. */
+    async end(server: ServerProcess | undefined): Promise<void> {
+      const stopped = await server?.stop();
+      await database?.drop();
+      await Deno.remove(dataDir, { recursive: true });
+      if (server && stopped) assert.equal(stopped.code, 0, server.output());
+    },
+  };
 }

@@ -5,9 +5,9 @@
 //
 // It asks the test (`{"ask": …}` on stdout) to start pinging the URL it copied, then to stop;
 // its last line on stdout is `{"report": …}`; progress goes to stderr.
-import { chromium, type Locator, type Page } from "playwright-core";
-import { CHROMIUM_ARGS } from "./chromium.ts";
-import { ask, type AxeFinding, axeScan, watch } from "./dashboard_browser.ts";
+import type { Locator, Page } from "playwright-core";
+import * as script from "./browser_script.ts";
+import { ask } from "./dashboard_browser.ts";
 import { signInAlertingTo } from "./alerting_setup.ts";
 
 export interface HeartbeatArgs {
@@ -24,7 +24,7 @@ export interface HeartbeatArgs {
   shotDir: string;
 }
 
-export interface HeartbeatReport {
+export interface HeartbeatReport extends script.PageFindings {
   /** The period the form refused (under 10 s): its message beside the field. */
   periodRefused: { message: string; focused: string | null };
   /** What Copy put on the clipboard, and what the box shows. */
@@ -48,11 +48,6 @@ export interface HeartbeatReport {
   incidentLink: string;
   /** The heartbeat's page for a read-only key: what it shows of the ping URL. */
   readOnly: { url: string; copyButtons: number; snippets: number; edit: number };
-  axe: AxeFinding[];
-  foreign: string[];
-  csp: string[];
-  pageErrors: string[];
-  screenshots: string[];
 }
 
 const log = (text: string) => console.error(`heartbeat_browser: ${text}`);
@@ -71,9 +66,8 @@ async function reloadUntil(page: Page, what: Locator, ms: number): Promise<void>
   }
 }
 
-async function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
-  const browser = await chromium.launch({ executablePath: args.chromium, args: CHROMIUM_ARGS });
-  try {
+function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
+  return script.inChromium(args.chromium, async (browser) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], {
       origin: new URL(args.baseUrl).origin,
@@ -90,21 +84,9 @@ async function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
       overviewRow: "",
       incidentLink: "",
       readOnly: { url: "", copyButtons: -1, snippets: -1, edit: -1 },
-      axe: [],
-      foreign: [],
-      csp: [],
-      pageErrors: [],
-      screenshots: [],
+      ...script.noFindings(),
     };
-    watch(page, new URL(args.baseUrl).origin, report);
-    const main = page.locator("main");
-    const nav = page.getByRole("navigation", { name: "Main" });
-    const shot = async (name: string) => {
-      const path = `${args.shotDir}/${name}.png`;
-      await page.screenshot({ path, fullPage: true });
-      report.screenshots.push(path);
-    };
-    const scan = async (name: string) => report.axe.push(...await axeScan(page, name));
+    const { main, nav, shot, scan } = script.pageTools(page, args, report);
 
     // Where alerts go: a webhook, named by the alert policy.
     await signInAlertingTo(page, args);
@@ -122,12 +104,7 @@ async function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
     await main.getByLabel("Period (seconds)").fill("5");
     await main.getByLabel("Grace (seconds)").fill(String(args.graceSeconds));
     await main.getByRole("button", { name: "Create heartbeat" }).click();
-    const periodError = page.locator("#field-period_seconds-error");
-    await periodError.waitFor();
-    report.periodRefused = {
-      message: await periodError.innerText(),
-      focused: await page.evaluate(() => document.activeElement?.getAttribute("name") ?? null),
-    };
+    report.periodRefused = await script.refusalBeside(page, "period_seconds");
     await scan("heartbeat form refused");
     await main.getByLabel("Period (seconds)").fill(String(args.periodSeconds));
     await shot("heartbeat-form");
@@ -222,13 +199,7 @@ async function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
     await phone.screenshot({ path, fullPage: true });
     report.screenshots.push(path);
     return report;
-  } finally {
-    await browser.close();
-  }
+  });
 }
 
-if (import.meta.main) {
-  const report = await run(JSON.parse(Deno.args[0]));
-  console.log(JSON.stringify({ report }));
-  Deno.exit(0);
-}
+if (import.meta.main) await script.reportOf(run);

@@ -5,9 +5,9 @@
 //
 // It asks the test (`{"ask": …}` on stdout) to stop the listener and the responder once both
 // probes are up; its last line on stdout is `{"report": …}`.
-import { chromium, type Page } from "playwright-core";
-import { CHROMIUM_ARGS } from "./chromium.ts";
-import { ask, type AxeFinding, axeScan, watch } from "./dashboard_browser.ts";
+import type { Page } from "playwright-core";
+import * as script from "./browser_script.ts";
+import { ask } from "./dashboard_browser.ts";
 import { signInAlertingTo } from "./alerting_setup.ts";
 
 export interface KindsArgs {
@@ -21,7 +21,7 @@ export interface KindsArgs {
   shotDir: string;
 }
 
-export interface KindsReport {
+export interface KindsReport extends script.PageFindings {
   /** The port's refusal beside the port field, and the field focused. */
   portRefused: { message: string; focused: string | null };
   /** The form's fields once TCP, then DNS, is chosen (their labels). */
@@ -34,11 +34,6 @@ export interface KindsReport {
   overview: { name: string; state: string; tag: string }[];
   /** The TCP probe's latest result once the listener is gone. */
   tcpDown: { state: string; error: string };
-  axe: AxeFinding[];
-  foreign: string[];
-  csp: string[];
-  pageErrors: string[];
-  screenshots: string[];
 }
 
 /** The labels of the probe form's visible fields, in order. */
@@ -49,9 +44,8 @@ function fieldLabels(page: Page): Promise<string[]> {
   );
 }
 
-async function run(args: KindsArgs): Promise<KindsReport> {
-  const browser = await chromium.launch({ executablePath: args.chromium, args: CHROMIUM_ARGS });
-  try {
+function run(args: KindsArgs): Promise<KindsReport> {
+  return script.inChromium(args.chromium, async (browser) => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.setDefaultTimeout(20_000);
     const report: KindsReport = {
@@ -63,21 +57,9 @@ async function run(args: KindsArgs): Promise<KindsReport> {
       dnsPage: { watches: "", ran: "", assertions: "" },
       overview: [],
       tcpDown: { state: "", error: "" },
-      axe: [],
-      foreign: [],
-      csp: [],
-      pageErrors: [],
-      screenshots: [],
+      ...script.noFindings(),
     };
-    watch(page, new URL(args.baseUrl).origin, report);
-    const main = page.locator("main");
-    const nav = page.getByRole("navigation", { name: "Main" });
-    const shot = async (name: string, fullPage = true) => {
-      const path = `${args.shotDir}/${name}.png`;
-      await page.screenshot({ path, fullPage });
-      report.screenshots.push(path);
-    };
-    const scan = async (name: string) => report.axe.push(...await axeScan(page, name));
+    const { main, nav, shot, scan } = script.pageTools(page, args, report);
 
     // Where alerts go: a webhook, named by the policy, which says down after one failed run.
     await signInAlertingTo(page, { ...args, failuresBeforeDown: 1 });
@@ -97,12 +79,7 @@ async function run(args: KindsArgs): Promise<KindsReport> {
     report.tcpFields = await fieldLabels(page);
     await main.getByLabel("Host").fill("127.0.0.1");
     await main.getByRole("button", { name: "Create probe" }).click();
-    const portError = page.locator("#field-port-error");
-    await portError.waitFor();
-    report.portRefused = {
-      message: await portError.innerText(),
-      focused: await page.evaluate(() => document.activeElement?.getAttribute("name") ?? null),
-    };
+    report.portRefused = await script.refusalBeside(page, "port");
     await scan("tcp probe form refused");
     await main.getByLabel("Port", { exact: true }).fill(String(args.tcpPort));
     await main.getByLabel("Label (optional)").fill("Cache");
@@ -191,13 +168,7 @@ async function run(args: KindsArgs): Promise<KindsReport> {
       error: await latest.locator('td[data-label="Error or failed check"]').innerText(),
     };
     return report;
-  } finally {
-    await browser.close();
-  }
+  });
 }
 
-if (import.meta.main) {
-  const report = await run(JSON.parse(Deno.args[0]));
-  console.log(JSON.stringify({ report }));
-  Deno.exit(0);
-}
+if (import.meta.main) await script.reportOf(run);
