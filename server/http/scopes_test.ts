@@ -3,38 +3,20 @@
 // does not exist answers, byte for byte, and is left unchanged; the lists, the overview and the
 // incidents hold its projects only; what every project shares it may read, never change; every
 // operation on a project it sees works. An operation this table does not know fails the test.
+// The keys are stored keys made through the API (`POST /api-keys` with `projects`).
 import assert from "node:assert/strict";
-import { migrateToLatest } from "../db/migrator.ts";
-import { createPrincipalCheck } from "../keys/api_key.ts";
-import type { Principal } from "../keys/principal.ts";
-import { Registry } from "prom-client";
-import { createBackupEndpoint } from "../backup/endpoint.ts";
-import { createLogger } from "../log.ts";
-import { metricsEndpoint } from "../metrics/endpoint.ts";
-import { executeProbe } from "../runner/execute.ts";
-import { createRunNow } from "../runner/run_now.ts";
-import { appRouter } from "../trpc/router.ts";
-import {
-  backends,
-  freshDatabase,
-  LOOPBACK_ONLY,
-  TEST_API_KEY,
-  TestClient,
-  uniqueName,
-} from "../testing/app.ts";
+import { REDACTED } from "@probe/shared";
+import { backends, startTestApp, TEST_API_KEY, TestClient, uniqueName } from "../testing/app.ts";
 import {
   changingBody,
   comparable as seen,
   type DocumentOperation,
   operationsOf,
 } from "../testing/document.ts";
-import { createHttpHandler, REST_PREFIX } from "./handler.ts";
-import { buildOpenApiDocument } from "./openapi.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-const SCOPED_KEY = "scoped-key-0123456789";
 /** What every stored secret holds, so that one search finds any in an answer. */
 const SECRET = "s3cr3t";
 
@@ -45,7 +27,10 @@ const body = (op: string, project: string) =>
  * (403 `forbidden`), `shared` (what every project shares: read as the admin reads it, changes
  * refused), `runner` (the runner protocol: a location token's alone), or a check of its own.
  */
-const GLOBAL: Record<string, "refused" | "shared" | "runner" | "lists" | "incident" | "free"> = {
+const GLOBAL: Record<
+  string,
+  "refused" | "shared" | "runner" | "lists" | "incident" | "own" | "free"
+> = {
   "POST /projects": "refused",
   "GET /projects": "lists",
   "POST /probes": "lists",
@@ -83,8 +68,8 @@ const GLOBAL: Record<string, "refused" | "shared" | "runner" | "lists" | "incide
   "DELETE /api-keys/{name}": "refused",
   "POST /api-keys/{name}/rotate": "refused",
   "GET /audit-log": "refused",
-  "GET /sessions": "refused",
-  "DELETE /sessions/{id}": "refused",
+  "GET /sessions": "own",
+  "DELETE /sessions/{id}": "own",
 };
 
 /** What one project holds for the operations to reach, made with the admin key. */
@@ -124,35 +109,10 @@ async function furnish(api: TestClient, db: Json, project: string) {
 
 for (const backend of backends()) {
   Deno.test(`a project-scoped key sees its projects alone [${backend}]`, async (t) => {
-    const handle = await freshDatabase(backend);
-    await migrateToLatest(handle.db);
+    const app = await startTestApp(backend);
+    const api = new TestClient(app.handler);
+    const db = app.database.db;
     const [mine, other, missing] = [uniqueName("sc-mine"), uniqueName("sc-other"), "sc-missing"];
-    const scoped: Principal = {
-      source: "stored_key",
-      name: "scoped",
-      role: "admin",
-      projects: [mine],
-    };
-    const configured = createPrincipalCheck([TEST_API_KEY]);
-    const handler = createHttpHandler({
-      router: appRouter,
-      document: buildOpenApiDocument(appRouter, REST_PREFIX),
-      db: handle.db,
-      checkKey: (key) => key === SCOPED_KEY ? scoped : configured(key),
-      log: createLogger("silent"),
-      keyed: [
-        metricsEndpoint(new Registry()),
-        createBackupEndpoint({ db: handle.db, kind: backend, log: createLogger("silent") }),
-      ],
-      services: {
-        runNow: createRunNow({
-          db: handle.db,
-          execute: (target) => executeProbe(target, { policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
-        }),
-      },
-    });
-    const api = new TestClient(handler);
-    const as = { key: SCOPED_KEY };
     try {
       const doc = (await api.get("/api/v1/openapi.json", { key: null })).body;
       const operations = operationsOf(doc);
@@ -172,8 +132,20 @@ for (const backend of backends()) {
         url: `http://127.0.0.1:9/hook/${SECRET}?token=${SECRET}`,
       });
       assert.equal(hook.status, 201, hook.text);
-      const held = { [mine]: await furnish(api, handle.db, mine) };
-      held[other] = await furnish(api, handle.db, other);
+      const held = { [mine]: await furnish(api, db, mine) };
+      held[other] = await furnish(api, db, other);
+      // An admin key limited to one project: what it may not do is the scope's doing alone.
+      const key = async (role: string) => {
+        const made = await api.post("/api/v1/api-keys", {
+          name: uniqueName(`sc-${role}`),
+          role,
+          projects: [mine],
+        });
+        assert.equal(made.status, 201, made.text);
+        return made.body.data.key as string;
+      };
+      const scopedKey = await key("admin");
+      const as = { key: scopedKey };
       // The missing project is named with the other's ids: nothing tells the two apart.
       held[missing] = held[other];
 
@@ -193,7 +165,7 @@ for (const backend of backends()) {
           /\{(.+?)\}/g,
           (_, name) => encodeURIComponent(values(template, project)[name]),
         );
-      const call = (op: DocumentOperation, project: string, key = SCOPED_KEY) =>
+      const call = (op: DocumentOperation, project: string, key = scopedKey) =>
         api.call(op.method, `/api/v1${fill(op.template, project)}`, {
           key,
           body: op.method === "DELETE" || op.method === "GET" ? undefined : body(op.op, project),
@@ -307,8 +279,16 @@ for (const backend of backends()) {
       await t.step("what every project shares: read, never changed; the rest refused", async () => {
         for (const o of otherOps) {
           const kind = GLOBAL[o.op];
-          if (kind !== "shared" && kind !== "refused" && kind !== "runner") continue;
+          if (kind !== "shared" && kind !== "refused" && kind !== "runner" && kind !== "own") {
+            continue;
+          }
           const answer = await call(o, mine);
+          if (kind === "own") {
+            // Its own sessions: none here, and another's is not found.
+            assert.ok([200, 404].includes(answer.status), `${o.op}: ${answer.text}`);
+            if (answer.status === 200) assert.deepEqual(answer.body.data, []);
+            continue;
+          }
           if (kind === "shared" && o.method === "GET") {
             const admin = seen(await call(o, mine, TEST_API_KEY));
             assert.ok(!answer.text.includes(SECRET), `${o.op}: ${answer.text}`);
@@ -334,6 +314,27 @@ for (const backend of backends()) {
             assert.equal(viaTrpc.status, 403, o.procedure);
           }
         }
+      });
+
+      await t.step("a limited viewer reads its probes' credentials masked", async () => {
+        const headers = { Authorization: `Bearer ${SECRET}`, Accept: "application/json" };
+        const made = await api.post(`/api/v1/projects/${mine}/probes`, {
+          url: "http://127.0.0.1:9/secret",
+          headers,
+        });
+        assert.equal(made.status, 201, made.text);
+        const path = `/api/v1/projects/${mine}/probes/${made.body.data.probe_id}`;
+        const viewer = await api.get(path, { key: await key("viewer") });
+        assert.deepEqual(viewer.body.data.headers, { ...headers, Authorization: REDACTED });
+        assert.ok(!viewer.text.includes(SECRET));
+        // Its admin reads them as stored: a definition read and written back keeps them.
+        assert.deepEqual((await api.get(path, as)).body.data.headers, headers);
+        // Its editor changes its project, never another.
+        const editor = { key: await key("editor") };
+        const label = await api.patch(`/api/v1/projects/${mine}`, { label: "Mine" }, editor);
+        assert.equal(label.status, 200, label.text);
+        const elsewhere = await api.patch(`/api/v1/projects/${other}`, { label: "No" }, editor);
+        assert.equal(elsewhere.status, 404, elsewhere.text);
       });
 
       await t.step("the metrics and backups, which name every project, are refused", async () => {
@@ -366,7 +367,7 @@ for (const backend of backends()) {
         assert.equal((await api.get(`/api/v1/projects/${mine}`, as)).status, 404);
       });
     } finally {
-      await handle.close();
+      await app.close();
     }
   });
 }

@@ -11,8 +11,7 @@
  * - the lists, the overview and the incidents span its projects only;
  * - creating a project, and changing what every project shares (notification targets, the
  *   global alert policy, locations), is refused (403 `forbidden`) whatever its role; the
- *   service's own settings, the keys, the audit log and sessions are refused to it even for
- *   reading.
+ *   service's own settings, the keys and the audit log are refused to it even for reading.
  *
  * A principal that sees every project passes through untouched (one null check).
  *
@@ -33,10 +32,11 @@ export const UNSEEN_PROJECT = `unseen-${crypto.randomUUID()}`;
  * How each router's procedures serve a scoped principal: `project` ones reach its projects alone
  * (a project named is checked, the lists are filtered); `shared` ones hold what every project
  * shares, which it may read as its role lets it (secrets masked as for a viewer: `shown.ts`)
- * and never change. A router missing here (settings, keys, the audit log, sessions, any new
- * one) is refused to it, reads included: they tell about the whole service or other callers.
+ * and never change; `own` ones answer about the caller alone (its sessions). A router missing
+ * here (settings, keys, the audit log, any new one) is refused to it, reads included: they tell
+ * about the whole service or other callers.
  */
-const SCOPED_ROUTERS: Readonly<Record<string, "project" | "shared">> = {
+const SCOPED_ROUTERS: Readonly<Record<string, "project" | "shared" | "own">> = {
   projects: "project",
   probes: "project",
   heartbeats: "project",
@@ -50,6 +50,7 @@ const SCOPED_ROUTERS: Readonly<Record<string, "project" | "shared">> = {
   whoami: "project",
   targets: "shared",
   locations: "shared",
+  sessions: "own",
 };
 
 /** Procedures of `project` routers that are not about one project. */

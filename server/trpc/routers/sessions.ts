@@ -22,6 +22,13 @@ function sessionsOf(ctx: Context): Sessions {
   return ctx.sessions;
 }
 
+/**
+ * Whether `principal` sees and ends everyone's sessions: an admin of every project (one limited
+ * to projects would learn every user's name).
+ */
+const seesAllSessions = (principal: Principal) =>
+  principal.role === "admin" && principal.projects === null;
+
 /** Dashboard sessions: an admin sees and ends everyone's, others their own only. */
 export const sessionsRouter = router({
   list: apiProcedure
@@ -40,7 +47,7 @@ export const sessionsRouter = router({
     .input(sessionListInput)
     .output(dataWithMeta(z.array(session), countMeta))
     .query(async ({ ctx, input }) => {
-      const admin = ctx.principal.role === "admin";
+      const admin = seesAllSessions(ctx.principal);
       const name = admin ? input.name : ownName(ctx.principal);
       const data = await sessionsOf(ctx).list(name === undefined ? {} : { name }, ctx.db);
       return { data, meta: { count: data.length } };
@@ -66,7 +73,7 @@ export const sessionsRouter = router({
       const sessions = sessionsOf(ctx);
       const found = await sessions.get(input.id, ctx.db);
       const mine = found &&
-        (ctx.principal.role === "admin" || found.name === ownName(ctx.principal));
+        (seesAllSessions(ctx.principal) || found.name === ownName(ctx.principal));
       if (!mine || !await sessions.end(input.id, ctx.db)) {
         throw new DomainError("not_found", NOT_FOUND);
       }
