@@ -18,7 +18,7 @@
  * p99 under 25 ms. Not a test: figures vary with the machine and its load.
  */
 import { parseArgs } from "node:util";
-import { startServerProcess } from "../server/testing/process.ts";
+import { cpuSecondsOf, startServerProcess } from "../server/testing/process.ts";
 import { watchCpu } from "./cpu_shares.ts";
 import {
   databaseChoice,
@@ -78,6 +78,13 @@ try {
     JSON.stringify(made.map((h) => new URL(h.ping_url).pathname)),
   );
 
+  // The service's CPU with no pings (its deadline watch, runner and deliverer loops), so that
+  // the CPU of the pings themselves can be told apart from it below.
+  const REST_MS = 5000;
+  const restStart = await cpuSecondsOf(server.pid);
+  await new Promise((r) => setTimeout(r, REST_MS));
+  const restPerSecond = (await cpuSecondsOf(server.pid) - restStart) / (REST_MS / 1000);
+
   const load = await startServerProcess({
     entry: new URL("./ping_load.ts", import.meta.url).pathname,
     env: {
@@ -92,6 +99,7 @@ try {
   });
   await load.waitForLine((l) => l === "sending");
   const endsAt = Date.now() + (Number(args.warmup) + SECONDS) * 1000;
+  const loadStart = { cpu: await cpuSecondsOf(server.pid), at: performance.now() };
   const cpu = await watchCpu(
     [
       { label: "service", pid: server.pid, threads: true },
@@ -102,6 +110,8 @@ try {
   // The generator's CPU is read while it still runs: just before its measured phase ends.
   await new Promise((r) => setTimeout(r, Math.max(0, endsAt - Date.now() - 300)));
   const shares = await cpu.end();
+  const loadCpu = await cpuSecondsOf(server.pid) - loadStart.cpu;
+  const loadSeconds = (performance.now() - loadStart.at) / 1000;
   const status = await load.status;
   const line = load.lines.find((l) => l.text.startsWith("{"));
   if (status.code !== 0 || !line) throw new Error(`the load generator failed:\n${load.output()}`);
@@ -135,6 +145,12 @@ try {
       `${ok} were answered 200 (of ${sent} sent)`,
   );
   shares.print(measured.sent + warmup.sent, "pings");
+  const pinged = measured.sent + warmup.sent;
+  const net = loadCpu - restPerSecond * loadSeconds;
+  console.log(
+    `service at rest:   ${(restPerSecond * 100).toFixed(0)} % of a core (${REST_MS / 1000} s ` +
+      `before the load); net of it, ${(net / pinged * 1000).toFixed(2)} ms of CPU a ping`,
+  );
 } finally {
   await services.close();
   await Deno.remove(pathsFile);
