@@ -15,14 +15,24 @@ export interface FileTime {
   tests: number;
 }
 
-/** Each test file's summed time in a Deno JUnit report, slowest first. */
-export function fileTimes(xml: string): FileTime[] {
+/**
+ * Each test file's summed time in a Deno JUnit report, slowest first. Deno files a test under the
+ * file that called `Deno.test`; for suites a shared helper defines (`apiSuite` in
+ * server/testing/app.ts) that is the helper's file, so `locate` may name the file a test's name
+ * comes from (its database suffix, " [pglite]" or " [postgres]", left off).
+ */
+export function fileTimes(
+  xml: string,
+  locate: (testName: string) => string | undefined = () => undefined,
+): FileTime[] {
   const byFile = new Map<string, FileTime>();
-  // Deno writes each test as one <testcase … classname="FILE" time="SECONDS" …> element.
   for (const [element] of xml.matchAll(/<testcase\b[^>]*>/g)) {
-    const file = /\bclassname="([^"]*)"/.exec(element)?.[1];
-    const time = Number(/\btime="([^"]*)"/.exec(element)?.[1]);
-    if (file === undefined || !Number.isFinite(time)) continue;
+    const attribute = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(element)?.[1];
+    const caller = attribute("classname");
+    const time = Number(attribute("time"));
+    if (caller === undefined || !Number.isFinite(time)) continue;
+    const name = unescapeXml(attribute("name") ?? "").replace(/ \[(pglite|postgres)\]$/, "");
+    const file = caller.endsWith("_test.ts") ? caller : locate(name) ?? caller;
     const entry = byFile.get(file) ?? { file, seconds: 0, tests: 0 };
     entry.seconds += time;
     entry.tests += 1;
@@ -31,15 +41,47 @@ export function fileTimes(xml: string): FileTime[] {
   return [...byFile.values()].sort((a, b) => b.seconds - a.seconds);
 }
 
+function unescapeXml(text: string): string {
+  return text.replaceAll("&quot;", '"').replaceAll("&apos;", "'").replaceAll("&lt;", "<")
+    .replaceAll("&gt;", ">").replaceAll("&amp;", "&");
+}
+
+/** The test file under `dirs` whose text holds `name` in quotes (the suite's name), if one does. */
+export function testFileLocator(dirs: string[]): (name: string) => string | undefined {
+  const texts: [string, string][] = [];
+  const walk = (dir: string) => {
+    for (const entry of Deno.readDirSync(dir)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) walk(path);
+      else if (entry.name.endsWith("_test.ts")) {
+        texts.push([`./${path}`, Deno.readTextFileSync(path)]);
+      }
+    }
+  };
+  for (const dir of dirs) {
+    try {
+      walk(dir);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  return (name) =>
+    texts.find(([, text]) =>
+      [`"${name}"`, `'${name}'`, `\`${name}\``].some((q) => text.includes(q))
+    )
+      ?.[0];
+}
+
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
     args: Deno.args,
     options: { top: { type: "string", default: "10" } },
     allowPositionals: true,
   });
+  const locate = testFileLocator(["server", "shared", "client", "cli", "tools", "e2e"]);
   const all = positionals.flatMap((path) => {
     try {
-      return fileTimes(Deno.readTextFileSync(path));
+      return fileTimes(Deno.readTextFileSync(path), locate);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return [];
       throw error;

@@ -22,13 +22,17 @@ Deno.test("fileTimes sums each file's tests from a Deno JUnit report, slowest fi
   }
 });
 
-Deno.test("fileTimes orders files by their summed time", () => {
+Deno.test("fileTimes sums by file (a helper's suites by the file naming them), slowest first", () => {
   const xml = `<testsuites>
-    <testcase name="a" classname="./a_test.ts" time="0.5" line="1" col="1"></testcase>
-    <testcase name="b1" classname="./b_test.ts" time="0.4" line="1" col="1"></testcase>
-    <testcase name="b2" classname="./b_test.ts" time="0.3" line="2" col="1"></testcase>
+    <testsuite name="./a_test.ts" tests="1">
+      <testcase name="a" classname="./a_test.ts" time="0.5" line="1" col="1"></testcase>
+    </testsuite>
+    <testsuite name="./b_test.ts" tests="2">
+      <testcase name="b1 [pglite]" classname="./helper.ts" time="0.4" line="1" col="1"></testcase>
+      <testcase name="b2" classname="./b_test.ts" time="0.3" line="2" col="1"></testcase>
+    </testsuite>
   </testsuites>`;
-  const times = fileTimes(xml);
+  const times = fileTimes(xml, (name) => name === "b1" ? "./b_test.ts" : undefined);
   assert.deepEqual(times.map(({ file, tests }) => [file, tests]), [["./b_test.ts", 2], [
     "./a_test.ts",
     1,
