@@ -16,6 +16,7 @@ import { heartbeatsCommand } from "./commands/heartbeats.ts";
 import { importCommand } from "./commands/import.ts";
 import { incidentsCommand } from "./commands/incidents.ts";
 import { auditCommand } from "./commands/audit.ts";
+import { keysCommand } from "./commands/keys.ts";
 import { locationsCommand } from "./commands/locations.ts";
 import { maintenanceCommand } from "./commands/maintenance.ts";
 import { overviewCommand } from "./commands/overview.ts";
@@ -173,6 +174,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       exportCommand,
       whoamiCommand,
       auditCommand,
+      keysCommand,
     ]
   ) {
     program.addCommand(

@@ -15,6 +15,7 @@ const COMMANDS: Record<string, string[]> = {
   heartbeats: ["create", "list", "get", "update", "delete", "pings"],
   settings: ["get", "set", "test", "deliveries"],
   audit: ["list"],
+  keys: ["list", "show", "create", "update", "rotate", "delete"],
 };
 
 Deno.test("--help works on every level and exits 0", async (t) => {
@@ -54,6 +55,7 @@ Deno.test("the root help lists the resources, the environment and the exit statu
       "import",
       "whoami",
       "audit",
+      "keys",
       "PROBE_SERVICE_URL",
     ]
   ) {
