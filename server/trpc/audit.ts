@@ -18,37 +18,10 @@ import { type AuditRecord, recordChange } from "../domain/audit_log.ts";
 import type { Principal } from "../keys/principal.ts";
 import { AUDIT_RULES, type AuditRule, type ResourceRef } from "./audit_rules.ts";
 import { createProcedureCaller } from "./caller.ts";
-import type { Context } from "./context.ts";
+import type { AuditCall, Auditor, Context, StepResult } from "./context.ts";
 import type { AppRouter } from "./router.ts";
 
-/** The request facts of an audit entry, set by the HTTP edge (`Context.request`). */
-export interface RequestFacts {
-  address: string | null;
-  userAgent: string | null;
-  requestId: string;
-}
-
 type Fields = Record<string, unknown>;
-
-/** What the procedure's step answers: tRPC's middleware result, told apart by `ok`. */
-interface StepResult {
-  ok: boolean;
-  data?: unknown;
-}
-
-export interface AuditCall<R extends StepResult> {
-  ctx: Context;
-  /** The procedure's path (`probes.update`). */
-  path: string;
-  getRawInput: () => Promise<unknown>;
-  /** Runs the procedure with `db` as its database. */
-  next: (db: Db) => Promise<R>;
-}
-
-export interface Auditor {
-  /** Runs a mutation with its audit entry; answers as the procedure's step does. */
-  run<R extends StepResult>(call: AuditCall<R>): Promise<R>;
-}
 
 /** Who reads a resource for its entry: a viewer of every project, so secrets are masked. */
 const AUDIT_READER: Principal = {
@@ -144,7 +117,9 @@ export function createAuditor(router: AppRouter): Auditor {
   }
 
   return {
-    async run<R extends StepResult>({ ctx, path, getRawInput, next }: AuditCall<R>): Promise<R> {
+    async run<R extends StepResult>(
+      { ctx, path, getRawInput, next }: AuditCall<R>,
+    ): Promise<R> {
       const rule: AuditRule = AUDIT_RULES[path] ??
         { type: path.split(".")[0], kind: "action", ref: () => ({}) };
       const raw = await getRawInput();

@@ -9,7 +9,6 @@ import type { Notifier } from "../notify/targets.ts";
 import type { RunNow } from "../runner/run_now.ts";
 import type { RemoteRuns } from "../runner/remote_runs.ts";
 import type { ProbeDefaults } from "../domain/probes.ts";
-import type { Auditor, RequestFacts } from "./audit.ts";
 
 /** What a procedure may change about its HTTP answer. */
 export interface ResponseControl {
@@ -47,6 +46,35 @@ export interface Services {
   configuredKeys?: readonly Principal[];
   /** Dashboard sessions (`server/keys/sessions.ts`): the sessions API lists and ends them. */
   sessions?: Sessions;
+}
+
+/** The request facts of an audit entry, set by the HTTP edge (`Context.request`). */
+export interface RequestFacts {
+  address: string | null;
+  userAgent: string | null;
+  requestId: string;
+}
+
+/** What a mutation's step answers: tRPC's middleware result, told apart by `ok`. */
+export interface StepResult {
+  ok: boolean;
+  data?: unknown;
+}
+
+/** A mutation's call, as the audit step (`audit.ts`) gets it. */
+export interface AuditCall<R extends StepResult> {
+  ctx: Context;
+  /** The procedure's path (`probes.update`). */
+  path: string;
+  getRawInput: () => Promise<unknown>;
+  /** Runs the procedure with `db` as its database. */
+  next: (db: Db) => Promise<R>;
+}
+
+/** Writes each mutation's audit entry with it (`audit.ts`, built by `createAuditor`). */
+export interface Auditor {
+  /** Runs a mutation with its audit entry; answers as the procedure's step does. */
+  run<R extends StepResult>(call: AuditCall<R>): Promise<R>;
 }
 
 /** Everything a procedure needs; built without a request in tests. */
