@@ -1,6 +1,7 @@
 // Stored credentials and read-only keys (SERVICE_API_KEYS_READONLY): every GET of the served
 // document, every tRPC query (alone, batched, streamed or paged) and the CLI's export answer a
-// read-only key without one of them; the write key reads them as stored.
+// read-only key without one of them, nor any GET or query a stored viewer key (limited to the
+// project or not); the write key reads them as stored.
 import assert from "node:assert/strict";
 import { MASKED, REDACTED } from "@probe/shared";
 import { type App, createApp } from "../app.ts";
@@ -172,6 +173,8 @@ for (const backend of backends()) {
         name: webhook,
         id: incidents.body.data[0].id,
       };
+      const restPath = (template: string) =>
+        `/api/v1${template.replace(/\{(.+?)\}/g, (_, n) => values[n])}`;
       const inputOf = (template: string) =>
         Object.fromEntries(
           [...template.matchAll(/\{(.+?)\}/g)].map(([, name]) => [name, values[name]]),
@@ -181,7 +184,7 @@ for (const backend of backends()) {
         assert.ok(gets.length > 10);
         let withSecrets = 0;
         for (const { template, procedure } of gets) {
-          const path = `/api/v1${template.replace(/\{(.+?)\}/g, (_, n) => values[n])}`;
+          const path = restPath(template);
           const answer = await api.get(path, read);
           assert.ok(!answer.text.includes(SECRET), `GET ${template}: ${answer.text}`);
           if ((await api.get(path)).text.includes(SECRET)) withSecrets++;
@@ -201,6 +204,28 @@ for (const backend of backends()) {
         );
         assert.equal(batched.status, 200, batched.text);
         assert.ok(!batched.text.includes(SECRET), batched.text);
+      });
+
+      await t.step("stored viewer keys, limited or not, read no secret", async () => {
+        const viewerKey = async (projects?: string[]) => {
+          const body = { name: uniqueName("sec-viewer"), role: "viewer", projects };
+          const made = await api.post("/api/v1/api-keys", body);
+          assert.equal(made.status, 201, made.text);
+          return { key: made.body.data.key as string };
+        };
+        for (const viewer of [await viewerKey(), await viewerKey([project])]) {
+          const probe = (await api.get(probePath, viewer)).body.data;
+          assert.equal(probe.url, shownUrl);
+          assert.deepEqual(probe.headers, shownHeaders);
+          for (const { template, procedure } of gets) {
+            const answer = await api.get(restPath(template), viewer);
+            assert.ok(answer.status < 500, `GET ${template}: ${answer.text}`);
+            assert.ok(!answer.text.includes(SECRET), `GET ${template}: ${answer.text}`);
+            const input = encodeURIComponent(JSON.stringify(inputOf(template)));
+            const trpc = await api.get(`/trpc/${procedure}?input=${input}`, viewer);
+            assert.ok(!trpc.text.includes(SECRET), `${procedure}: ${trpc.text}`);
+          }
+        }
       });
 
       await t.step("the CLI's export with a read-only key holds no secret", async () => {
