@@ -31,6 +31,7 @@ import { HeartbeatPage } from "./heartbeat_page.js";
 /** @import { Route } from "./routes.js" */
 import { LocationsPage } from "./locations.js";
 import { AuditPage } from "./audit.js";
+import { KeysPage } from "./keys.js";
 
 /** @param {ApiError} error */
 function refusal(error) {
@@ -172,6 +173,8 @@ function Page({ route }) {
       return view`<${SettingsPage} />`;
     case "audit":
       return view`<${AuditPage} />`;
+    case "keys":
+      return view`<${KeysPage} />`;
     case "projectAlerts":
       return view`<${ProjectAlertsPage} key=${route.project} project=${route.project} />`;
     case "maintenance":
@@ -266,6 +269,8 @@ function Signedin({ onSignOut, justSignedIn, session }) {
             aria-current=${route.name === "settings" ? "page" : undefined}>Settings</a>
           <a href=${href.audit()}
             aria-current=${route.name === "audit" ? "page" : undefined}>Audit log</a>
+          <a href=${href.keys()}
+            aria-current=${route.name === "keys" ? "page" : undefined}>API keys</a>
           <a href="/docs">API reference</a>
         </nav>
         <${UserMenu} session=${session} onSignOut=${onSignOut} />

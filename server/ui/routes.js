@@ -25,6 +25,7 @@ export const href = {
   alertPolicy: () => "#/alert-policy",
   settings: () => "#/settings",
   audit: () => "#/audit-log",
+  keys: () => "#/api-keys",
   /** @param {string} project */
   projectAlerts: (project) => `${href.project(project)}/alerts`,
   /** @param {string} project */
@@ -43,13 +44,14 @@ export const href = {
 
 /**
  * Pages of their own, named by one word of the fragment: `#/targets`.
- * @type {Record<string, "targets" | "alertPolicy" | "settings" | "audit">}
+ * @type {Record<string, "targets" | "alertPolicy" | "settings" | "audit" | "keys">}
  */
 const TOP_PAGES = {
   targets: "targets",
   "alert-policy": "alertPolicy",
   settings: "settings",
   "audit-log": "audit",
+  "api-keys": "keys",
 };
 /**
  * A project's settings pages: `#/projects/shop/maintenance`.
@@ -66,7 +68,7 @@ const PROJECT_PAGES = {
  * A place of the dashboard.
  * @typedef {{
  *     name: "overview" | "newProject" | "notFound" | "targets" | "alertPolicy" | "locations"
- *       | "settings" | "audit",
+ *       | "settings" | "audit" | "keys",
  *   }
  *   | { name: "incidents", query: string }
  *   | {
