@@ -53,6 +53,7 @@ File format (YAML; JSON has the same shape):
           locations: [office]      # this probe runs from office only
         - url: https://shop.example.com/api/orders
           headers_env: { Authorization: SHOP_API_AUTH }   # a secret header's variable
+          depends_on: [2c6f1a0e9b3d4f57]  # probe ids (probes list); its alerts wait while one is down
       status_page: { public: true, title: Shop status }
       maintenance:                 # created when missing; --prune deletes those not listed
         - { starts_at: "2026-12-01T02:00:00Z", ends_at: "2026-12-01T04:00:00Z", reason: Upgrade }
