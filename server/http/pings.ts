@@ -54,12 +54,18 @@ async function readBody(request: Request): Promise<Read<{ body: string | null; b
   if (!read.ok) return read;
   const bytes = read.value.byteLength;
   if (bytes === 0) return { ok: true, value: { body: null, bytes } };
-  const body = new TextDecoder().decode(read.value.subarray(0, HEARTBEAT_PING_BODY_KEPT))
+  const body = DECODER.decode(read.value.subarray(0, HEARTBEAT_PING_BODY_KEPT))
     .replaceAll("\0", "");
   return { ok: true, value: { body, bytes } };
 }
 
 const OK = "OK\n";
+/** Made once: the hot path allocates no more than its answer. */
+const DECODER = new TextDecoder();
+const OK_HEADERS: HeadersInit = [
+  ["content-type", "text/plain; charset=utf-8"],
+  ["cache-control", "no-store"],
+];
 
 export function createPingEndpoint(
   { batcher, now = Date.now, perTokenPerSecond = 200 }: {
@@ -100,8 +106,6 @@ export function createPingEndpoint(
       return restError({ ...apiError("rate_limited"), retryAfterSeconds: 1 });
     }
     if (!found) return notFound();
-    return new Response(request.method === "HEAD" ? null : OK, {
-      headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
-    });
+    return new Response(request.method === "HEAD" ? null : OK, { headers: OK_HEADERS });
   };
 }
