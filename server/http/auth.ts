@@ -18,7 +18,8 @@
  *
  * @module
  */
-import { type ApiError, apiError } from "../errors.ts";
+import { type ApiError, apiError, validationFailed } from "../errors.ts";
+import { parseJson, readBodyText } from "../payload/body.ts";
 import type { Principal } from "../keys/principal.ts";
 import { type SessionRecord, type Sessions, sha256Hex } from "../keys/sessions.ts";
 import { json, restError } from "./answers.ts";
@@ -89,19 +90,15 @@ function shown(record: SessionRecord) {
   return { id, kind, name, role, projects, created_at, expires_at, idle_expires_at };
 }
 
-/** Reads a sign-in's body: the key, or why it is refused (400). */
+/** Reads a sign-in's body: the key, or why it is refused (400, 413, 422). */
 async function keyOf(request: Request): Promise<string | ApiError> {
-  const text = await request.text();
-  if (text.length > MAX_SIGN_IN_BYTES) return apiError("bad_request", "The body is too long");
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return apiError("malformed_json");
-  }
-  const key = (body as { api_key?: unknown } | null)?.api_key;
+  const text = await readBodyText(request, MAX_SIGN_IN_BYTES);
+  if (!text.ok) return text.error;
+  const body = parseJson(text.value);
+  if (!body.ok) return body.error;
+  const key = (body.value as { api_key?: unknown } | null)?.api_key;
   if (typeof key !== "string" || key === "") {
-    return apiError("bad_request", 'The body must be {"api_key": "…"}');
+    return validationFailed("api_key", "must be the API key, a non-empty string");
   }
   return key;
 }

@@ -93,6 +93,23 @@ for (const backend of backends()) {
         },
       );
 
+      await t.step("a sign-in's body: the key, or a documented refusal", async () => {
+        const refusals: [BodyInit, number, string][] = [
+          ["not json", 400, "malformed_json"],
+          [JSON.stringify({ key: TEST_API_KEY }), 422, "validation_failed"],
+          [JSON.stringify({ api_key: "" }), 422, "validation_failed"],
+          [JSON.stringify({ api_key: "x".repeat(5000) }), 413, "payload_too_large"],
+        ];
+        for (const [raw, status, code] of refusals) {
+          const answer = await s.app.handler(
+            new Request(`${BASE}/auth/sign-in`, { method: "POST", headers: s.own, body: raw }),
+          );
+          const body = await answer.json();
+          assert.deepEqual([answer.status, body.error.code], [status, code], String(raw));
+          assert.equal(answer.headers.get("set-cookie"), null);
+        }
+      });
+
       await t.step("a wrong key is refused 401 and sets no cookie", async () => {
         const { answer, setCookie } = await s.signIn("not-a-key-0123456789");
         assert.equal(answer.status, 401);
