@@ -110,7 +110,8 @@ async function run<R>(
   const { sql: text, parameters } = query.compile(trx);
   let name = prepared.get(text);
   if (name === undefined) {
-    name = `ping_batch_${prepared.size}`;
+    // Unique, as another app may share the session (tests run two over one database).
+    name = `ping_batch_${crypto.randomUUID().replaceAll("-", "")}`;
     await sql.raw(`prepare ${name} as ${text}`).execute(trx);
     prepared.set(text, name);
   }
