@@ -50,9 +50,10 @@ interface Scenario {
   side?: "service" | "floor";
   /**
    * The key the service is called with: the configured one (`SERVICE_API_KEY`), or an admin key
-   * made through the API at the start (`stored`: looked up by digest, kept a second).
+   * made through the API at the start (`stored`: looked up by digest, kept a second), or a
+   * dashboard session's cookie (`session`: signed in with the configured key, kept a second).
    */
-  key?: "configured" | "stored";
+  key?: "configured" | "stored" | "session";
   request: (i: number) => WrkRequest;
 }
 
@@ -74,6 +75,12 @@ const SCENARIOS: Scenario[] = [
     name: "REST GET /api/v1/projects/{project}: stored key",
     status: 200,
     key: "stored",
+    request: (i) => ({ method: "GET", path: `/api/v1/projects/${project(i)}` }),
+  },
+  {
+    name: "REST GET /api/v1/projects/{project}: dashboard session",
+    status: 200,
+    key: "session",
     request: (i) => ({ method: "GET", path: `/api/v1/projects/${project(i)}` }),
   },
   {
@@ -128,6 +135,18 @@ async function storedKey(base: string): Promise<string> {
   const answer = await response.json();
   if (response.status !== 201) throw new Error(`making a key: ${JSON.stringify(answer)}`);
   return answer.data.key;
+}
+
+/** The cookie of a dashboard session signed in with the configured key (`session` scenarios). */
+async function sessionCookie(base: string): Promise<string> {
+  const response = await fetch(`${base}/auth/sign-in`, {
+    method: "POST",
+    headers: { origin: base, "content-type": "application/json" },
+    body: JSON.stringify({ api_key: BENCH_KEY }),
+  });
+  const cookie = response.headers.get("set-cookie")?.split(";")[0];
+  if (response.status !== 200 || !cookie) throw new Error(`signing in: ${await response.text()}`);
+  return cookie;
 }
 
 /** One request of the scenario, to check its status before measuring. */
@@ -211,8 +230,10 @@ async function runScenario(
   try {
     const requests = Array.from({ length: PROJECTS }, (_, i) => scenario.request(i));
     // The baseline takes the configured key alone; the service the scenario's key.
-    const svcHeaders = scenario.key === "stored"
+    const svcHeaders: Record<string, string> = scenario.key === "stored"
       ? { ...HEADERS, "x-service-api-key": await storedKey(service.url) }
+      : scenario.key === "session"
+      ? { "content-type": "application/json", cookie: await sessionCookie(service.url) }
       : HEADERS;
     const drive = async (base: string, duration: number): Promise<WrkResult> =>
       await runWrk({
