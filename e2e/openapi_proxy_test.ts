@@ -221,6 +221,8 @@ interface Data {
   /** A heartbeat of the project, and one the DELETE call uses up. */
   heartbeatName: string;
   heartbeatToDelete: string;
+  /** A dashboard session (signed in with the key) the DELETE call ends. */
+  sessionToEnd: string;
 }
 
 async function makeData(base: string, apiKey: string): Promise<Data> {
@@ -293,7 +295,13 @@ async function makeData(base: string, apiKey: string): Promise<Data> {
     body: JSON.stringify({ runner: "prism", version: "1", wait_seconds: 5 }),
   }).then((r) => r.json());
   assert.equal(claimed.data.runs.length, 1, JSON.stringify(claimed));
+  const signedIn = await fetch(`${base}/auth/sign-in`, {
+    method: "POST",
+    headers: { origin: base, "content-type": "application/json" },
+    body: JSON.stringify({ api_key: apiKey }),
+  }).then((r) => r.json());
   return {
+    sessionToEnd: signedIn.data.id,
     locationName: location.data.name,
     locationToken: location.data.token,
     locationToRotate: locationToRotate.data.name,
@@ -495,6 +503,10 @@ const SUCCESS: Record<string, (d: Data) => Spec[]> = {
   "GET /audit-log": () => [
     { label: "a page", query: "limit=10", expect: 200 },
     { label: "one resource type", query: "resource=project", expect: 200 },
+  ],
+  "GET /sessions": () => [{ label: "list", expect: 200 }],
+  "DELETE /sessions/{id}": (d) => [
+    { label: "end", params: { id: d.sessionToEnd }, expect: 204 },
   ],
   "GET /locations": () => [{ label: "list", expect: 200 }],
   "POST /locations": () => [{ label: "create", body: { name: uniqueName("l-new") }, expect: 201 }],

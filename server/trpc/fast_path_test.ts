@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createSessions, DEFAULT_SESSION_LIFETIMES } from "../keys/sessions.ts";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { probeIdOf } from "../domain/probe_id.ts";
 import { buildOpenApiDocument } from "../http/openapi.ts";
@@ -165,6 +166,11 @@ const SENT: Sent[] = [
   { path: "apiKeys.update", input: { name: "SERVICE_API_KEY", role: "editor" } },
   { path: "apiKeys.rotate", input: { name: "nope" } },
   { path: "apiKeys.delete", input: { name: "nope" } },
+  // Sessions: none is made here (each would be a new random id); unknown ids and bad ones.
+  { path: "sessions.list", input: {} },
+  { path: "sessions.list", input: { name: "key SERVICE_API_KEY" } },
+  { path: "sessions.delete", input: { id: "nope" } },
+  { path: "sessions.delete", input: { id: "not an id" } },
   { path: "probes.delete", input: REF },
   { path: "probes.delete", input: REF },
   { path: "projects.delete", input: { project: "p1" } },
@@ -197,6 +203,11 @@ Deno.test("every query and mutation takes the fast path and answers as tRPC's ha
               runNow: unrun(other.db),
               databaseKind: other.kind,
               configuredKeys: CONFIGURED_KEYS,
+              sessions: createSessions({
+                db: other.db,
+                lifetimes: DEFAULT_SESSION_LIFETIMES,
+                keyPrincipal: () => null,
+              }),
             },
           }),
       });
