@@ -378,6 +378,27 @@ for (const backend of backends()) {
         assert.equal(deleted.response.status, 204);
       });
 
+      await t.step("API keys", async () => {
+        const name = uniqueName("key");
+        const made = await api.POST("/api-keys", { body: { name, role: "viewer" } });
+        assert.equal(made.response.status, 201);
+        const key = made.data!.data.key;
+        const listed = await api.GET("/api-keys");
+        assert.equal(listed.data?.data[0].configured, true);
+        const path = { name };
+        const got = await api.GET("/api-keys/{name}", { params: { path } });
+        assert.equal(got.data?.data.role, "viewer");
+        const patched = await api.PATCH("/api-keys/{name}", {
+          params: { path },
+          body: { role: "editor" },
+        });
+        assert.equal(patched.data?.data.role, "editor");
+        const rotated = await api.POST("/api-keys/{name}/rotate", { params: { path } });
+        assert.notEqual(rotated.data?.data.key, key);
+        const deleted = await api.DELETE("/api-keys/{name}", { params: { path } });
+        assert.equal(deleted.response.status, 204);
+      });
+
       await t.step("locations and the runner protocol", async () => {
         const name = uniqueName("loc");
         const made = await api.POST("/locations", { body: { name, label: "Office" } });
