@@ -640,6 +640,12 @@ async function downPart() {
         `p99 ${ms(percentile(times, 0.99))}, max ${ms(Math.max(...times))}; ` +
         `the server's CPU time ${cpu.toFixed(1)} s; load after: ${loadAverage()}`,
     );
+    // All of the service's CPU in the window (its runner, recording, the API reads and the
+    // sends) over what it sent: an upper bound of a send's own cost, comparable across loads.
+    console.log(
+      `  CPU per notification: ${(cpu * 1000 / Math.max(1, unique)).toFixed(2)} ms ` +
+        `(user+sys ${cpu.toFixed(1)} s / ${unique} notifications)`,
+    );
   } finally {
     await base.stop();
     await handle.close();

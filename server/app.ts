@@ -300,6 +300,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       // The deliverer first: it may be sending a report over the reporter's channels.
       await stopWakeUps();
       await deliverer.stop();
+      notifier.close?.();
       await reporter.stop();
       await statistics?.stop();
       await handle.close();

@@ -11,7 +11,7 @@
  */
 import type { ConnectionOptions } from "node:tls";
 import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
-import { outboundRequest, type OutboundResult } from "../outbound/request.ts";
+import { type ConnectionPool, outboundRequest, type OutboundResult } from "../outbound/request.ts";
 import type { DeliveryResult } from "./delivery.ts";
 import { smtpExchange } from "./mail.ts";
 import {
@@ -49,6 +49,8 @@ export interface SenderOptions {
   timeoutMs?: number;
   userAgent: string;
   now?: () => Date;
+  /** Connections kept between sends (per origin and checked address); none kept without it. */
+  pool?: ConnectionPool;
 }
 
 /** Sends one request of a provider's, once; never throws. */
@@ -122,6 +124,7 @@ export function createSender(options: SenderOptions): Sender {
         policy: options.policy,
         resolve: options.resolve,
         ca: options.ca,
+        pool: options.pool,
         timeoutMs,
         maxRedirects: 0,
         keepBody: true,

@@ -2,14 +2,13 @@
  * Signing per the Standard Webhooks specification (https://www.standardwebhooks.com): three
  * headers, `webhook-id` (the message's id, the same on every attempt, so receivers can drop
  * repeats), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature`
- * (`v1,` and the base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`), made with the
- * `standardwebhooks` package, so any receiver using one of its libraries verifies them as they
- * are.
+ * (`v1,` and the base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`), made as the
+ * `standardwebhooks` package makes them (its tests verify them with it), so any receiver using
+ * one of its libraries verifies them as they are.
  *
  * @module
  */
 import { createHmac } from "node:crypto";
-import { Webhook } from "standardwebhooks";
 
 export const WEBHOOK_ID_HEADER = "webhook-id";
 export const WEBHOOK_TIMESTAMP_HEADER = "webhook-timestamp";
@@ -47,13 +46,31 @@ export function signStandardWebhook(
   key: SigningKey,
   { id, timestamp, body }: { id: string; timestamp: Date; body: string },
 ): StandardWebhookHeaders {
-  const webhook = typeof key === "string" ? new Webhook(key) : new Webhook(key, { format: "raw" });
+  const seconds = String(Math.floor(timestamp.getTime() / 1000));
+  // The package's own signing hashes in JavaScript (about 0.1 ms a message); node:crypto's HMAC
+  // is native and gives the same bytes (its verify is the test).
+  const signature = createHmac("sha256", keyBytes(key))
+    .update(`${id}.${seconds}.${body}`).digest("base64");
   return {
     [WEBHOOK_ID_HEADER]: id,
-    [WEBHOOK_TIMESTAMP_HEADER]: String(Math.floor(timestamp.getTime() / 1000)),
-    [WEBHOOK_SIGNATURE_HEADER]: webhook.sign(id, timestamp, body),
+    [WEBHOOK_TIMESTAMP_HEADER]: seconds,
+    [WEBHOOK_SIGNATURE_HEADER]: `v1,${signature}`,
   };
 }
+
+/** A key's bytes, as the package reads them: `whsec_` (optional) and base64, or raw bytes. */
+function keyBytes(key: SigningKey): Uint8Array {
+  const bytes = typeof key === "string"
+    ? Uint8Array.from(
+      atob(key.startsWith(WHSEC) ? key.slice(WHSEC.length) : key),
+      (c) => c.charCodeAt(0),
+    )
+    : key;
+  if (bytes.byteLength === 0) throw new Error("Secret can't be empty.");
+  return bytes;
+}
+
+const WHSEC = "whsec_";
 
 /**
  * A free-text secret (the I'm alive webhook's `IAM_ALIVE_WEBHOOK_SECRET`) as a signing key: its

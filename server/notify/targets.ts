@@ -15,6 +15,7 @@ import { SERVICE_VERSION } from "../version.ts";
 import type { DeliveryResult } from "./delivery.ts";
 import { logLine } from "./formats.ts";
 import { providerOf } from "./providers/mod.ts";
+import { createConnectionPool } from "../outbound/request.ts";
 import { createSender, type SenderOptions, type SmtpSettings } from "./sender.ts";
 
 /** One notification: its stable id (the `webhook-id`) and the event it carries. */
@@ -26,6 +27,8 @@ export interface NotifierMessage {
 export interface Notifier {
   /** Sends one message to the target named; never throws. */
   send(target: string, message: NotifierMessage): Promise<DeliveryResult>;
+  /** Closes the connections kept open between sends. */
+  close?(): void;
 }
 
 export interface NotifierDeps extends Pick<SenderOptions, "policy" | "resolve" | "ca"> {
@@ -127,9 +130,12 @@ export function eventToSend(event: AlertEvent, publicUrl: string | undefined): A
 export function createNotifier(deps: NotifierDeps): Notifier {
   const now = deps.now ?? (() => new Date());
   const writeLine = deps.writeLine ?? ((line: string) => console.log(line));
-  const send = createSender({ ...deps, userAgent: USER_AGENT, now });
+  // Kept connections: a burst of sends to one receiver does not open (and pay for) one each.
+  const pool = createConnectionPool();
+  const send = createSender({ ...deps, userAgent: USER_AGENT, now, pool });
 
   return {
+    close: () => pool.close(),
     async send(name, queued) {
       const message = { ...queued, event: eventToSend(queued.event, deps.publicUrl) };
       try {

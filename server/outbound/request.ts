@@ -55,6 +55,96 @@ export interface OutboundOptions {
    * the policy). Run-now charges the caller's key with it (`server/runner/run_now.ts`).
    */
   beforeRequest?: () => void;
+  /**
+   * Connections kept open between requests (`createConnectionPool`): each hop goes through the
+   * pool's agent for its origin and checked address. Without it, every request opens its own.
+   */
+  pool?: ConnectionPool;
+}
+
+/** Agents kept per (origin, checked address), bounded, each closed after an idle spell. */
+export interface ConnectionPool {
+  /**
+   * The agent for a hop to `url` connected to `address` (false: none to spare, connect alone),
+   * and the function to call once the hop has ended.
+   */
+  use(url: URL, address: string): { agent: http.Agent | false; release: () => void };
+  /** Agents open now. */
+  size(): number;
+  /** Closes every agent and its connections. */
+  close(): void;
+}
+
+/** Agents a pool keeps at most; past it, the one idle longest is closed. */
+export const POOL_MAX_AGENTS = 256;
+/**
+ * An agent with nothing in flight this long is closed with its connections: under the 5 s a Node
+ * or Deno server keeps an idle connection by default, so a kept one is seldom found closed.
+ */
+export const POOL_IDLE_MS = 4_000;
+
+interface PooledAgent {
+  agent: http.Agent;
+  busy: number;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * A pool of keep-alive agents, one per (origin, checked address): a connection is only ever
+ * reused for the address the policy passed for it (a name that resolves elsewhere later gets an
+ * agent, and connections, of its own), so the pinning holds as without a pool. An agent with
+ * requests in flight is never closed (a slow receiver keeps its own until its answer or timeout).
+ */
+export function createConnectionPool(
+  { maxAgents = POOL_MAX_AGENTS, idleMs = POOL_IDLE_MS, maxFreeSockets = 16 } = {},
+): ConnectionPool {
+  // In use order: the first idle entry is the one idle longest.
+  const agents = new Map<string, PooledAgent>();
+  const drop = (key: string) => {
+    const entry = agents.get(key);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    agents.delete(key);
+    entry.agent.destroy();
+  };
+  const idleOne = () => [...agents].find(([, e]) => e.busy === 0)?.[0];
+  return {
+    use(url, address) {
+      const key = `${url.protocol}//${url.host}|${address}`;
+      let entry = agents.get(key);
+      if (entry) agents.delete(key);
+      else {
+        if (agents.size >= maxAgents) {
+          const idle = idleOne();
+          if (idle === undefined) return { agent: false, release: () => {} };
+          drop(idle);
+        }
+        const Agent = url.protocol === "https:" ? https.Agent : http.Agent;
+        entry = { agent: new Agent({ keepAlive: true, maxFreeSockets }), busy: 0 };
+      }
+      agents.set(key, entry);
+      clearTimeout(entry.timer);
+      entry.busy++;
+      const held = entry;
+      let released = false;
+      return {
+        agent: held.agent,
+        release() {
+          if (released) return;
+          released = true;
+          if (--held.busy > 0 || agents.get(key) !== held) return;
+          const timer = setTimeout(() => drop(key), idleMs);
+          // An idle agent does not keep the process alive.
+          Deno.unrefTimer(timer);
+          held.timer = timer;
+        },
+      };
+    },
+    size: () => agents.size,
+    close() {
+      for (const key of [...agents.keys()]) drop(key);
+    },
+  };
 }
 
 /**
@@ -170,24 +260,27 @@ function exchange(
   url: URL,
   target: { hostname: string; address: string; family: 4 | 6 },
   req: { method: string; headers: Record<string, string>; body: string | Uint8Array | null },
-  { timeoutMs, maxBodyBytes, keepBody, readCertificate, ca, userAgent }: {
+  { timeoutMs, maxBodyBytes, keepBody, readCertificate, ca, userAgent, agent = false }: {
     timeoutMs: number;
     maxBodyBytes: number;
     keepBody: boolean;
     readCertificate: boolean;
     ca?: string;
     userAgent?: string;
+    agent?: http.Agent | false;
   },
-): Promise<Hop> {
-  return new Promise<Hop>((resolve) => {
+): Promise<Hop & { reused: boolean }> {
+  return new Promise((resolve) => {
     let settled = false;
     // deno-lint-ignore prefer-const
     let timer: ReturnType<typeof setTimeout> | undefined;
+    /** Whether the request went on a connection kept from an earlier one. */
+    let reused = () => false;
     const finish = (hop: Hop) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve(hop);
+      resolve({ ...hop, reused: reused() });
     };
     const https_ = url.protocol === "https:";
     const headers: Record<string, string> = {
@@ -208,7 +301,7 @@ function exchange(
         path: `${url.pathname}${url.search}`,
         method: req.method,
         headers,
-        agent: false,
+        agent,
         // The connection goes to the checked address only, whatever the name resolves to now.
         lookup: (
           _host: string,
@@ -226,6 +319,7 @@ function exchange(
       finish({ kind: "error", ...describe(error), network: false });
       return;
     }
+    reused = () => request.reusedSocket;
     timer = setTimeout(() => {
       finish({ kind: "timeout" });
       request.destroy();
@@ -331,14 +425,23 @@ export async function outboundRequest(
     address = check.address;
     if (remaining() <= 0) return timeout();
     options.beforeRequest?.();
-    const result = await exchange(url, check, { method, headers, body }, {
-      timeoutMs: remaining(),
-      maxBodyBytes,
-      keepBody: options.keepBody ?? false,
-      readCertificate: options.readCertificate ?? false,
-      ca: options.ca,
-      userAgent: options.userAgent,
-    });
+    const send = (agent: http.Agent | false) =>
+      exchange(url, check, { method, headers, body }, {
+        timeoutMs: remaining(),
+        maxBodyBytes,
+        keepBody: options.keepBody ?? false,
+        readCertificate: options.readCertificate ?? false,
+        ca: options.ca,
+        userAgent: options.userAgent,
+        agent,
+      });
+    const lease = options.pool?.use(url, check.address);
+    let result = await send(lease?.agent ?? false).finally(() => lease?.release());
+    // A kept connection the peer closed while idle fails before any answer: once more on a new
+    // connection (the request never reached the receiver).
+    if (result.kind === "error" && result.reused && result.reason === "connection reset") {
+      result = await send(false);
+    }
     if (result.kind === "timeout") return timeout();
     if (result.kind === "error") {
       return {
