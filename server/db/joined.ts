@@ -12,6 +12,11 @@
  * isolation level or access mode asked of the inner transaction is the outer one's (PostgreSQL
  * sets them only when a transaction begins); the verbs that ask for one are reads.
  *
+ * What a verb tells others once its change is stored (a cache's version moved on) waits for the
+ * outer transaction's commit (`afterCommit`), and is told of the database the outer one was
+ * opened on: told before, a read in between would keep the old state under the new version;
+ * told of the joined object, which no one else holds, no one would hear it.
+ *
  * @module
  */
 import {
@@ -59,8 +64,42 @@ function joinedDriver(trx: Transaction<Database>, savepoints: boolean): Driver {
   };
 }
 
+/** A joined transaction's database, and what waits for its commit. */
+const joins = new WeakMap<Db, { root: Db; committed: ((root: Db) => void)[] }>();
+
+/**
+ * Runs `told` with the database `db` stands for once what was written through `db` is
+ * committed: at once for a database or a verb's own transaction (their writes are committed,
+ * or will be by the verb's own commit), after the outer transaction's commit for a joined one
+ * (never when it rolls back).
+ */
+export function afterCommit(db: Db, told: (root: Db) => void): void {
+  const joined = joins.get(db);
+  if (joined) joined.committed.push(told);
+  else told(db);
+}
+
+/**
+ * Runs `work` in one transaction of `pool`, handing it `pool`'s transaction as a database whose
+ * transactions join it (as savepoints with `savepoints`); once committed, what verbs left for
+ * the commit (`afterCommit`) is told of `root` (the database `pool` is a budget of).
+ */
+export async function inJoinedTransaction<T>(
+  { pool, root = pool, savepoints = false }: { pool: Db; root?: Db; savepoints?: boolean },
+  work: (db: Db) => Promise<T>,
+): Promise<T> {
+  const committed: ((root: Db) => void)[] = [];
+  const result = await pool.transaction().execute((trx) => {
+    const db = joinedTransaction(trx, { savepoints });
+    joins.set(db, { root, committed });
+    return work(db);
+  });
+  for (const told of committed) told(root);
+  return result;
+}
+
 /** `trx` as a database whose transactions join it (as savepoints with `savepoints`). */
-export function joinedTransaction(
+function joinedTransaction(
   trx: Transaction<Database>,
   { savepoints = false }: { savepoints?: boolean } = {},
 ): Db {

@@ -12,6 +12,7 @@ import type { ApiKey, ApiKeyCreateInput, ApiKeyPatchInput, ApiKeyWithKey } from 
 import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
+import { afterCommit } from "../db/joined.ts";
 import { json } from "../db/json.ts";
 import type { Principal } from "../keys/principal.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided } from "./errors.ts";
@@ -33,12 +34,12 @@ function newKey(): { key: string; digest: string } {
  * Moves on with every key changed, rotated or deleted in this process: the edge's cache of what
  * a key is (`createStoredKeyCheck`) is kept under it, so a change holds at once here (and within
  * the cache's second in the other processes). One count for the process, not one per database
- * handle: a change is made through the transaction a write runs in, not the handle the edge
- * reads with.
+ * handle; moved once the change is committed (`afterCommit`), so a read in between does not
+ * keep the old key under the new count.
  */
 let version = 0;
 export const apiKeysVersion = () => version;
-const keysChanged = () => version++;
+const keysChanged = () => void version++;
 
 const columns = [
   "name",
@@ -215,7 +216,7 @@ export async function updateApiKey(
     updated_at: sql`now()`,
   }).where("name", "=", name).returning(columns).executeTakeFirst();
   if (!row) throw notFound();
-  keysChanged();
+  afterCommit(db, keysChanged);
   return recordOf(row);
 }
 
@@ -229,7 +230,7 @@ export async function rotateApiKey(
     .set({ key_sha256: digest, updated_at: sql`now()` })
     .where("name", "=", name).returning(columns).executeTakeFirst();
   if (!row) throw notFound();
-  keysChanged();
+  afterCommit(db, keysChanged);
   return { ...recordOf(row), key };
 }
 
@@ -241,5 +242,5 @@ export async function deleteApiKey(
   const row = await db.deleteFrom("api_keys").where("name", "=", name).returning("name")
     .executeTakeFirst();
   if (!row) throw notFound();
-  keysChanged();
+  afterCommit(db, keysChanged);
 }

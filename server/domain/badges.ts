@@ -21,6 +21,7 @@ import {
 import { createHash } from "node:crypto";
 import { type RawBuilder, sql } from "kysely";
 import type { Db } from "../db/database.ts";
+import { afterCommit } from "../db/joined.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { percentileOf } from "./histogram.ts";
 import { DomainError, notFound } from "./errors.ts";
@@ -44,7 +45,8 @@ const iso = (value: Date | string | null) => value === null ? null : new Date(va
  */
 const versions = new WeakMap<Db, number>();
 export const badgeTokensVersion = (db: Db): number => versions.get(db) ?? 0;
-const tokensChanged = (db: Db) => versions.set(db, badgeTokensVersion(db) + 1);
+const tokensChanged = (db: Db) =>
+  afterCommit(db, (root) => versions.set(root, badgeTokensVersion(root) + 1));
 
 function newToken(): { token: string; digest: string } {
   const bytes = crypto.getRandomValues(new Uint8Array(TOKEN_BYTES));

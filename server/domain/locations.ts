@@ -13,6 +13,7 @@ import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
+import { afterCommit } from "../db/joined.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./errors.ts";
 import { LOCATION_TOKEN_PREFIX } from "../keys/location_token.ts";
 import { scheduleLag } from "./schedule_lag.ts";
@@ -46,7 +47,8 @@ export const shownLocations = (stored: readonly string[] | null, local: string) 
  */
 const versions = new WeakMap<Db, number>();
 export const locationTokensVersion = (db: Db) => versions.get(db) ?? 0;
-const tokensChanged = (db: Db) => versions.set(db, locationTokensVersion(db) + 1);
+const tokensChanged = (db: Db) =>
+  afterCommit(db, (root) => versions.set(root, locationTokensVersion(root) + 1));
 
 /** The remote location whose token this is, or null. */
 export async function locationOfToken(db: Db, token: string): Promise<string | null> {

@@ -19,6 +19,7 @@ import {
 import { sql } from "kysely";
 import { displayLabel } from "../alerts/incidents.ts";
 import type { Db } from "../db/database.ts";
+import { afterCommit } from "../db/joined.ts";
 import type { ProbeState } from "../db/schema.ts";
 import { json } from "../db/json.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
@@ -133,7 +134,7 @@ export async function updateStatusPage(
       .onConflict((oc) => oc.column("project").doUpdateSet({ ...changes, updated_at: sql`now()` }))
       .execute();
   });
-  versions.set(db, statusPagesVersion(db) + 1);
+  afterCommit(db, (root) => versions.set(root, statusPagesVersion(root) + 1));
   return await getStatusPage({ db, project });
 }
 

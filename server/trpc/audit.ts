@@ -3,9 +3,10 @@
  * seam every interface passes through (REST, `/trpc` and its fast path, the dashboard, the CLI
  * and the client all call the procedures) is `apiProcedure`'s mutation step (`init.ts`), which
  * hands the call here. The transaction is opened here and the procedure gets it as its `ctx.db`
- * (`joinedTransaction`: the domain's own transactions join it); the resource is
- * read before and after through its own query, as a viewer would see it (secrets masked by the
- * API's own rules), and the entry is written before the commit. A procedure that fails, or a
+ * (`inJoinedTransaction`: the domain's own transactions join it, and what they tell others of
+ * their change waits for its commit); the resource is read before and after through its own
+ * query, as a viewer would see it (secrets masked by the API's own rules), and the entry is
+ * written before the commit. A procedure that fails, or a
  * failure after the entry, rolls both back: a refused write (401, 403, 404, 422, 409) leaves no
  * entry.
  *
@@ -13,7 +14,7 @@
  */
 import type { Db } from "../db/database.ts";
 import { withBudget } from "../db/database.ts";
-import { joinedTransaction } from "../db/joined.ts";
+import { inJoinedTransaction } from "../db/joined.ts";
 import { type AuditRecord, recordChange } from "../domain/audit_log.ts";
 import type { Principal } from "../keys/principal.ts";
 import { AUDIT_RULES, type AuditRule, type ResourceRef } from "./audit_rules.ts";
@@ -151,8 +152,7 @@ export function createAuditor(router: AppRouter): Auditor {
       let result: R | undefined;
       try {
         const pool = rule.budget ? withBudget(ctx.db, rule.budget) : ctx.db;
-        await pool.transaction().execute(async (trx) => {
-          const db = joinedTransaction(trx, { savepoints: rule.retries });
+        await inJoinedTransaction({ pool, root: ctx.db, savepoints: rule.retries }, async (db) => {
           const named = rule.kind === "create" ? null : rule.ref(input, undefined);
           const before = await read(ctx, db, rule, named);
           result = await next(db);
