@@ -102,13 +102,17 @@ export function createAuditor(router: AppRouter): Auditor {
       answerLimit: undefined,
     };
     try {
-      // A list read (`pick`) takes the project alone.
-      const answer = await call(
-        reader,
-        rule.read.split("."),
-        rule.pick ? { project: ref.project } : ref,
-      );
-      let data = isFields(answer) ? answer.data : undefined;
+      let data: unknown;
+      if (rule.load) data = await rule.load(reader, ref);
+      else {
+        // A list read (`pick`) takes the project alone.
+        const answer = await call(
+          reader,
+          rule.read.split("."),
+          rule.pick ? { project: ref.project } : ref,
+        );
+        data = isFields(answer) ? answer.data : undefined;
+      }
       if (rule.pick) data = rule.pick(data, ref);
       return isFields(data) ? masked(rule, data) : null;
     } catch {
@@ -161,7 +165,11 @@ export function createAuditor(router: AppRouter): Auditor {
             ? result.data.data
             : undefined;
           const ref = rule.kind === "delete" ? named : rule.ref(input, data);
-          const after = rule.kind === "delete" ? null : await read(ctx, db, rule, ref);
+          const after = rule.kind === "delete"
+            ? null
+            : rule.answers && data
+            ? masked(rule, { ...data })
+            : await read(ctx, db, rule, ref);
           let change = { before, after };
           if (before !== null && after !== null) change = changed(before, after);
           if (rule.renews !== undefined && change.before !== null && change.after !== null) {

@@ -8,7 +8,13 @@
  * @module
  */
 import type { Budget } from "../db/database.ts";
+import { getProbe } from "../domain/probes.ts";
+import { getProject } from "../domain/projects.ts";
+import { getStatusPage } from "../domain/status_pages.ts";
+import { getTarget } from "../domain/targets.ts";
 import type { Role } from "../keys/principal.ts";
+import type { Context } from "./context.ts";
+import { shown } from "./shown.ts";
 
 /** The fields naming one resource: a read query's input (`{ project, probeId }`). */
 export type ResourceRef = Record<string, string>;
@@ -31,6 +37,14 @@ export interface AuditRule {
   ref(input: Fields, data: Fields | undefined): ResourceRef | null;
   /** The query reading it: its `data` is the resource, or a list to `pick` it from. */
   read?: string;
+  /**
+   * What `read` answers as its `data`, read by the domain's own function (as `read`'s
+   * procedure does, for the reader `ctx` names): a third of the procedure's cost, without its
+   * steps and its output schema. `read` is then the documentation of what it stands for.
+   */
+  load?: (ctx: Context, ref: ResourceRef) => Promise<unknown>;
+  /** The write's answer's `data` is the resource as `read` shows it: no read after. */
+  answers?: true;
   /** The resource in a list read (maintenance windows and badges have no single read). */
   pick?: (data: unknown, ref: ResourceRef) => unknown;
   /** The role of the read: a viewer's (secrets masked) unless it needs more. */
@@ -58,8 +72,33 @@ const probe = (input: Fields, data?: Fields) => ({
 const only = (name: string) => (input: Fields) => ({ [name]: text(input[name]) });
 const none = () => ({});
 
-const PROBE = { type: "probe", read: "probes.get", ref: probe } as const;
-const TARGET = { type: "notification_target", read: "targets.get", ref: only("name") } as const;
+const PROBE = {
+  type: "probe",
+  read: "probes.get",
+  load: async (ctx: Context, ref: ResourceRef) =>
+    shown(ctx).probe(
+      await getProbe({
+        db: ctx.db,
+        ref: { project: ref.project, probeId: ref.probeId },
+        defaults: ctx.probeDefaults,
+      }),
+    ),
+  ref: probe,
+} as const;
+const TARGET = {
+  type: "notification_target",
+  read: "targets.get",
+  load: async (ctx: Context, ref: ResourceRef) =>
+    shown(ctx).target(await getTarget({ db: ctx.db, name: ref.name })),
+  ref: only("name"),
+} as const;
+const PROJECT = {
+  type: "project",
+  read: "projects.get",
+  load: (ctx: Context, ref: ResourceRef) =>
+    getProject({ db: ctx.db, project: ref.project, names: ctx.probeDefaults }),
+  ref: project,
+} as const;
 const LOCATION = {
   type: "location",
   read: "locations.get",
@@ -98,20 +137,9 @@ const BADGE = {
 
 /** The audit rule of every mutation of the API, by procedure path. */
 export const AUDIT_RULES: Record<string, AuditRule> = {
-  "projects.create": {
-    type: "project",
-    kind: "create",
-    read: "projects.get",
-    ref: project,
-  },
-  "projects.update": { type: "project", kind: "update", read: "projects.get", ref: project },
-  "projects.delete": {
-    type: "project",
-    kind: "delete",
-    read: "projects.get",
-    ref: project,
-    budget: "projectDelete",
-  },
+  "projects.create": { ...PROJECT, kind: "create" },
+  "projects.update": { ...PROJECT, kind: "update" },
+  "projects.delete": { ...PROJECT, kind: "delete", budget: "projectDelete" },
   "probes.create": { ...PROBE, kind: "create", retries: true },
   "probes.createWithProject": { ...PROBE, kind: "create", retries: true },
   "probes.update": { ...PROBE, kind: "update" },
@@ -154,6 +182,8 @@ export const AUDIT_RULES: Record<string, AuditRule> = {
     type: "status_page",
     kind: "update",
     read: "statusPages.get",
+    load: (ctx, ref) => getStatusPage({ db: ctx.db, project: ref.project }),
+    answers: true,
     ref: project,
   },
   "badges.create": { ...BADGE, kind: "create" },
