@@ -32,8 +32,9 @@
  *    receivers that count what they get by `webhook-id`, while a client reads another project's
  *    probes back to back. Prints how many each receiver got (and repeats), the time from each
  *    failing run's end to each arrival (p50, p99, max), where that time went per stage (the run's
- *    end, the recording transaction's start, the send's start, the arrival), and the API reads'
- *    p50, p99 and max meanwhile.
+ *    end, the recording transaction's start, the send's start, the arrival), the API reads'
+ *    p50, p99 and max meanwhile, and the service's CPU time (user+sys) per notification: all of
+ *    it from the flip to the last arrival, and that less the steady rate of the 10 s before.
  *
  *   deno task bench:alerts [--latency 20] [--flips 3] [--probes 10000] [--duration 120]
  *                          [--isolation 30] [--part latency|scale|both|isolation|hanging|down]
@@ -551,6 +552,9 @@ function printStages(stages: Stages[]) {
   line("run end → arrival", stages.map((s) => s.arrived - s.runEnd));
 }
 
+/** How long the steady state is measured before the flip. */
+const IDLE_MS = 10_000;
+
 /** `--down` probes failing at once, `--targets` targets each, the API read meanwhile. */
 async function downPart() {
   const n = Number(args.down);
@@ -594,7 +598,14 @@ async function downPart() {
       `down at once: ${n} probes (every 10 s), ${targets} targets each, ` +
         `another project's probes read back to back; load: ${loadAverage()}`,
     );
+    // The service's CPU while every probe is up and the API is read, per second: what it
+    // spends anyway, taken off the burst's to leave what the notifications cost.
+    const idleFrom = await base.cpuSeconds();
+    const idleStart = performance.now();
+    await readWithout(base, "/projects/other/probes", 1, sleep(IDLE_MS));
+    const idlePerMs = (await base.cpuSeconds() - idleFrom) / (performance.now() - idleStart);
     const cpuFrom = await base.cpuSeconds();
+    const burstStart = performance.now();
     let delivered = () => false;
     const done = waitFor("every notification", () => delivered(), 180_000);
     delivered = () => hooks.every((h) => new Set(h.arrivals.map((a) => a.id)).size >= n);
@@ -603,6 +614,7 @@ async function downPart() {
     await done;
     const times = await reads;
     const cpu = await base.cpuSeconds() - cpuFrom;
+    const beyondIdle = cpu - idlePerMs * (performance.now() - burstStart);
     // Anything sent twice would arrive by now.
     await sleep(2_000);
     const { rows: [t] } = await sql<{ opened: number; written: number }>`
@@ -640,11 +652,16 @@ async function downPart() {
         `p99 ${ms(percentile(times, 0.99))}, max ${ms(Math.max(...times))}; ` +
         `the server's CPU time ${cpu.toFixed(1)} s; load after: ${loadAverage()}`,
     );
-    // All of the service's CPU in the window (its runner, recording, the API reads and the
-    // sends) over what it sent: an upper bound of a send's own cost, comparable across loads.
+    // The service's CPU from the flip to the last arrival (its runner, the recording, the API
+    // reads and the sends) over what it sent, and the same less its steady rate before the flip.
+    const perNotification = (seconds: number) =>
+      `${(seconds * 1000 / Math.max(1, unique)).toFixed(2)} ms`;
     console.log(
-      `  CPU per notification: ${(cpu * 1000 / Math.max(1, unique)).toFixed(2)} ms ` +
-        `(user+sys ${cpu.toFixed(1)} s / ${unique} notifications)`,
+      `  CPU per notification: ${perNotification(cpu)} (user+sys ${
+        cpu.toFixed(1)
+      } s / ${unique}), ` +
+        `${perNotification(beyondIdle)} beyond the steady ${(idlePerMs * 1000).toFixed(2)} ` +
+        `CPU s/s of the ${IDLE_MS / 1000} s before the flip`,
     );
   } finally {
     await base.stop();

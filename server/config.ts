@@ -155,8 +155,8 @@ const configSchema = z.object({
   // The deliverer's slots (server/alerts/deliverer.ts): those shared by all targets beyond each
   // one's own, one target's share, and the failures in a row that pause a target, so bad
   // receivers slow only themselves.
-  NOTIFY_CONCURRENCY: optional(z.coerce.number().int().min(1).max(1000).default(20)),
-  NOTIFY_TARGET_CONCURRENCY: optional(z.coerce.number().int().min(1).max(1000).default(4)),
+  NOTIFY_CONCURRENCY: optional(z.coerce.number().int().min(1).max(1000).default(64)),
+  NOTIFY_TARGET_CONCURRENCY: optional(z.coerce.number().int().min(1).max(1000).default(16)),
   NOTIFY_BREAKER_FAILURES: optional(z.coerce.number().int().min(1).max(1000).default(3)),
   IAM_ALIVE_WEBHOOK_URL: optional(
     z.string().refine(isUrlOf(["http:", "https:"]), "must be an http:// or https:// URL")

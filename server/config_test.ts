@@ -47,7 +47,7 @@ Deno.test("with nothing set, the defaults serve on 127.0.0.1:8000 from ./data", 
     metricsPerProbe: true,
     metricsPort: undefined,
     notificationLeaseMs: 60_000,
-    delivery: { concurrency: 20, perTarget: 4, breakerFailures: 3 },
+    delivery: { concurrency: 64, perTarget: 16, breakerFailures: 3 },
     iamAlive: {},
     sessions: { idleMs: 12 * 3_600_000, absoluteMs: 7 * 24 * 3_600_000 },
   });
@@ -197,7 +197,11 @@ Deno.test("NOTIFICATION_LEASE_MS sets the deliverer's claim lease, 1000 to 36000
 });
 
 Deno.test("NOTIFY_* set the deliverer's slots, a target's share and its breaker", () => {
-  assert.deepEqual(parseConfig({}).delivery, { concurrency: 20, perTarget: 4, breakerFailures: 3 });
+  assert.deepEqual(parseConfig({}).delivery, {
+    concurrency: 64,
+    perTarget: 16,
+    breakerFailures: 3,
+  });
   assert.deepEqual(
     parseConfig({
       NOTIFY_CONCURRENCY: "50",

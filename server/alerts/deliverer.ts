@@ -39,10 +39,18 @@ export type Send = (
   message: { id: string; type: string; payload: unknown },
 ) => Promise<DeliveryResult>;
 
-/** Shared slots: sends in flight beyond each target's first (`NOTIFY_CONCURRENCY`). */
-export const DEFAULT_CONCURRENCY = 20;
-/** Sends in flight at once to one target (`NOTIFY_TARGET_CONCURRENCY`). */
-export const DEFAULT_PER_TARGET = 4;
+/**
+ * Shared slots: sends in flight beyond each target's first (`NOTIFY_CONCURRENCY`): enough for
+ * four targets at their full share at once.
+ */
+export const DEFAULT_CONCURRENCY = 64;
+/**
+ * Sends in flight at once to one target (`NOTIFY_TARGET_CONCURRENCY`). Receivers are webhooks and
+ * vendor APIs built for bursts; at 4, a burst of a thousand alerts waited on round trips (a slot
+ * frees, a claim, a send) for tens of seconds. One that cannot keep up answers 429 or fails: its
+ * Retry-After is honoured, and failures cut it to one slot, then pause it (the breaker).
+ */
+export const DEFAULT_PER_TARGET = 16;
 /**
  * Targets sending on a slot of their own at once, at most: what a deliverer holds (connections)
  * stays bounded however many targets there are; past it, a target's first send waits for a

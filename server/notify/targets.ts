@@ -9,7 +9,7 @@
 import { type AlertEvent, LOG_TARGET } from "@probe/shared";
 import type { Db } from "../db/database.ts";
 import { errorFields, type Logger } from "../log.ts";
-import { targetForDelivery } from "../domain/targets.ts";
+import { type TargetForDelivery, targetForDelivery } from "../domain/targets.ts";
 import { HEARTBEAT_SCHEME } from "../domain/heartbeats.ts";
 import { SERVICE_VERSION } from "../version.ts";
 import type { DeliveryResult } from "./delivery.ts";
@@ -133,6 +133,17 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   // Kept connections: a burst of sends to one receiver does not open (and pay for) one each.
   const pool = createConnectionPool();
   const send = createSender({ ...deps, userAgent: USER_AGENT, now, pool });
+  // One read of a target for the sends that look it up at once (a burst to one target): a send
+  // may use a read begun at most one query's time before it, never an older one.
+  const reading = new Map<string, Promise<TargetForDelivery | null>>();
+  const targetNamed = (name: string) => {
+    let read = reading.get(name);
+    if (!read) {
+      read = targetForDelivery({ db: deps.db, name }).finally(() => reading.delete(name));
+      reading.set(name, read);
+    }
+    return read;
+  };
 
   return {
     close: () => pool.close(),
@@ -143,7 +154,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
           writeLine(logLine(message.event, { id: message.id, target: name, time: now() }));
           return { outcome: "delivered", attempts: 1 };
         }
-        const target = await targetForDelivery({ db: deps.db, name });
+        const target = await targetNamed(name);
         const provider = target && providerOf(target.kind);
         if (!target || !provider) return NOT_FOUND;
         const request = provider.request(target, { type: "alert", ...message }, {
