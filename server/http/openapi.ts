@@ -100,6 +100,11 @@ const TAGS = [
     description: "Who changed what, when and from where: every change made through the API, " +
       "newest first, secrets masked (docs/access.md). Admin only; read only.",
   },
+  {
+    name: "sessions",
+    description: "Dashboard sessions (docs/access.md): an admin lists and ends anyone's, every " +
+      "other caller its own.",
+  },
 ];
 
 /** A header of every webhook call, per the Standard Webhooks specification. */

@@ -397,6 +397,18 @@ for (const backend of backends()) {
         assert.notEqual(rotated.data?.data.key, key);
         const deleted = await api.DELETE("/api-keys/{name}", { params: { path } });
         assert.equal(deleted.response.status, 204);
+        // The key's changes are in the audit log, newest first.
+        const audit = await api.GET("/audit-log", { params: { query: { limit: 5 } } });
+        assert.equal(audit.response.status, 200);
+        assert.equal(audit.data?.data[0].operation, "apiKeys.delete");
+      });
+
+      await t.step("sessions", async () => {
+        const listed = await api.GET("/sessions");
+        assert.equal(listed.response.status, 200);
+        assert.deepEqual(listed.data?.data, []);
+        const ended = await api.DELETE("/sessions/{id}", { params: { path: { id: "none" } } });
+        assert.equal(ended.response.status, 404);
       });
 
       await t.step("locations and the runner protocol", async () => {

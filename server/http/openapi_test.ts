@@ -105,6 +105,9 @@ const SPEC: Record<string, number[]> = withForbidden({
   "POST /api-keys/{name}/rotate": [200, 404, 409, ...BODY],
   // The audit log (docs/access.md): admin keys only, read only.
   "GET /audit-log": [200, ...INPUT],
+  // Dashboard sessions (docs/access.md): an admin's call reaches everyone's, others their own.
+  "GET /sessions": [200, ...INPUT],
+  "DELETE /sessions/{id}": [204, 404, ...INPUT],
   // The runner protocol: location tokens only (docs/locations.md).
   "POST /runner/claim": [200, ...BODY],
   "POST /runner/results": [200, 409, ...BODY],
@@ -114,6 +117,7 @@ const SPEC: Record<string, number[]> = withForbidden({
 const WITH_META = new Set([
   "GET /api-keys",
   "GET /audit-log",
+  "GET /sessions",
   "GET /projects",
   "DELETE /projects/{project}",
   "POST /projects/{project}/probes",
