@@ -68,6 +68,13 @@ function joinedDriver(trx: Transaction<Database>, savepoints: boolean): Driver {
 const joins = new WeakMap<Db, { root: Db; committed: ((root: Db) => void)[] }>();
 
 /**
+ * The database a joined transaction was opened on (`db` itself for any other): what compiles
+ * queries the same way, so that a prepared query (`prepared.ts`) is compiled once for both
+ * rather than once per joined transaction.
+ */
+export const standsFor = (db: Db): Db => joins.get(db)?.root ?? db;
+
+/**
  * Runs `told` with the database `db` stands for once what was written through `db` is
  * committed: at once for a database or a verb's own transaction (their writes are committed,
  * or will be by the verb's own commit), after the outer transaction's commit for a joined one

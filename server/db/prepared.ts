@@ -1,5 +1,6 @@
 import type { Compilable, CompiledQuery } from "kysely";
 import type { Db } from "./database.ts";
+import { standsFor } from "./joined.ts";
 
 type Slot = { slot: number } | { value: unknown };
 
@@ -35,7 +36,9 @@ export function prepared<Args extends string[], Row>(
     return entry;
   };
   return async (db, ...args) => {
-    const { query, slots } = compiled.get(db) ?? compile(db, args.length);
+    // A joined transaction (a new object each audited write) shares its database's.
+    const of = standsFor(db);
+    const { query, slots } = compiled.get(of) ?? compile(of, args.length);
     const parameters = slots.map((s) => ("slot" in s ? args[s.slot] : s.value));
     const result = await db.executeQuery<Row>({ ...query, parameters });
     return result.rows;

@@ -4,11 +4,11 @@
  * and the client all call the procedures) is `apiProcedure`'s mutation step (`init.ts`), which
  * hands the call here. The transaction is opened here and the procedure gets it as its `ctx.db`
  * (`inJoinedTransaction`: the domain's own transactions join it, and what they tell others of
- * their change waits for its commit); the resource is read before and after through its own
- * query, as a viewer would see it (secrets masked by the API's own rules), and the entry is
- * written before the commit. A procedure that fails, or a
- * failure after the entry, rolls both back: a refused write (401, 403, 404, 422, 409) leaves no
- * entry.
+ * their change waits for its commit); the resource is read before and after as a viewer would
+ * see it through its own query (secrets masked by the API's own rules), or the domain function
+ * that query calls (its rule's `load`), and the entry is written before the commit. A procedure
+ * that fails, or a failure after the entry, rolls both back: a refused write (401, 403, 404, 422,
+ * 409) leaves no entry.
  *
  * @module
  */
