@@ -34,7 +34,8 @@
  *    failing run's end to each arrival (p50, p99, max), where that time went per stage (the run's
  *    end, the recording transaction's start, the send's start, the arrival), the API reads'
  *    p50, p99 and max meanwhile, and the service's CPU time (user+sys) per notification: all of
- *    it from the flip to the last arrival, and that less the steady rate of the 10 s before.
+ *    it from the flip to the last arrival, and the sends' alone (the same notifications written
+ *    again at once, with every probe down and nothing read, less the steady rate before).
  *
  *   deno task bench:alerts [--latency 20] [--flips 3] [--probes 10000] [--duration 120]
  *                          [--isolation 30] [--part latency|scale|both|isolation|hanging|down]
@@ -552,9 +553,6 @@ function printStages(stages: Stages[]) {
   line("run end → arrival", stages.map((s) => s.arrived - s.runEnd));
 }
 
-/** How long the steady state is measured before the flip. */
-const IDLE_MS = 10_000;
-
 /** `--down` probes failing at once, `--targets` targets each, the API read meanwhile. */
 async function downPart() {
   const n = Number(args.down);
@@ -598,14 +596,7 @@ async function downPart() {
       `down at once: ${n} probes (every 10 s), ${targets} targets each, ` +
         `another project's probes read back to back; load: ${loadAverage()}`,
     );
-    // The service's CPU while every probe is up and the API is read, per second: what it
-    // spends anyway, taken off the burst's to leave what the notifications cost.
-    const idleFrom = await base.cpuSeconds();
-    const idleStart = performance.now();
-    await readWithout(base, "/projects/other/probes", 1, sleep(IDLE_MS));
-    const idlePerMs = (await base.cpuSeconds() - idleFrom) / (performance.now() - idleStart);
     const cpuFrom = await base.cpuSeconds();
-    const burstStart = performance.now();
     let delivered = () => false;
     const done = waitFor("every notification", () => delivered(), 180_000);
     delivered = () => hooks.every((h) => new Set(h.arrivals.map((a) => a.id)).size >= n);
@@ -614,7 +605,6 @@ async function downPart() {
     await done;
     const times = await reads;
     const cpu = await base.cpuSeconds() - cpuFrom;
-    const beyondIdle = cpu - idlePerMs * (performance.now() - burstStart);
     // Anything sent twice would arrive by now.
     await sleep(2_000);
     const { rows: [t] } = await sql<{ opened: number; written: number }>`
@@ -652,17 +642,13 @@ async function downPart() {
         `p99 ${ms(percentile(times, 0.99))}, max ${ms(Math.max(...times))}; ` +
         `the server's CPU time ${cpu.toFixed(1)} s; load after: ${loadAverage()}`,
     );
-    // The service's CPU from the flip to the last arrival (its runner, the recording, the API
-    // reads and the sends) over what it sent, and the same less its steady rate before the flip.
-    const perNotification = (seconds: number) =>
-      `${(seconds * 1000 / Math.max(1, unique)).toFixed(2)} ms`;
+    // All the service's CPU from the flip to the last arrival (its runner, the recording, the
+    // API reads and the sends) over what it sent; the sends' own below (`sendsAlone`).
     console.log(
-      `  CPU per notification: ${perNotification(cpu)} (user+sys ${
-        cpu.toFixed(1)
-      } s / ${unique}), ` +
-        `${perNotification(beyondIdle)} beyond the steady ${(idlePerMs * 1000).toFixed(2)} ` +
-        `CPU s/s of the ${IDLE_MS / 1000} s before the flip`,
+      `  CPU per notification, all of it: ${(cpu * 1000 / Math.max(1, unique)).toFixed(2)} ms ` +
+        `(user+sys ${cpu.toFixed(1)} s / ${unique})`,
     );
+    await sendsAlone(base, db, hooks, n * targets);
   } finally {
     await base.stop();
     await handle.close();
@@ -670,6 +656,44 @@ async function downPart() {
     await target.close();
     await database.drop();
   }
+}
+
+/**
+ * The CPU of the sends alone: with every probe down and nothing read, the service's steady rate
+ * over 5 s, then the burst's `count` notifications written again at once (new ids) and sent;
+ * the service's CPU until they all arrived, less the steady rate, per notification (the claims,
+ * the sends, the records).
+ */
+async function sendsAlone(
+  base: ServerProcess,
+  db: Db,
+  hooks: { arrivals: Arrival[] }[],
+  count: number,
+) {
+  const arrived = () => hooks.reduce((sum, h) => sum + h.arrivals.length, 0);
+  const before = arrived();
+  const steadyFrom = await base.cpuSeconds();
+  const steadyStart = performance.now();
+  await sleep(5_000);
+  const steadyPerMs = (await base.cpuSeconds() - steadyFrom) / (performance.now() - steadyStart);
+  const cpuFrom = await base.cpuSeconds();
+  const started = performance.now();
+  await sql`
+    with again as (
+      insert into notifications (id, event, target, incident_id, payload)
+      select 'msg_again' || substr(id, 5), event, target, incident_id, payload
+      from notifications where event = 'probe.down'
+      returning 1
+    )
+    select count(*), pg_notify('notifications_due', '') from again`.execute(db);
+  await waitFor("the notifications written again", () => arrived() >= before + count, 180_000);
+  const ms = performance.now() - started;
+  const cpu = await base.cpuSeconds() - cpuFrom - steadyPerMs * ms;
+  console.log(
+    `  sends alone: ${count} written at once, all arrived in ${(ms / 1000).toFixed(1)} s; ` +
+      `CPU per notification ${(cpu * 1000 / count).toFixed(2)} ms (beyond the steady ` +
+      `${(steadyPerMs * 1000).toFixed(2)} CPU s/s); load: ${loadAverage()}`,
+  );
 }
 
 /** More settings for the service under test, as JSON in `BENCH_SERVER_ENV` (`{"NOTIFY_CONCURRENCY":"60"}`). */
