@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { toApiError } from "../errors.ts";
 import type { Db } from "../db/database.ts";
 import { withBudget } from "../db/database.ts";
 import { inJoinedTransaction } from "../db/joined.ts";
@@ -115,9 +116,12 @@ export function createAuditor(router: AppRouter): Auditor {
       }
       if (rule.pick) data = rule.pick(data, ref);
       return isFields(data) ? masked(rule, data) : null;
-    } catch {
-      // Not there (a create's before, a refused write's resource): the write decides.
-      return null;
+    } catch (error) {
+      // Not there (a create's before, a refused write's resource): the write decides. Any
+      // other failure (a name PostgreSQL cannot hold) has ended the transaction: it is the
+      // call's answer, as it would be without the entry.
+      if (toApiError(error).status === 404) return null;
+      throw error;
     }
   }
 
