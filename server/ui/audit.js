@@ -77,15 +77,27 @@ export function AuditPage() {
         operator's restores: who, when, from where, and the fields changed (secrets masked).
       </p>
       <form class="filters" onSubmit=${apply} aria-label="Filters">
-        <label>Actor <input name="actor" value=${draft.actor} onInput=${field("actor")}
-          placeholder="a key's name or a user" /></label>
-        <label>Resource <input name="resource" value=${draft.resource}
-          onInput=${field("resource")} placeholder="probe, or project:shop" /></label>
-        <label>Since <input type="datetime-local" name="since" value=${draft.since}
-          onInput=${field("since")} /></label>
-        <label>Before <input type="datetime-local" name="before" value=${draft.before}
-          onInput=${field("before")} /></label>
-        <button type="submit">Filter</button>
+        <div class="field">
+          <label for="audit-actor">Actor</label>
+          <input id="audit-actor" name="actor" value=${draft.actor} onInput=${field("actor")}
+            placeholder="a key's name or a user" />
+        </div>
+        <div class="field">
+          <label for="audit-resource">Resource</label>
+          <input id="audit-resource" name="resource" value=${draft.resource}
+            onInput=${field("resource")} placeholder="probe, or project:shop" />
+        </div>
+        <div class="field">
+          <label for="audit-since">Since</label>
+          <input id="audit-since" type="datetime-local" name="since" value=${draft.since}
+            onInput=${field("since")} />
+        </div>
+        <div class="field">
+          <label for="audit-before">Before</label>
+          <input id="audit-before" type="datetime-local" name="before" value=${draft.before}
+            onInput=${field("before")} />
+        </div>
+        <div class="field"><button type="submit">Filter</button></div>
       </form>
       <${ErrorNote} error=${list.error}>Could not read the audit log: <//>
       ${list.loading && !list.data && view`<${Loading} />`}
@@ -95,21 +107,27 @@ export function AuditPage() {
   }
       ${
     entries.length > 0 && view`
-        <table class="audit">
+        <div class="table-wrap">
+        <table class="grid audit">
+          <caption class="sr-only">Audit log entries, newest first</caption>
           <thead>
-            <tr><th>When</th><th>Actor</th><th>Operation</th><th>Resource</th><th>From</th>
-              <th>Change</th></tr>
+            <tr><th scope="col">When</th><th scope="col">Actor</th><th scope="col">Operation</th>
+              <th scope="col">Resource</th><th scope="col">From</th><th scope="col">Change</th></tr>
           </thead>
           <tbody>
             ${
       entries.map((e) =>
         view`<tr key=${e.id}>
-              <td><${At} iso=${e.at} /></td>
-              <td>${e.actor} <span class="muted">${e.actor_source}</span></td>
-              <td><code>${e.operation}</code></td>
-              <td>${e.resource.type}${e.resource.id && view` <code>${e.resource.id}</code>`}</td>
-              <td>${e.address ?? "—"}<br /><span class="muted">${e.user_agent ?? ""}</span></td>
-              <td>
+              <td data-label="When"><${At} iso=${e.at} /></td>
+              <td data-label="Actor">${e.actor} <span class="muted">${e.actor_source}</span></td>
+              <td data-label="Operation"><code>${e.operation}</code></td>
+              <td data-label="Resource">${e.resource.type}${
+          e.resource.id && view` <code>${e.resource.id}</code>`
+        }</td>
+              <td data-label="From">${e.address ?? "—"}<br /><span class="muted">${
+          e.user_agent ?? ""
+        }</span></td>
+              <td data-label="Change">
                 ${
           e.before === null && e.after === null
             ? view`<span class="muted">—</span>`
@@ -128,7 +146,8 @@ export function AuditPage() {
       )
     }
           </tbody>
-        </table>`
+        </table>
+        </div>`
   }
       <p class="pager">
         ${

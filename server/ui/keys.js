@@ -99,50 +99,72 @@ export function KeysPage() {
       <${StatusNote} message=${message} />
       ${
     made && view`
-        <section class="new-key" aria-label="The new key">
-          <p>The key of <strong>${made.name}</strong>, shown this once:</p>
+        <section class="notice token-once" aria-labelledby="new-key-title">
+          <h2 id="new-key-title">The key of ${made.name}</h2>
+          <p>Shown this once: the service keeps only its digest.</p>
           <${CopyBox} id="new-key" label="API key" text=${made.key} />
         </section>`
   }
       <form class="filters" onSubmit=${create} aria-label="New key">
-        <label>Name <input name="name" required value=${fields.name} onInput=${field("name")}
-          placeholder="ci-deploy" /></label>
-        <label>Role <select name="role" value=${fields.role} onChange=${field("role")}>
-          ${ROLES.map(([value, label]) => view`<option value=${value}>${label}</option>`)}
-        </select></label>
-        <label>Projects <input name="projects" value=${fields.projects}
-          onInput=${field("projects")} placeholder="all; or shop, blog" /></label>
-        <label>Expires <input type="datetime-local" name="expires" value=${fields.expires}
-          onInput=${field("expires")} /></label>
-        <button type="submit" disabled=${busy}>Create key</button>
+        <div class="field">
+          <label for="key-name">Name</label>
+          <input id="key-name" name="name" required value=${fields.name}
+            onInput=${field("name")} placeholder="ci-deploy" />
+        </div>
+        <div class="field">
+          <label for="key-role">Role</label>
+          <select id="key-role" name="role" value=${fields.role} onChange=${field("role")}>
+            ${ROLES.map(([value, label]) => view`<option value=${value}>${label}</option>`)}
+          </select>
+        </div>
+        <div class="field">
+          <label for="key-projects">Projects</label>
+          <input id="key-projects" name="projects" value=${fields.projects}
+            onInput=${field("projects")} placeholder="all; or shop, blog" />
+        </div>
+        <div class="field">
+          <label for="key-expires">Expires</label>
+          <input id="key-expires" type="datetime-local" name="expires" value=${fields.expires}
+            onInput=${field("expires")} />
+        </div>
+        <div class="field">
+          <button type="submit" class="primary" disabled=${busy}>Create key</button>
+        </div>
       </form>
       <${FormError} message=${error} />
       <${ErrorNote} error=${list.error}>Could not read the keys: <//>
       ${list.loading && !list.data && view`<${Loading} />`}
       ${
     keys.length > 0 && view`
-        <table class="keys">
+        <div class="table-wrap">
+        <table class="grid keys">
+          <caption class="sr-only">API keys</caption>
           <thead>
-            <tr><th>Name</th><th>Role</th><th>Projects</th><th>Created</th><th>Expires</th>
-              <th>Last used</th><th></th></tr>
+            <tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Projects</th>
+              <th scope="col">Created</th><th scope="col">Expires</th>
+              <th scope="col">Last used</th><th scope="col">Actions</th></tr>
           </thead>
           <tbody>
             ${
       keys.map((k) =>
-        view`<tr key=${k.name}>
-              <td>${k.name}${k.configured && view` <span class="muted">configured</span>`}</td>
-              <td>${k.role}</td>
-              <td>${k.projects ? k.projects.join(", ") : "all"}</td>
-              <td>${
+        view`<tr key=${k.name} data-key=${k.name}>
+              <th scope="row" data-label="Name">${k.name}${
+          k.configured && view` <span class="tag">configured</span>`
+        }</th>
+              <td data-label="Role">${k.role}</td>
+              <td data-label="Projects">${k.projects ? k.projects.join(", ") : "all"}</td>
+              <td data-label="Created">${
           k.created_at
             ? view`<${At} iso=${k.created_at} /> <span class="muted">${k.created_by}</span>`
             : "—"
         }</td>
-              <td>${k.expires_at ? view`<${At} iso=${k.expires_at} />` : "never"}</td>
-              <td>${
+              <td data-label="Expires">${
+          k.expires_at ? view`<${At} iso=${k.expires_at} />` : "never"
+        }</td>
+              <td data-label="Last used">${
           k.configured ? "—" : k.last_used_at ? view`<${Ago} iso=${k.last_used_at} />` : "never"
         }</td>
-              <td>${
+              <td data-label="Actions">${
           !k.configured && view`<${ConfirmButton} label="Revoke" confirmLabel="Revoke"
                 question=${`Revoke ${k.name}? It stops working at once.`}
                 onConfirm=${() => revoke(k.name)} />`
@@ -151,7 +173,8 @@ export function KeysPage() {
       )
     }
           </tbody>
-        </table>`
+        </table>
+        </div>`
   }
     </div>
   `;
