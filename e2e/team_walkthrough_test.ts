@@ -147,6 +147,10 @@ Deno.test({
       });
       console.log(`the revoked key refused in ${refusedAfterMs} ms`);
       assert.deepEqual(report.editorProjects, [shop], "the editor's dashboard: its project alone");
+      // The admin's pages are not offered to an editor.
+      assert.ok(report.editorNav.includes("Overview"), report.editorNav.join());
+      assert.ok(!report.editorNav.includes("API keys"), report.editorNav.join());
+      assert.ok(!report.editorNav.includes("Audit log"), report.editorNav.join());
 
       // The keys table: both made, then the viewer's row gone; no key in it.
       const rowOf = (rows: string[], name: string) => rows.find((r) => r.startsWith(name));

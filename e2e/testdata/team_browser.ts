@@ -41,6 +41,8 @@ export interface TeamReport extends script.PageFindings {
   revokedNote: string;
   /** The overview as the scoped editor signed in sees it: the projects it names. */
   editorProjects: string[];
+  /** The main navigation's links as the scoped editor sees them. */
+  editorNav: string[];
   /** The audit page: every entry, then those of the actor filter (the editor, then the admin). */
   audit: AuditRow[];
   auditByEditor: AuditRow[];
@@ -94,6 +96,7 @@ function run(args: TeamArgs): Promise<TeamReport> {
       rowsAfterRevoke: [],
       revokedNote: "",
       editorProjects: [],
+      editorNav: [],
       audit: [],
       auditByEditor: [],
       auditByAdmin: [],
@@ -153,6 +156,7 @@ function run(args: TeamArgs): Promise<TeamReport> {
       report.editorProjects = [args.project, args.otherProject].filter((p) =>
         names.some((n) => n.trim() === p)
       );
+      report.editorNav = (await editor.nav.getByRole("link").allInnerTexts()).map((t) => t.trim());
       await editor.scan("overview as the scoped editor");
       await editor.shot("editor-overview");
     } finally {

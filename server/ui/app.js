@@ -267,10 +267,12 @@ function Signedin({ onSignOut, justSignedIn, session }) {
   }>Locations</a>
           <a href=${href.settings()}
             aria-current=${route.name === "settings" ? "page" : undefined}>Settings</a>
-          <a href=${href.audit()}
+          ${
+    // Both pages are an admin's alone: to anyone else they would only say "forbidden".
+    session.role === "admin" && view`<a href=${href.audit()}
             aria-current=${route.name === "audit" ? "page" : undefined}>Audit log</a>
           <a href=${href.keys()}
-            aria-current=${route.name === "keys" ? "page" : undefined}>API keys</a>
+            aria-current=${route.name === "keys" ? "page" : undefined}>API keys</a>`}
           <a href="/docs">API reference</a>
         </nav>
         <${UserMenu} session=${session} onSignOut=${onSignOut} />
