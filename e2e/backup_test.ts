@@ -107,12 +107,15 @@ async function view(call: Call) {
     return res.body.data;
   };
   const projects = await get("/projects");
-  // Each location's last run moves on as the copy's runner runs: the rest of its state is data.
+  // Each location's last run moves on as the copy's runner runs, and a state whose last run is
+  // three intervals old reads `unknown` and `stale` (the copy starts with its runner off, and a
+  // restore on a busy machine can take that long): the rest of its state, and the results that
+  // made it, are data.
   const probes = (await get("/probes")).map((
-    p: { location_states: { last_run_at: string | null }[] },
+    p: { location_states: { last_run_at: string | null; state: string; stale: boolean }[] },
   ) => ({
     ...p,
-    location_states: p.location_states.map(({ last_run_at: _, ...l }) => l),
+    location_states: p.location_states.map(({ last_run_at: _, state: _s, stale: _t, ...l }) => l),
   }));
   const results: Record<string, { started_at: string }[]> = {};
   for (const probe of probes) {
