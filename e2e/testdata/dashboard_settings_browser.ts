@@ -487,9 +487,16 @@ async function run(args: Args): Promise<Report> {
       (await api("GET", `/projects/${args.project}/alerts`)).data.overrides,
     );
     const effective = main.getByLabel(`The alert policy in effect for ${args.project}`);
-    // Read again after the save: the new values show when the answer is back.
-    await effective.getByText("30", { exact: true }).waitFor().catch(() => {});
+    // Read again after the save: the new values show when the answer is back (another "30",
+    // the flapping window's, is there before it).
+    const shown = Date.now() + TIMEOUT_MS;
     report.overrides.effective = await effective.innerText();
+    while (
+      !/Reminder every \(minutes\)\s+30/.test(report.overrides.effective) && Date.now() < shown
+    ) {
+      await page.waitForTimeout(50);
+      report.overrides.effective = await effective.innerText();
+    }
     await views("project-alerts");
 
     // ---- Maintenance windows: one upcoming (the form's default times), one past, one refused.
@@ -742,10 +749,10 @@ function watch(page: Page, origin: string, report: Report) {
     if (m.type() !== "error") return;
     const text = m.text();
     if (/Content.Security.Policy/i.test(text)) report.csp.push(text);
-    // The API's refusals the run provokes (the bad URL, the end before the start, the target
-    // in use) are logged by Chromium.
+    // The API's refusals the run provokes (the first visit's read before signing in, the bad
+    // URL, the end before the start, the target in use) are logged by Chromium.
     else if (
-      !/Failed to load resource: the server responded with a status of (409|422)/.test(text)
+      !/Failed to load resource: the server responded with a status of (401|409|422)/.test(text)
     ) {
       report.consoleErrors.push(text);
     }
