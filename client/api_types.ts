@@ -6,7 +6,11 @@
  * @module
  */
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
-import type { ErrorBody, TargetKind as SharedTargetKind } from "@probe/shared";
+import type {
+  AuditEntry as SharedAuditEntry,
+  ErrorBody,
+  TargetKind as SharedTargetKind,
+} from "@probe/shared";
 import type { AppRouter } from "@probe/server/router";
 
 type Inputs = inferRouterInputs<AppRouter>;
@@ -311,15 +315,22 @@ export type HeartbeatPingsInput = Inputs["heartbeats"]["pings"];
 /** `heartbeats.pings`: `{ data: HeartbeatPing[], meta: { count } }`, the latest first. */
 export type HeartbeatPingsResult = Outputs["heartbeats"]["pings"];
 
-/** One change of the audit log: who, when, from where, what, and the fields before and after. */
-export type AuditEntry = Outputs["auditLog"]["list"]["data"][number];
+/**
+ * One change of the audit log: who, when, from where, what, and the fields before and after (by
+ * name, secrets masked; null where there is no side). Its schema's own type: tRPC's inferred form
+ * of a record of any values names a helper type the package's declarations cannot carry.
+ */
+export type AuditEntry = SharedAuditEntry;
 /**
  * `auditLog.list`: optional `actor`, `resource` (a type such as `probe`, or `probe:web/api-1`),
  * `since` and `before` (ISO 8601 with an offset), and `limit`/`after` for a page.
  */
 export type AuditListInput = Inputs["auditLog"]["list"];
 /** `auditLog.list`: `{ data: AuditEntry[], meta: { count, next_after } }`, newest first. */
-export type AuditListResult = Outputs["auditLog"]["list"];
+export type AuditListResult = {
+  data: AuditEntry[];
+  meta: Outputs["auditLog"]["list"]["meta"];
+};
 
 /** An API key's record (never the key): role, projects, who made it, expiry, last use. */
 export type ApiKey = Outputs["apiKeys"]["get"]["data"];
