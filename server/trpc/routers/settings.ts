@@ -9,6 +9,7 @@ import {
   iamAliveTestResult,
 } from "@probe/shared";
 import { z } from "zod";
+import { afterCommit } from "../../db/joined.ts";
 import { unavailable } from "../../domain/errors.ts";
 import { listDeliveries } from "../../iam_alive/store.ts";
 import { getIamAlive, updateIamAlive } from "../../domain/settings.ts";
@@ -48,7 +49,9 @@ export const settingsRouter = router({
     .output(dataOf(iamAliveSettings))
     .mutation(async ({ ctx, input }) => {
       const data = await updateIamAlive({ db: ctx.db, input });
-      ctx.iamAlive?.wake();
+      // Woken once the change is committed (the audit log's transaction holds it until then):
+      // woken sooner, the reporter would read the settings as they were and sleep again.
+      afterCommit(ctx.db, () => ctx.iamAlive?.wake());
       return { data };
     }),
 
