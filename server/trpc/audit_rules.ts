@@ -61,7 +61,17 @@ export interface AuditRule {
   budget?: Budget;
 }
 
-const text = (value: unknown) => typeof value === "string" ? value : String(value ?? "");
+/**
+ * A name or id from the input as text. The audit step runs before the procedure validates its
+ * input, so anything may stand there: what is not a string or a number names nothing (the
+ * validation refuses the call), and is never converted (an object's own `toString` may throw).
+ */
+const text = (value: unknown) =>
+  typeof value === "string"
+    ? value
+    : typeof value === "number" || typeof value === "bigint"
+    ? String(value)
+    : "";
 const byId = (data: unknown, ref: ResourceRef) =>
   Array.isArray(data) ? data.find((item) => item?.id === ref.id) ?? null : null;
 const project = (input: Fields) => ({ project: text(input.project) });
