@@ -9,25 +9,22 @@
  * @module
  */
 import type { ApiKey, ApiKeyCreateInput, ApiKeyPatchInput, ApiKeyWithKey } from "@probe/shared";
-import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { afterCommit } from "../db/joined.ts";
 import { json } from "../db/json.ts";
 import type { Principal } from "../keys/principal.ts";
+import { newSecret, sha256Hex } from "../keys/secret_token.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided } from "./errors.ts";
 
 /** What a stored key starts with: the edge looks up only keys that do. */
 export const STORED_KEY_PREFIX = "psk_";
 
-export const keyDigest = (key: string) => createHash("sha256").update(key).digest("hex");
+export const keyDigest = sha256Hex;
 
 function newKey(): { key: string; digest: string } {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  const key = STORED_KEY_PREFIX +
-    btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_")
-      .replaceAll("=", "");
-  return { key, digest: keyDigest(key) };
+  const { secret, digest } = newSecret(STORED_KEY_PREFIX);
+  return { key: secret, digest };
 }
 
 /**

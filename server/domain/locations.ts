@@ -10,12 +10,12 @@
  */
 import type { Location, LocationCreateInput, LocationPatchInput } from "@probe/shared";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
-import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import { afterCommit } from "../db/joined.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./errors.ts";
 import { LOCATION_TOKEN_PREFIX } from "../keys/location_token.ts";
+import { newSecret, sha256Hex } from "../keys/secret_token.ts";
 import { scheduleLag } from "./schedule_lag.ts";
 import { among, type Visible } from "./visible.ts";
 
@@ -57,14 +57,11 @@ export async function locationOfToken(db: Db, token: string): Promise<string | n
   return row?.name ?? null;
 }
 
-export const tokenDigest = (token: string) => createHash("sha256").update(token).digest("hex");
+export const tokenDigest = sha256Hex;
 
 function newToken(): { token: string; digest: string } {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  const token = LOCATION_TOKEN_PREFIX +
-    btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_")
-      .replaceAll("=", "");
-  return { token, digest: tokenDigest(token) };
+  const { secret, digest } = newSecret(LOCATION_TOKEN_PREFIX);
+  return { token: secret, digest };
 }
 
 /**

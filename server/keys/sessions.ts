@@ -10,7 +10,8 @@
  *
  * @module
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { newSecret, sha256Hex } from "./secret_token.ts";
 import type { Db } from "../db/database.ts";
 import { json } from "../db/json.ts";
 import type { Principal, Role } from "./principal.ts";
@@ -98,8 +99,7 @@ export interface Sessions {
   endOfKey(keySha256: string): Promise<number>;
 }
 
-/** The SHA-256 digest, hex, of a token or key. */
-export const sha256Hex = (value: string) => createHash("sha256").update(value).digest("hex");
+export { sha256Hex };
 
 /** How long a session's check is kept in memory (ms). */
 const CACHE_MS = 1000;
@@ -238,10 +238,10 @@ export function createSessions(
       } else {
         ({ name, role, projects } = owner);
       }
-      const token = SESSION_TOKEN_PREFIX + randomBytes(32).toString("base64url");
+      const { secret: token, digest } = newSecret(SESSION_TOKEN_PREFIX);
       const row = await db.insertInto("dashboard_sessions").values({
         id: randomBytes(12).toString("base64url"),
-        token_sha256: sha256Hex(token),
+        token_sha256: digest,
         kind: owner.kind,
         name,
         role,
