@@ -46,7 +46,7 @@
  */
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import { type Db, openDatabase } from "../server/db/database.ts";
+import { type Db, openDatabase } from "../server/storage/database.ts";
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import { RUNNER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { silentReceiver } from "../server/testing/silent_receiver.ts";

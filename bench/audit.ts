@@ -1,7 +1,7 @@
 /**
  * `deno task bench:audit`: what an audit entry adds to a write. The same write (a project's
  * label, `projects.update`, alternating two values so each is a change) through the procedure
- * with and without its audit entry (`server/trpc/audit.ts`: its transaction, the reads of the
+ * with and without its audit entry (`server/procedures/audit.ts`: its transaction, the reads of the
  * project before and after, the diff and the insert), interleaved so that both meet the same
  * load. On the embedded database as the service runs it (PGlite in its worker thread), and on
  * PostgreSQL when BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a server; prints p50 and p99
@@ -16,13 +16,13 @@
  */
 import { cpuUsage } from "node:process";
 import { parseArgs } from "node:util";
-import { type DatabaseHandle, openDatabase } from "../server/db/database.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
+import { type DatabaseHandle, openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
 import { createPostgresDatabase, openDropping } from "../server/testing/app.ts";
-import { createAuditor } from "../server/trpc/audit.ts";
-import { createProcedureCaller } from "../server/trpc/caller.ts";
-import { createContext } from "../server/trpc/context.ts";
-import { appRouter } from "../server/trpc/router.ts";
+import { createAuditor } from "../server/procedures/audit.ts";
+import { createProcedureCaller } from "../server/procedures/caller.ts";
+import { createContext } from "../server/procedures/context.ts";
+import { appRouter } from "../server/procedures/router.ts";
 
 const { values: args } = parseArgs({
   args: Deno.args,

@@ -7,8 +7,8 @@
  */
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import { openDatabase } from "../server/db/database.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
+import { openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
 import { startServerProcess } from "../server/testing/process.ts";
 
 const { values } = parseArgs({

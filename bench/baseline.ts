@@ -5,7 +5,7 @@
  *
  * With HELLO it answers "hello" to everything instead, and nothing else: `HELLO=deno` through a
  * bare `Deno.serve`, `HELLO=layer` through the service's connection layer
- * (`server/http/serve.ts`, default limits), to tell the layer's own cost from the service's.
+ * (`server/edge/serve.ts`, default limits), to tell the layer's own cost from the service's.
  *
  * Environment: DATABASE_URL, SERVICE_API_KEY, PORT, HOST, DATABASE_POOL_SIZE, HELLO.
  */
@@ -92,7 +92,7 @@ const hostname = env.HOST ?? "127.0.0.1";
 const port = Number(env.PORT ?? 8001);
 const hello = () => new Response("hello");
 if (env.HELLO === "layer") {
-  const { serve } = await import("../server/http/serve.ts");
+  const { serve } = await import("../server/edge/serve.ts");
   await serve({ hostname, port, handler: hello });
 } else {
   Deno.serve({ hostname, port, onListen: () => {} }, env.HELLO === "deno" ? hello : handle);

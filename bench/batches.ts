@@ -19,9 +19,9 @@
  *
  * @module
  */
-import { openDatabase } from "../server/db/database.ts";
-import { json } from "../server/db/json.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
+import { openDatabase } from "../server/storage/database.ts";
+import { json } from "../server/storage/json.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
 import { probeIdOf } from "../server/domain/probe_id.ts";
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import { startServerProcess } from "../server/testing/process.ts";

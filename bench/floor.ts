@@ -4,7 +4,7 @@
  * service's own request path. A bare `Deno.serve` (no connection layer), one Hono route, the key
  * compared with `===`, a tRPC procedure called through its public caller (one middleware, a zod
  * input and output, as every procedure of the service has), one Kysely query, compiled once as
- * the service's is (`server/db/prepared.ts`), run through the service's postgres.js dialect (the
+ * the service's is (`server/storage/prepared.ts`), run through the service's postgres.js dialect (the
  * only bridge between the two; it holds the connection watch).
  * No access log, metrics, rate limit, CORS or security headers.
  *
@@ -22,8 +22,8 @@ import { Hono } from "hono";
 import { initTRPC, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import postgres from "postgres";
-import { type Db, openDatabase } from "../server/db/database.ts";
-import { prepared } from "../server/db/prepared.ts";
+import { type Db, openDatabase } from "../server/storage/database.ts";
+import { prepared } from "../server/storage/prepared.ts";
 
 const env = Deno.env.toObject();
 const key = env.SERVICE_API_KEY;

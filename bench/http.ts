@@ -17,7 +17,7 @@
  * path): as near the baseline as the chosen stack lets the service come.
  *
  * A last row, "hello world (connection layer)", answers "hello" through a bare Deno.serve (base)
- * and through the service's connection layer alone (svc: `server/http/serve.ts` on node:http), so
+ * and through the service's connection layer alone (svc: `server/edge/serve.ts` on node:http), so
  * that what the connection safety costs can be told from what the service's own code costs.
  */
 import {

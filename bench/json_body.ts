@@ -1,12 +1,12 @@
 /**
  * `deno task bench:json`: what parsing a JSON request body costs, in microseconds per body, and
- * how much of it is the scan for repeated keys (`repeatedKey` in server/payload/body.ts), for a
+ * how much of it is the scan for repeated keys (`repeatedKey` in server/edge/body.ts), for a
  * typical probe definition and for bodies near the 1 MiB limit. "parseJson" is all of it
  * (`JSON.parse` with the number check, the nesting walk, the scan); "scan" the scan alone.
  *
  * Environment: BENCH_ROUNDS (5; the median round is printed).
  */
-import { MAX_BODY_BYTES, parseJson, repeatedKey } from "../server/payload/body.ts";
+import { MAX_BODY_BYTES, parseJson, repeatedKey } from "../server/edge/body.ts";
 import { envNumber } from "./setup.ts";
 
 const ROUNDS = envNumber("BENCH_ROUNDS", 5);

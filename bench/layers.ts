@@ -7,7 +7,7 @@
  * 1. the domain function (`getProject`) — the SQL round trip;
  * 2. the procedure through tRPC's caller (`createCaller(ctx).projects.get`) — input and output
  *    validation, tRPC's call machinery;
- * 3. the REST dispatcher (`server/rest/handler.ts`) — routing, input gathering, JSON;
+ * 3. the REST dispatcher (`server/edge/rest/handler.ts`) — routing, input gathering, JSON;
  * 4. the whole handler (`createHttpHandler`) — URL parsing, key check, rate limit, context,
  *    security headers, the log line (to a discarding writer);
  * 5. the same over `/trpc` through the fast path;
@@ -18,17 +18,17 @@
  * (calls per measurement, 3000), BENCH_ROUNDS (5; the median round is printed).
  */
 import { cpuUsage } from "node:process";
-import { openDatabase } from "../server/db/database.ts";
+import { openDatabase } from "../server/storage/database.ts";
 import { getProject } from "../server/domain/projects.ts";
-import { createPrincipalCheck } from "../server/keys/api_key.ts";
-import { createHttpHandler, REST_PREFIX } from "../server/http/handler.ts";
-import { buildOpenApiDocument } from "../server/http/openapi.ts";
-import { createRateLimiter } from "../server/http/rate_limit.ts";
-import { createLogger } from "../server/log.ts";
-import { createRestHandler } from "../server/rest/handler.ts";
-import { createContext } from "../server/trpc/context.ts";
-import { createCallerFactory } from "../server/trpc/init.ts";
-import { appRouter } from "../server/trpc/router.ts";
+import { createPrincipalCheck } from "../server/access/api_key.ts";
+import { createHttpHandler, REST_PREFIX } from "../server/edge/handler.ts";
+import { buildOpenApiDocument } from "../server/edge/openapi.ts";
+import { createRateLimiter } from "../server/edge/rate_limit.ts";
+import { createLogger } from "../server/base/log.ts";
+import { createRestHandler } from "../server/edge/rest/handler.ts";
+import { createContext } from "../server/procedures/context.ts";
+import { createCallerFactory } from "../server/procedures/init.ts";
+import { appRouter } from "../server/procedures/router.ts";
 import { projectAt } from "./seed.ts";
 import { BENCH_KEY, benchSettings, envNumber, seededDatabase, speedNote } from "./setup.ts";
 

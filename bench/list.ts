@@ -9,7 +9,7 @@
  * 127.0.0.1:5432), LIST_BACKENDS (`pglite,postgres`).
  */
 import { sql } from "kysely";
-import { type Db, openDatabase } from "../server/db/database.ts";
+import { type Db, openDatabase } from "../server/storage/database.ts";
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import type { ServerProcess } from "../server/testing/process.ts";
 import { BENCH_KEY, benchSettings, envNumber, mib, startService } from "./setup.ts";

@@ -20,7 +20,7 @@
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
 import { createApp } from "../server/app.ts";
-import { createLogger } from "../server/log.ts";
+import { createLogger } from "../server/base/log.ts";
 import { executeProbe } from "../server/runner/execute.ts";
 import { freshDatabase, LOOPBACK_ONLY, TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 import {
@@ -29,7 +29,7 @@ import {
   vendorReceiver,
   type VendorReply,
 } from "../server/testing/vendor_receiver.ts";
-import { providerOf } from "../server/notify/providers/mod.ts";
+import { providerOf } from "../server/alerting/notify/providers/mod.ts";
 
 const { values } = parseArgs({
   options: {

@@ -19,8 +19,8 @@
  * Not a test: figures vary with the machine and its load.
  */
 import { sql } from "kysely";
-import { type Db, openDatabase } from "../server/db/database.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
+import { type Db, openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
 import { BUCKETS } from "../server/domain/histogram.ts";
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import type { ServerProcess } from "../server/testing/process.ts";

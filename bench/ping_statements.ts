@@ -15,9 +15,9 @@
 import { parseArgs } from "node:util";
 import type { KyselyPlugin, QueryId, RootOperationNode } from "kysely";
 import { createApp } from "../server/app.ts";
-import { openDatabase } from "../server/db/database.ts";
-import { recordPings } from "../server/heartbeats/pings.ts";
-import { createLogger } from "../server/log.ts";
+import { openDatabase } from "../server/storage/database.ts";
+import { recordPings } from "../server/runner/heartbeats/pings.ts";
+import { createLogger } from "../server/base/log.ts";
 import { createPostgresDatabase, TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 import { databaseChoice } from "./heartbeat_setup.ts";
 import { speedNote } from "./setup.ts";

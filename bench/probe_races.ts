@@ -10,7 +10,7 @@
  */
 import { probeIdOf } from "../server/domain/probe_id.ts";
 import { createApp } from "../server/app.ts";
-import { createLogger } from "../server/log.ts";
+import { createLogger } from "../server/base/log.ts";
 import { freshDatabase, TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 import { benchSettings, envNumber } from "./setup.ts";
 

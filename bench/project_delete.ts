@@ -21,8 +21,8 @@
  */
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import { openDatabase } from "../server/db/database.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
+import { openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
 import { SERVER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
 import { createPostgresDatabase } from "../server/testing/app.ts";

@@ -15,15 +15,15 @@
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { sql } from "kysely";
-import { openDatabase } from "../server/db/database.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
+import { openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
 import { syncSchedules } from "../server/runner/store.ts";
 import { restCall, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
 import { speedNote } from "./setup.ts";
 
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
-const REMOTE_ENTRY = new URL("../server/remote_runner/main.ts", import.meta.url).pathname;
+const REMOTE_ENTRY = new URL("../server/runner/remote/main.ts", import.meta.url).pathname;
 const KEY = "bench-remote-key-0123456789";
 
 const { values: args } = parseArgs({

@@ -20,13 +20,13 @@
  */
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import { type Db, openDatabase } from "../server/db/database.ts";
+import { type Db, openDatabase } from "../server/storage/database.ts";
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import { restCall, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
 
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
-const REMOTE_ENTRY = new URL("../server/remote_runner/main.ts", import.meta.url).pathname;
+const REMOTE_ENTRY = new URL("../server/runner/remote/main.ts", import.meta.url).pathname;
 const KEY = "bench-remote-alert-key-0123456789";
 const LOCATION = "bench-remote";
 const INTERVAL_S = 10;

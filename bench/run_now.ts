@@ -10,7 +10,7 @@
  */
 import { parseArgs } from "node:util";
 import { createApp } from "../server/app.ts";
-import { createLogger } from "../server/log.ts";
+import { createLogger } from "../server/base/log.ts";
 import { executeProbe } from "../server/runner/execute.ts";
 import { LOOPBACK_ONLY, TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 import { startTarget } from "../server/testing/target_server.ts";

@@ -1,6 +1,6 @@
 /**
  * `deno task bench:runner`: N probes against a local target, run by one or two runner
- * processes (`server/runner/main.ts`) on PostgreSQL, in a database of the bench's own that is
+ * processes (`server/operations/runner_process.ts`) on PostgreSQL, in a database of the bench's own that is
  * dropped afterwards. Prints checks per second, schedule slip (start minus due time), peak RSS
  * and CPU seconds per 1,000 checks of the runner processes, and double runs.
  *
@@ -30,8 +30,8 @@
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { sql } from "kysely";
-import { openDatabase } from "../server/db/database.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
+import { openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
 import { syncSchedules } from "../server/runner/store.ts";
 import { RUNNER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";

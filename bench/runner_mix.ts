@@ -5,7 +5,7 @@
  * trusted by the runners through `DENO_CERT`) and the tests' DNS responder. Figures per kind.
  */
 import { sql } from "kysely";
-import type { Db } from "../server/db/database.ts";
+import type { Db } from "../server/storage/database.ts";
 import { type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { makeTlsMaterial, type TlsMaterial } from "./tls_material.ts";
 

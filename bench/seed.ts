@@ -1,5 +1,5 @@
-import type { Db } from "../server/db/database.ts";
-import { json } from "../server/db/json.ts";
+import type { Db } from "../server/storage/database.ts";
+import { json } from "../server/storage/json.ts";
 import { probeIdOf } from "../server/domain/probe_id.ts";
 
 /** The name of the i-th seeded project. */

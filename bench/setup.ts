@@ -1,6 +1,6 @@
 /** What the benchmarks share: a seeded database of their own and the processes under test. */
-import { openDatabase } from "../server/db/database.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
+import { openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import { SERVER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { seed } from "./seed.ts";

@@ -10,7 +10,7 @@
  * Not a test: figures vary with the machine and its load.
  */
 import { parseArgs } from "node:util";
-import { createNetworkPolicy, parseNetworks } from "../server/outbound/network_policy.ts";
+import { createNetworkPolicy, parseNetworks } from "../server/base/outbound/network_policy.ts";
 import { executeProbe, type ProbeTarget } from "../server/runner/execute.ts";
 import { timeRuns } from "./run_timing.ts";
 

@@ -1,5 +1,5 @@
 /**
- * `deno task bench:trpc-paths`: what the `/trpc` fast path (`server/trpc/fast_path.ts`) saves
+ * `deno task bench:trpc-paths`: what the `/trpc` fast path (`server/procedures/fast_path.ts`) saves
  * over tRPC's own `fetchRequestHandler`, in one process, on the embedded database: the same
  * single-call read (`GET /trpc/projects.get?input=…`) through the whole handler of a service with
  * the fast path and of one without it (`trpcFastPath: false`), each on an embedded database of
@@ -11,7 +11,7 @@
  * round is printed).
  */
 import { createApp } from "../server/app.ts";
-import { createLogger } from "../server/log.ts";
+import { createLogger } from "../server/base/log.ts";
 import { BENCH_KEY, envNumber, loadNote } from "./setup.ts";
 
 const CALLS = envNumber("BENCH_CALLS", 2000);

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { createApp } from "../server/app.ts";
-import { createLogger } from "../server/log.ts";
-import { SERVICE_VERSION } from "../server/version.ts";
+import { createLogger } from "../server/base/log.ts";
+import { SERVICE_VERSION } from "../server/base/version.ts";
 import {
   apiSuite,
   backends,

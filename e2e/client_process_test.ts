@@ -29,7 +29,7 @@ Deno.test("the client's run-time module graph holds no server code", async () =>
   const server = local.filter((s) => s.includes("/server/") || s.includes("/shared/"));
   assert.deepEqual(server, []);
   // The type-only import of the router is there, and is skipped.
-  assert.ok(modules.has(new URL("../server/trpc/router.ts", import.meta.url).href));
+  assert.ok(modules.has(new URL("../server/procedures/router.ts", import.meta.url).href));
 });
 
 Deno.test("the client works with --allow-net alone", async () => {

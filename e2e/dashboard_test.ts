@@ -21,8 +21,8 @@ import { assertChromium, CHROMIUM, skipWithoutChromium } from "./testdata/chromi
 import { cleanEnv as env, runBrowserScript } from "./testdata/browser_run.ts";
 import { fill } from "../bench/overview.ts";
 import { sentence } from "../server/ui/messages.js";
-import { openDatabase } from "../server/db/database.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
+import { openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
 import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
 import {
   isListeningLine,

@@ -10,9 +10,9 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { createApp } from "../server/app.ts";
-import { type Db, openDatabase } from "../server/db/database.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
-import { createLogger } from "../server/log.ts";
+import { type Db, openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
+import { createLogger } from "../server/base/log.ts";
 import { createPostgresDatabase, TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 import { startServerProcess } from "../server/testing/process.ts";
 

@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { type App, createApp } from "../server/app.ts";
-import { createLogger } from "../server/log.ts";
+import { createLogger } from "../server/base/log.ts";
 import { findPgBin, startOwnCluster, timed } from "../server/testing/cluster.ts";
 import { TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 

@@ -9,13 +9,13 @@
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { type Db, openDatabase } from "../server/db/database.ts";
+import { type Db, openDatabase } from "../server/storage/database.ts";
 import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
 import { restCall, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget, type Target } from "../server/testing/target_server.ts";
 import { startTcpProxy } from "../server/testing/tcp_proxy.ts";
 
-const REMOTE_ENTRY = new URL("../server/remote_runner/main.ts", import.meta.url).pathname;
+const REMOTE_ENTRY = new URL("../server/runner/remote/main.ts", import.meta.url).pathname;
 const KEY = "e2e-remote-key-0123456789";
 const ignore = !Deno.env.get("TEST_DATABASE_URL");
 /**

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { type Db, openDatabase } from "../server/db/database.ts";
-import { migrateToLatest } from "../server/db/migrator.ts";
+import { type Db, openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
 import { createPostgresDatabase, uniqueName } from "../server/testing/app.ts";
 import { RUNNER_ENTRY, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget, type Target } from "../server/testing/target_server.ts";

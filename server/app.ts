@@ -1,50 +1,58 @@
-import { configuredPrincipals, createPrincipalCheck } from "./keys/api_key.ts";
+import { configuredPrincipals, createPrincipalCheck } from "./access/api_key.ts";
 import {
   createSessions,
   DEFAULT_SESSION_LIFETIMES,
   keyPrincipals,
   type SessionLifetimes,
-} from "./keys/sessions.ts";
-import { createOidcSignIn } from "./http/oidc.ts";
-import type { Config, IamAliveConfig, OidcConfig } from "./config.ts";
-import { createCors } from "./http/cors.ts";
-import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./db/database.ts";
-import { migrateToLatest } from "./db/migrator.ts";
-import { keepStatisticsIfNeeded, type StatisticsKeeper } from "./db/statistics.ts";
-import { type Client, createHttpHandler, REST_PREFIX } from "./http/handler.ts";
-import { createRequestSummary, type RequestSummary } from "./http/access_log.ts";
-import { buildOpenApiDocument } from "./http/openapi.ts";
-import { type ChannelDeps, createChannels } from "./iam_alive/channels.ts";
-import { type Clock, systemClock } from "./iam_alive/clock.ts";
-import { createReporter, type Reporter, type ReporterOptions } from "./iam_alive/reporter.ts";
-import { errorFields, type Logger } from "./log.ts";
-import { createClientAddress, parseTrustedProxies } from "./net/client_address.ts";
-import { createRateLimiter } from "./http/rate_limit.ts";
-import { createStatusPages } from "./http/status_page.ts";
-import { createBadges } from "./http/badges.ts";
-import { createDashboard } from "./http/dashboard.ts";
-import { createBackupEndpoint } from "./backup/endpoint.ts";
-import { createNotifier, type Notifier, type NotifierDeps } from "./notify/targets.ts";
-import { createNetworkPolicy } from "./outbound/network_policy.ts";
-import { createDeliverer, type Deliverer } from "./alerts/deliverer.ts";
-import { createDispatch } from "./alerts/dispatch.ts";
-import { NOTIFICATIONS_CHANNEL, onOutboxWrite } from "./outbox/outbox.ts";
+} from "./access/sessions.ts";
+import { createOidcSignIn } from "./edge/oidc.ts";
+import type { IamAliveConfig, OidcConfig } from "./base/config.ts";
+import { createCors } from "./edge/cors.ts";
+import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./storage/database.ts";
+import { migrateToLatest } from "./storage/migrator.ts";
+import { keepStatisticsIfNeeded, type StatisticsKeeper } from "./storage/statistics.ts";
+import { type Client, createHttpHandler, REST_PREFIX } from "./edge/handler.ts";
+import { createRequestSummary, type RequestSummary } from "./edge/access_log.ts";
+import { buildOpenApiDocument } from "./edge/openapi.ts";
+import { type ChannelDeps, createChannels } from "./alerting/iam_alive/channels.ts";
+import { type Clock, systemClock } from "./alerting/iam_alive/clock.ts";
+import {
+  createReporter,
+  type Reporter,
+  type ReporterOptions,
+} from "./alerting/iam_alive/reporter.ts";
+import { errorFields, type Logger } from "./base/log.ts";
+import { createClientAddress, parseTrustedProxies } from "./base/client_address.ts";
+import { createRateLimiter } from "./edge/rate_limit.ts";
+import { createStatusPages } from "./edge/status_page.ts";
+import { createBadges } from "./edge/badges.ts";
+import { createDashboard } from "./edge/dashboard.ts";
+import { createBackupEndpoint } from "./operations/backup/endpoint.ts";
+import { createNotifier, type Notifier, type NotifierDeps } from "./alerting/notify/targets.ts";
+import { createNetworkPolicy } from "./base/outbound/network_policy.ts";
+import { createDeliverer, type Deliverer } from "./alerting/deliverer.ts";
+import { createDispatch } from "./alerting/dispatch.ts";
+import { NOTIFICATIONS_CHANNEL, onOutboxWrite } from "./alerting/outbox/outbox.ts";
 import { executeProbe } from "./runner/execute.ts";
 import { createRunNow, type Executor, type RunNow } from "./runner/run_now.ts";
 import { createRemoteRuns, type RemoteRuns, type RemoteRunsOptions } from "./runner/remote_runs.ts";
 import { PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_MS } from "@probe/shared";
 import type { ProbeDefaults } from "./domain/probes.ts";
-import { metricsEndpoint } from "./metrics/endpoint.ts";
+import { metricsEndpoint } from "./operations/metrics/endpoint.ts";
 import {
   createServiceMetrics,
   type ServiceMetrics,
   type ServiceMetricsOptions,
-} from "./metrics/service.ts";
-import { appRouter } from "./trpc/router.ts";
+} from "./operations/metrics/service.ts";
+import { appRouter } from "./procedures/router.ts";
 import { type RunnerClock, systemClock as systemRunnerClock } from "./runner/clock.ts";
-import { createPingBatcher } from "./heartbeats/batcher.ts";
-import { createHeartbeatWatch, type HeartbeatWatch, sweepDeadlines } from "./heartbeats/watch.ts";
-import { createPingEndpoint, type PingEndpoint } from "./http/pings.ts";
+import { createPingBatcher } from "./runner/heartbeats/batcher.ts";
+import {
+  createHeartbeatWatch,
+  type HeartbeatWatch,
+  sweepDeadlines,
+} from "./runner/heartbeats/watch.ts";
+import { createPingEndpoint, type PingEndpoint } from "./edge/pings.ts";
 
 /** Client addresses whose failed key checks are counted at once (the least recent is dropped). */
 const MAX_TRACKED_ADDRESSES = 10_000;
@@ -137,7 +145,7 @@ export interface AppOptions {
   logSummarySeconds?: number;
   /** `PUBLIC_URL`: ping URLs start with it; with the request's origin when absent. */
   publicUrl?: string;
-  /** The heartbeats' clock and watch (`server/heartbeats/`); the system's clock by default. */
+  /** The heartbeats' clock and watch (`server/runner/heartbeats/`); the system's clock by default. */
   heartbeats?: HeartbeatOptions;
   /**
    * Dashboard sessions' lifetimes (`DEFAULT_SESSION_LIFETIMES` unless given) and their clock
@@ -333,31 +341,7 @@ async function wakeOnOutboxWrites(
   }
 }
 
-/** The database a configuration names: PostgreSQL when a URL is given, else PGlite on disk. */
-export function databaseTarget(
-  config: Pick<
-    Config,
-    | "databaseUrl"
-    | "dataDir"
-    | "databasePoolSize"
-    | "databaseConnectTimeoutMs"
-    | "databaseStatementTimeoutMs"
-    | "databaseQueryDeadlineMs"
-  >,
-): DatabaseTarget {
-  return config.databaseUrl
-    ? {
-      kind: "postgres",
-      url: config.databaseUrl,
-      poolSize: config.databasePoolSize,
-      connectTimeoutMs: config.databaseConnectTimeoutMs,
-      statementTimeoutMs: config.databaseStatementTimeoutMs,
-      queryDeadlineMs: config.databaseQueryDeadlineMs,
-    }
-    : { kind: "pglite", dataDir: `${config.dataDir}/pgdata` };
-}
-
-/** The HTTP edge over the app's parts (`server/http/handler.ts`, mounted by `router.ts`). */
+/** The HTTP edge over the app's parts (`server/edge/handler.ts`, mounted by `router.ts`). */
 function createEdgeHandler(
   {
     apiKeys,

@@ -5,15 +5,16 @@
  * SIGTERM stop new connections and the runner's claims, let requests and probe runs in flight
  * finish, stop the reporter, close the database.
  */
-import { firstStartNote, resolveApiKeys } from "./keys/api_key.ts";
-import { type App, createApp, databaseTarget } from "./app.ts";
-import { type Config, ConfigError, parseConfig, publicUrlOf } from "./config.ts";
-import { surviveDatabaseClientFaults } from "./db/client_faults.ts";
-import { type DatabaseHandle, openDatabase } from "./db/database.ts";
-import { DataDirInUseError, lockDataDir } from "./db/data_dir_lock.ts";
-import { createLogger, errorFields, type Logger } from "./log.ts";
+import { firstStartNote, resolveApiKeys } from "./access/api_key.ts";
+import { type App, createApp } from "./app.ts";
+import { databaseTarget } from "./storage/database.ts";
+import { type Config, ConfigError, parseConfig, publicUrlOf } from "./base/config.ts";
+import { surviveDatabaseClientFaults } from "./storage/client_faults.ts";
+import { type DatabaseHandle, openDatabase } from "./storage/database.ts";
+import { DataDirInUseError, lockDataDir } from "./storage/data_dir_lock.ts";
+import { createLogger, errorFields, type Logger } from "./base/log.ts";
 import { executorFromConfig, runnerFromConfig } from "./runner/configure.ts";
-import { createNetworkPolicy } from "./outbound/network_policy.ts";
+import { createNetworkPolicy } from "./base/outbound/network_policy.ts";
 import {
   ASSUMED_FREE_FILE_DESCRIPTORS,
   countFreeFileDescriptors,
@@ -24,9 +25,9 @@ import {
   serve,
   type ServeHandler,
   sizeMaxConnections,
-} from "./http/serve.ts";
+} from "./edge/serve.ts";
 import { reportRunnerFigures } from "./runner/report_figures.ts";
-import { warnAutovacuumOff } from "./db/statistics.ts";
+import { warnAutovacuumOff } from "./storage/statistics.ts";
 
 /**
  * Files the embedded database may hold open: PGlite keeps its data files open, about 100 after

@@ -19,7 +19,7 @@ const OPTIONAL_SECRET = { required: false, secret: true } as const;
 
 /**
  * Each kind of stored target and its settings, for the CLI, which cannot read the service's
- * registry (`server/notify/providers/mod.ts`, the truth): a test keeps the two equal, kinds and
+ * registry (`server/alerting/notify/providers/mod.ts`, the truth): a test keeps the two equal, kinds and
  * settings in the registry's order. `log` is built in and always there.
  */
 export const TARGET_KIND_SETTINGS = {
@@ -128,7 +128,7 @@ export const targetRef = z.object({ name: targetNameInPath });
 
 /**
  * What every target has as it is read, whatever its kind (the API's full document, with each
- * kind's own fields, is built from the server's providers: `server/notify/providers/schema.ts`).
+ * kind's own fields, is built from the server's providers: `server/alerting/notify/providers/schema.ts`).
  * `url` and `secret` are masked where they are credentials, null where the kind has none.
  */
 export const notificationTarget = z.object({

@@ -31,7 +31,7 @@ function compilerOptions(workspace: string): ts.CompilerOptions {
     lib: ["lib.esnext.d.ts"],
     paths: {
       "@probe/shared": ["./shared/mod.ts"],
-      "@probe/server/router": ["./server/trpc/router.ts"],
+      "@probe/server/router": ["./server/procedures/router.ts"],
     },
     pathsBasePath: workspace,
     declaration: true,

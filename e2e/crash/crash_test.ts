@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { type Db, openDatabase } from "../../server/db/database.ts";
+import { type Db, openDatabase } from "../../server/storage/database.ts";
 import { createPostgresDatabase } from "../../server/testing/app.ts";
 import { type ServerProcess, startServerProcess } from "../../server/testing/process.ts";
 import { Ledger, type Stored } from "./ledger.ts";

@@ -2,7 +2,7 @@
  * A runner process for the multi-runner tests: `deno task runner` with test-sized timings
  * (TEST_INTERVAL_MS, TEST_LEASE_MS) and a known RUNNER_ID.
  */
-import { runnerProcess } from "../../server/runner/main.ts";
+import { runnerProcess } from "../../server/operations/runner_process.ts";
 
 const env = Deno.env.toObject();
 Deno.exit(

@@ -2,7 +2,7 @@
  * The alert policy: one global policy (the `alert_settings` row), and per project overrides
  * (`project_alerts`) where each field is a value or null to inherit. The policy that applies to
  * a project is, field by field, its override when not null, else the global value — the rule
- * the runner's SQL follows too (`effectivePolicy` in `server/alerts/policy_sql.ts`).
+ * the runner's SQL follows too (`effectivePolicy` in `server/alerting/policy_sql.ts`).
  *
  * @module
  */
@@ -18,8 +18,8 @@ import {
   type ProjectAlertsPatchInput,
 } from "@probe/shared";
 import { type RawBuilder, sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { json } from "../db/json.ts";
+import type { Db } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 
 const POLICY_COLUMNS = [

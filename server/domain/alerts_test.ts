@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ALERT_DEFAULTS, type AlertOverrides } from "@probe/shared";
-import type { Db } from "../db/database.ts";
-import { json } from "../db/json.ts";
+import type { Db } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
 import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
 import { effectivePolicy, mergePolicy } from "./alerts.ts";
 

@@ -10,11 +10,11 @@
  */
 import type { ApiKey, ApiKeyCreateInput, ApiKeyPatchInput, ApiKeyWithKey } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { afterCommit } from "../db/joined.ts";
-import { json } from "../db/json.ts";
-import type { Principal } from "../keys/principal.ts";
-import { newSecret, sha256Hex } from "../keys/secret_token.ts";
+import type { Db } from "../storage/database.ts";
+import { afterCommit } from "../storage/joined.ts";
+import { json } from "../storage/json.ts";
+import type { Principal } from "./principal.ts";
+import { newSecret, sha256Hex } from "../base/secret_token.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided } from "./errors.ts";
 
 /** What a stored key starts with: the edge looks up only keys that do. */

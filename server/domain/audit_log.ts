@@ -1,6 +1,6 @@
 /**
  * The audit log: who changed what, when and from where. Entries are only ever added (with the
- * change, in its transaction: `server/trpc/audit.ts`) and read; nothing of the interface changes
+ * change, in its transaction: `server/procedures/audit.ts`) and read; nothing of the interface changes
  * or deletes one. They go past the retention (`AUDIT_RETENTION_DAYS`), pruned with the runner's
  * other history (`server/runner/prune.ts`).
  *
@@ -8,8 +8,8 @@
  */
 import type { AuditEntry, AuditListInput } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { json } from "../db/json.ts";
+import type { Db } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
 import { decodeCursor, type Page, pageOf, rowsToRead } from "./pages.ts";
 
 export const DEFAULT_AUDIT_RETENTION_DAYS = 400;

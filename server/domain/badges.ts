@@ -20,9 +20,9 @@ import {
 } from "@probe/shared";
 import { createHash } from "node:crypto";
 import { type RawBuilder, sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { afterCommit } from "../db/joined.ts";
-import type { ProbeState } from "../db/schema.ts";
+import type { Db } from "../storage/database.ts";
+import { afterCommit } from "../storage/joined.ts";
+import type { ProbeState } from "../storage/schema.ts";
 import { percentileOf } from "./histogram.ts";
 import { DomainError, notFound } from "./errors.ts";
 import { ceilHour, latencyHistogramSince } from "./results.ts";

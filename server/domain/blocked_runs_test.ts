@@ -8,8 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { createApp } from "../app.ts";
-import { createLogger } from "../log.ts";
-import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
+import { createLogger } from "../base/log.ts";
+import { createNetworkPolicy, parseNetworks } from "../base/outbound/network_policy.ts";
 import { executeProbe } from "../runner/execute.ts";
 import { backends, freshDatabase, TEST_API_KEY, TestClient, uniqueName } from "../testing/app.ts";
 import { startTarget } from "../testing/target_server.ts";

@@ -9,9 +9,9 @@
  */
 import type { ErrorDetail } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 import { DomainError } from "./errors.ts";
-import { dependenciesChanged } from "../alerts/changes.ts";
+import { dependenciesChanged } from "../alerting/changes.ts";
 
 const invalid = (details: ErrorDetail[]) =>
   new DomainError("validation_failed", "Validation failed", details);

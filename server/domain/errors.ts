@@ -1,6 +1,6 @@
 import type { ErrorDetail } from "@probe/shared";
 
-/** What went wrong, in the domain's words; `server/errors.ts` turns it into a status code. */
+/** What went wrong, in the domain's words; `server/procedures/errors.ts` turns it into a status code. */
 export type DomainErrorKind =
   | "not_found"
   | "conflict"

@@ -3,7 +3,7 @@
  * (`heartbeat://<name>`, run from the built-in location only, with a schedule row no runner
  * claims), so its runs, states, incidents and notifications are the probes' own; its settings
  * and ping state are its `heartbeats` row. The deadlines are `heartbeat_timing.ts`'s; pings are
- * recorded by `server/heartbeats/pings.ts`, missed deadlines by `server/heartbeats/watch.ts`.
+ * recorded by `server/runner/heartbeats/pings.ts`, missed deadlines by `server/runner/heartbeats/watch.ts`.
  *
  * Before its first ping a heartbeat's deadline counts from its creation: a job that never pings
  * is down once that deadline passes (its state reads `new` until then).
@@ -24,21 +24,18 @@ import {
   type PingKind,
 } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { json } from "../db/json.ts";
-import { probesDeleted } from "../alerts/changes.ts";
+import type { Db } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
+import { probesDeleted } from "../alerting/changes.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided } from "./errors.ts";
 import { decodeCursor, type Page, pageOf, type PageRequest, rowsToRead } from "./pages.ts";
 import { probeIdOf } from "./probe_id.ts";
 import { LOCAL } from "./locations.ts";
 import { setDependencies } from "./dependencies.ts";
 import { type HeartbeatTiming, nextDeadline, timingProblems } from "./heartbeat_timing.ts";
+import { HEARTBEAT_SCHEME, isHeartbeatUrl } from "../storage/heartbeat_url.ts";
 
-/** The URL scheme of heartbeats' probes, which the probes API never makes nor shows. */
-export const HEARTBEAT_SCHEME = "heartbeat://";
-
-/** Whether a probe URL is a heartbeat's. */
-export const isHeartbeatUrl = (url: string) => url.startsWith(HEARTBEAT_SCHEME);
+export { HEARTBEAT_SCHEME, isHeartbeatUrl };
 
 /**
  * A heartbeat's probe's interval (s): longer than any silence between two of its results (a

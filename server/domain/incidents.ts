@@ -1,14 +1,14 @@
 /**
  * Reading incidents, and acknowledging them (which stops their reminders). Incidents are opened
- * and resolved by recorded runs (`server/alerts/incidents.ts`), never through the API.
+ * and resolved by recorded runs (`server/alerting/incidents.ts`), never through the API.
  *
  * @module
  */
 import type { Incident, IncidentDetail, IncidentListInput, LocationStates } from "@probe/shared";
 import { type Selectable, sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import type { IncidentsTable } from "../db/schema.ts";
-import { displayLabel, notifyAcknowledged } from "../alerts/incidents.ts";
+import type { Db } from "../storage/database.ts";
+import type { IncidentsTable } from "../storage/schema.ts";
+import { displayLabel, notifyAcknowledged } from "../alerting/incidents.ts";
 import { DomainError, notFound as missing } from "./errors.ts";
 import { among, type Visible } from "./visible.ts";
 

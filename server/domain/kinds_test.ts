@@ -4,9 +4,9 @@
  * local listener run by the built-in runner, by run-now and by a remote runner.
  */
 import assert from "node:assert/strict";
-import { createLogger } from "../log.ts";
-import { createServiceClient } from "../remote_runner/client.ts";
-import { createRemoteRunner } from "../remote_runner/runner.ts";
+import { createLogger } from "../base/log.ts";
+import { createServiceClient } from "../runner/remote/client.ts";
+import { createRemoteRunner } from "../runner/remote/runner.ts";
 import { executeProbe } from "../runner/execute.ts";
 import { createRunner } from "../runner/runner.ts";
 import {

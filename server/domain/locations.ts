@@ -11,11 +11,11 @@
 import type { Location, LocationCreateInput, LocationPatchInput } from "@probe/shared";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { afterCommit } from "../db/joined.ts";
+import type { Db } from "../storage/database.ts";
+import { afterCommit } from "../storage/joined.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./errors.ts";
-import { LOCATION_TOKEN_PREFIX } from "../keys/location_token.ts";
-import { newSecret, sha256Hex } from "../keys/secret_token.ts";
+import { LOCATION_TOKEN_PREFIX } from "./location_token.ts";
+import { newSecret, sha256Hex } from "../base/secret_token.ts";
 import { scheduleLag } from "./schedule_lag.ts";
 import { among, type Visible } from "./visible.ts";
 

@@ -4,7 +4,7 @@ import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
 import { runDueProbesOnce } from "../testing/runs.ts";
 import { startTarget } from "../testing/target_server.ts";
 import { tokenDigest } from "./locations.ts";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 import { syncSchedules } from "../runner/store.ts";
 
 async function location(api: TestClient, label?: string) {

@@ -13,8 +13,8 @@ import {
   MAX_MAINTENANCE_WINDOWS,
 } from "@probe/shared";
 import type { ExpressionBuilder } from "kysely";
-import type { Db } from "../db/database.ts";
-import type { Database } from "../db/schema.ts";
+import type { Db } from "../storage/database.ts";
+import type { Database } from "../storage/schema.ts";
 import { DomainError, notFound } from "./errors.ts";
 
 const windowNotFound = () => new DomainError("not_found", "Maintenance window not found");

@@ -23,8 +23,8 @@ import {
   STATS_WINDOW_MS,
 } from "@probe/shared";
 import { sql } from "kysely";
-import { type Db, withBudget } from "../db/database.ts";
-import type { ProbeState } from "../db/schema.ts";
+import { type Db, withBudget } from "../storage/database.ts";
+import type { ProbeState } from "../storage/schema.ts";
 import { BUCKET_BOUNDS, emptyHistogram, percentileOf } from "./histogram.ts";
 import { OVERLOAD_LAG_MS, scheduleLag } from "./schedule_lag.ts";
 import { notFound } from "./errors.ts";

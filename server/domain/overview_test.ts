@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { Outcome } from "@probe/shared";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 import { sql } from "kysely";
 import { BUCKET_BOUNDS, bucketOf, emptyHistogram } from "./histogram.ts";
 import { claimDue, recordRuns, releaseLeases, syncSchedules } from "../runner/store.ts";

@@ -5,7 +5,7 @@
  *
  * A list asked for without `limit` is answered whole only up to {@link MAX_PAGE_LIMIT} items:
  * past that the caller must page. REST and single `/trpc` calls never meet this, they walk the
- * pages themselves (`server/trpc/pages.ts`); it bounds the lists a tRPC batch can ask for.
+ * pages themselves (`server/procedures/pages.ts`); it bounds the lists a tRPC batch can ask for.
  *
  * @module
  */

@@ -11,8 +11,8 @@
  * @module
  */
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { json } from "../db/json.ts";
+import type { Db } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
 import { effectiveLocationsSql } from "./locations.ts";
 
 export type ProbeScope = { keys: readonly string[] } | { project: string };

@@ -12,9 +12,9 @@ import {
   type ProbeWritten,
 } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { prepared } from "../db/prepared.ts";
-import { json } from "../db/json.ts";
+import type { Db } from "../storage/database.ts";
+import { prepared } from "../storage/prepared.ts";
+import { json } from "../storage/json.ts";
 import { DomainError, isUniqueViolation, noFieldsProvided, notFound } from "./errors.ts";
 import {
   decodeCursor,
@@ -28,8 +28,8 @@ import {
 } from "./pages.ts";
 import { probeIdOf } from "./probe_id.ts";
 import { gridAfter, offsetOf } from "./schedule.ts";
-import { probeChanged, probesDeleted } from "../alerts/changes.ts";
-import type { ProbeState } from "../db/schema.ts";
+import { probeChanged, probesDeleted } from "../alerting/changes.ts";
+import type { ProbeState } from "../storage/schema.ts";
 import {
   LOCAL,
   localNameOf,
@@ -39,7 +39,7 @@ import {
   storedLocations,
 } from "./locations.ts";
 import { syncProbeLocations } from "./probe_locations.ts";
-import { STALE_INTERVALS } from "../alerts/verdicts.ts";
+import { STALE_INTERVALS } from "../alerting/verdicts.ts";
 import { HEARTBEAT_SCHEME } from "./heartbeats.ts";
 import { setDependencies } from "./dependencies.ts";
 import { among, type Visible } from "./visible.ts";
@@ -440,7 +440,7 @@ const probeAt = prepared((db, project: string, probeId: string) =>
 
 /**
  * A probe's state is its verdict (decided from its locations' states by the quorum:
- * `server/alerts/verdicts.ts`); a probe without one (not yet run) is `unknown`. Each location's
+ * `server/alerting/verdicts.ts`); a probe without one (not yet run) is `unknown`. Each location's
  * own state comes with it (`location_states`).
  */
 const stateColumns = [

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
+import { createNetworkPolicy, parseNetworks } from "../base/outbound/network_policy.ts";
 import { executeProbe } from "../runner/execute.ts";
 import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
 import { startTarget } from "../testing/target_server.ts";

@@ -1,9 +1,9 @@
 import type { Project, ProjectCreateInput, ProjectDeleted, ProjectPatchInput } from "@probe/shared";
 import { sql } from "kysely";
-import { BUDGETS, type Db, withBudget } from "../db/database.ts";
-import { prepared } from "../db/prepared.ts";
+import { BUDGETS, type Db, withBudget } from "../storage/database.ts";
+import { prepared } from "../storage/prepared.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
-import { probesDeleted, projectDisabled } from "../alerts/changes.ts";
+import { probesDeleted, projectDisabled } from "../alerting/changes.ts";
 import { decodeCursor, type Page, pageOf, type PageRequest, rowsToRead } from "./pages.ts";
 import { localNameOf, type LocationNames, shownLocations, storedLocations } from "./locations.ts";
 import { syncProbeLocations } from "./probe_locations.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { createApp } from "../app.ts";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../base/log.ts";
 import {
   apiSuite,
   createPostgresDatabase,

@@ -8,7 +8,7 @@
  */
 import type { RecentRun } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 import { among, type Visible } from "./visible.ts";
 
 /** Runs per probe in the overview's row of last runs. */

@@ -16,7 +16,7 @@ import {
   STATS_WINDOW_MS,
 } from "@probe/shared";
 import { type RawBuilder, sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 import { notFound } from "./errors.ts";
 import { answeredRun } from "./answered.ts";
 import { addInto, bucketOf, emptyHistogram, percentileOf } from "./histogram.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 
 /** Behind by this much or more, the schedule (or a runner) counts as overloaded. */
 export const OVERLOAD_LAG_MS = 5000;

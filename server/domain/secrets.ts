@@ -1,6 +1,6 @@
 /**
  * What a read-only key sees of stored credentials: the one presenter every query answer that
- * holds a probe's URL or headers, or a target's URL, goes through (`server/trpc/shown.ts` picks
+ * holds a probe's URL or headers, or a target's URL, goes through (`server/procedures/shown.ts` picks
  * it by the key's scope). A write key sees what is stored, as it must to rewrite it.
  *
  * - Probe header values of credential headers (`isSecretHeader`, and `PROBE_SECRET_HEADERS`)

@@ -20,7 +20,7 @@
  */
 import type { Outcome, Series, SeriesBucket, SeriesInput } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 import { addInto, emptyHistogram, percentileOf } from "./histogram.ts";
 import { notFound } from "./errors.ts";
 import type { LocationNames } from "./locations.ts";

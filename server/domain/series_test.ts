@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { Outcome, SeriesBucket } from "@probe/shared";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 import { bucketOf, emptyHistogram } from "./histogram.ts";
 import { claimDue, recordRuns, releaseLeases, syncSchedules } from "../runner/store.ts";
 import { apiSuite, type TestContext, uniqueName } from "../testing/app.ts";

@@ -1,7 +1,7 @@
 import type { IamAlivePatchInput, IamAliveSettings } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { json } from "../db/json.ts";
+import type { Db } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
 import { noFieldsProvided } from "./errors.ts";
 
 export async function getIamAlive({ db }: { db: Db }): Promise<IamAliveSettings> {

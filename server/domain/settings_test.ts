@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createApp } from "../app.ts";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../base/log.ts";
 import { apiSuite, backends, freshDatabase, TEST_API_KEY, TestClient } from "../testing/app.ts";
 import { ManualClock } from "../testing/manual_clock.ts";
 import { credentialForms, smtpServer, TRUST_TEST_CERT } from "../testing/receivers.ts";

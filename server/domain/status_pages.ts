@@ -17,11 +17,11 @@ import {
   type StatusPageSettings,
 } from "@probe/shared";
 import { sql } from "kysely";
-import { displayLabel } from "../alerts/incidents.ts";
-import type { Db } from "../db/database.ts";
-import { afterCommit } from "../db/joined.ts";
-import type { ProbeState } from "../db/schema.ts";
-import { json } from "../db/json.ts";
+import { displayLabel } from "../alerting/incidents.ts";
+import type { Db } from "../storage/database.ts";
+import { afterCommit } from "../storage/joined.ts";
+import type { ProbeState } from "../storage/schema.ts";
+import { json } from "../storage/json.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 import { isInMaintenance } from "./maintenance.ts";
 import { effectivePolicy } from "./alerts.ts";
@@ -60,7 +60,7 @@ export function worstState(states: Iterable<ProbeState>): ProbeState {
 /**
  * Settings change far less often than pages are read: callers that keep pages for a while
  * compare this number, which every change of a status page's settings on `db` moves on, to
- * the one they read the page under (`server/http/status_page.ts`).
+ * the one they read the page under (`server/edge/status_page.ts`).
  */
 const versions = new WeakMap<Db, number>();
 export const statusPagesVersion = (db: Db): number => versions.get(db) ?? 0;

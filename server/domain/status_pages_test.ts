@@ -6,7 +6,7 @@ import {
   STATUS_PAGE_DEFAULTS,
 } from "@probe/shared";
 import { apiSuite, BASE, type TestClient, uniqueName } from "../testing/app.ts";
-import { createStatusPages } from "../http/status_page.ts";
+import { createStatusPages } from "../edge/status_page.ts";
 
 const path = (project: string) => `/api/v1/projects/${project}/status-page`;
 

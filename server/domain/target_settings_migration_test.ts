@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { Migrator } from "kysely/migration";
 import { migrations } from "../../migrations/mod.ts";
-import { json } from "../db/json.ts";
-import { migrateToLatest } from "../db/migrator.ts";
+import { json } from "../storage/json.ts";
+import { migrateToLatest } from "../storage/migrator.ts";
 import { backends, freshDatabase } from "../testing/app.ts";
 import { getTarget, targetForDelivery } from "./targets.ts";
 

@@ -1,6 +1,6 @@
 /**
  * Notification targets: named destinations of the kinds the providers define
- * (`server/notify/providers/`), with the built-in `log` target listed first. A target's settings
+ * (`server/alerting/notify/providers/`), with the built-in `log` target listed first. A target's settings
  * are stored by what its provider declares: readable ones in `config`; secrets (a webhook's
  * signing key, the whole URL of a Slack or Discord target) as a JSON object in the `secret`
  * column, never read back by anything here but `targetForDelivery`, their masks in `config`.
@@ -9,33 +9,34 @@
  */
 import { LOG_TARGET } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { json } from "../db/json.ts";
-import type { Provider } from "../notify/provider.ts";
-import { providerOf } from "../notify/providers/mod.ts";
+import type { Db } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
+import type { Provider } from "../alerting/notify/provider.ts";
+import { providerOf } from "../alerting/notify/providers/mod.ts";
 import {
   fieldProblems,
   type NotificationTargetRead,
   settingsGiven,
   type TargetCreateInput,
   type TargetPatchInput,
-} from "../notify/providers/schema.ts";
+} from "../alerting/notify/providers/schema.ts";
+import {
+  secretsOf,
+  type TargetForDelivery,
+  targetForDelivery,
+} from "../alerting/notify/stored_target.ts";
 import { DomainError, noFieldsProvided } from "./errors.ts";
 
-export { maskCredentialUrl as maskChatUrl } from "../notify/providers/fields.ts";
-export { generateWebhookSecret } from "../notify/providers/webhook.ts";
+export { type TargetForDelivery, targetForDelivery };
+
+export { maskCredentialUrl as maskChatUrl } from "../alerting/notify/providers/fields.ts";
+export { generateWebhookSecret } from "../alerting/notify/providers/webhook.ts";
 
 export const targetNotFound = () => new DomainError("not_found", "Notification target not found");
 
 /** The built-in `log` target is always there, as it is. */
 const builtIn = () =>
   new DomainError("conflict", "The built-in log target cannot be changed or deleted");
-
-/**
- * A stored target as the sender needs it, its settings (secrets included) beside its name and
- * kind: never answered, never logged.
- */
-export type TargetForDelivery = { name: string; kind: string } & Record<string, unknown>;
 
 /** The built-in target, as lists and reads show it. */
 export const LOG_TARGET_READ: NotificationTargetRead = {
@@ -95,17 +96,6 @@ function store(
   }
   const secretText = Object.keys(secrets).length > 0 ? JSON.stringify(secrets) : null;
   return { config, secret: secretText };
-}
-
-/** The secrets a row holds (a JSON object); none when it holds nothing readable. */
-function secretsOf(text: string | null): Record<string, unknown> {
-  if (text === null) return {};
-  try {
-    const value = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : {};
-  } catch {
-    return {};
-  }
 }
 
 const invalid = (details: { path: string; message: string }[]) =>
@@ -252,26 +242,4 @@ export function deleteTarget({ db, name }: { db: Db; name: string }): Promise<vo
     }
     await trx.deleteFrom("notification_targets").where("name", "=", name).execute();
   });
-}
-
-/**
- * A stored target with its settings, secrets included, for sending (a setting not stored takes
- * its default); null when there is none by that name, or its kind has no provider.
- */
-export async function targetForDelivery(
-  { db, name }: { db: Db; name: string },
-): Promise<TargetForDelivery | null> {
-  const row = await db.selectFrom("notification_targets")
-    .select(["name", "kind", "config", "secret"])
-    .where("name", "=", name).executeTakeFirst();
-  const provider = row && providerOf(row.kind);
-  if (!row || !provider) return null;
-  const config = row.config ?? {};
-  const secrets = secretsOf(row.secret);
-  const target: TargetForDelivery = { name, kind: row.kind };
-  for (const [field, { secret, default: fallback }] of Object.entries(provider.fields)) {
-    const value = (secret ? secrets[field] : config[field]) ?? fallback;
-    if (value !== undefined) target[field] = value;
-  }
-  return target;
 }

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { notificationTarget } from "@probe/shared";
-import type { Db } from "../db/database.ts";
-import { json } from "../db/json.ts";
+import type { Db } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
 import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
-import { PROVIDERS } from "../notify/providers/mod.ts";
+import { PROVIDERS } from "../alerting/notify/providers/mod.ts";
 import { generateWebhookSecret, maskChatUrl, targetForDelivery } from "./targets.ts";
 
 const PATH = "/api/v1/notification-targets";

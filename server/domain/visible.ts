@@ -1,6 +1,6 @@
 /**
  * The projects a caller sees, as the domain's cross-project reads take them: `undefined` for
- * every project, or the names of those a project-scoped principal sees (`server/trpc/scope.ts`).
+ * every project, or the names of those a project-scoped principal sees (`server/procedures/scope.ts`).
  *
  * @module
  */

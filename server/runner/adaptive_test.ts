@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { fakeClock } from "../testing/runner_clock.ts";
 import { Registry } from "prom-client";
 import { sql } from "kysely";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../base/log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
-import { createNetworkPolicy } from "../outbound/network_policy.ts";
-import { runnerMetrics } from "../metrics/runner.ts";
-import { scrapeReads } from "../metrics/registry.ts";
+import { createNetworkPolicy } from "../base/outbound/network_policy.ts";
+import { runnerMetrics } from "../operations/metrics/runner.ts";
+import { scrapeReads } from "../operations/metrics/registry.ts";
 import { claimDue, syncSchedules } from "./store.ts";
 import { gridAfter, offsetOf } from "../domain/schedule.ts";
 import {

@@ -17,9 +17,9 @@
  * @module
  */
 import { sql } from "kysely";
-import { type Db, withBudget } from "../db/database.ts";
+import { type Db, withBudget } from "../storage/database.ts";
 import { TooManyRequests } from "../domain/errors.ts";
-import { sleep } from "../sleep.ts";
+import { sleep } from "../base/sleep.ts";
 
 /** Claims of one location open at once on an instance: a token is meant for a few runners. */
 export const CLAIMS_PER_LOCATION = 32;

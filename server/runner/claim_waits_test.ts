@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import type { KyselyPlugin } from "kysely";
 import { createApp } from "../app.ts";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../base/log.ts";
 import {
   apiSuite,
   backends,

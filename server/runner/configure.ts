@@ -1,7 +1,7 @@
-import type { Config } from "../config.ts";
-import type { Db } from "../db/database.ts";
-import type { Logger } from "../log.ts";
-import { createNetworkPolicy } from "../outbound/network_policy.ts";
+import type { Config } from "../base/config.ts";
+import type { Db } from "../storage/database.ts";
+import type { Logger } from "../base/log.ts";
+import { createNetworkPolicy } from "../base/outbound/network_policy.ts";
 import { executeProbe } from "./execute.ts";
 import type { Executor } from "./run_now.ts";
 import { createRunner, type Runner, type RunnerOptions } from "./runner.ts";

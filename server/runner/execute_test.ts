@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import { probeExpect } from "@probe/shared";
 import { type ExecuteOptions, executeProbe, type ProbeTarget } from "./execute.ts";
-import { MAX_BODY_BYTES, outboundRequest } from "../outbound/request.ts";
-import { createNetworkPolicy, parseNetworks, type Resolver } from "../outbound/network_policy.ts";
+import { MAX_BODY_BYTES, outboundRequest } from "../base/outbound/request.ts";
+import {
+  createNetworkPolicy,
+  parseNetworks,
+  type Resolver,
+} from "../base/outbound/network_policy.ts";
 import { closedPort, startTarget, type Target } from "../testing/target_server.ts";
 
 const loopbackAllowed = createNetworkPolicy(parseNetworks("127.0.0.0/8"));

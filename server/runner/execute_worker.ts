@@ -7,8 +7,8 @@
  * @module
  */
 import { parentPort } from "node:worker_threads";
-import { createNetworkPolicy } from "../outbound/network_policy.ts";
-import { errorFields } from "../log.ts";
+import { createNetworkPolicy } from "../base/outbound/network_policy.ts";
+import { errorFields } from "../base/log.ts";
 import { executeProbe, type ProbeTarget, type RunResult } from "./execute.ts";
 
 /** What the worker is told: its settings once, then probes to run. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 
 export interface RunnerFigures {
   /** The range covered, ISO times: `since` included, `until` excluded. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { migrateToLatest } from "../db/migrator.ts";
+import { migrateToLatest } from "../storage/migrator.ts";
 import { backends, freshDatabase, uniqueName } from "../testing/app.ts";
 import { runnerFigures } from "./figures.ts";
 import { insertRuns, type Run } from "./store.ts";

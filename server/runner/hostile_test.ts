@@ -7,7 +7,7 @@
  * reason in `failed_checks`.
  */
 import assert from "node:assert/strict";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../base/log.ts";
 import { backends, LOOPBACK_ONLY, TEST_API_KEY } from "../testing/app.ts";
 import { probesWithManyChecks, startHostileTarget } from "../testing/hostile_target.ts";
 import { startLiveServer } from "../testing/live.ts";

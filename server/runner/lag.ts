@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Logger } from "../log.ts";
+import type { Logger } from "../base/log.ts";
 
 export interface LagMeterOptions {
   log: Logger;

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { Db } from "../db/database.ts";
-import { errorFields, type Logger } from "../log.ts";
+import type { Db } from "../storage/database.ts";
+import { errorFields, type Logger } from "../base/log.ts";
 import { extendLeases, releaseLeases } from "./store.ts";
 
 /** The slot a lease is held for: a probe's key and its due time. */

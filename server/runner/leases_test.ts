@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../base/log.ts";
 import { backends, freshDatabase, uniqueName } from "../testing/app.ts";
 import { createLeaseKeeper } from "./leases.ts";
 import { claimDue, syncSchedules } from "./store.ts";

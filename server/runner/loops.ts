@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { errorFields, type Logger } from "../log.ts";
+import { errorFields, type Logger } from "../base/log.ts";
 import type { RunnerClock } from "./clock.ts";
 
 export interface Loops {

@@ -27,9 +27,9 @@
  * @module
  */
 import { sql } from "kysely";
-import { type Db, withBudget } from "../db/database.ts";
-import { json } from "../db/json.ts";
-import { compareKeys } from "../db/keys.ts";
+import { type Db, withBudget } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
+import { compareKeys } from "../storage/keys.ts";
 import { offsetOf } from "../domain/schedule.ts";
 import {
   completedOf,

@@ -14,8 +14,8 @@
  */
 import type { ResultsPostAnswer, ResultsPostInput, RunRef } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
-import { json } from "../db/json.ts";
+import type { Db } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
 import type { Completed, Verdicts } from "./store.ts";
 

@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { apiSuite, type TestContext } from "../testing/app.ts";
 import { claimAs, makeLocation, postAs, probeOnlyAt, resultOf } from "../testing/remote_runs.ts";
 import { gridAfter, offsetOf } from "../domain/schedule.ts";
-import { STALE_INTERVALS } from "../alerts/verdicts.ts";
+import { STALE_INTERVALS } from "../alerting/verdicts.ts";
 import { CLOCK_SKEW_MS } from "./posted_runs.ts";
 import { evaluate } from "./assertions.ts";
 import {

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { fakeClock } from "../testing/runner_clock.ts";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../base/log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
-import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
+import { createNetworkPolicy, parseNetworks } from "../base/outbound/network_policy.ts";
 import { createRunner, type RunnerClock, type RunnerOptions } from "./runner.ts";
 import { gridAfter, offsetOf } from "../domain/schedule.ts";
 import { claimDue } from "./store.ts";

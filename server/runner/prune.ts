@@ -8,8 +8,8 @@
  * @module
  */
 import { sql } from "kysely";
-import { type Db, withBudget } from "../db/database.ts";
-import { DAY_MS, maintainPartitions } from "./partitions.ts";
+import { type Db, withBudget } from "../storage/database.ts";
+import { DAY_MS, maintainPartitions } from "../storage/partitions.ts";
 import { DEFAULT_AUDIT_RETENTION_DAYS, pruneAuditLog } from "../domain/audit_log.ts";
 
 export const ROLLUP_RETENTION_DAYS = 400;

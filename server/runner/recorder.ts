@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { Db } from "../db/database.ts";
-import { errorFields, type Logger } from "../log.ts";
+import type { Db } from "../storage/database.ts";
+import { errorFields, type Logger } from "../base/log.ts";
 import { type Completed, recordRuns, type Verdicts } from "./store.ts";
 import { LOCAL } from "../domain/locations.ts";
 

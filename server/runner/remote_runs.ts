@@ -31,7 +31,7 @@ import {
   type ResultsPostInput,
   type RunRef,
 } from "@probe/shared";
-import { type Db, withBudget } from "../db/database.ts";
+import { type Db, withBudget } from "../storage/database.ts";
 import { DomainError } from "../domain/errors.ts";
 import { runnerHanded as handed, runnerSeen as seen } from "../domain/locations.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import type { IamAliveRunnerFigures } from "@probe/shared";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 import { runnerFigures } from "./figures.ts";
 
 /** Runs, failures and slip since a time, for a report (`since` within the results' retention). */

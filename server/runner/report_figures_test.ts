@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { iamAliveRunnerFigures } from "@probe/shared";
-import { json } from "../db/json.ts";
-import { migrateToLatest } from "../db/migrator.ts";
+import { json } from "../storage/json.ts";
+import { migrateToLatest } from "../storage/migrator.ts";
 import { backends, freshDatabase, uniqueName } from "../testing/app.ts";
 import { runDueProbesOnce } from "../testing/runs.ts";
 import { startTarget } from "../testing/target_server.ts";

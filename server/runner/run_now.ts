@@ -13,12 +13,12 @@
  */
 import type { ProbeExpect, ProbeRef, ProbeResult } from "@probe/shared";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 import { DomainError, notFound } from "../domain/errors.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
-import type { OutboundOptions } from "../outbound/request.ts";
-import { decideVerdicts } from "../alerts/verdicts.ts";
-import { settleSchedule } from "../alerts/states.ts";
+import type { OutboundOptions } from "../base/outbound/request.ts";
+import { decideVerdicts } from "../alerting/verdicts.ts";
+import { settleSchedule } from "../alerting/states.ts";
 import { insertRuns, resultFields, type Verdicts } from "./store.ts";
 import { effectiveLocationsSql, LOCAL } from "../domain/locations.ts";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { createApp } from "../app.ts";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../base/log.ts";
 import { executeProbe } from "./execute.ts";
 import {
   backends,

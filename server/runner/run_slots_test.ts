@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import FakeTimers from "@sinonjs/fake-timers";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../base/log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
-import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
+import { createNetworkPolicy, parseNetworks } from "../base/outbound/network_policy.ts";
 import { createRunner, type RunnerClock, type RunnerOptions } from "./runner.ts";
 import { restartDelay } from "../domain/schedule.ts";
 import { syncSchedules } from "./store.ts";

@@ -12,8 +12,8 @@
  * @module
  */
 import { hostname } from "node:os";
-import { type Db, withBudget } from "../db/database.ts";
-import { errorFields, type Logger } from "../log.ts";
+import { type Db, withBudget } from "../storage/database.ts";
+import { errorFields, type Logger } from "../base/log.ts";
 import {
   executeProbe,
   type Outcome,
@@ -21,7 +21,7 @@ import {
   RETRY_PAUSE_MS,
   type RunResult,
 } from "./execute.ts";
-import type { NetworkPolicy, Resolver } from "../outbound/network_policy.ts";
+import type { NetworkPolicy, Resolver } from "../base/outbound/network_policy.ts";
 import { pruneOnce, type PruneReport, purgeDeleted } from "./prune.ts";
 import { OVERLOAD_LAG_MS } from "../domain/schedule_lag.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
@@ -35,9 +35,9 @@ import { type ClaimWindow, createWindow } from "./window.ts";
 import { type RunnerClock, systemClock } from "./clock.ts";
 import { createLoops, type Loops } from "./loops.ts";
 import { LOCAL, runnerSeen } from "../domain/locations.ts";
-import { sweepStale } from "../alerts/verdicts.ts";
+import { sweepStale } from "../alerting/verdicts.ts";
 import type { Verdicts } from "./store.ts";
-import { SERVICE_VERSION } from "../version.ts";
+import { SERVICE_VERSION } from "../base/version.ts";
 import { probeUserAgent } from "./user_agent.ts";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 
@@ -95,11 +95,11 @@ export interface RunnerOptions {
   /** How often to look for deleted probes whose history is to be removed (`purgeDeleted`). */
   purgeEveryMs?: number;
   retryPauseMs?: number;
-  /** Told of each run as it ends (`/metrics`: server/metrics/runner.ts). */
+  /** Told of each run as it ends (`/metrics`: server/operations/metrics/runner.ts). */
   observer?: RunnerObserver;
   /**
    * Runs in flight at once against one target host (`URL.host`: name and port); `concurrency`
-   * (no cap of its own) unless given. `PROBE_HOST_CONCURRENCY` sets it (server/config.ts).
+   * (no cap of its own) unless given. `PROBE_HOST_CONCURRENCY` sets it (server/base/config.ts).
    */
   hostConcurrency?: number;
   /**

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { fakeClock } from "../testing/runner_clock.ts";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../base/log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
 import {
   createNetworkPolicy,
   type NetworkPolicy,
   parseNetworks,
-} from "../outbound/network_policy.ts";
+} from "../base/outbound/network_policy.ts";
 import { createRunner, type RunnerOptions } from "./runner.ts";
 import { offsetOf } from "../domain/schedule.ts";
 import { startTarget } from "../testing/target_server.ts";

@@ -15,7 +15,7 @@
  * @module
  */
 import { sql } from "kysely";
-import { type Db, withBudget } from "../db/database.ts";
+import { type Db, withBudget } from "../storage/database.ts";
 import { syncSchedules } from "./store.ts";
 
 export interface ScheduleSync {

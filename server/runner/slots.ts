@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { errorFields, type Logger } from "../log.ts";
+import { errorFields, type Logger } from "../base/log.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import type { RunnerClock } from "./clock.ts";
 import type { Claimed } from "./store.ts";

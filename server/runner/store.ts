@@ -11,10 +11,10 @@
  *
  * @module
  */
-import { compareKeys } from "../db/keys.ts";
+import { compareKeys } from "../storage/keys.ts";
 import { type RawBuilder, sql } from "kysely";
-import { type Db, withBudget } from "../db/database.ts";
-import { json } from "../db/json.ts";
+import { type Db, withBudget } from "../storage/database.ts";
+import { json } from "../storage/json.ts";
 import {
   DEFAULT_LOCAL_LOCATION,
   type Outcome,
@@ -24,8 +24,8 @@ import {
 } from "@probe/shared";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import { isAnsweredRun } from "../domain/answered.ts";
-import { decideVerdicts } from "../alerts/verdicts.ts";
-import { settleSchedule } from "../alerts/states.ts";
+import { decideVerdicts } from "../alerting/verdicts.ts";
+import { settleSchedule } from "../alerting/states.ts";
 import { bucketOf, emptyHistogram } from "../domain/histogram.ts";
 import { gridAfter, multiplierFor, offsetOf } from "../domain/schedule.ts";
 import { effectiveLocationsSql, LOCAL } from "../domain/locations.ts";

@@ -14,7 +14,7 @@
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import type { Db } from "../storage/database.ts";
 import { deleteProject } from "../domain/projects.ts";
 import { freshDatabase } from "../testing/app.ts";
 import type { RunResult } from "./execute.ts";

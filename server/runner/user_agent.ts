@@ -1,4 +1,4 @@
-import { SERVICE_VERSION } from "../version.ts";
+import { SERVICE_VERSION } from "../base/version.ts";
 
 /**
  * The `User-Agent` of every probe request, from any runner (built-in or remote): the service,

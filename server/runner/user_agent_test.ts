@@ -3,7 +3,7 @@ import { LOOPBACK_ONLY } from "../testing/app.ts";
 import { startTarget } from "../testing/target_server.ts";
 import { executeProbe } from "./execute.ts";
 import { probeUserAgent } from "./user_agent.ts";
-import { SERVICE_VERSION } from "../version.ts";
+import { SERVICE_VERSION } from "../base/version.ts";
 
 Deno.test("probe requests name the service, its version and the location", async () => {
   const target = await startTarget();

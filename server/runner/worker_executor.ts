@@ -8,7 +8,7 @@
  * @module
  */
 import type { Worker } from "node:worker_threads";
-import { startThread } from "../threads.ts";
+import { startThread } from "../base/threads.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import type { WorkerReply, WorkerRequest } from "./execute_worker.ts";
 

@@ -5,10 +5,10 @@
  */
 import postgres from "postgres";
 import { type App, createApp } from "../app.ts";
-import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "../db/database.ts";
-import { migrateToLatest } from "../db/migrator.ts";
-import { createLogger, type Logger } from "../log.ts";
-import { createNetworkPolicy, parseNetworks } from "../outbound/network_policy.ts";
+import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "../storage/database.ts";
+import { migrateToLatest } from "../storage/migrator.ts";
+import { createLogger, type Logger } from "../base/log.ts";
+import { createNetworkPolicy, parseNetworks } from "../base/outbound/network_policy.ts";
 import { executeProbe } from "../runner/execute.ts";
 
 export const TEST_API_KEY = "test-key-0123456789";

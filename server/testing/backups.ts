@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type DatabaseHandle, openDatabase } from "../db/database.ts";
+import { type DatabaseHandle, openDatabase } from "../storage/database.ts";
 import { type Backend, createPostgresDatabase, openDropping } from "./app.ts";
 
 /** A database with no tables at all: PGlite in memory, or a new PostgreSQL database. */

@@ -1,11 +1,11 @@
 /**
  * Test support: what an OpenAPI document names, for the tests that walk the document (the
- * server learns the same from the procedures themselves: `server/trpc/operations.ts`).
+ * server learns the same from the procedures themselves: `server/procedures/operations.ts`).
  *
  * @module
  */
 import type { OpenAPIObject } from "trpc-to-openapi";
-import { procedurePathOf } from "../trpc/caller.ts";
+import { procedurePathOf } from "../procedures/caller.ts";
 
 /** The procedures an OpenAPI document names, by path, with whether each is a query (a GET). */
 export function procedureTypes(document: OpenAPIObject): Map<string, "query" | "mutation"> {

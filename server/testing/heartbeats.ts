@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { type App, createApp } from "../app.ts";
-import type { DatabaseHandle } from "../db/database.ts";
-import { createLogger } from "../log.ts";
+import type { DatabaseHandle } from "../storage/database.ts";
+import { createLogger } from "../base/log.ts";
 import type { RunnerClock } from "../runner/clock.ts";
 import {
   type Backend,

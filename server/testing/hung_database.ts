@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type DatabaseHandle, openDatabase } from "../db/database.ts";
+import { type DatabaseHandle, openDatabase } from "../storage/database.ts";
 import { sparePort } from "./cluster.ts";
 
 export interface HungDatabase {

@@ -1,10 +1,10 @@
 /**
  * Test support for callers from outside the process (the typed client, the CLI, Node, a
- * browser): the real handler behind the real connection layer (`server/http/serve.ts`, default
+ * browser): the real handler behind the real connection layer (`server/edge/serve.ts`, default
  * limits) on 127.0.0.1, on a port of its own.
  */
 import type { App } from "../app.ts";
-import { serve } from "../http/serve.ts";
+import { serve } from "../edge/serve.ts";
 import { type Backend, startTestApp, TEST_API_KEY } from "./app.ts";
 
 export interface LiveServer {

@@ -1,4 +1,4 @@
-import type { Clock } from "../iam_alive/clock.ts";
+import type { Clock } from "../alerting/iam_alive/clock.ts";
 
 interface Sleeper {
   until: number;

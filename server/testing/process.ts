@@ -1,6 +1,6 @@
 /**
  * The one way tests and benchmarks start the product as a subprocess: the server
- * (`server/main.ts`), the runner (`server/runner/main.ts`) or any other Deno script, with the
+ * (`server/main.ts`), the runner (`server/operations/runner_process.ts`) or any other Deno script, with the
  * permissions `deno task start` grants, then waited for, read, measured and stopped.
  *
  * @module
@@ -11,7 +11,7 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 /** `deno task start`: the HTTP server. */
 export const SERVER_ENTRY = `${ROOT}server/main.ts`;
 /** `deno task runner`: the probe runner alone, with no HTTP server. */
-export const RUNNER_ENTRY = `${ROOT}server/runner/main.ts`;
+export const RUNNER_ENTRY = `${ROOT}server/operations/runner_process.ts`;
 
 /**
  * The permissions the product runs with: those of `deno task start`, `deno task runner` and

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { Db } from "../db/database.ts";
-import { createLogger } from "../log.ts";
+import type { Db } from "../storage/database.ts";
+import { createLogger } from "../base/log.ts";
 import { LOOPBACK_ONLY } from "./app.ts";
 import {
   createRunner,

@@ -3,11 +3,11 @@
  * path with query, headers, body) and answers with the next reply of its script (the last one
  * repeats): a status, headers and a body, as the vendor would.
  */
-import { createNetworkPolicy } from "../outbound/network_policy.ts";
-import type { DeliveryResult } from "../notify/delivery.ts";
+import { createNetworkPolicy } from "../base/outbound/network_policy.ts";
+import type { DeliveryResult } from "../alerting/notify/delivery.ts";
 import type { AlertEvent, AlertEventType } from "@probe/shared";
-import type { Fields, NotifyMessage, Provider, SettingsOf } from "../notify/provider.ts";
-import { createSender } from "../notify/sender.ts";
+import type { Fields, NotifyMessage, Provider, SettingsOf } from "../alerting/notify/provider.ts";
+import { createSender } from "../alerting/notify/sender.ts";
 
 export interface VendorReply {
   status: number;

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { paths } from "../http/testdata/openapi.gen.ts";
+import type { paths } from "./openapi.gen.ts";
 
 /** The methods the dashboard calls with. */
 export type Method = "get" | "post" | "patch" | "delete";

@@ -3,7 +3,7 @@
  * The kinds of probe as the dashboard shows them: which a URL's scheme names, which fields and
  * checks each takes, what its latency measures, and a probe's URL as the form's parts (host,
  * port, name, record type) and back. The interface's rules are `shared/kinds/` (TypeScript, not
- * served to the browser): `server/http/dashboard_kinds_test.ts` keeps this mirror equal to them.
+ * served to the browser): `server/edge/dashboard_kinds_test.ts` keeps this mirror equal to them.
  */
 
 /**

@@ -17,7 +17,7 @@ import { Field, FormError, useForm } from "./forms.js";
 import { count, plural } from "./format.js";
 import { RunnerSetup } from "./runner_setup.js";
 
-/** @import { operations as Operations } from "../http/testdata/openapi.gen.ts" */
+/** @import { operations as Operations } from "./openapi.gen.ts" */
 /** @import { ApiError } from "./api.js" */
 /**
  * @typedef {Operations["locations-list"]["responses"][200]["content"]["application/json"]}

@@ -14,7 +14,7 @@ import { Ago, ErrorNote, Loading, OutcomeBadge } from "./parts.js";
 import { millis, percent } from "./format.js";
 import { latencyAxes, TIME_SERIES, tzDate, useFittedWindow } from "./charts.js";
 
-/** @import { operations as Operations } from "../http/testdata/openapi.gen.ts" */
+/** @import { operations as Operations } from "./openapi.gen.ts" */
 /**
  * @typedef {Operations["results-list"]["responses"][200]["content"]["application/json"]}
  *   ResultList

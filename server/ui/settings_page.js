@@ -16,7 +16,7 @@ import { FieldError, FormError, useForm } from "./forms.js";
 import { CheckField, TextField, useFormValues } from "./settings_parts.js";
 import { count, plural } from "./format.js";
 
-/** @import { operations as Operations } from "../http/testdata/openapi.gen.ts" */
+/** @import { operations as Operations } from "./openapi.gen.ts" */
 /**
  * @typedef {Operations["settings-getIamAlive"]["responses"][200]["content"]["application/json"]["data"]}
  *   IamAlive

@@ -7,8 +7,8 @@
  * @module
  */
 import type { FailedCheck } from "@probe/shared";
-import { checkHost } from "../../outbound/network_policy.ts";
-import { ERROR_REASONS } from "../../outbound/request.ts";
+import { checkHost } from "../../base/outbound/network_policy.ts";
+import { ERROR_REASONS } from "../../base/outbound/request.ts";
 import type { ExecuteOptions, ProbeTarget, RunResult } from "./kind.ts";
 import { RETRY_PAUSE_MS } from "./http.ts";
 import { noAnswer } from "./verdict.ts";

@@ -8,7 +8,7 @@
  */
 import { dnsQueryOf, type DnsType } from "@probe/shared";
 import ipaddr from "ipaddr.js";
-import { checkHost } from "../../outbound/network_policy.ts";
+import { checkHost } from "../../base/outbound/network_policy.ts";
 import type { ExecuteOptions, KindExecutor, ProbeTarget, RunResult } from "./kind.ts";
 import { type DnsAnswer, type DnsQuestion, query } from "./dns_exchange.ts";
 import { judgeAnswer, noAnswer } from "./verdict.ts";

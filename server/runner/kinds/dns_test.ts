@@ -8,7 +8,7 @@ import type { Buffer } from "node:buffer";
 import dgram from "node:dgram";
 // @ts-types="@types/dns-packet"
 import * as packet from "dns-packet";
-import { createNetworkPolicy, parseNetworks } from "../../outbound/network_policy.ts";
+import { createNetworkPolicy, parseNetworks } from "../../base/outbound/network_policy.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../../testing/app.ts";
 import { DNS_NAMES, type DnsResponder, startDnsResponder } from "../../testing/dns_responder.ts";
 import { closedPort } from "../../testing/target_server.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import type { FailedCheck } from "@probe/shared";
-import { outboundRequest, type OutboundResult } from "../../outbound/request.ts";
+import { outboundRequest, type OutboundResult } from "../../base/outbound/request.ts";
 import { evaluate, needsBody } from "../assertions.ts";
 import type { ExecuteOptions, KindExecutor, ProbeTarget, RunResult } from "./kind.ts";
 

@@ -5,7 +5,7 @@
  * @module
  */
 import type { FailedCheck, ProbeExpect } from "@probe/shared";
-import type { OutboundOptions } from "../../outbound/request.ts";
+import type { OutboundOptions } from "../../base/outbound/request.ts";
 
 export const OUTCOMES = ["up", "degraded", "down", "blocked"] as const;
 export type Outcome = (typeof OUTCOMES)[number];

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import net from "node:net";
-import { createNetworkPolicy, parseNetworks } from "../../outbound/network_policy.ts";
+import { createNetworkPolicy, parseNetworks } from "../../base/outbound/network_policy.ts";
 import { type ExecuteOptions, executeProbe, type ProbeTarget } from "../execute.ts";
 import { closedPort } from "../../testing/target_server.ts";
 import { MAX_ANSWER_BYTES } from "./conversation.ts";

@@ -11,8 +11,8 @@ import assert from "node:assert/strict";
 import tls from "node:tls";
 import type net from "node:net";
 import { createApp } from "../../app.ts";
-import { ConfigError, parseConfig } from "../../config.ts";
-import { createLogger } from "../../log.ts";
+import { ConfigError, parseConfig } from "../../base/config.ts";
+import { createLogger } from "../../base/log.ts";
 import {
   backends,
   freshDatabase,

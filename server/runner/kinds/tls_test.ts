@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import tls from "node:tls";
 import { createApp } from "../../app.ts";
-import { createLogger } from "../../log.ts";
-import { createNetworkPolicy, type Resolver } from "../../outbound/network_policy.ts";
+import { createLogger } from "../../base/log.ts";
+import { createNetworkPolicy, type Resolver } from "../../base/outbound/network_policy.ts";
 import {
   backends,
   freshDatabase,

@@ -1,0 +1,368 @@
+/**
+ * The service's HTTP edge, assembled: the parts each route of `router.ts` is answered by, from
+ * the service's pieces (the router of procedures and its document, the database, the key check,
+ * the limits). Health checks and the documentation need no key, nor do the public pages (status
+ * pages, badges, the dashboard); `/api/v1` (`server/edge/rest/`), `/trpc` (`server/procedures/`) and the
+ * keyed endpoints do. One log line per request with a valid key to the API; every other request
+ * is counted in a summary line per window (`access_log.ts`). Answers are bounded in size
+ * (`server/procedures/answer_size.ts`). Every failure is answered through the error contract
+ * (`server/procedures/errors.ts`, built by `answers.ts`).
+ *
+ * @module
+ */
+import { sql } from "kysely";
+import type { OpenAPIObject } from "trpc-to-openapi";
+import type { Db } from "../storage/database.ts";
+import { isDatabaseUnavailable } from "../storage/unavailable.ts";
+import { type ApiError, apiError, isUnexpected, toApiError } from "../procedures/errors.ts";
+import { errorFields, type Logger } from "../base/log.ts";
+import { createRequestSummary, type RequestSummary } from "./access_log.ts";
+import { DEFAULT_MAX_ANSWER_BYTES } from "../procedures/answer_size.ts";
+import type { HttpMetrics } from "./edge_types.ts";
+import { createRestHandler } from "./rest/handler.ts";
+import { matchRoute, routesOf } from "./rest/routes.ts";
+import { type Context, createContext, type Services } from "../procedures/context.ts";
+import { createAuditor } from "../procedures/audit.ts";
+import { createTrpcFastPath } from "../procedures/fast_path.ts";
+import { type Operation, operationsOf } from "../procedures/operations.ts";
+import type { AppRouter } from "../procedures/router.ts";
+import { json, ours, restError, SECURITY_HEADERS, trpcError } from "./answers.ts";
+import type { Cors } from "./cors.ts";
+import type { Principal } from "../domain/principal.ts";
+import { createDocsHandler } from "./docs.ts";
+import type { KeyedEndpoint, PublicPage } from "./edge_types.ts";
+import { type Client, type EdgeContext, OTHER_ROUTE } from "./middleware.ts";
+import type { RateLimiter } from "./rate_limit.ts";
+import { createEdge, REST_PREFIX, TRPC_PREFIX } from "./router.ts";
+import { createTrpcEndpoint } from "./trpc_endpoint.ts";
+import { isRead } from "./methods.ts";
+import { locationOfToken, locationTokensVersion, tokenDigest } from "../domain/locations.ts";
+import { TtlCache } from "./public_pages.ts";
+import type { PingEndpoint } from "./pings.ts";
+import { PING_PREFIX } from "@probe/shared";
+import { createStoredKeyCheck } from "../access/stored_keys.ts";
+import { AUTH_PREFIX, type AuthDeps, createAuthEndpoints, sessionAdmission } from "./auth.ts";
+
+export { REST_PREFIX, TRPC_PREFIX };
+export type { Client, KeyedEndpoint, PublicPage };
+
+export interface HttpDeps {
+  router: AppRouter;
+  /** The OpenAPI document of the router's REST operations (`buildOpenApiDocument`). */
+  document: OpenAPIObject;
+  db: Db;
+  /**
+   * Who presents the key (`createPrincipalCheck` for the keys from the environment), or null
+   * for no valid key.
+   */
+  checkKey: (presented: string | null) => Principal | null | Promise<Principal | null>;
+  /**
+   * How long what a key made through the API is kept (ms): a deleted or rotated key stops within
+   * this in other processes (at once in this one). 1 s unless given; 0 looks every request up.
+   */
+  storedKeyTtlMs?: number;
+  /**
+   * How long what a location token names is kept (ms): a rotated or revoked token stops within
+   * this in other processes (at once in this one). 2 s unless given; 0 looks every request up.
+   */
+  locationTokenTtlMs?: number;
+  log: Logger;
+  /** What procedures may use besides the database (`server/procedures/context.ts`). */
+  services?: Services;
+  /** Per-key request limit; none when null or absent. */
+  rateLimiter?: RateLimiter | null;
+  /** Failed key checks per client address; none when null or absent. */
+  authFailureLimiter?: RateLimiter | null;
+  /** Names a request's client from its peer address (`TRUSTED_PROXIES`); the peer by default. */
+  clientAddress?: (peer: string | undefined, headers: Headers) => string;
+  /** CORS for listed origins; no CORS headers when null or absent. */
+  cors?: Cors | null;
+  /** Told of each `/trpc` call the fast path answers (for tests). */
+  onFastPath?: (procedure: string) => void;
+  /**
+   * Whether `/trpc`'s fast path answers plain calls (true by default); when false, tRPC's
+   * handler answers all but the streamed lists (`server/procedures/fast_path.ts`).
+   */
+  trpcFastPath?: boolean;
+  /**
+   * What is served without a key besides health checks and the documentation (the status pages,
+   * badges, the dashboard, under the paths `router.ts` gives them): each answers the requests
+   * that are its own, and null for the rest. Asked in order; their answers keep their own
+   * headers.
+   */
+  pages?: PublicPage[];
+  /** Heartbeats' ping URLs (`pings.ts`); none when absent. */
+  pings?: PingEndpoint;
+  /**
+   * Dashboard sessions (`auth.ts`): sign-in and sign-out under `/auth`, and the session cookie
+   * as a way in besides a key; neither when absent.
+   */
+  auth?: Omit<AuthDeps, "authFailureLimiter">;
+  /**
+   * Endpoints outside `/api/v1` and `/trpc` that need a key (such as `/metrics`): each is asked
+   * for its exact path after the key has been checked and the rate limit taken, and is told the
+   * key's scope (it refuses what the scope may not do itself, with `forbidden`).
+   */
+  keyed?: KeyedEndpoint[];
+  /** Told of each request by route template, and of rate-limit refusals (`/metrics`). */
+  metrics?: HttpMetrics | null;
+  /** The most characters of JSON one answer, or one tRPC batch, may build (`MAX_ANSWER_BYTES`). */
+  maxAnswerBytes?: number;
+  /**
+   * Where requests outside the keyed API are counted (`access_log.ts`); one of its own over
+   * `log` with the default window when absent.
+   */
+  summary?: RequestSummary;
+}
+
+/** The most calls one tRPC batch may carry; each takes a token of the rate limit. */
+export const MAX_TRPC_BATCH = 50;
+
+/**
+ * Logs a failure by what it answers: 503 one line without a stack, unexpected ones whole; both
+ * with the id of the request (`request_id`, as in its log line).
+ */
+function failureLog(log: Logger) {
+  return (error: unknown, requestId: string | undefined, answer: ApiError = toApiError(error)) => {
+    if (answer.status === 503) {
+      // Expected while the database is down: one line without a stack.
+      const what = isDatabaseUnavailable(error) ? "database unavailable" : "unavailable";
+      log.warn(what, { request_id: requestId, error: errorFields(error).error });
+    } else if (isUnexpected(answer)) {
+      log.error("request failed", { request_id: requestId, ...errorFields(error) });
+    }
+  };
+}
+
+/**
+ * What a location token names, from its digest, kept `ttlMs` (by the digest, never the token)
+ * and dropped when this process rotates or deletes one (`locationTokensVersion`).
+ */
+function locationTokenCheck(db: Db, ttlMs: number) {
+  const cache = new TtlCache<string | null>({ ttlMs, maxEntries: 10_000 });
+  return (token: string) =>
+    ttlMs === 0
+      ? locationOfToken(db, token)
+      : cache.get(tokenDigest(token), locationTokensVersion(db), () => locationOfToken(db, token));
+}
+
+/** The keys from the environment first (constant time), then the stored ones (`psk_…`). */
+function keyOf(
+  configured: HttpDeps["checkKey"],
+  stored: (presented: string) => Promise<Principal | null>,
+): HttpDeps["checkKey"] {
+  return async (presented) =>
+    await configured(presented) ?? (presented === null ? null : await stored(presented));
+}
+
+/** `/healthz` and `/readyz` (GET, and HEAD as its GET): alive, and able to reach the database. */
+function healthChecks(db: Db) {
+  return {
+    healthz(c: EdgeContext): Response | null {
+      if (!isRead(c.req.method)) return null;
+      c.get("seen").route = "/healthz";
+      return json(200, { status: "ok" });
+    },
+    async readyz(c: EdgeContext): Promise<Response | null> {
+      if (!isRead(c.req.method)) return null;
+      c.get("seen").route = "/readyz";
+      try {
+        await sql`select 1`.execute(db);
+        return json(200, { status: "ready" });
+      } catch {
+        return json(503, { status: "unavailable" });
+      }
+    },
+  };
+}
+
+/** The public pages, asked in order; the answer's route label is the page's first segment. */
+function publicPages(pages: PublicPage[], labels: RouteLabels) {
+  return async (c: EdgeContext): Promise<Response | null> => {
+    const url = c.get("url");
+    for (const page of pages) {
+      const answer = await page(c.req.raw, url);
+      if (answer) {
+        c.get("seen").route = labels.page(url.pathname);
+        return answer;
+      }
+    }
+    return null;
+  };
+}
+
+export function createHttpHandler(
+  deps: HttpDeps,
+): (request: Request, client?: Client) => Promise<Response> {
+  const { router, document, db, log, services, rateLimiter, cors, onFastPath, keyed = [] } = deps;
+  const maxAnswerBytes = deps.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+  const logFailure = failureLog(log);
+  /** The id of the request each procedure context was made for (`contextOf`). */
+  const requestIds = new WeakMap<Context, string>();
+  const failed = (error: unknown, ctx: Context) => logFailure(error, requestIds.get(ctx));
+  // The procedures' REST operations, from their meta: routes, the fast path, the route labels.
+  const operations = operationsOf(router);
+  const rest = createRestHandler({
+    router,
+    operations,
+    onError: failed,
+    maxAnswerBytes,
+  });
+  const trpc = createTrpcEndpoint({
+    router,
+    endpoint: TRPC_PREFIX,
+    fastPath: createTrpcFastPath({
+      router,
+      operations,
+      onError: failed,
+      headers: SECURITY_HEADERS,
+      maxAnswerBytes,
+      procedures: deps.trpcFastPath,
+    }),
+    onFastPath,
+    onError: failed,
+    maxAnswerBytes,
+  });
+  const docs = createDocsHandler({
+    openApiJson: JSON.stringify(document),
+    openApiPath: `${REST_PREFIX}/openapi.json`,
+  });
+  const labels = routeLabels(operations);
+  const auth = deps.auth &&
+    createAuthEndpoints({ ...deps.auth, authFailureLimiter: deps.authFailureLimiter });
+  const health = healthChecks(db);
+  const addressOf = deps.clientAddress ?? ((peer) => peer ?? "unknown");
+  const audit = createAuditor(router);
+  /** The procedures' context for a request the key check let in. */
+  const contextOf = (c: EdgeContext) => {
+    const key = c.get("key");
+    const ctx = createContext({
+      db,
+      authenticated: true,
+      scope: c.get("scope"),
+      principal: c.get("principal"),
+      location: c.get("location"),
+      origin: c.get("url").origin,
+      services,
+      chargeKey: rateLimiter ? (cost) => rateLimiter.charge(key, cost) : undefined,
+    });
+    requestIds.set(ctx, c.get("requestId"));
+    ctx.request = {
+      address: addressOf(c.env?.client?.address, c.req.raw.headers),
+      userAgent: c.req.raw.headers.get("user-agent"),
+      requestId: c.get("requestId"),
+    };
+    ctx.audit = audit;
+    return ctx;
+  };
+
+  return createEdge({
+    observe: { log, metrics: deps.metrics, summary: deps.summary ?? createRequestSummary({ log }) },
+    keys: {
+      checkKey: keyOf(deps.checkKey, createStoredKeyCheck({ db, ttlMs: deps.storedKeyTtlMs })),
+      checkLocationToken: locationTokenCheck(db, deps.locationTokenTtlMs ?? 2000),
+      checkSession: deps.auth && sessionAdmission(deps.auth.sessions, deps.auth.site),
+      rateLimiter,
+      authFailureLimiter: deps.authFailureLimiter,
+      clientAddress: deps.clientAddress ?? ((peer) => peer ?? "unknown"),
+      metrics: deps.metrics,
+    },
+    cors,
+    healthz: health.healthz,
+    readyz: health.readyz,
+    docs: async (c) => {
+      const path = c.get("url").pathname;
+      const answer = await docs(c.req.raw, path);
+      if (answer) c.get("seen").route = labels.docs(path);
+      return answer;
+    },
+    pages: publicPages(deps.pages ?? [], labels),
+    auth: async (c) => {
+      const address = addressOf(c.env?.client?.address, c.req.raw.headers);
+      const answer = await auth?.(c.req.raw, c.get("url"), address) ?? null;
+      if (answer) c.get("seen").route = `${AUTH_PREFIX}/*`;
+      return answer;
+    },
+    pings: async (c) => {
+      const address = (deps.clientAddress ?? ((peer) => peer ?? "unknown"))(
+        c.env?.client?.address,
+        c.req.raw.headers,
+      );
+      const answer = await deps.pings?.(c.req.raw, c.get("url"), address) ?? null;
+      if (answer) c.get("seen").route = `${PING_PREFIX}*`;
+      return answer;
+    },
+    // REST routes are matched after the key check; a refusal before it is labelled here.
+    refuseRest: (c, error) => {
+      c.get("seen").route = labels.rest(c.req.method, c.get("url").pathname);
+      return restError(error);
+    },
+    rest: async (c) => {
+      const request = c.req.raw;
+      const url = c.get("url");
+      const path = url.pathname.slice(REST_PREFIX.length) || "/";
+      const result = await rest({ request, url, path, ctx: contextOf(c) });
+      c.get("seen").route = result.route ? REST_PREFIX + result.route : OTHER_ROUTE;
+      if (result.failure) {
+        logFailure(result.failure.error, c.get("requestId"), result.failure.answer);
+      }
+      // A failure's answer may carry headers of its own (`Retry-After`).
+      return result.failure ? restError(result.failure.answer) : ours(result.body, result.status);
+    },
+    trpcLabel: (c) => labels.trpc(c.get("url").pathname, c.get("url")),
+    refuseTrpc: (_c, error) => trpcError(error),
+    trpcCalls: (c) => {
+      const url = c.get("url");
+      if (!url.searchParams.has("batch")) return 1;
+      const calls = url.pathname.slice(TRPC_PREFIX.length + 1).split(",").length;
+      if (calls <= MAX_TRPC_BATCH) return calls;
+      return apiError("bad_request", `A batch holds at most ${MAX_TRPC_BATCH} calls`);
+    },
+    trpc: (c) => {
+      const url = c.get("url");
+      const procedure = url.pathname.slice(TRPC_PREFIX.length + 1);
+      return trpc({ request: c.req.raw, url, procedure, ctx: contextOf(c) });
+    },
+    keyed,
+    refuseKeyed: (_c, error) => restError(error),
+    onError: (error, requestId) => {
+      log.error("request failed", { request_id: requestId, ...errorFields(error) });
+      return restError(apiError("internal"));
+    },
+    notFound: () => restError(apiError("not_found")),
+  });
+}
+
+type RouteLabels = ReturnType<typeof routeLabels>;
+
+/**
+ * Route labels for metrics, bounded whatever callers send: REST templates of the operations,
+ * `/trpc/<procedure>` for the router's procedures, and a label per public page.
+ */
+function routeLabels(operations: readonly Operation[]) {
+  const routes = routesOf(operations);
+  const procedures = new Set(operations.map((o) => o.procedure.join(".")));
+  return {
+    rest(method: string, path: string): string {
+      const match = matchRoute(routes, method, path.slice(REST_PREFIX.length) || "/");
+      return match ? REST_PREFIX + match.route.template : OTHER_ROUTE;
+    },
+    trpc(path: string, url: URL): string {
+      if (url.searchParams.has("batch")) return `${TRPC_PREFIX}/{batch}`;
+      const procedure = path.slice(TRPC_PREFIX.length + 1);
+      return procedures.has(procedure) ? path : OTHER_ROUTE;
+    },
+    /** The documentation: the OpenAPI document, the reference page and its files. */
+    docs(path: string): string {
+      return path.startsWith("/docs/") ? "/docs/{file}" : path;
+    },
+    /**
+     * A public page's answer, by its first segment (`/status/*`, `/badge/*`, `/ui/*`):
+     * bounded, since each page answers only under its own prefix.
+     */
+    page(path: string): string {
+      const segment = path.split("/", 2)[1];
+      return segment ? `/${segment}/*` : "/";
+    },
+  };
+}

@@ -1,0 +1,261 @@
+/**
+ * The edge's cross-cutting work, each piece written once as router middleware; the order they
+ * run in is set in `router.ts`. Our own rather than Hono's maintained middleware, where the
+ * answers they give are pinned by the interface tests: Hono's `cors` answers a preflight with
+ * other headers and no `vary` on every answer, its `secureHeaders` adds a dozen headers the
+ * service never sent, and its `bodyLimit` answers 413 with its own body (the service's body limits
+ * are read where the body is read: `body.ts`).
+ *
+ * @module
+ */
+import type { Context as HonoContext, MiddlewareHandler } from "hono";
+import type { ApiError } from "../procedures/errors.ts";
+import { apiError, toApiError } from "../procedures/errors.ts";
+import type { Logger } from "../base/log.ts";
+import type { HttpMetrics } from "./edge_types.ts";
+import type { RequestSummary } from "./access_log.ts";
+import { SECURITY_HEADERS } from "./answers.ts";
+import { type Scope, scopeOf } from "../access/api_key.ts";
+import type { Principal } from "../domain/principal.ts";
+import type { Cors } from "./cors.ts";
+import { presentedKey } from "../access/presented_key.ts";
+import type { RateLimiter } from "./rate_limit.ts";
+import { LOCATION_TOKEN_PREFIX } from "../domain/location_token.ts";
+import type { SessionAdmission } from "./auth.ts";
+
+/** The peer of a request, as the server layer knows it. */
+export interface Client {
+  address: string;
+}
+
+/** What routing learnt of a request, for the metrics and the log. */
+export interface Seen {
+  /** Its route template (a bounded label). */
+  route: string;
+  /** Whether it carried a valid key to the API: logged a line each; the rest are counted. */
+  keyed: boolean;
+}
+
+/** The route label of a request no route of ours answered (and of CORS preflights). */
+export const OTHER_ROUTE = "other";
+
+/** What the edge's handlers share about a request (Hono's bindings and variables). */
+export interface EdgeEnv {
+  Bindings: { client?: Client };
+  Variables: {
+    url: URL;
+    seen: Seen;
+    /** The request's id (`newRequestId`): in its log line and in the log of its failure. */
+    requestId: string;
+    /**
+     * Who is calling, its scope (what its role lets it do, or `location`) and the key it
+     * presented, once `keyCheck` let the request in.
+     */
+    principal: Principal;
+    scope: Scope;
+    key: string;
+    /** The location of a location token (`scope: "location"`). */
+    location?: string;
+  };
+}
+
+export type EdgeContext = HonoContext<EdgeEnv>;
+
+/** Paths are logged up to this many characters, and methods outside this set as OTHER. */
+const LOGGED_PATH_LENGTH = 256;
+const LOGGED_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/** This process's part of request ids: ids of two processes (or two runs) do not meet. */
+const REQUEST_ID_PREFIX = crypto.getRandomValues(new Uint32Array(1))[0].toString(36).padStart(
+  7,
+  "0",
+);
+let requestCount = 0;
+
+/**
+ * A new request id, unique in this process and unlikely to meet another process's: the process's
+ * random prefix and a count (`k3x9a2f-1b`). Not a secret and never sent to the client: it ties a
+ * request's log line to the log of its failure.
+ */
+export function newRequestId(): string {
+  return `${REQUEST_ID_PREFIX}-${(++requestCount).toString(36)}`;
+}
+
+/**
+ * Hono answers HEAD with the GET route's answer less its body: the length that body had is kept
+ * (`content-length`, as the connection layer sends it for a HEAD), and a streamed body is
+ * cancelled rather than left unread.
+ */
+export const headLength: MiddlewareHandler<EdgeEnv> = async (c, next) => {
+  await next();
+  if (c.req.method !== "HEAD") return;
+  const response = c.res;
+  if (response.headers.has("content-length") || response.body === null) return;
+  if (response.headers.has("transfer-encoding")) {
+    await response.body.cancel().catch(() => {});
+    c.res = new Response(null, response);
+    return;
+  }
+  const bytes = await response.bytes();
+  const headers = new Headers(response.headers);
+  headers.set("content-length", String(bytes.byteLength));
+  c.res = undefined;
+  c.res = new Response(bytes, { status: response.status, headers });
+};
+
+/**
+ * The request's id, timing, metrics (by route label), and its log line: one line per request
+ * with a valid key to the API, with its id (`request_id`, also in the log of its failure); every
+ * other request is counted in a summary line per window (`access_log.ts`), since anyone can send
+ * those, as fast as they like.
+ */
+export function observe(
+  { log, metrics, summary }: {
+    log: Logger;
+    metrics?: HttpMetrics | null;
+    summary: RequestSummary;
+  },
+): MiddlewareHandler<EdgeEnv> {
+  return async (c, next) => {
+    const started = performance.now();
+    const seen: Seen = { route: OTHER_ROUTE, keyed: false };
+    c.set("requestId", newRequestId());
+    c.set("url", new URL(c.req.url));
+    c.set("seen", seen);
+    await next();
+    const response = c.res;
+    const method = LOGGED_METHODS.has(c.req.method) ? c.req.method : "OTHER";
+    const ms = performance.now() - started;
+    metrics?.request(seen.route, method, response.status, ms / 1000);
+    if (!seen.keyed) {
+      summary.count(seen.route, method, response.status);
+      return;
+    }
+    summary.tick();
+    const path = c.get("url").pathname;
+    log.info("request", {
+      request_id: c.get("requestId"),
+      method,
+      path: path.length > LOGGED_PATH_LENGTH ? `${path.slice(0, LOGGED_PATH_LENGTH)}…` : path,
+      status: response.status,
+      duration_ms: Math.round(ms * 100) / 100,
+    });
+  };
+}
+
+/** `nosniff` and `no-store` on every answer that does not say otherwise. */
+export const securityHeaders: MiddlewareHandler<EdgeEnv> = async (c, next) => {
+  await next();
+  const headers = c.res.headers;
+  if (headers.has("x-content-type-options")) return;
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) headers.set(name, value);
+};
+
+/** CORS for the listed origins: preflights answered here, every answer decorated. */
+export function cors(policy: Cors): MiddlewareHandler<EdgeEnv> {
+  return async (c, next) => {
+    const preflight = policy.preflight(c.req.raw);
+    if (preflight) c.res = preflight;
+    else await next();
+    policy.decorate(c.req.raw, c.res.headers);
+  };
+}
+
+/** A location token's caller: the runner protocol of its location, and nothing else. */
+function locationPrincipal(location: string): Principal {
+  return { source: "location_token", name: location, role: "viewer", projects: [] };
+}
+
+/** How a surface refuses: its error shape (REST's or tRPC's). */
+export type Refuse = (c: EdgeContext, error: ApiError) => Response;
+
+/**
+ * The API key and the rate limits, for the surfaces that need a key: who presents the key (its
+ * principal, and the scope its role gives) is decided here, once (the procedures' middleware
+ * enforces it); a request without a valid key
+ * is refused 401, or 429 once its address has failed too often; a valid one takes `calls`
+ * tokens of its key's rate limit (a `/trpc` batch, one per call), or is refused 429 with
+ * `Retry-After`.
+ */
+export function keyCheck(
+  {
+    checkKey,
+    checkLocationToken,
+    checkSession,
+    rateLimiter,
+    authFailureLimiter,
+    clientAddress,
+    metrics,
+  }: {
+    /**
+     * Who presents the key (`createPrincipalCheck` for the keys from the environment; stored
+     * keys are looked up), or null for no valid key.
+     */
+    checkKey: (presented: string | null) => Principal | null | Promise<Principal | null>;
+    /** The location whose token is presented, or null (docs/locations.md). */
+    checkLocationToken?: ((presented: string) => Promise<string | null>) | null;
+    /** A dashboard session's cookie, for a request without a key (`auth.ts`). */
+    checkSession?: ((request: Request, url: URL) => Promise<SessionAdmission>) | null;
+    rateLimiter?: RateLimiter | null;
+    authFailureLimiter?: RateLimiter | null;
+    clientAddress: (peer: string | undefined, headers: Headers) => string;
+    metrics?: HttpMetrics | null;
+  },
+  refuse: Refuse,
+  /** The calls a request makes, or why it is refused (400): one unless told. */
+  callsOf: (c: EdgeContext) => number | ApiError = () => 1,
+): MiddlewareHandler<EdgeEnv> {
+  const limited = (c: EdgeContext, retryAfterSeconds: number) => {
+    const response = refuse(c, apiError("rate_limited"));
+    response.headers.set("retry-after", String(retryAfterSeconds));
+    return response;
+  };
+  return async (c, next) => {
+    const key = presentedKey(c.req.raw.headers);
+    let principal: Principal | null;
+    try {
+      principal = await checkKey(key);
+    } catch (error) {
+      // A stored key is looked up in the database: while it is down, 503 (not 500).
+      return refuse(c, toApiError(error));
+    }
+    if (
+      !principal && key !== null && checkLocationToken && key.startsWith(LOCATION_TOKEN_PREFIX)
+    ) {
+      const location = await checkLocationToken(key);
+      if (location !== null) {
+        principal = locationPrincipal(location);
+        c.set("location", location);
+      }
+    }
+    // A dashboard session: its principal, and a name of its own for the rate limit.
+    let limitedAs = key;
+    if (!principal && key === null && checkSession) {
+      const session = await checkSession(c.req.raw, c.get("url"));
+      if (session && "refused" in session) return refuse(c, session.refused);
+      principal = session?.principal ?? null;
+      limitedAs = session && `session:${session.principal.sessionId}`;
+    }
+    if (!principal) {
+      const address = clientAddress(c.env?.client?.address, c.req.raw.headers);
+      const failures = authFailureLimiter?.take(address);
+      if (failures && !failures.ok) {
+        metrics?.refused("auth_failures");
+        return limited(c, failures.retryAfterSeconds);
+      }
+      return refuse(c, apiError("unauthorized"));
+    }
+    c.get("seen").keyed = true;
+    const calls = callsOf(c);
+    if (typeof calls !== "number") return refuse(c, calls);
+    const admission = rateLimiter?.take(limitedAs!, calls);
+    if (admission && !admission.ok) {
+      metrics?.refused("key");
+      return limited(c, admission.retryAfterSeconds);
+    }
+    c.set("principal", principal);
+    c.set("scope", scopeOf(principal));
+    c.set("key", limitedAs!);
+    await next();
+  };
+}

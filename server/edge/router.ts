@@ -1,0 +1,151 @@
+/**
+ * The service's HTTP edge in one place: every route, and the middleware in the order it runs, on
+ * one Hono router. What each route does is its own module's (named beside it); what every request
+ * goes through is `middleware.ts`; every refusal and failure is answered by the one error
+ * responder below (`onError`, `notFound`) or a surface's own refusal, all built by `answers.ts`
+ * from the contract in `server/procedures/errors.ts`. Below the router, the connection layer
+ * (`serve.ts`) refuses what never became a request (the connection cap, timeouts, 431).
+ *
+ * Paths are routed as they were sent (`getPath`: no percent-decoding, case and trailing slash
+ * significant), so `/%61pi/v1/…` is not `/api/v1/…`. A HEAD request is routed as its GET.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import { type ApiError, apiError } from "../procedures/errors.ts";
+import { DOCS_PATH } from "./docs.ts";
+import { STATUS_PREFIX } from "./status_page.ts";
+import { BADGE_PREFIX } from "./badges.ts";
+import { DASHBOARD_PATH, UI_PREFIX } from "./dashboard.ts";
+import { PING_PREFIX } from "@probe/shared";
+import { AUTH_PREFIX } from "./auth.ts";
+import {
+  type Client,
+  cors,
+  type EdgeContext,
+  type EdgeEnv,
+  headLength,
+  keyCheck,
+  observe,
+  type Refuse,
+  securityHeaders,
+} from "./middleware.ts";
+import type { Cors } from "./cors.ts";
+import type { KeyedEndpoint } from "./edge_types.ts";
+
+export const REST_PREFIX = "/api/v1";
+export const TRPC_PREFIX = "/trpc";
+
+/** A handler of a route; null passes the request on to the next route that matches. */
+type Handle = (c: EdgeContext) => Promise<Response | null> | Response | null;
+
+export interface EdgeParts {
+  /** For `observe` and `keyCheck` (`middleware.ts`). */
+  observe: Parameters<typeof observe>[0];
+  keys: Parameters<typeof keyCheck>[0];
+  cors?: Cors | null;
+  healthz: Handle;
+  readyz: Handle;
+  /** The OpenAPI document, the API reference page and its files (`docs.ts`). */
+  docs: Handle;
+  /** The public status pages, the badges and the dashboard, asked in that order. */
+  pages: Handle;
+  /** Heartbeats' ping URLs (`pings.ts`): GET, HEAD and POST, no key. */
+  pings: Handle;
+  /** Dashboard sign-in and sign-out, outside the API since they set cookies (`auth.ts`). */
+  auth: Handle;
+  /** `/api/v1/*` (`server/edge/rest/`), and how it refuses before a route is matched. */
+  rest: Handle;
+  refuseRest: Refuse;
+  /** `/trpc/*` (`trpc_endpoint.ts`), how it refuses, and how many calls a request makes. */
+  trpc: Handle;
+  refuseTrpc: Refuse;
+  /** The route label of a `/trpc` request, given before its key is checked. */
+  trpcLabel: (c: EdgeContext) => string;
+  trpcCalls: (c: EdgeContext) => number | ApiError;
+  /** Endpoints of their own path that need a key, and how they refuse. */
+  keyed: KeyedEndpoint[];
+  refuseKeyed: Refuse;
+  /**
+   * The one error responder: a failure nothing else answered (500), with the request's id when
+   * the request had one, and no such route (404).
+   */
+  onError: (error: unknown, requestId?: string) => Response;
+  notFound: () => Response;
+}
+
+/** The raw path of a request: as sent, without percent-decoding (see the module's note). */
+function rawPath(request: Request): string {
+  const url = request.url;
+  const start = url.indexOf("/", url.indexOf("://") + 3);
+  const query = url.indexOf("?", start);
+  return query === -1 ? url.slice(start) : url.slice(start, query);
+}
+
+/** Every route of the service, and the middleware, in order. */
+export function createEdge(
+  parts: EdgeParts,
+): (request: Request, client?: Client) => Promise<Response> {
+  const app = new Hono<EdgeEnv>({ getPath: rawPath });
+  const route = (handle: Handle) => async (c: EdgeContext, next: () => Promise<void>) => {
+    const answer = await handle(c);
+    if (answer) return answer;
+    await next();
+  };
+  const key = (refuse: Refuse, calls?: (c: EdgeContext) => number | ApiError) =>
+    keyCheck(parts.keys, refuse, calls);
+  /** Names the request's route for the metrics before anything can refuse it. */
+  const label =
+    (of: (c: EdgeContext) => string) => async (c: EdgeContext, next: () => Promise<void>) => {
+      c.get("seen").route = of(c);
+      await next();
+    };
+
+  // Middleware, outermost first: every request, whatever answers it.
+  app.use(headLength); // a HEAD keeps its GET answer's length
+  app.use(observe(parts.observe)); // timing, metrics by route label, the log line or count
+  app.use(securityHeaders); // nosniff, no-store
+  if (parts.cors) app.use(cors(parts.cors)); // preflights; Vary and the origin on every answer
+
+  // Without a key.
+  app.get("/healthz", route(parts.healthz));
+  app.get("/readyz", route(parts.readyz));
+  app.get(DOCS_PATH, route(parts.docs));
+  app.get(`${DOCS_PATH}/*`, route(parts.docs));
+  app.get(`${REST_PREFIX}/openapi.json`, route(parts.docs));
+  app.get(`${STATUS_PREFIX}*`, route(parts.pages)); // public status pages (`status_page.ts`)
+  app.get(`${BADGE_PREFIX}*`, route(parts.pages)); // badges (`badges.ts`)
+  app.get(DASHBOARD_PATH, route(parts.pages)); // the dashboard (`dashboard.ts`)
+  app.get(`${UI_PREFIX}*`, route(parts.pages)); // its scripts, styles and vendored files
+  app.on(["GET", "POST"], `${PING_PREFIX}*`, route(parts.pings)); // heartbeats' pings
+  app.on(["GET", "POST"], `${AUTH_PREFIX}/*`, route(parts.auth)); // sign-in, sessions, OIDC
+
+  // With a key: the key check and the rate limit, then the surface.
+  app.use(`${REST_PREFIX}/*`, key(parts.refuseRest));
+  app.all(`${REST_PREFIX}/*`, route(parts.rest));
+  app.use(`${TRPC_PREFIX}/*`, label(parts.trpcLabel));
+  app.use(`${TRPC_PREFIX}/*`, key(parts.refuseTrpc, parts.trpcCalls));
+  app.all(`${TRPC_PREFIX}/*`, route(parts.trpc));
+  for (const endpoint of parts.keyed) { // /metrics (`metrics/endpoint.ts`), /backup (`backup/`)
+    app.use(endpoint.path, label(() => endpoint.path));
+    app.use(endpoint.path, key(parts.refuseKeyed));
+    app.all(endpoint.path, (c) =>
+      // A location token may use the runner protocol only.
+      c.get("scope") === "location"
+        ? parts.refuseKeyed(c, apiError("out_of_scope"))
+        : endpoint.handle(c.req.raw, c.get("url"), c.get("scope"), c.get("principal")));
+  }
+
+  // The one error responder.
+  app.notFound(() => parts.notFound());
+  app.onError((error, c) => parts.onError(error, c.get("requestId")));
+
+  return async (request, client) => {
+    try {
+      return await app.fetch(request, { client });
+    } catch (error) {
+      // Hono hands on what is thrown that is not an Error.
+      return parts.onError(error);
+    }
+  };
+}
