@@ -1,4 +1,4 @@
-/** `probes create|update --interval/--timeout` (issue 19): a probe's own schedule from the CLI. */
+/** `probes create|update --interval/--timeout`: a probe's own schedule from the CLI. */
 import assert from "node:assert/strict";
 import { apiSuite, type TestContext, uniqueName } from "../server/testing/app.ts";
 import { EXIT } from "./exit_codes.ts";

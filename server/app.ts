@@ -419,7 +419,8 @@ function createEdgeHandler(
     metrics: metrics.http,
     maxAnswerBytes,
     summary,
-    // Served without a key, in this order (issue 12): each part adds its one line here.
+    // Served without a key, in this order (the first that claims a path answers it): each part adds
+    // its one line here.
     pages: [
       createStatusPages({ db: handle.db }),
       createBadges({ db: handle.db, defaultIntervalSeconds: probeDefaults?.intervalSeconds }),
@@ -431,7 +432,7 @@ function createEdgeHandler(
       site,
       oidc: oidc && createOidcSignIn(oidc, site, { log: (m, fields) => log.warn(m, fields) }),
     },
-    // Endpoints of their own that need a key (issue 13): each part adds its one line here.
+    // Endpoints of their own that need a key: each part adds its one line here.
     keyed: [
       metricsEndpoint(metrics.registry),
       createBackupEndpoint({ db: handle.db, kind: handle.kind, log }),

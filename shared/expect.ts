@@ -185,7 +185,7 @@ export function countAssertions(expect: {
 }
 
 /**
- * What a run must show to pass (issue 11). An empty object means the default rule: a status
+ * What a run must show to pass. An empty object means the default rule: a status
  * below 400. See docs/assertions.md.
  */
 export const probeExpect = z.strictObject(probeExpectShape).superRefine((expect, ctx) => {

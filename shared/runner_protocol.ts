@@ -1,5 +1,5 @@
 /**
- * The runner protocol (issue 21): what a remote location's runners send and get. A runner
+ * The runner protocol: what a remote location's runners send and get. A runner
  * presents its location's token; it claims due runs (each with a run id and a lease) and posts
  * their results. Every bound here is enforced by the service (422 past it).
  *

@@ -203,7 +203,7 @@ async function settleRows(
       -- The probe and its policy looked up by key, run by run. As a join of its own, the
       -- planner (which takes the runs for 100 rows and the locked ones for 1) read the runs
       -- once for each run, and the locked rows again: 0.4 ms a run in a batch of 500, the
-      -- runner's recording bound (issue 19).
+      -- runner's recording bound.
       left join lateral (
         select p.key as probe_key, p.project, p.probe_id, p.url, p.label,
           ${effectivePolicy(...ALERT_POLICY_FIELDS)}

@@ -1,6 +1,7 @@
 /**
- * Verdicts by quorum (issue 21): each (probe, location) keeps its own state and streaks on its
- * schedule row (`states.ts`, by the policy's thresholds); the probe's state is decided from them:
+ * Verdicts by quorum, so one location's bad network does not page anyone: each (probe, location)
+ * keeps its own state and streaks on its schedule row (`states.ts`, by the policy's thresholds);
+ * the probe's state is decided from them:
  *
  * - a location counts as `unknown` when it has no result for three of the probe's intervals
  *   (stale: its runners stopped, or cannot reach the service), whatever its row says;

@@ -322,7 +322,7 @@ export interface Config {
   trustedProxies: string[];
   /** Origins that may call from a browser; none gets CORS headers when empty. */
   corsOrigins: string[];
-  /** The probe runner's settings (issue 6). */
+  /** The probe runner's settings. */
   probeIntervalSeconds: number;
   probeTimeoutMs: number;
   /** CIDRs opened to probes despite the network policy. */

@@ -1,5 +1,5 @@
 /**
- * Location tokens (issue 21): what a remote location's runners present, in the same headers as
+ * Location tokens: what a remote location's runners present, in the same headers as
  * an API key (`X-Service-Api-Key` or `Authorization: Bearer`). Made and checked against their
  * SHA-256 digests in `server/domain/locations.ts`.
  *

@@ -1,5 +1,5 @@
 /**
- * Locations (issue 21): the places probes run from. The built-in location is the runners on the
+ * Locations: the places probes run from. The built-in location is the runners on the
  * database (inside the service and `deno task runner`), named by `RUNNER_LOCATION` (`local`); it
  * has no row, and is stored as '' wherever a location is named (schedules, results, rollups, a
  * probe's `locations`, a project's `default_locations`), so that a new name in the configuration

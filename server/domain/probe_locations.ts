@@ -1,5 +1,5 @@
 /**
- * A probe has one schedule row per location it runs from (issue 21). After a write that changes
+ * A probe has one schedule row per location it runs from. After a write that changes
  * where probes run (a probe's `locations`, a project's `default_locations`), the rows of
  * locations they no longer run from are removed here; the rows of new ones are added by the
  * runners (`syncSchedules`, every 2 s), due at once, as a new probe's are.

@@ -1,5 +1,5 @@
 /**
- * The access log of requests that are not the keyed API's (issue 18): 404s, health checks, the
+ * The access log of requests that are not the keyed API's: 404s, health checks, the
  * documentation, status pages, badges, the dashboard, and requests without a valid key. Anyone can
  * send those as fast as the network allows, so they are never written one line each: they are
  * counted per route template, method and status, and one `requests` line per window (10 s by

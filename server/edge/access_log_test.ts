@@ -1,5 +1,5 @@
 /**
- * The log of requests outside the keyed API (issue 18): counted per route template, method and
+ * The log of requests outside the keyed API: counted per route template, method and
  * status in one line per window, whatever their number; never their raw path.
  */
 import assert from "node:assert/strict";

@@ -1,8 +1,9 @@
 /**
- * Answers bounded in size (issue 18), through the real handler on each database: a tRPC batch
- * of lists, or a single page, that would build more than `MAX_ANSWER_BYTES` is refused with 413
- * `response_too_large` (never a 500, never built whole), smaller ones are answered as before,
- * and three such batches at once leave other callers answered within a second.
+ * Answers bounded in size, so no request can make the server build an unbounded answer, through the
+ * real handler on each database: a tRPC batch of lists, or a single page, that would build more
+ * than `MAX_ANSWER_BYTES` is refused with 413 `response_too_large` (never a 500, never built
+ * whole), smaller ones are answered as before, and three such batches at once leave other callers
+ * answered within a second.
  */
 import assert from "node:assert/strict";
 import type {

@@ -1,6 +1,6 @@
 /**
  * What the router (`router.ts`) must not change about the answers it took over from the
- * hand-ordered handler (issue 20): a HEAD answers as its GET (with its answer's length), paths
+ * hand-ordered handler: a HEAD answers as its GET (with its answer's length), paths
  * are routed as sent, and a GET route does not answer other methods.
  */
 import assert from "node:assert/strict";

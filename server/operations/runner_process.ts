@@ -54,7 +54,8 @@ export async function runnerProcess(
     );
     return 1;
   }
-  // A fault inside the PostgreSQL client is logged, and the process goes on (issue 18).
+  // A fault inside the PostgreSQL client is logged, and the process goes on: one bad connection
+  // must not stop every probe.
   const clientFaults = surviveDatabaseClientFaults(log);
   const handle = await openDatabase({ kind: "postgres", url: config.databaseUrl, poolSize: 4 });
   const serving = new AbortController();

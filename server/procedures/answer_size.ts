@@ -1,10 +1,11 @@
 /**
- * Answers bounded in size (issue 18): no answer, and no tRPC batch as a whole, is built past
- * `MAX_ANSWER_BYTES` of JSON text. A single answer is serialised piece by piece and given up as
- * soon as it passes the limit (so a list of big items never becomes one giant string, nor a
- * `RangeError: Invalid string length`); a batch counts each call's result as it resolves, runs
- * a few calls at a time, and stops calling once the total has passed the limit. Either way the
- * caller gets 413 `response_too_large`, and should page (`limit`/`after`) or split the batch.
+ * Answers bounded in size, so no request can make the server build an unbounded string: no answer,
+ * and no tRPC batch as a whole, is built past `MAX_ANSWER_BYTES` of JSON text. A single answer is
+ * serialised piece by piece and given up as soon as it passes the limit (so a list of big items
+ * never becomes one giant string, nor a `RangeError: Invalid string length`); a batch counts each
+ * call's result as it resolves, runs a few calls at a time, and stops calling once the total has
+ * passed the limit. Either way the caller gets 413 `response_too_large`, and should page
+ * (`limit`/`after`) or split the batch.
  *
  * Sizes are counted in characters of JSON text: the answer's bytes when it is ASCII (it is, but
  * for non-ASCII text in labels and headers, which counts one per UTF-16 unit).

@@ -75,9 +75,9 @@ export const apiProcedure = t.procedure.use(({ ctx, type, path, getRawInput, nex
   const next = projects === null
     ? go
     : () => go({ getRawInput: async () => scopedInput(projects, await getRawInput()) });
-  // A batch's queries are counted against its answer budget as each resolves (issue 18); the
-  // HTTP layer answers the whole batch 413 when one does not fit. Mutations are never refused
-  // after the fact: their answers are bounded by their input.
+  // A batch's queries are counted against its answer budget as each resolves, so a batch of lists
+  // is never built whole; the HTTP layer answers the whole batch 413 when one does not fit.
+  // Mutations are never refused after the fact: their answers are bounded by their input.
   const budget = ctx.answerBudget;
   if (!budget || type !== "query") return next();
   return budget.run(next, (result) => {

@@ -1,5 +1,5 @@
 /**
- * Judging a response by a probe's `expect` (issue 11): pure, no I/O. Failed checks are values,
+ * Judging a response by a probe's `expect`: pure, no I/O. Failed checks are values,
  * each with what was expected and, truncated and never secret, what was seen.
  *
  * @module

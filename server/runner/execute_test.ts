@@ -298,7 +298,7 @@ Deno.test("a name that does not resolve is down with a DNS reason, after one ret
   assert.equal(calls, 2);
 });
 
-// --- Assertions (issue 11) ------------------------------------------------------------------
+// --- Assertions -----------------------------------------------------------------------------
 
 const TESTDATA = new URL("./testdata/", import.meta.url);
 const tlsFiles = async () => ({

@@ -1,5 +1,5 @@
 /**
- * The worker that runs probes off the thread that answers HTTP (issue 18): the request, reading
+ * The worker that runs probes off the thread that answers HTTP: the request, reading
  * the body and judging it (`executeProbe`) happen here, so that a target's answer, however
  * large or hostile, costs the server's event loop nothing but a message. Started by
  * `worker_executor.ts`; messages are `WorkerRequest` in, `WorkerReply` out.

@@ -1,5 +1,5 @@
 /**
- * Issue 18: a target the service watches must not knock it over. The hostile JSON target (1 MB
+ * A target the service watches must not knock it over. The hostile JSON target (1 MB
  * of nested arrays) watched by 10 probes of 20 `expect.json` checks, run by a real runner on
  * its real timers, while `/healthz` and a keyed read go through the real HTTP server. Each
  * must answer within 1 s (a bound that catches the stall, which took seconds: the latencies

@@ -1,6 +1,6 @@
 /**
- * Recording the runs a remote runner made while it could not reach the service (issue 21,
- * docs/locations.md, "Outages"): it goes on running the probes it was running, on their grid,
+ * Recording the runs a remote runner made while it could not reach the service
+ * (docs/locations.md, "Outages"): it goes on running the probes it was running, on their grid,
  * and posts those results when the link is back, each named by a claim of its location and
  * marked `.o`.
  *

@@ -1,5 +1,5 @@
 /**
- * The service's side of the runner protocol (issue 21): a remote location's runners claim due
+ * The service's side of the runner protocol: a remote location's runners claim due
  * runs of their location and post their results, over the API, never touching the database.
  *
  * - A claim takes up to `max` runs of the location due within the next second (the same

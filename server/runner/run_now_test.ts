@@ -1,7 +1,7 @@
 /**
- * Run-now (`POST …/probes/{probe_id}/run`) through the HTTP handler, against loopback targets:
- * its claim is let go when recording fails (issue 18), and every request it sends past the first
- * (redirect hops) is charged to the caller's key.
+ * Run-now (`POST …/probes/{probe_id}/run`) through the HTTP handler, against loopback targets: its
+ * claim is let go when recording fails (so a failed run-now never holds a probe), and every request
+ * it sends past the first (redirect hops) is charged to the caller's key.
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";

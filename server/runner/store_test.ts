@@ -1,7 +1,7 @@
 /**
  * The runner's recording racing a project delete (PostgreSQL: the embedded database has one
- * connection, so nothing races there). Issue 10: a delete of a 20,000-probe project while its
- * runs were being recorded logged `deadlock detected`, and runs went unrecorded.
+ * connection, so nothing races there). The deadlock case: a delete of a 20,000-probe project while
+ * its runs are recorded must not log `deadlock detected` nor leave runs unrecorded.
  *
  * "No lost result" means, for every finished run handed to `recordRuns`:
  *

@@ -1,6 +1,6 @@
 /**
  * Runs probes in a worker thread (`execute_worker.ts`) instead of on the thread that answers
- * HTTP (issue 18): reading a 1 MB answer and judging it took the server's event loop long
+ * HTTP: reading a 1 MB answer and judging it took the server's event loop long
  * enough to push `/healthz` and keyed reads past 100 ms when many came at once. The runner
  * calls `execute` as it would call `executeProbe`; the worker makes the request and the
  * verdict, and only the result comes back.

@@ -1,5 +1,6 @@
 /**
- * A fault of the PostgreSQL client must not end the process (issue 18).
+ * A fault of the PostgreSQL client must not end the process: one bad connection would take down
+ * every probe and answer.
  *
  * postgres.js 3.4.9 writes small messages from a `setImmediate` (`nextWrite`, src/connection.js
  * line 255) and does not check that the connection still has its socket. A query given to a

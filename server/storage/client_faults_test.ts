@@ -1,5 +1,5 @@
 /**
- * The net under postgres.js's null-socket write (issue 18): the real fault, made through
+ * The net under postgres.js's null-socket write: the real fault, made through
  * postgres.js's public API on PostgreSQL, is logged and the process goes on.
  */
 import assert from "node:assert/strict";

@@ -1,7 +1,8 @@
 /**
- * Raw results in daily partitions (issue 19): created ahead and dropped whole across a month,
- * rows outside every partition kept and moved, the existing rows kept by the migration, and a
- * deleted project's history removed by a job that resumes where it stopped. Both databases.
+ * Raw results in daily partitions (so old days drop whole instead of by slow deletes): created
+ * ahead and dropped whole across a month, rows outside every partition kept and moved, the existing
+ * rows kept by the migration, and a deleted project's history removed by a job that resumes where
+ * it stopped. Both databases.
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";

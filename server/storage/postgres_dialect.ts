@@ -269,7 +269,7 @@ class PooledConnection implements DatabaseConnection {
    * another query's deadline ended it, a reset, a server going away). postgres.js has closed
    * the connection then, and hands a reserved connection every query it is given, closed or
    * not: it writes it from a `setImmediate` on a socket that is null, and the TypeError this
-   * throws is uncaught and ends the process (issue 18). So nothing more is sent on it, no
+   * throws is uncaught and ends the process. So nothing more is sent on it, no
    * rollback included (the server rolls back a transaction whose connection went), and it is
    * not released: postgres.js took it back into its closed connections when it closed, and
    * releasing it would put it among the open ones.

@@ -1,6 +1,7 @@
 /**
- * The query deadline of the PostgreSQL dialect (issue 10), against a server that is slow to
- * answer (`pg_sleep`); a server that cannot answer at all is e2e/partition_test.ts.
+ * The query deadline of the PostgreSQL dialect (a slow database must fail a request with 503, not
+ * hang it), against a server that is slow to answer (`pg_sleep`); a server that cannot answer at
+ * all is e2e/partition_test.ts.
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
@@ -107,8 +108,8 @@ Deno.test("on the embedded database, work with a budget runs on the database its
 });
 
 Deno.test({
-  // Issue 18: postgres.js wrote a transaction's rollback on a connection it had closed, from a
-  // setImmediate, as an uncaught TypeError that ended the process.
+  // postgres.js can write a transaction's rollback on a connection it has closed, from a
+  // setImmediate, as an uncaught TypeError that would end the process.
   name: "a transaction whose connection was ended under it fails with 503, and nothing throws " +
     "uncaught [postgres]",
   ignore: !Deno.env.get("TEST_DATABASE_URL"),

@@ -76,7 +76,7 @@ export interface IamAliveDeliveriesTable {
   duration_ms: number;
 }
 
-/** When each probe is next due, and which runner holds it (the runner's tables: issue 6). */
+/** When each probe is next due, and which runner holds it (the runner's tables). */
 export interface ProbeScheduleTable {
   probe_key: number | string;
   /** The location the row schedules the probe at: '' for the built-in location. */
@@ -278,7 +278,7 @@ export interface BadgeTokensTable {
   rotated_at: Timestamp | null;
 }
 
-/** A remote location (issue 21); the built-in one has no row. */
+/** A remote location; the built-in one has no row. */
 export interface LocationsTable {
   name: string;
   label: string | null;

@@ -1,5 +1,5 @@
 /**
- * The hostile JSON target of issue 18, for tests and `deno task bench:hostile`: on 127.0.0.1, a
+ * The hostile JSON target, for tests and `deno task bench:hostile`: on 127.0.0.1, a
  * port of its own, every path answers 200 `application/json` with 1 MB of nested arrays
  * (`"[" × 500,000` then `"]" × 500,000`), and `probesWithManyChecks` gives the probe bodies
  * that watch it with 20 `expect.json` checks each, every one failing on such a body.

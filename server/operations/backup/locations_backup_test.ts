@@ -1,4 +1,4 @@
-// Backups hold the locations (issue 21): the locations table (with its tokens' digests, never a
+// Backups hold the locations: the locations table (with its tokens' digests, never a
 // token), the runners seen and the claims, probes' `locations`, projects' `default_locations`,
 // and results and schedules per location. Restored into an empty database, the API reads the
 // same, and the location's token (whose digest was restored) still claims its runs.

@@ -1,5 +1,5 @@
 /**
- * Per-location figures (issue 21), read from the database at scrape time with the locations'
+ * Per-location figures, read from the database at scrape time with the locations'
  * own read (`listLocations`): the runners seen in the last minute, when one was last seen, runs
  * recorded in the last minute, schedule lag and probes, each labelled `location`. The labels are
  * bounded: the built-in location and the first remote ones by name, `MAX_LABELLED_LOCATIONS` in

@@ -1,5 +1,5 @@
 // The standalone runner's `/metrics` (`standalone.ts`) on a port of its own: its answers, and its
-// refusals, which are the edge's error answers with the same headers (issue 20).
+// refusals, which are the edge's error answers with the same headers.
 import assert from "node:assert/strict";
 import { createLogger } from "../../base/log.ts";
 import { createRegistry } from "./registry.ts";

@@ -1,5 +1,5 @@
 /**
- * The remote runner (issue 21): a location's runner that reaches the service over HTTP(S) with
+ * The remote runner: a location's runner that reaches the service over HTTP(S) with
  * the location's token and never touches the database (docs/locations.md, "Remote runners").
  *
  * - **Claims**: one claim in flight at a time, for as many runs as there are free slots (at most
