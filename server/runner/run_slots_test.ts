@@ -1,8 +1,9 @@
 /**
- * Run slots shared fairly (issue 18): slow-drip targets hold at most their host's share of the
- * slots while fast probes beside them stay on time; and after a restart the overdue probes
- * start spread over part of the interval, each at its own point, not all at once. Probes are
- * made through the API; runs go to loopback targets; due and start times are read back.
+ * Run slots shared fairly, so one slow host cannot starve the rest: slow-drip targets hold at most
+ * their host's share of the slots while fast probes beside them stay on time; and after a restart
+ * the overdue probes start spread over part of the interval, each at its own point, not all at
+ * once. Probes are made through the API; runs go to loopback targets; due and start times are read
+ * back.
  */
 import assert from "node:assert/strict";
 import FakeTimers from "@sinonjs/fake-timers";
