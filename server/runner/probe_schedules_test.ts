@@ -1,5 +1,5 @@
 /**
- * Schedules per probe (issue 19): each probe runs on its own interval and with its own timeout,
+ * Schedules per probe: each probe runs on its own interval and with its own timeout,
  * and changing them moves its next due time without a burst or a gap longer than the new
  * interval. On both databases.
  */
