@@ -1,5 +1,5 @@
 /**
- * The runner's adaptive claim window and its behaviour when overloaded (issue 19), on a fake
+ * The runner's adaptive claim window and its behaviour when overloaded, on a fake
  * clock with an executor whose runs take fake time: no lease runs out while its runner holds
  * the run, no slot is made twice, the window grows with fast runs and shrinks with slow ones,
  * and the overload warning comes at most once a minute, with its metric.
