@@ -1,13 +1,14 @@
 /**
  * The dashboard's modules (`server/ui/*.js`, plain JavaScript served as it is) pass `deno check`:
  * their `// @ts-check` and JSDoc types, with their API calls typed by the OpenAPI document's
- * generated types (docs/dashboard.md, "Type checking"). CI's `deno check .` covers them too; this
- * test makes a type error in the dashboard fail `deno task test` as well, and shows on a copy that
- * the check does fail on a wrong field, a wrong body field and a path the API lacks.
+ * generated types (docs/dashboard.md, "Type checking"). `deno check --config deno.dev.json .` (CI,
+ * `deno task ok`) checks the same modules with the same configuration; this test also shows on a
+ * copy that the check does fail on a wrong field, a wrong body field and a path the API lacks. It
+ * is in the end-to-end tier because each `deno check` takes a minute on a busy machine.
  */
 import assert from "node:assert/strict";
 
-const ROOT = new URL("../../", import.meta.url);
+const ROOT = new URL("../", import.meta.url);
 const UI = "server/ui/";
 /** What the dashboard's types read besides server/ui itself. */
 const OPENAPI_TYPES = "server/ui/openapi.gen.ts";
