@@ -10,15 +10,22 @@
  * - or its probe was deleted by the delete (so it is in the archive and not in `probes`), no
  *   result of it exists, and `recordRuns` counted it as lost;
  *
- * and neither the delete nor any recording fails.
+ * and neither the delete nor any recording fails. In the end-to-end tier: the race needs deletes of
+ * 10,000 probes that take a while, minutes of a busy machine.
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import type { Db } from "../storage/database.ts";
-import { deleteProject } from "../domain/projects.ts";
-import { freshDatabase } from "../testing/app.ts";
-import type { RunResult } from "./execute.ts";
-import { claimDue, type Completed, keyText, recordRuns, syncSchedules } from "./store.ts";
+import type { Db } from "../server/storage/database.ts";
+import { deleteProject } from "../server/domain/projects.ts";
+import { freshDatabase } from "../server/testing/app.ts";
+import type { RunResult } from "../server/runner/execute.ts";
+import {
+  claimDue,
+  type Completed,
+  keyText,
+  recordRuns,
+  syncSchedules,
+} from "../server/runner/store.ts";
 
 const RUNNER = "race-runner";
 const INTERVAL_MS = 60_000;
