@@ -317,17 +317,8 @@ function previousMigration(): string {
 }
 
 /** A database migrated up to the migration before the partitions. */
-async function beforePartitions(backend: Backend) {
-  const handle = backend === "pglite"
-    ? await openDatabase({ kind: "pglite" })
-    : await openDropping(await createPostgresDatabase());
-  const migrator = new Migrator({
-    db: handle.db,
-    provider: { getMigrations: () => Promise.resolve(migrations) },
-  });
-  const result = await migrator.migrateTo(previousMigration());
-  if (result.error) throw result.error;
-  return handle;
+function beforePartitions(backend: Backend) {
+  return freshDatabase(backend, { migratedTo: previousMigration() });
 }
 
 apiSuite("a project delete with its history left to the purge", (test) => {

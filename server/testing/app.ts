@@ -4,8 +4,15 @@
  * handler as `Request`s.
  */
 import postgres from "postgres";
+import { Migrator } from "kysely/migration";
+import { migrations } from "../../migrations/mod.ts";
 import { type App, createApp } from "../app.ts";
-import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "../storage/database.ts";
+import {
+  type DatabaseHandle,
+  type DatabaseTarget,
+  type Db,
+  openDatabase,
+} from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrator.ts";
 import { createLogger, type Logger } from "../base/log.ts";
 import { createNetworkPolicy, parseNetworks } from "../base/outbound/network_policy.ts";
@@ -22,23 +29,42 @@ export function backends(): Backend[] {
   return Deno.env.get("TEST_DATABASE_URL") ? ["pglite", "postgres"] : ["pglite"];
 }
 
-let snapshot: Promise<Blob> | undefined;
+/** Dumps by the migration they stop at ("" for the newest). */
+const snapshots = new Map<string, Promise<Blob>>();
 
 /**
  * A migrated embedded database, as a dump: loading one takes ~0.4 s where creating one takes
  * 4-6 s. Made once per machine, not once per test file: the dump is kept in the temporary
  * folder under a name that changes with the migrations and the PGlite version, and the first
  * test file to need it makes it while the others wait on a lock. Where that folder cannot be
- * used, each test file makes its own.
+ * used, each test file makes its own. `to`: the last migration run (all when absent).
  */
-function migratedSnapshot(): Promise<Blob> {
-  snapshot ??= cachedSnapshot().catch(makeSnapshot);
+function migratedSnapshot(to?: string): Promise<Blob> {
+  let snapshot = snapshots.get(to ?? "");
+  if (!snapshot) {
+    snapshot = cachedSnapshot(to).catch(() => makeSnapshot(to));
+    snapshots.set(to ?? "", snapshot);
+  }
   return snapshot;
 }
 
-async function makeSnapshot(): Promise<Blob> {
+/** Runs the migrations up to `to` (all when absent). */
+async function migrate(db: Db, to?: string): Promise<void> {
+  if (to === undefined) {
+    await migrateToLatest(db);
+    return;
+  }
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve(migrations) },
+  });
+  const result = await migrator.migrateTo(to);
+  if (result.error) throw result.error;
+}
+
+async function makeSnapshot(to?: string): Promise<Blob> {
   const handle = await openDatabase({ kind: "pglite" });
-  await migrateToLatest(handle.db);
+  await migrate(handle.db, to);
   const dump = await handle.pglite!.dumpDataDir("none");
   await handle.close();
   return dump;
@@ -62,10 +88,13 @@ async function migrationsKey(...others: string[]): Promise<string> {
     .join("");
 }
 
-async function cachedSnapshot(): Promise<Blob> {
+/** The name part that says where the migrations stopped: none for the newest. */
+const upTo = (to?: string) => to === undefined ? [] : [`to ${to}`];
+
+async function cachedSnapshot(to?: string): Promise<Blob> {
   const dir = `${Deno.env.get("TMPDIR") || "/tmp"}/probe-monitor-test-pglite`;
   await Deno.mkdir(dir, { recursive: true });
-  const key = await migrationsKey(import.meta.resolve("@electric-sql/pglite"));
+  const key = await migrationsKey(import.meta.resolve("@electric-sql/pglite"), ...upTo(to));
   const path = `${dir}/${key}.tar`;
   const read = async () => new Blob([await Deno.readFile(path)]);
   try {
@@ -80,7 +109,7 @@ async function cachedSnapshot(): Promise<Blob> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  const dump = await makeSnapshot();
+  const dump = await makeSnapshot(to);
   // Written aside and renamed, so that no reader ever sees half a dump.
   const partial = `${path}.${crypto.randomUUID()}`;
   await Deno.writeFile(partial, dump.stream());
@@ -100,7 +129,8 @@ async function removeStaleSnapshots(dir: string, key: string): Promise<void> {
   }
 }
 
-let template: Promise<string> | undefined;
+/** Template databases' names by the migration they stop at ("" for the newest). */
+const templates = new Map<string, Promise<string>>();
 
 /**
  * A migrated PostgreSQL database to copy fresh ones from (copying takes about half the time of
@@ -108,9 +138,11 @@ let template: Promise<string> | undefined;
  * so that test files and test runs at the same time make it once; made under a name of its own
  * and renamed when complete, so that a run killed half-way leaves no half-made template.
  */
-function migratedTemplate(adminUrl: string): Promise<string> {
-  template ??= (async () => {
-    const name = `probe_test_template_${await migrationsKey()}`;
+function migratedTemplate(adminUrl: string, to?: string): Promise<string> {
+  const made = templates.get(to ?? "");
+  if (made) return made;
+  const template = (async () => {
+    const name = `probe_test_template_${await migrationsKey(...upTo(to))}`;
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
     try {
       await admin`select pg_advisory_lock(hashtext(${name}))`;
@@ -124,7 +156,7 @@ function migratedTemplate(adminUrl: string): Promise<string> {
             url.pathname = `/${partial}`;
             const handle = await openDatabase({ kind: "postgres", url: url.href, poolSize: 1 });
             try {
-              await migrateToLatest(handle.db);
+              await migrate(handle.db, to);
             } finally {
               await handle.close();
             }
@@ -142,24 +174,29 @@ function migratedTemplate(adminUrl: string): Promise<string> {
     }
     return name;
   })();
-  template.catch(() => template = undefined);
+  templates.set(to ?? "", template);
+  template.catch(() => templates.delete(to ?? ""));
   return template;
 }
 
 /**
- * A fresh database of the given kind, migrated to the latest schema and holding nothing else
- * (but the rows the migrations insert); closing it drops it.
+ * A fresh database of the given kind, migrated to the latest schema (or up to the migration
+ * `migratedTo`) and holding nothing else (but the rows the migrations insert); closing it drops
+ * it.
  */
-export async function freshDatabase(backend: Backend): Promise<DatabaseHandle> {
+export async function freshDatabase(
+  backend: Backend,
+  { migratedTo }: { migratedTo?: string } = {},
+): Promise<DatabaseHandle> {
   if (backend === "pglite") {
-    return openDatabase({ kind: "pglite", loadDataDir: await migratedSnapshot() });
+    return openDatabase({ kind: "pglite", loadDataDir: await migratedSnapshot(migratedTo) });
   }
   const adminUrl = Deno.env.get("TEST_DATABASE_URL");
   if (!adminUrl) throw new Error("TEST_DATABASE_URL is not set");
   const { url, drop } = await createPostgresDatabase(
     adminUrl,
     "probe_test",
-    await migratedTemplate(adminUrl),
+    await migratedTemplate(adminUrl, migratedTo),
   );
   return await openDropping({ url, drop });
 }
