@@ -15,7 +15,7 @@ import { type Client, createHttpHandler, REST_PREFIX } from "./edge/handler.ts";
 import { createRequestSummary, type RequestSummary } from "./edge/access_log.ts";
 import { buildOpenApiDocument } from "./edge/openapi.ts";
 import { type ChannelDeps, createChannels } from "./alerting/iam_alive/channels.ts";
-import { type Clock, systemClock } from "./alerting/iam_alive/clock.ts";
+import { type Clock, systemClock } from "./base/clock.ts";
 import {
   createReporter,
   type Reporter,
@@ -45,7 +45,6 @@ import {
   type ServiceMetricsOptions,
 } from "./operations/metrics/service.ts";
 import { appRouter } from "./procedures/router.ts";
-import { type RunnerClock, systemClock as systemRunnerClock } from "./runner/clock.ts";
 import { createPingBatcher } from "./runner/heartbeats/batcher.ts";
 import {
   createHeartbeatWatch,
@@ -158,7 +157,7 @@ export interface AppOptions {
 
 /** How heartbeats run: their clock (tests drive it), the watch's pace, the pings' limits. */
 export interface HeartbeatOptions {
-  clock?: RunnerClock;
+  clock?: Clock;
   /** How often the deadline watch looks (ms): 250 by default. */
   watchEveryMs?: number;
   /** Pings a second one token may make: 200 by default; 0 for no limit. */
@@ -183,7 +182,7 @@ function createHeartbeats(
     onMissed: () => void;
   },
 ) {
-  const clock = options.clock ?? systemRunnerClock;
+  const clock = options.clock ?? systemClock;
   const batcher = createPingBatcher({
     db: handle.db,
     log,

@@ -9,6 +9,7 @@ import type { Db } from "../storage/database.ts";
 import { json } from "../storage/json.ts";
 import { backends, freshDatabase } from "../testing/app.ts";
 import { createLogger } from "../base/log.ts";
+import { systemClock } from "../base/clock.ts";
 import { claimDue, recordRuns, syncSchedules } from "../runner/store.ts";
 import { acknowledgeIncident, getIncident, listIncidents } from "../domain/incidents.ts";
 import { createDeliverer, type Send } from "./deliverer.ts";
@@ -306,10 +307,22 @@ for (const backend of backends()) {
             sent.push({ target, id: message.id, type: message.type });
             return Promise.resolve({ outcome: "delivered", attempts: 1 });
           };
-          const early = createDeliverer({ db, send, log, id: "alive", now: () => now });
+          const early = createDeliverer({
+            db,
+            send,
+            log,
+            id: "alive",
+            clock: { ...systemClock, now: () => now.getTime() },
+          });
           assert.equal(await early.deliverOnce(), 0);
           const later = new Date(now.getTime() + CLAIM_LEASE_MS + 1);
-          const alive = createDeliverer({ db, send, log, id: "alive", now: () => later });
+          const alive = createDeliverer({
+            db,
+            send,
+            log,
+            id: "alive",
+            clock: { ...systemClock, now: () => later.getTime() },
+          });
           assert.equal(await alive.deliverOnce(), 1);
           assert.deepEqual(sent, [{ target: "log", id: queued.id, type: "probe.down" }]);
           // The dead one coming back late records nothing over the delivered notification.
@@ -350,7 +363,12 @@ for (const backend of backends()) {
           );
         };
         let clock = Date.now() + 2 * CLAIM_LEASE_MS;
-        const deliverer = createDeliverer({ db, send, log, now: () => new Date(clock) });
+        const deliverer = createDeliverer({
+          db,
+          send,
+          log,
+          clock: { ...systemClock, now: () => clock },
+        });
         assert.equal(await deliverer.deliverOnce(), 1);
         const row = await db.selectFrom("notifications").selectAll().where("id", "=", "msg_retry")
           .executeTakeFirstOrThrow();

@@ -21,6 +21,8 @@
 import { hostname } from "node:os";
 import type { Db } from "../storage/database.ts";
 import { errorFields, type Logger } from "../base/log.ts";
+import { type Clock, systemClock } from "../base/clock.ts";
+import { createLoop } from "../base/loop.ts";
 import type { DeliveryResult } from "./notify/delivery.ts";
 import { remindDue } from "./incidents.ts";
 import { escalateDue } from "./escalation.ts";
@@ -70,7 +72,8 @@ export interface DelivererOptions {
   log: Logger;
   /** Names this deliverer in claims and attempts; unique per process by default. */
   id?: string;
-  now?: () => Date;
+  /** The poll's timer and the time claims and attempts are at; the system's by default. */
+  clock?: Clock;
   pollMs?: number;
   /** Shared slots: sends beyond each target's first; {@link DEFAULT_CONCURRENCY} by default. */
   concurrency?: number;
@@ -107,16 +110,12 @@ interface TargetHealth {
 export function createDeliverer(options: DelivererOptions): Deliverer {
   const { db, send, log } = options;
   const id = options.id ?? `${hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
-  const now = options.now ?? (() => new Date());
+  const clock = options.clock ?? systemClock;
+  const now = () => new Date(clock.now());
   const pollMs = options.pollMs ?? 250;
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const perTarget = Math.min(options.perTarget ?? DEFAULT_PER_TARGET, concurrency);
   const breakerFailures = options.breakerFailures ?? DEFAULT_BREAKER_FAILURES;
-  let stopped = true;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let poll: Promise<unknown> | null = null;
-  let claiming: Promise<unknown> | null = null;
-  let claimAgain = false;
   /** Sends in flight (their slots), all targets; `inFlight` counts them per target. */
   const sending = new Set<object>();
   /** Attempts not yet recorded, their sends in flight or done. */
@@ -174,45 +173,36 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     return claimed.map(begin);
   }
 
-  /** Claims now, or once the claim under way ends: one claim at a time, so rooms hold. */
-  function claim() {
-    if (stopped) return;
-    if (claiming) {
-      claimAgain = true;
-      return;
-    }
-    claiming = (async () => {
-      do {
-        claimAgain = false;
-        // A claim that started sends may have left room (a target's share reached): try again.
-        if ((await fill()).length > 0) claimAgain = true;
-      } while (claimAgain && !stopped);
-    })()
-      .catch((error) => log.error("delivering notifications failed", errorFields(error)))
-      .finally(() => claiming = null);
-  }
-
-  function schedule(ms: number) {
-    clearTimeout(timer);
-    if (stopped) return;
-    timer = setTimeout(tick, ms);
-  }
+  /**
+   * Claims, one claim at a time so that rooms hold: when woken (a slot freed, a notification
+   * written), and again at once while a claim starts sends (it may have left room: a target's
+   * share reached).
+   */
+  const claims = createLoop({
+    name: "delivering notifications",
+    clock,
+    log,
+    everyMs: null,
+    task: async () => (await fill()).length > 0,
+  });
+  const claim = () => claims.wake();
 
   /** The poll: reminders, escalation steps and settled flapping into the outbox, then a claim. */
-  function tick() {
-    if (poll || stopped) return;
-    poll = remindDue(db, now())
-      .catch((error) => log.error("sending reminders failed", errorFields(error)))
-      .then(() => escalateDue(db, now()))
-      .catch((error) => log.error("sending escalation steps failed", errorFields(error)))
-      .then(() => settleFlapping(db, now()))
-      .catch((error) => log.error("settling flapping probes failed", errorFields(error)))
-      .then(() => claim())
-      .finally(() => {
-        poll = null;
-        schedule(pollMs);
-      });
-  }
+  const poll = createLoop({
+    name: "the outbox's poll",
+    clock,
+    log,
+    everyMs: pollMs,
+    firstMs: 0,
+    task: () =>
+      remindDue(db, now())
+        .catch((error) => log.error("sending reminders failed", errorFields(error)))
+        .then(() => escalateDue(db, now()))
+        .catch((error) => log.error("sending escalation steps failed", errorFields(error)))
+        .then(() => settleFlapping(db, now()))
+        .catch((error) => log.error("settling flapping probes failed", errorFields(error)))
+        .then(() => claim()),
+  });
 
   return {
     id,
@@ -225,15 +215,11 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       return started.length;
     },
     start() {
-      if (!stopped) return;
-      stopped = false;
-      schedule(0);
+      if (!claims.start()) return;
+      poll.start();
     },
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await poll;
-      await claiming;
+      await Promise.all([poll.stop(), claims.stop()]);
       await Promise.all(unfinished);
     },
     wake() {

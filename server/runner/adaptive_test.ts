@@ -17,10 +17,10 @@ import { claimDue, syncSchedules } from "./store.ts";
 import { gridAfter, offsetOf } from "../domain/schedule.ts";
 import {
   claimWindow,
+  type Clock,
   createRunner,
   leaseFor,
   type Runner,
-  type RunnerClock,
   type RunnerOptions,
 } from "./runner.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
@@ -33,7 +33,7 @@ const LEASE = leaseFor(TIMEOUT);
  * An executor whose runs take `runMs()` of fake time; counts the runs made (ended) per target
  * URL.
  */
-function slowExecutor(clock: RunnerClock, runMs: () => number) {
+function slowExecutor(clock: Clock, runMs: () => number) {
   const made = new Map<string, number>();
   const execute = (target: ProbeTarget) => {
     const startedAt = new Date(clock.now());
@@ -123,7 +123,7 @@ for (const backend of backends()) {
      * no restart spread; silent unless given a log.
      */
     const runnerOn = (
-      clock: RunnerClock,
+      clock: Clock,
       execute: (target: ProbeTarget) => Promise<RunResult>,
       options: Partial<RunnerOptions> & { concurrency: number },
     ) =>

@@ -1,10 +1,12 @@
 /**
- * The loops of a runner: tasks run every so often on the runner's clock until it stops.
+ * The loops of a runner: tasks run every so often on the runner's clock (`server/base/loop.ts`),
+ * started and stopped together.
  *
  * @module
  */
-import { errorFields, type Logger } from "../base/log.ts";
-import type { RunnerClock } from "./clock.ts";
+import type { Clock } from "../base/clock.ts";
+import type { Logger } from "../base/log.ts";
+import { createLoop, type Loop } from "../base/loop.ts";
 
 export interface Loops {
   /** Stopped: before `start` and from `stop` on. */
@@ -16,40 +18,24 @@ export interface Loops {
    * it returns true), until stop. A failure is logged as `runner <name> failed`.
    */
   every(name: string, everyMs: number, task: () => Promise<unknown>, firstMs?: number): void;
-  /** Stops: clears the timers and waits for the tasks running; false when already stopped. */
+  /** Stops: no run starts after it; waits for the tasks running. False when already stopped. */
   stop(): Promise<boolean>;
 }
 
 /** The loops of one runner (see the module's note). */
-export function createLoops(clock: RunnerClock, log: Logger): Loops {
+export function createLoops(clock: Clock, log: Logger): Loops {
   let stopped = true;
-  const timers = new Set<unknown>();
-  const busy = new Set<Promise<unknown>>();
-
-  function every(name: string, everyMs: number, task: () => Promise<unknown>, firstMs = 0) {
-    const tick = async () => {
-      timers.delete(timer);
-      if (stopped) return;
-      let again = false;
-      const p = task().then((r) => (again = r === true)).catch((error) =>
-        log.error(`runner ${name} failed`, errorFields(error))
-      );
-      busy.add(p);
-      await p;
-      busy.delete(p);
-      if (stopped) return;
-      timer = clock.setTimeout(tick, again ? 0 : everyMs);
-      timers.add(timer);
-    };
-    let timer = clock.setTimeout(tick, firstMs);
-    timers.add(timer);
-  }
-
+  const loops: Loop[] = [];
   return {
     get stopped() {
       return stopped;
     },
-    every,
+    every(name, everyMs, task, firstMs = 0) {
+      if (stopped) return;
+      const loop = createLoop({ name: `runner ${name}`, clock, log, everyMs, firstMs, task });
+      loops.push(loop);
+      loop.start();
+    },
     start() {
       if (!stopped) return false;
       stopped = false;
@@ -58,9 +44,7 @@ export function createLoops(clock: RunnerClock, log: Logger): Loops {
     async stop() {
       if (stopped) return false;
       stopped = true;
-      for (const timer of timers) clock.clearTimeout(timer);
-      timers.clear();
-      await Promise.allSettled([...busy]);
+      await Promise.all(loops.splice(0).map((loop) => loop.stop()));
       return true;
     },
   };

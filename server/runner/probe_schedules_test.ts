@@ -8,7 +8,7 @@ import { fakeClock } from "../testing/runner_clock.ts";
 import { createLogger } from "../base/log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
 import { createNetworkPolicy, parseNetworks } from "../base/outbound/network_policy.ts";
-import { createRunner, type RunnerClock, type RunnerOptions } from "./runner.ts";
+import { type Clock, createRunner, type RunnerOptions } from "./runner.ts";
 import { gridAfter, offsetOf } from "../domain/schedule.ts";
 import { claimDue } from "./store.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
@@ -28,7 +28,7 @@ for (const backend of backends()) {
     const target = await startTarget();
     /** Every fake run: what was run, when (fake time). */
     const runs: { target: ProbeTarget; at: number }[] = [];
-    const runnerWith = (clock: RunnerClock, over: Partial<RunnerOptions> = {}) =>
+    const runnerWith = (clock: Clock, over: Partial<RunnerOptions> = {}) =>
       createRunner({
         db,
         log: createLogger("silent"),

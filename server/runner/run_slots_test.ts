@@ -10,7 +10,7 @@ import FakeTimers from "@sinonjs/fake-timers";
 import { createLogger } from "../base/log.ts";
 import { backends, startTestApp, TestClient, uniqueName } from "../testing/app.ts";
 import { createNetworkPolicy, parseNetworks } from "../base/outbound/network_policy.ts";
-import { createRunner, type RunnerClock, type RunnerOptions } from "./runner.ts";
+import { type Clock, createRunner, type RunnerOptions } from "./runner.ts";
 import { restartDelay } from "../domain/schedule.ts";
 import { syncSchedules } from "./store.ts";
 import { startTarget } from "../testing/target_server.ts";
@@ -163,7 +163,7 @@ for (const backend of backends()) {
           await syncSchedules(db, { now: t0, intervalMs: INTERVAL });
           // Five minutes later a runner starts: every probe is overdue.
           const fake = FakeTimers.createClock(t0 + 5 * INTERVAL);
-          const clock: RunnerClock = {
+          const clock: Clock = {
             now: () => fake.now,
             setTimeout: (fn, ms) => fake.setTimeout(fn, ms),
             clearTimeout: (id) => fake.clearTimeout(id as FakeTimers.TimerId),

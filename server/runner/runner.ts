@@ -32,7 +32,7 @@ import { createRunSlots, type RunSlots } from "./slots.ts";
 import { createRecorder, type Recorder } from "./recorder.ts";
 import { createLagMeter, type LagMeter } from "./lag.ts";
 import { type ClaimWindow, createWindow } from "./window.ts";
-import { type RunnerClock, systemClock } from "./clock.ts";
+import { type Clock, systemClock } from "../base/clock.ts";
 import { createLoops, type Loops } from "./loops.ts";
 import { LOCAL, runnerSeen } from "../domain/locations.ts";
 import { sweepStale } from "../alerting/verdicts.ts";
@@ -43,7 +43,7 @@ import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
 
 export { claimWindow } from "./window.ts";
 export { hostOf } from "./slots.ts";
-export { type RunnerClock, systemClock } from "./clock.ts";
+export type { Clock } from "../base/clock.ts";
 
 export interface RunnerOptions {
   db: Db;
@@ -60,7 +60,7 @@ export interface RunnerOptions {
   /** Names this runner in leases and results; unique per process by default. */
   id?: string;
   resolve?: Resolver;
-  clock?: RunnerClock;
+  clock?: Clock;
   /** Runs one probe; `executeProbe` under the policy by default. */
   execute?: (target: ProbeTarget) => Promise<RunResult>;
   /** Certificate authorities to trust instead of the system's (tests). */

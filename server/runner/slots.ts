@@ -13,7 +13,7 @@
  */
 import { errorFields, type Logger } from "../base/log.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
-import type { RunnerClock } from "./clock.ts";
+import type { Clock } from "../base/clock.ts";
 import type { Claimed } from "./store.ts";
 
 /** The host a run counts against for `hostConcurrency`: the URL's host (name and port). */
@@ -23,7 +23,7 @@ export function hostOf(url: string): string {
 
 export interface RunSlotsOptions {
   log: Logger;
-  clock: RunnerClock;
+  clock: Clock;
   concurrency: number;
   /** Runs in flight at once against one host. */
   hostCap: number;

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { type App, createApp } from "../app.ts";
 import type { DatabaseHandle } from "../storage/database.ts";
 import { createLogger } from "../base/log.ts";
-import type { RunnerClock } from "../runner/clock.ts";
+import type { Clock } from "../base/clock.ts";
 import {
   type Backend,
   freshDatabase,
@@ -22,7 +22,7 @@ import {
 export async function heartbeatApp(
   backend: Backend,
   { clock, database, publicUrl }: {
-    clock?: RunnerClock;
+    clock?: Clock;
     database?: DatabaseHandle;
     publicUrl?: string;
   } = {},

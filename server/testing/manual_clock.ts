@@ -1,13 +1,14 @@
-import type { Clock } from "../alerting/iam_alive/clock.ts";
+import type { Clock } from "../base/clock.ts";
 
 interface Sleeper {
   until: number;
-  resolve: () => void;
+  fire: () => void;
 }
 
 /**
- * A clock for tests: time moves only when `advance` is called, and `settled` tells when the code
- * under test has gone back to sleep, so a test knows a loop iteration is over without waiting.
+ * A clock for tests: time moves only when `advance` is called, and `sleepsReach` tells when the code
+ * under test has gone back to sleep (set a timer), so a test knows a loop's run is over without
+ * waiting. A timer due at once fires at once, as the system's does, and is not a sleep.
  */
 export class ManualClock implements Clock {
   #now: number;
@@ -19,37 +20,45 @@ export class ManualClock implements Clock {
     this.#now = new Date(start).getTime();
   }
 
-  now(): Date {
+  now(): number {
+    return this.#now;
+  }
+
+  /** The time as a date. */
+  date(): Date {
     return new Date(this.#now);
   }
 
-  /** How many times `sleep` was called so far. */
+  /** How many timers (of a wait longer than none) were set so far. */
   get sleeps(): number {
     return this.#sleeps;
   }
 
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  setTimeout(fn: () => void, ms: number): unknown {
+    if (ms <= 0) return { immediate: setTimeout(fn, 0) };
     this.#sleeps++;
     for (const w of this.#watchers.filter((w) => this.#sleeps >= w.count)) {
       this.#watchers.splice(this.#watchers.indexOf(w), 1);
       w.resolve();
     }
-    return new Promise((resolve) => {
-      if (signal?.aborted) return resolve();
-      const sleeper: Sleeper = {
-        until: this.#now + ms,
-        resolve: () => {
-          this.#sleepers.delete(sleeper);
-          resolve();
-        },
-      };
-      this.#sleepers.add(sleeper);
-      signal?.addEventListener("abort", () => sleeper.resolve(), { once: true });
-    });
+    const sleeper: Sleeper = {
+      until: this.#now + ms,
+      fire: () => {
+        this.#sleepers.delete(sleeper);
+        fn();
+      },
+    };
+    this.#sleepers.add(sleeper);
+    return sleeper;
+  }
+
+  clearTimeout(id: unknown): void {
+    if (id && typeof id === "object" && "immediate" in id) clearTimeout(id.immediate as number);
+    else this.#sleepers.delete(id as Sleeper);
   }
 
   /**
-   * Resolves once `sleep` has been called `count` times in all. Rejects after `guardMs` of real
+   * Resolves once timers have been set `count` times in all. Rejects after `guardMs` of real
    * time, so a loop that never goes back to sleep fails the test instead of hanging it.
    */
   sleepsReach(count: number, guardMs = 15_000): Promise<void> {
@@ -57,7 +66,7 @@ export class ManualClock implements Clock {
     return new Promise((resolve, reject) => {
       const guard = setTimeout(() => {
         this.#watchers = this.#watchers.filter((w) => w !== watcher);
-        reject(new Error(`sleep was called ${this.#sleeps} times, not ${count}`));
+        reject(new Error(`a timer was set ${this.#sleeps} times, not ${count}`));
       }, guardMs);
       const watcher = {
         count,
@@ -70,13 +79,13 @@ export class ManualClock implements Clock {
     });
   }
 
-  /** Moves time forward and wakes every sleeper that is due by then. */
+  /** Moves time forward and fires every timer that is due by then. */
   advance(ms: number): void {
     this.#now += ms;
-    for (const s of [...this.#sleepers]) if (s.until <= this.#now) s.resolve();
+    for (const s of [...this.#sleepers]) if (s.until <= this.#now) s.fire();
   }
 
-  /** How many sleepers are waiting. */
+  /** How many timers are waiting. */
   get sleeping(): number {
     return this.#sleepers.size;
   }

@@ -5,12 +5,12 @@
  * @module
  */
 import FakeTimers from "@sinonjs/fake-timers";
-import type { RunnerClock } from "../runner/runner.ts";
+import type { Clock } from "../base/clock.ts";
 
 /** A fake clock starting at `start` (ms) and the runner clock over it. */
-export function fakeClock(start: number): { fake: FakeTimers.Clock; clock: RunnerClock } {
+export function fakeClock(start: number): { fake: FakeTimers.Clock; clock: Clock } {
   const fake = FakeTimers.createClock(start);
-  const clock: RunnerClock = {
+  const clock: Clock = {
     now: () => fake.now,
     setTimeout: (fn, ms) => fake.setTimeout(fn, ms),
     clearTimeout: (id) => fake.clearTimeout(id as FakeTimers.TimerId),

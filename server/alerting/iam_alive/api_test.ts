@@ -6,6 +6,7 @@ import { createDispatch } from "../dispatch.ts";
 import { backoffMs } from "../outbox/outbox.ts";
 import { type App, createApp, type IamAliveOptions } from "../../app.ts";
 import { createLogger } from "../../base/log.ts";
+import { systemClock } from "../../base/clock.ts";
 import { smtpServer, TRUST_TEST_CERT, webhookReceiver } from "../../testing/receivers.ts";
 import { toApiError } from "../../procedures/errors.ts";
 import { createContext } from "../../procedures/context.ts";
@@ -224,7 +225,7 @@ for (const backend of backends()) {
       db: app.database.db,
       send: createDispatch({ notifier: app.notifier, iamAlive: app.reporter }),
       log: createLogger("silent"),
-      now: () => now,
+      clock: { ...systemClock, now: () => now },
     });
     try {
       await api.patch("/api/v1/settings/iam-alive", { channels: ["webhook"] });
@@ -245,7 +246,7 @@ for (const backend of backends()) {
         [[queued.report.sequence, "schedule", "webhook", "failed", 1, "HTTP 503"]],
       );
 
-      now = new Date(now.getTime() + backoffMs(1));
+      now += backoffMs(1);
       assert.equal(await deliverer.deliverOnce(), 1);
       assert.equal(hook.received.length, 2);
       const [first, second] = hook.received;
@@ -262,7 +263,7 @@ for (const backend of backends()) {
         listed.body.data.map((d: Record<string, unknown>) => [d.outcome, d.attempts, d.error]),
         [["delivered", 2, null], ["failed", 1, "HTTP 503"]],
       );
-      now = new Date(now.getTime() + 48 * 3_600_000);
+      now += 48 * 3_600_000;
       assert.equal(await deliverer.deliverOnce(), 0, "delivered once, not again");
     } finally {
       await app.close();

@@ -21,7 +21,7 @@ import {
   type Resolver,
 } from "../../base/outbound/network_policy.ts";
 import { SERVICE_VERSION } from "../../base/version.ts";
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../../base/clock.ts";
 
 /** One way a report goes out. */
 export interface Channel {
@@ -69,7 +69,10 @@ function providerChannel<S>(
     deliver: (report) => {
       // The sequence is the message's id: the key receivers drop repeats by.
       const message: NotifyMessage = { type: "iam_alive", id: String(report.sequence), report };
-      return send(provider, provider.request(settings ?? {}, message, { now: clock.now() }));
+      return send(
+        provider,
+        provider.request(settings ?? {}, message, { now: new Date(clock.now()) }),
+      );
     },
   };
 }
@@ -84,7 +87,7 @@ export function createChannels(deps: ChannelDeps): Channels {
     ca: deps.ca,
     timeoutMs: deps.webhookTimeoutMs,
     userAgent: `probe-service/${SERVICE_VERSION} (I'm alive)`,
-    now: () => clock.now(),
+    now: () => new Date(clock.now()),
     ...(config.mail && {
       mail: { smtpUrl: config.mail.smtpUrl, from: config.mail.from, tls: deps.mailTls },
     }),
@@ -98,7 +101,7 @@ export function createChannels(deps: ChannelDeps): Channels {
       missing: [],
       deliver: (report) => {
         writeLine(JSON.stringify({
-          time: clock.now().toISOString(),
+          time: new Date(clock.now()).toISOString(),
           level: "info",
           msg: "iam_alive",
           report,

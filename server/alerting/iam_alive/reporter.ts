@@ -22,7 +22,8 @@ import { errorFields, type Logger } from "../../base/log.ts";
 import type { DeliveryResult } from "../notify/delivery.ts";
 import { SERVICE_VERSION } from "../../base/version.ts";
 import type { Channels } from "./channels.ts";
-import { type Clock, systemClock } from "./clock.ts";
+import { type Clock, systemClock } from "../../base/clock.ts";
+import { createLoop } from "../../base/loop.ts";
 import { buildReport } from "./report.ts";
 
 /** The probe runner's figures since a time; undefined when it has none. */
@@ -101,13 +102,9 @@ export function createReporter(options: ReporterOptions): Reporter {
   const instanceId = options.instanceId ?? crypto.randomUUID();
   const version = options.version ?? SERVICE_VERSION;
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
-  const startedAt = clock.now();
+  const startedAt = new Date(clock.now());
 
-  const stopping = new AbortController();
   const inFlight = new Set<Promise<unknown>>();
-  let loop: Promise<void> | undefined;
-  let nap: AbortController | undefined;
-  let wakeRequested = false;
 
   const track = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);
@@ -124,7 +121,7 @@ export function createReporter(options: ReporterOptions): Reporter {
   async function send(claim: ClaimedReport): Promise<IamAliveTestResult> {
     const report = compose(
       claim,
-      clock.now(),
+      new Date(clock.now()),
       await inventoryCounts({ db }),
       await runnerFigures(claim.previousReportAt ?? startedAt),
     );
@@ -139,12 +136,12 @@ export function createReporter(options: ReporterOptions): Reporter {
   }
 
   async function runDue(): Promise<QueuedReport | null> {
-    const due = await peekDueReport({ db, now: clock.now() });
+    const due = await peekDueReport({ db, now: new Date(clock.now()) });
     if (!due) return null;
     // Read before the claim: the claiming transaction holds the settings row and, on the embedded
     // database, the only connection, so nothing outside it may wait for the database meanwhile.
     const runner = await runnerFigures(due.previousReportAt ?? startedAt);
-    const now = clock.now();
+    const now = new Date(clock.now());
     const queued = await claimDueReport({
       db,
       now,
@@ -163,39 +160,27 @@ export function createReporter(options: ReporterOptions): Reporter {
   const deliverMessage = (message: ReportMessage) =>
     deliverQueued(message, { db, log, clock, instanceId, deliverOne });
 
-  async function run(): Promise<void> {
-    while (!stopping.signal.aborted) {
-      try {
-        await track(runDue());
-      } catch (error) {
-        log.error("I'm alive check failed", errorFields(error));
-      }
-      if (stopping.signal.aborted) break;
-      if (!wakeRequested) {
-        nap = new AbortController();
-        await clock.sleep(pollMs, AbortSignal.any([nap.signal, stopping.signal]));
-      }
-      wakeRequested = false;
-    }
-  }
+  const loop = createLoop({
+    name: "I'm alive check",
+    clock,
+    log,
+    everyMs: pollMs,
+    task: () => track(runDue()),
+  });
 
   const warnUnconfigured = () => warnUnconfiguredChannels({ db, log, channels });
 
   return {
     async start() {
-      if (loop) return;
+      if (!loop.stopped) return;
       await warnUnconfigured();
-      loop = run();
+      loop.start();
     },
     async stop() {
-      stopping.abort();
-      await loop;
+      await loop.stop();
       await Promise.allSettled([...inFlight]);
     },
-    wake() {
-      wakeRequested = true;
-      nap?.abort();
-    },
+    wake: () => loop.wake(),
     runDue: () => track(runDue()),
     deliverMessage: (message) => track(deliverMessage(message)),
     sendTest: () => track((async () => send(await claimTestReport({ db })))()),
@@ -208,12 +193,12 @@ async function timedDelivery(
   channel: DeliveryRecord["channel"],
   report: Parameters<ReturnType<typeof channelDelivery>>[1],
   { clock, instanceId, deliverOne }: {
-    clock: { now(): Date };
+    clock: Clock;
     instanceId: string;
     deliverOne: ReturnType<typeof channelDelivery>;
   },
 ): Promise<DeliveryRecord> {
-  const startedAt = clock.now();
+  const startedAt = new Date(clock.now());
   const started = performance.now();
   const result = await deliverOne(channel, report);
   return {
@@ -329,7 +314,7 @@ async function deliverQueued(
     deliverOne: ReturnType<typeof channelDelivery>;
   },
 ): Promise<DeliveryResult> {
-  const startedAt = clock.now();
+  const startedAt = new Date(clock.now());
   const started = performance.now();
   const result = await deliverOne(channel, report);
   const record: DeliveryRecord = {

@@ -153,7 +153,7 @@ function reporterOn(
     db: handle.db,
     log: silent,
     id: `deliverer-${extra.instanceId ?? "1"}`,
-    now: () => clock.now(),
+    clock,
     send: (target, message) => {
       messages.push({ id: message.id, target });
       return dispatch(target, message);
@@ -190,7 +190,7 @@ for (const backend of backends()) {
         const sent: Sent[] = [];
         const reporter = reporterOn(handle, clock, sent);
         try {
-          const t0 = clock.now().getTime();
+          const t0 = clock.now();
           await updateIamAlive({ db: handle.db, input: { interval_hours: 1, channels: ["log"] } });
           await reporter.start();
           await clock.sleepsReach(1);
@@ -340,7 +340,7 @@ for (const backend of backends()) {
         const count = async () => (await queued(handle.db)).length;
         const first = reporterOn(handle, clock, sent);
         await updateIamAlive({ db: handle.db, input: { interval_hours: 1, channels: ["log"] } });
-        const t0 = clock.now().getTime();
+        const t0 = clock.now();
         await first.start();
         await clock.sleepsReach(1);
         await first.stop();
@@ -567,7 +567,7 @@ for (const backend of backends()) {
           // The dead one claims and never sends.
           const claimed = await claimNotifications(handle.db, {
             deliverer: "dead",
-            now: clock.now(),
+            now: clock.date(),
             limit: 10,
           });
           assert.deepEqual(claimed.map((c) => c.id), ["msg_iamalive_1_log"]);
@@ -638,7 +638,7 @@ for (const backend of backends()) {
           type: "iam_alive",
           sequence: 7,
           trigger: "schedule",
-          time: clock.now().toISOString(),
+          time: clock.date().toISOString(),
           since: null,
           version: "1",
           instance_id: "x",
@@ -702,7 +702,7 @@ for (const backend of backends()) {
         const clock = new ManualClock();
         const sent: Sent[] = [];
         const asked: Date[] = [];
-        const started = clock.now();
+        const started = clock.date();
         const reporter = reporterOn(handle, clock, sent, {
           instanceId: "inst-9",
           version: "9.9.9",

@@ -17,8 +17,8 @@ import { sql } from "kysely";
 import type { Db } from "../../storage/database.ts";
 import { json } from "../../storage/json.ts";
 import { errorFields, type Logger } from "../../base/log.ts";
-import { type RunnerClock, systemClock } from "../clock.ts";
-import { createLoops } from "../loops.ts";
+import { type Clock, systemClock } from "../../base/clock.ts";
+import { createLoop } from "../../base/loop.ts";
 import {
   deadlineAfter,
   type HeartbeatTiming,
@@ -140,30 +140,32 @@ export function createHeartbeatWatch(
   { db, log, clock = systemClock, everyMs = 250, limit = 500, localName, onMissed }: {
     db: Db;
     log: Logger;
-    clock?: RunnerClock;
+    clock?: Clock;
     everyMs?: number;
     limit?: number;
     localName?: string;
     onMissed?: () => void;
   },
 ): HeartbeatWatch {
-  const loops = createLoops(clock, log);
+  const loop = createLoop({
+    name: "heartbeat deadlines",
+    clock,
+    log,
+    everyMs,
+    firstMs: 0,
+    task: async () => {
+      const taken = await sweepDeadlines(db, { now: clock.now(), limit, localName })
+        .catch((error) => {
+          log.warn("heartbeat deadlines failed", errorFields(error));
+          return 0;
+        });
+      if (taken > 0) onMissed?.();
+      // A full batch: more may be due, at once.
+      return taken >= limit;
+    },
+  });
   return {
-    start() {
-      if (!loops.start()) return;
-      loops.every("heartbeat deadlines", everyMs, async () => {
-        const taken = await sweepDeadlines(db, { now: clock.now(), limit, localName })
-          .catch((error) => {
-            log.warn("heartbeat deadlines failed", errorFields(error));
-            return 0;
-          });
-        if (taken > 0) onMissed?.();
-        // A full batch: more may be due, at once.
-        return taken >= limit;
-      });
-    },
-    async stop() {
-      await loops.stop();
-    },
+    start: () => void loop.start(),
+    stop: async () => void await loop.stop(),
   };
 }
