@@ -187,7 +187,9 @@ function createHeartbeats(
     db: handle.db,
     log,
     localName,
-    onBatch: onMissed,
+    // The pool has connections to spare; the embedded database has one session. (No wake-up
+    // per batch: a batch that queues a notification wakes the deliverer by that write.)
+    maxInFlight: handle.kind === "postgres" ? 2 : 1,
     prepare: handle.kind === "pglite",
   });
   const watch = createHeartbeatWatch({

@@ -1,10 +1,13 @@
 /**
  * Group commit for pings: a ping's answer waits until the transaction holding it has committed,
  * so nothing acknowledged is lost, and the database sees one transaction per batch instead of
- * one per ping. A batch is sent `lingerMs` after its first ping, or at once when `maxBatch` are
- * waiting; while one batch commits the next gathers, so batches grow with the load. Past
- * `maxWaiting` pings waiting, new ones are refused (the caller answers 429) rather than queued
- * without bound.
+ * one per ping. A batch starts as soon as one of `maxInFlight` slots is free (on the next turn
+ * of the event loop, so that the pings read together go together), with up to `maxBatch` of the
+ * pings waiting; while the slots commit the next batch gathers, so batches grow with the load.
+ * With more than one slot (PostgreSQL, whose pool has several connections) a ping waits for
+ * less than a whole commit; a ping whose token a batch in flight holds waits for it, so that
+ * each heartbeat's pings are applied in the order they came. Past `maxWaiting` pings waiting,
+ * new ones are refused (the caller answers 429) rather than queued without bound.
  *
  * @module
  */
@@ -17,7 +20,8 @@ export interface PingBatcherOptions {
   log: Logger;
   /** The built-in location's name, as alerts name it. */
   localName?: string;
-  lingerMs?: number;
+  /** Batches committing at once: 1 unless given (the embedded database has one session). */
+  maxInFlight?: number;
   maxBatch?: number;
   maxWaiting?: number;
   /** Told of each batch committed: its size and how long it took (ms). */
@@ -51,13 +55,15 @@ const codeOf = (error: unknown) => String((error as { code?: unknown })?.code);
 const retryable = (error: unknown) => ["40P01", "40001", "26000"].includes(codeOf(error));
 
 export function createPingBatcher(
-  { db, log, localName, lingerMs = 5, maxBatch = 500, maxWaiting = 20_000, onBatch, prepare }:
+  { db, log, localName, maxInFlight = 1, maxBatch = 500, maxWaiting = 20_000, onBatch, prepare }:
     PingBatcherOptions,
 ): PingBatcher {
   const prepared: PreparedPings | undefined = prepare ? new Map() : undefined;
   let waiting: Waiting[] = [];
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let flushing: Promise<void> | null = null;
+  let scheduled = false;
+  const inFlight = new Set<Promise<void>>();
+  /** The tokens of the batches in flight, with how many of their pings each holds. */
+  const held = new Map<string, number>();
 
   async function commit(batch: Waiting[]): Promise<void> {
     const started = performance.now();
@@ -79,16 +85,41 @@ export function createPingBatcher(
     }
   }
 
+  /** The next batch: up to `maxBatch` of the waiting pings whose tokens no batch in flight holds. */
+  function take(): Waiting[] {
+    if (held.size === 0) {
+      const batch = waiting.slice(0, maxBatch);
+      waiting = waiting.slice(batch.length);
+      return batch;
+    }
+    const batch: Waiting[] = [];
+    const left: Waiting[] = [];
+    for (const w of waiting) {
+      if (batch.length < maxBatch && !held.has(w.ping.token)) batch.push(w);
+      else left.push(w);
+    }
+    waiting = left;
+    return batch;
+  }
+
   function flush(): void {
-    timer = undefined;
-    if (flushing || waiting.length === 0) return;
-    const batch = waiting.slice(0, maxBatch);
-    waiting = waiting.slice(batch.length);
-    flushing = commit(batch).finally(() => {
-      flushing = null;
-      // Those that came meanwhile waited for a whole commit already: at once.
-      if (waiting.length > 0) flush();
-    });
+    scheduled = false;
+    while (inFlight.size < maxInFlight && waiting.length > 0) {
+      const batch = take();
+      if (batch.length === 0) return;
+      for (const w of batch) held.set(w.ping.token, (held.get(w.ping.token) ?? 0) + 1);
+      const done: Promise<void> = commit(batch).finally(() => {
+        inFlight.delete(done);
+        for (const w of batch) {
+          const left = held.get(w.ping.token)! - 1;
+          if (left === 0) held.delete(w.ping.token);
+          else held.set(w.ping.token, left);
+        }
+        // Those that came meanwhile waited for a commit already: at once.
+        flush();
+      });
+      inFlight.add(done);
+    }
   }
 
   return {
@@ -96,19 +127,16 @@ export function createPingBatcher(
       if (waiting.length >= maxWaiting) return Promise.resolve(null);
       return new Promise<boolean>((resolve, reject) => {
         waiting.push({ ping, resolve, reject });
-        if (flushing) return;
-        if (waiting.length >= maxBatch) {
-          clearTimeout(timer);
-          flush();
-        } else if (timer === undefined) {
-          timer = setTimeout(flush, lingerMs);
-        }
+        if (scheduled || inFlight.size >= maxInFlight) return;
+        scheduled = true;
+        if (waiting.length >= maxBatch) queueMicrotask(flush);
+        else setTimeout(flush, 0);
       });
     },
     async drain() {
-      while (flushing || waiting.length > 0) {
-        if (!flushing) flush();
-        await flushing;
+      while (inFlight.size > 0 || waiting.length > 0) {
+        flush();
+        await Promise.all(inFlight);
       }
     },
   };
