@@ -7,9 +7,9 @@
  * 1. the domain function (`getProject`) — the SQL round trip;
  * 2. the procedure through tRPC's caller (`createCaller(ctx).projects.get`) — input and output
  *    validation, tRPC's call machinery;
- * 3. the REST dispatcher (`server/edge/rest/handler.ts`) — routing, input gathering, JSON;
- * 4. the whole handler (`createHttpHandler`) — URL parsing, key check, rate limit, context,
- *    security headers, the log line (to a discarding writer);
+ * 3. the REST operation (`server/edge/rest/handler.ts`) — input gathering, JSON;
+ * 4. the whole handler (`createHttpHandler`) — URL parsing, routing, key check, rate limit,
+ *    context, security headers, the log line (to a discarding writer);
  * 5. the same over `/trpc` through the fast path;
  * 6. the same over `/trpc` through tRPC's `fetchRequestHandler` (a handler made with
  *    `trpcFastPath: false`): what the fast path saves.
@@ -25,7 +25,7 @@ import { createHttpHandler, REST_PREFIX } from "../server/edge/handler.ts";
 import { buildOpenApiDocument } from "../server/edge/openapi.ts";
 import { createRateLimiter } from "../server/edge/rate_limit.ts";
 import { createLogger } from "../server/base/log.ts";
-import { createRestHandler } from "../server/edge/rest/handler.ts";
+import { createRestOperations } from "../server/edge/rest/handler.ts";
 import { createContext } from "../server/procedures/context.ts";
 import { createCallerFactory } from "../server/procedures/init.ts";
 import { appRouter } from "../server/procedures/router.ts";
@@ -42,7 +42,8 @@ const database = await seededDatabase(adminUrl);
 const handle = await openDatabase({ kind: "postgres", url: database.url });
 const db = handle.db;
 const document = buildOpenApiDocument(appRouter, REST_PREFIX);
-const rest = createRestHandler({ router: appRouter, onError: () => {} });
+const rest = createRestOperations({ router: appRouter, onError: () => {} })
+  .find(({ route }) => route.method === "GET" && route.template === "/projects/{project}")!.answer;
 const createCaller = createCallerFactory(appRouter);
 const handlerWith = (trpcFastPath: boolean) =>
   createHttpHandler({
@@ -65,7 +66,7 @@ const layers: [string, (i: number) => Promise<unknown>][] = [
     "tRPC caller: projects.get",
     (i) => createCaller(ctx()).projects.get({ project: projectAt(i % 1000) }),
   ],
-  ["REST dispatcher", async (i) => {
+  ["REST operation", async (i) => {
     const url = new URL(`http://bench.test/api/v1/projects/${projectAt(i % 1000)}`);
     const request = new Request(url);
     return await rest({ request, url, path: url.pathname.slice(REST_PREFIX.length), ctx: ctx() });

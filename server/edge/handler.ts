@@ -19,8 +19,7 @@ import { errorFields, type Logger } from "../base/log.ts";
 import { createRequestSummary, type RequestSummary } from "./access_log.ts";
 import { DEFAULT_MAX_ANSWER_BYTES } from "../procedures/answer_size.ts";
 import type { HttpMetrics } from "./edge_types.ts";
-import { createRestHandler } from "./rest/handler.ts";
-import { matchRoute, routesOf } from "./rest/routes.ts";
+import { createRestOperations } from "./rest/handler.ts";
 import { type Context, createContext, type Services } from "../procedures/context.ts";
 import { createAuditor } from "../procedures/audit.ts";
 import { createTrpcFastPath } from "../procedures/fast_path.ts";
@@ -202,7 +201,7 @@ export function createHttpHandler(
   const failed = (error: unknown, ctx: Context) => logFailure(error, requestIds.get(ctx));
   // The procedures' REST operations, from their meta: routes, the fast path, the route labels.
   const operations = operationsOf(router);
-  const rest = createRestHandler({
+  const rest = createRestOperations({
     router,
     operations,
     onError: failed,
@@ -292,23 +291,22 @@ export function createHttpHandler(
       if (answer) c.get("seen").route = `${PING_PREFIX}*`;
       return answer;
     },
-    // REST routes are matched after the key check; a refusal before it is labelled here.
-    refuseRest: (c, error) => {
-      c.get("seen").route = labels.rest(c.req.method, c.get("url").pathname);
-      return restError(error);
-    },
-    rest: async (c) => {
-      const request = c.req.raw;
-      const url = c.get("url");
-      const path = url.pathname.slice(REST_PREFIX.length) || "/";
-      const result = await rest({ request, url, path, ctx: contextOf(c) });
-      c.get("seen").route = result.route ? REST_PREFIX + result.route : OTHER_ROUTE;
-      if (result.failure) {
-        logFailure(result.failure.error, c.get("requestId"), result.failure.answer);
-      }
-      // A failure's answer may carry headers of its own (`Retry-After`).
-      return result.failure ? restError(result.failure.answer) : ours(result.body, result.status);
-    },
+    refuseRest: (_c, error) => restError(error),
+    rest: rest.map(({ route, answer }) => ({
+      method: route.method,
+      path: route.pattern,
+      label: REST_PREFIX + route.template,
+      handle: async (c) => {
+        const url = c.get("url");
+        const path = url.pathname.slice(REST_PREFIX.length);
+        const result = await answer({ request: c.req.raw, url, path, ctx: contextOf(c) });
+        if (result.failure) {
+          logFailure(result.failure.error, c.get("requestId"), result.failure.answer);
+        }
+        // A failure's answer may carry headers of its own (`Retry-After`).
+        return result.failure ? restError(result.failure.answer) : ours(result.body, result.status);
+      },
+    })),
     trpcLabel: (c) => labels.trpc(c.get("url").pathname, c.get("url")),
     refuseTrpc: (_c, error) => trpcError(error),
     trpcCalls: (c) => {
@@ -336,17 +334,12 @@ export function createHttpHandler(
 type RouteLabels = ReturnType<typeof routeLabels>;
 
 /**
- * Route labels for metrics, bounded whatever callers send: REST templates of the operations,
- * `/trpc/<procedure>` for the router's procedures, and a label per public page.
+ * Route labels for metrics, bounded whatever callers send (a REST operation's is its template,
+ * given by the router): `/trpc/<procedure>` for the router's procedures, and a label per public page.
  */
 function routeLabels(operations: readonly Operation[]) {
-  const routes = routesOf(operations);
   const procedures = new Set(operations.map((o) => o.procedure.join(".")));
   return {
-    rest(method: string, path: string): string {
-      const match = matchRoute(routes, method, path.slice(REST_PREFIX.length) || "/");
-      return match ? REST_PREFIX + match.route.template : OTHER_ROUTE;
-    },
     trpc(path: string, url: URL): string {
       if (url.searchParams.has("batch")) return `${TRPC_PREFIX}/{batch}`;
       const procedure = path.slice(TRPC_PREFIX.length + 1);

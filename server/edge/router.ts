@@ -7,7 +7,9 @@
  * (`serve.ts`) refuses what never became a request (the connection cap, timeouts, 431).
  *
  * Paths are routed as they were sent (`getPath`: no percent-decoding, case and trailing slash
- * significant), so `/%61pi/v1/…` is not `/api/v1/…`. A HEAD request is routed as its GET.
+ * significant), so `/%61pi/v1/…` is not `/api/v1/…`; below `/api/v1/`, as trpc-to-openapi has
+ * always matched REST paths: without case, one trailing slash ignored. A HEAD request is routed
+ * as its GET.
  *
  * @module
  */
@@ -54,8 +56,8 @@ export interface EdgeParts {
   pings: Handle;
   /** Dashboard sign-in and sign-out, outside the API since they set cookies (`auth.ts`). */
   auth: Handle;
-  /** `/api/v1/*` (`server/edge/rest/`), and how it refuses before a route is matched. */
-  rest: Handle;
+  /** The REST operations (`server/edge/rest/`), each a route, and how `/api/v1/*` refuses. */
+  rest: RestRoute[];
   refuseRest: Refuse;
   /** `/trpc/*` (`trpc_endpoint.ts`), how it refuses, and how many calls a request makes. */
   trpc: Handle;
@@ -74,19 +76,36 @@ export interface EdgeParts {
   notFound: () => Response;
 }
 
-/** The raw path of a request: as sent, without percent-decoding (see the module's note). */
-function rawPath(request: Request): string {
+/** A REST operation's route. */
+export interface RestRoute {
+  method: string;
+  /** Below the prefix, lower case, `:name` for a parameter: `/projects/:project`. */
+  path: string;
+  /** Its metrics label, the template: `/api/v1/projects/{project}`. */
+  label: string;
+  handle: (c: EdgeContext) => Promise<Response>;
+}
+
+const REST_BELOW = `${REST_PREFIX}/`;
+
+/** The path a request is routed by: as sent, without percent-decoding (see the module's note). */
+function routingPath(request: Request): string {
   const url = request.url;
   const start = url.indexOf("/", url.indexOf("://") + 3);
   const query = url.indexOf("?", start);
-  return query === -1 ? url.slice(start) : url.slice(start, query);
+  const path = query === -1 ? url.slice(start) : url.slice(start, query);
+  if (!path.startsWith(REST_BELOW)) return path;
+  const below = path.endsWith("/")
+    ? path.slice(REST_PREFIX.length, -1)
+    : path.slice(REST_PREFIX.length);
+  return REST_PREFIX + below.toLowerCase();
 }
 
 /** Every route of the service, and the middleware, in order. */
 export function createEdge(
   parts: EdgeParts,
 ): (request: Request, client?: Client) => Promise<Response> {
-  const app = new Hono<EdgeEnv>({ getPath: rawPath });
+  const app = new Hono<EdgeEnv>({ getPath: routingPath });
   const route = (handle: Handle) => async (c: EdgeContext, next: () => Promise<void>) => {
     const answer = await handle(c);
     if (answer) return answer;
@@ -120,9 +139,13 @@ export function createEdge(
   app.on(["GET", "POST"], `${PING_PREFIX}*`, route(parts.pings)); // heartbeats' pings
   app.on(["GET", "POST"], `${AUTH_PREFIX}/*`, route(parts.auth)); // sign-in, sessions, OIDC
 
-  // With a key: the key check and the rate limit, then the surface.
-  app.use(`${REST_PREFIX}/*`, key(parts.refuseRest));
-  app.all(`${REST_PREFIX}/*`, route(parts.rest));
+  // With a key: the key check and the rate limit, then the surface. A REST path no operation
+  // takes is checked too, then 404.
+  const restKey = key(parts.refuseRest);
+  for (const rest of parts.rest) {
+    app.on(rest.method, REST_PREFIX + rest.path, label(() => rest.label), restKey, rest.handle);
+  }
+  app.use(`${REST_PREFIX}/*`, restKey);
   app.use(`${TRPC_PREFIX}/*`, label(parts.trpcLabel));
   app.use(`${TRPC_PREFIX}/*`, key(parts.refuseTrpc, parts.trpcCalls));
   app.all(`${TRPC_PREFIX}/*`, route(parts.trpc));

@@ -1,6 +1,7 @@
 /**
- * Serves the router's procedures as REST, at the paths their meta declares. A request is
- * routed once (`routes.ts`), its input gathered (path parameters over the documented query
+ * Serves the router's procedures as REST, at the paths their meta declares: one handler per
+ * operation, each registered as a route of the edge's router (`server/edge/router.ts`, which
+ * dispatches). A request's input is gathered (path parameters over the documented query
  * parameters, or over the JSON body), and the procedure called through tRPC's public caller, so
  * input and output validation always run. Values are passed as they were sent: nothing is
  * coerced, so `"enabled": "false"` in a body stays a string and fails validation. Every failure
@@ -16,7 +17,7 @@ import { createProcedureCaller } from "../../procedures/caller.ts";
 import { type Operation, operationsOf } from "../../procedures/operations.ts";
 import { streamList } from "../../procedures/pages.ts";
 import type { AppRouter } from "../../procedures/router.ts";
-import { type Match, matchRoute, type Route, routesOf } from "./routes.ts";
+import { paramsReader, type Route, routesOf } from "./routes.ts";
 
 export interface RestCall {
   request: Request;
@@ -32,12 +33,16 @@ export interface RestResult {
   body: string | ReadableStream<Uint8Array> | null;
   /** The failure behind a non-2xx answer, for the log. */
   failure?: { error: unknown; answer: ApiError };
-  /** The matched route's template, such as `/projects/{project}` (for metrics); none unmatched. */
-  route?: string;
 }
 
-/** Builds the REST handler for the REST operations of `router`'s procedures. */
-export function createRestHandler(
+/** An operation's route, and what answers a request the router sent it. */
+export interface RestOperation {
+  route: Route;
+  answer: (call: RestCall) => Promise<RestResult>;
+}
+
+/** Builds the handlers of the REST operations of `router`'s procedures. */
+export function createRestOperations(
   { router, operations = operationsOf(router), onError, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES }:
     {
       router: AppRouter;
@@ -51,20 +56,19 @@ export function createRestHandler(
        */
       maxAnswerBytes?: number;
     },
-): (call: RestCall) => Promise<RestResult> {
-  const routes = routesOf(operations);
+): RestOperation[] {
   const call = createProcedureCaller(router);
-
-  return async ({ request, url, path, ctx }) => {
-    const match = matchRoute(routes, request.method, path);
-    if (!match) return answerError(apiError("not_found"));
-    const result = await answer(match, request, url, ctx);
-    result.route = match.route.template;
-    return result;
-  };
+  return [...routesOf(operations).values()].flat().map((route) => {
+    const paramsOf = paramsReader(route);
+    return {
+      route,
+      answer: ({ request, url, path, ctx }) => answer(route, paramsOf(path), request, url, ctx),
+    };
+  });
 
   async function answer(
-    { route, params }: Match,
+    route: Route,
+    params: Record<string, string>,
     request: Request,
     url: URL,
     ctx: Context,

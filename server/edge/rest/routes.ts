@@ -1,8 +1,10 @@
 /**
- * The REST routing table, built once at start from the procedures' meta (`operationsOf` in
- * `server/procedures/operations.ts`): for each operation its method, path template, path and query
- * parameters, whether it reads a body, its success statuses, and the procedure it calls. The
- * OpenAPI document is generated from the same meta (`routes_test.ts` checks the two agree).
+ * The REST routes, built once at start from the procedures' meta (`operationsOf` in
+ * `server/procedures/operations.ts`): for each operation its method, path template, the path in
+ * the form the edge's Hono router registers (`/projects/:project`), path and query parameters,
+ * whether it reads a body, its success statuses, and the procedure it calls. The router
+ * (`server/edge/router.ts`) is the one dispatcher; the OpenAPI document is generated from the same
+ * meta (`routes_test.ts` checks the two agree).
  *
  * @module
  */
@@ -22,20 +24,15 @@ export interface Route {
   paged: boolean;
   /** The statuses a success may answer with, ascending; a procedure with several chooses. */
   success: number[];
-  pattern: RegExp;
+  /**
+   * The path as the router registers it, lower case (`routingPath` in `router.ts`), with
+   * `:name` for each parameter: `/projects/:project`.
+   */
+  pattern: string;
 }
 
-export interface Match {
-  route: Route;
-  /** The path parameters, as they appear in the path. */
-  params: Record<string, string>;
-}
-
-/** trpc-to-openapi's matcher: `{name}` is one segment, and the path is matched without case. */
-function patternOf(template: string): RegExp {
-  const source = template.replace(/\{(.+?)\}/g, (_, key) => `(?<${key}>[^/]+)`);
-  return new RegExp(`^${source}$`, "i");
-}
+/** A path parameter's name, from its segment of a template (`{project}`). */
+const paramName = (segment: string) => /^\{(.+)\}$/.exec(segment)?.[1];
 
 /** The routes of a router's REST operations (`operationsOf`), by method. */
 export function routesOf(operations: readonly Operation[]): Map<string, Route[]> {
@@ -43,6 +40,8 @@ export function routesOf(operations: readonly Operation[]): Map<string, Route[]>
   for (const operation of operations) {
     const { method, template, procedure, pathParams, queryParams, body, paged, success } =
       operation;
+    const parts = template.split("/");
+    const names = parts.map(paramName);
     const route: Route = {
       method,
       template,
@@ -52,7 +51,7 @@ export function routesOf(operations: readonly Operation[]): Map<string, Route[]>
       body,
       paged,
       success,
-      pattern: patternOf(template),
+      pattern: parts.map((part, i) => names[i] ? `:${names[i]}` : part.toLowerCase()).join("/"),
     };
     const list = byMethod.get(method) ?? [];
     list.push(route);
@@ -62,18 +61,19 @@ export function routesOf(operations: readonly Operation[]): Map<string, Route[]>
 }
 
 /**
- * Finds the route for a method and a path below the REST prefix (such as `/projects/a`); a HEAD
- * finds its GET route (`server/edge/methods.ts`).
+ * Reads a routed request's path parameters from its path below the REST prefix (such as
+ * `/projects/a%2Fb`) as they appear there: still percent-encoded, so that an encoded name names
+ * nothing.
  */
-export function matchRoute(
-  routes: Map<string, Route[]>,
-  method: string,
-  path: string,
-): Match | null {
-  const normalized = `/${path.replace(/^\/|\/$/g, "")}`;
-  for (const route of routes.get(method === "HEAD" ? "GET" : method) ?? []) {
-    const found = route.pattern.exec(normalized);
-    if (found) return { route, params: { ...found.groups } };
-  }
-  return null;
+export function paramsReader(route: Route): (path: string) => Record<string, string> {
+  const segments = route.template.split("/").flatMap((segment, index) => {
+    const name = paramName(segment);
+    return name ? [[name, index] as const] : [];
+  });
+  return (path) => {
+    const parts = path.split("/");
+    const params: Record<string, string> = {};
+    for (const [name, index] of segments) params[name] = parts[index];
+    return params;
+  };
 }
