@@ -14,7 +14,9 @@
  *
  * The "stack floor" row answers the project read through the service's libraries alone
  * (`floor.ts`: Deno.serve, Hono, tRPC, zod, Kysely, postgres.js, none of the service's own request
- * path): as near the baseline as the chosen stack lets the service come.
+ * path): as near the baseline as the chosen stack lets the service come. When both run, the REST
+ * read's CPU per request over the floor's is printed with its p99 (targets: 1.5 or less, p99
+ * under 25 ms).
  *
  * A last row, "hello world (connection layer)", answers "hello" through a bare Deno.serve (base)
  * and through the service's connection layer alone (svc: `server/edge/serve.ts` on node:http), so
@@ -62,10 +64,15 @@ const project = (i: number) => projectAt(i % PROJECTS);
 const floorWithout = Deno.env.get("BENCH_FLOOR_WITHOUT") ?? "";
 /** The name of the hello-world row. */
 const HELLO = "hello world (connection layer)";
+/** The REST read, and the floor's row that answers it through the stack alone. */
+const READ = "REST GET /api/v1/projects/{project}";
+const FLOOR = `${READ}: stack floor${floorWithout ? ` without ${floorWithout}` : ""}`;
+/** The service's CPU per request over the floor's, at most; and the read's p99 (ms) under. */
+const FLOOR_TARGET = { ratio: 1.5, p99Ms: 25 };
 
 const SCENARIOS: Scenario[] = [
   {
-    name: "REST GET /api/v1/projects/{project}",
+    name: READ,
     minRatio: 0.6,
     maxP99Ms: 20,
     status: 200,
@@ -84,9 +91,7 @@ const SCENARIOS: Scenario[] = [
     request: (i) => ({ method: "GET", path: `/api/v1/projects/${project(i)}` }),
   },
   {
-    name: `REST GET /api/v1/projects/{project}: stack floor${
-      floorWithout ? ` without ${floorWithout}` : ""
-    }`,
+    name: FLOOR,
     side: "floor",
     status: 200,
     request: (i) => ({ method: "GET", path: `/api/v1/projects/${project(i)}` }),
@@ -203,6 +208,8 @@ const WIDTHS = [54, 9, 7, 7, 9, 7, 7, 7, 6, 8];
 
 /** Peak resident memory seen so far, in KiB, by side. */
 const peaks = { svc: 0, base: 0 };
+/** Each scenario's service-side CPU µs per request and p99, for the ratio to the floor. */
+const measuredSvc = new Map<string, { cpuUs: number; p99Ms: number }>();
 
 /**
  * One scenario on a fresh service and a fresh baseline: the baseline's postgres.js pool gets
@@ -327,6 +334,7 @@ function report(
     ? (problems.length ? "MISSED" : "-")
     : (problems.length ? "MISSED" : "met");
   printRow(scenario.name, base, svc, target);
+  measuredSvc.set(scenario.name, { cpuUs: cpuUs(cpu.svc, svc), p99Ms: svc.p99Ms });
   if (problems.length) console.log(`  ${problems.join("; ")}`);
   console.log(
     `  CPU per request: base ${fmt(cpuUs(cpu.base, base))} µs, service ${
@@ -421,6 +429,19 @@ async function main(): Promise<number> {
     );
     for (const scenario of scenarios) {
       if (await runScenario(scenario, database.url, dataDir, settings)) failures++;
+    }
+    const read = measuredSvc.get(READ);
+    const floor = measuredSvc.get(FLOOR);
+    if (read && floor) {
+      const ratio = read.cpuUs / floor.cpuUs;
+      const met = ratio <= FLOOR_TARGET.ratio && read.p99Ms < FLOOR_TARGET.p99Ms;
+      if (!met) failures++;
+      console.log(
+        `REST read over the stack floor: CPU per request ${fmt(read.cpuUs)} / ${
+          fmt(floor.cpuUs)
+        } µs = ${fmt(ratio, 2)}x, p99 ${fmt(read.p99Ms)} ms (target <= ${FLOOR_TARGET.ratio}x ` +
+          `and p99 < ${FLOOR_TARGET.p99Ms} ms: ${met ? "met" : "MISSED"}; ${loadNote()})`,
+      );
     }
     if (!only || HELLO.includes(only)) await runHello(settings);
     if (scenarios.length) {
