@@ -21,6 +21,7 @@
 
 import type { Worker } from "node:worker_threads";
 import { startThread } from "../base/threads.ts";
+import { restoreTemplate } from "./pglite_template.ts";
 
 /**
  * The PostgreSQL settings the embedded database starts with, on top of PGlite's own
@@ -61,10 +62,16 @@ export type WorkerRequest =
     | { op: "open"; dataDir?: string; loadDataDir?: Blob }
     | { op: "query"; sql: string; params?: unknown[]; tx?: number }
     | { op: "begin"; tx: number }
-    | { op: "end"; tx: number; commit: boolean }
+    | { op: "end"; tx: number; commit: boolean; last?: Statement[] }
     | { op: "memory" }
     | { op: "close" }
   );
+
+/** A statement with its parameters, to run in the worker. */
+export interface Statement {
+  sql: string;
+  params?: readonly unknown[];
+}
 
 /** The thread's memory (`PGliteThread.memory`), for `/metrics`. */
 export interface ThreadMemory {
@@ -125,6 +132,8 @@ export class PGliteThread {
   readonly #calls = new Map<number, Call>();
   #nextId = 1;
   #nextTx = 1;
+  /** The transactions under way, each with what runs last in it (`runLast`). */
+  readonly #open = new Set<{ last: Statement[] }>();
   #closed = false;
   #failure: Error | undefined;
   readonly waitReady = Promise.resolve();
@@ -147,21 +156,16 @@ export class PGliteThread {
   }
 
   /**
-   * Starts the worker and opens PGlite in it, on `dataDir` (or in memory).
-   *
-   * A database that does not exist yet is first created in a worker of its own, which then ends:
-   * PGlite creates it with two more WebAssembly instances and a copy of one's memory (some 400
-   * MiB in all), which a worker at rest could hold for minutes before its garbage collector ran,
-   * and would hold as long as it lives once its own memory had grown into them. Ending the worker
-   * gives all of it back at once.
+   * Starts the worker and opens PGlite in it, on `dataDir` (or in memory). A `dataDir` that does
+   * not exist yet, or is empty, first gets a new database from the template
+   * (`pglite_template.ts`) instead of PGlite's initdb, which peaks at some 400 MiB more.
    */
   static async open(
     options: { dataDir?: string; loadDataDir?: Blob } = {},
   ): Promise<PGliteThread> {
     const { dataDir, loadDataDir } = options;
-    if (dataDir !== undefined && !loadDataDir && !(await exists(`${dataDir}/PG_VERSION`))) {
-      await (await PGliteThread.#start(options)).close();
-      return await PGliteThread.#start({ dataDir });
+    if (dataDir !== undefined && !loadDataDir && await isEmpty(dataDir)) {
+      await restoreTemplate(dataDir);
     }
     return await PGliteThread.#start(options);
   }
@@ -199,10 +203,14 @@ export class PGliteThread {
     const tx = this.#nextTx++;
     await this.#call({ op: "begin", tx });
     let open = true;
+    const state = { last: [] as Statement[] };
+    this.#open.add(state);
     const end = async (commit: boolean) => {
       if (!open) return;
       open = false;
-      await this.#call({ op: "end", tx, commit });
+      this.#open.delete(state);
+      const last = commit && state.last.length > 0 ? state.last : undefined;
+      await this.#call({ op: "end", tx, commit, last });
     };
     let result: T;
     try {
@@ -219,6 +227,18 @@ export class PGliteThread {
     }
     await end(true);
     return result;
+  }
+
+  /**
+   * Has `statements` run last in the transaction under way, in the message that commits it: one
+   * round trip to the thread fewer each. Their failure rolls the transaction back and is what
+   * its commit answers. False, and nothing done, unless exactly one transaction is under way
+   * (Kysely's dialect opens one at a time): the caller then runs them itself.
+   */
+  runLast(statements: readonly Statement[]): boolean {
+    if (this.#open.size !== 1) return false;
+    for (const state of this.#open) state.last.push(...statements);
+    return true;
   }
 
   /** Closes PGlite (so that it ends as cleanly as in the server's thread), then the worker. */
@@ -249,12 +269,13 @@ export class PGliteThread {
   }
 }
 
-async function exists(path: string): Promise<boolean> {
+/** Whether `path` is a folder with nothing in it, or nothing at all. */
+async function isEmpty(path: string): Promise<boolean> {
   try {
-    await Deno.stat(path);
+    for await (const _ of Deno.readDir(path)) return false;
     return true;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
+    if (error instanceof Deno.errors.NotFound) return true;
     throw error;
   }
 }
