@@ -280,6 +280,13 @@ try {
   console.log(
     `CPU per 1,000 checks:     ${(cpu / m.checks * 1000).toFixed(2)} s (runners, user+system)`,
   );
+  // What a core given to the runners alone would make at this cost: the wall figure above is
+  // what they made with the CPU they got beside the targets, PostgreSQL and others' work.
+  console.log(
+    `checks a minute per core: ${
+      cpu > 0 ? Math.round(m.checks / cpu * 60).toLocaleString("en") : "?"
+    } (of the runners' own CPU)`,
+  );
   console.log(
     `double runs:              ${dup.doubles} recorded twice; target requests ${hits} for ${dup.total} ` +
       `recorded runs; ${lost} runs dropped for a lost lease`,

@@ -7,8 +7,9 @@
  * @module
  */
 import { parentPort } from "node:worker_threads";
-import { createNetworkPolicy } from "../base/outbound/network_policy.ts";
+import { createNetworkPolicy, reusingResolver } from "../base/outbound/network_policy.ts";
 import { errorFields } from "../base/log.ts";
+import { batchedPost } from "../base/threads.ts";
 import { executeProbe, type ProbeTarget, type RunResult } from "./execute.ts";
 
 /** What the worker is told: its settings once, then probes to run. */
@@ -21,33 +22,42 @@ export type WorkerRequest =
     /** The authorities `tls://` probes trust; the system's when absent. */
     ca?: string;
   }
-  | { kind: "run"; id: number; target: ProbeTarget };
+  | { kind: "runs"; runs: { id: number; target: ProbeTarget }[] };
 
-/** What it answers for each run: its result, or the defect that kept it from one. */
+/**
+ * What it answers for each run: its result, or the defect that kept it from one. Replies go in
+ * batches (`WorkerReply[]`), as runs come (`batchedPost`).
+ */
 export type WorkerReply =
   | { id: number; result: RunResult }
   | { id: number; error: { error: string; stack?: unknown } };
 
 let run: ((target: ProbeTarget) => Promise<RunResult>) | undefined;
+const reply = batchedPost<WorkerReply>((replies) => parentPort?.postMessage(replies));
 
-parentPort?.on("message", async (data: WorkerRequest) => {
+async function runOne(id: number, target: ProbeTarget) {
+  try {
+    reply({ id, result: await run!(target) });
+  } catch (error) {
+    const { error: message, stack } = errorFields(error);
+    reply({ id, error: { error: String(message), stack } });
+  }
+}
+
+parentPort?.on("message", (data: WorkerRequest) => {
   if (data.kind === "settings") {
     const policy = createNetworkPolicy(data.allowNetworks);
+    // One resolver for every run of every kind: probes of one host share its lookups.
+    const resolve = reusingResolver();
     run = (target) =>
       executeProbe(target, {
         policy,
+        resolve,
         timeoutMs: data.timeoutMs,
         userAgent: data.userAgent,
         ca: data.ca,
       });
     return;
   }
-  let reply: WorkerReply;
-  try {
-    reply = { id: data.id, result: await run!(data.target) };
-  } catch (error) {
-    const { error: message, stack } = errorFields(error);
-    reply = { id: data.id, error: { error: String(message), stack } };
-  }
-  parentPort?.postMessage(reply);
+  for (const { id, target } of data.runs) void runOne(id, target);
 });

@@ -8,7 +8,7 @@
  * @module
  */
 import type { Worker } from "node:worker_threads";
-import { startThread } from "../base/threads.ts";
+import { batchedPost, startThread } from "../base/threads.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import type { WorkerReply, WorkerRequest } from "./execute_worker.ts";
 
@@ -35,12 +35,16 @@ export function createWorkerExecutor(
 
   const start = () => {
     const w = startThread(new URL("./execute_worker.ts", import.meta.url));
-    w.on("message", (data: WorkerReply) => {
-      const waiting = pending.get(data.id);
-      if (!waiting) return;
-      pending.delete(data.id);
-      if ("result" in data) waiting.resolve(data.result);
-      else waiting.reject(Object.assign(new Error(data.error.error), { stack: data.error.stack }));
+    w.on("message", (replies: WorkerReply[]) => {
+      for (const data of replies) {
+        const waiting = pending.get(data.id);
+        if (!waiting) continue;
+        pending.delete(data.id);
+        if ("result" in data) waiting.resolve(data.result);
+        else {
+          waiting.reject(Object.assign(new Error(data.error.error), { stack: data.error.stack }));
+        }
+      }
     });
     // A worker that died takes its runs with it: they reject (the runner logs them and records
     // no result; each probe runs again at its next due time); the next run starts a new worker.
@@ -65,14 +69,22 @@ export function createWorkerExecutor(
     pending.clear();
   };
 
+  // The runs started in one turn of the event loop go to the worker in one message; those failed
+  // meanwhile with a worker that ended (`failAll`) are not sent.
+  const send = batchedPost<{ id: number; target: ProbeTarget }>((batch) => {
+    const runs = batch.filter((run) => pending.has(run.id));
+    if (!worker || runs.length === 0) return;
+    const message: WorkerRequest = { kind: "runs", runs };
+    worker.postMessage(message);
+  });
+
   return {
     execute(target) {
       worker ??= start();
       const id = next++;
       const waiting = Promise.withResolvers<RunResult>();
       pending.set(id, waiting);
-      const message: WorkerRequest = { kind: "run", id, target };
-      worker.postMessage(message);
+      send({ id, target });
       return waiting.promise;
     },
     close() {

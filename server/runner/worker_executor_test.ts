@@ -53,3 +53,30 @@ Deno.test("closing the worker fails the runs still pending", async () => {
     await target.close();
   }
 });
+
+Deno.test("runs started together each get their own result, and a run closed before it went is never made", async () => {
+  const target = await startTarget();
+  const worker = createWorkerExecutor({ allowNetworks: ["127.0.0.0/8"], timeoutMs: 5000 });
+  try {
+    // Started in one turn: one message to the worker, answers in batches, each to its run.
+    const statuses = [200, 201, 404, 500, 503, 202, 418, 302, 410, 299];
+    const results = await Promise.all(
+      statuses.map((status) => worker.execute(probe(`${target.origin}/status/${status}`))),
+    );
+    assert.deepEqual(results.map((r) => r.httpStatus), statuses);
+    assert.deepEqual(
+      results.map((r) => r.outcome),
+      statuses.map((s) => s < 400 ? "up" : "down"),
+    );
+    const hits = target.hits.length;
+    // Closed in the same turn it was started: it fails, and the worker is never asked to run it.
+    const closed = worker.execute(probe(`${target.origin}/status/200`)).then(() => null, (e) => e);
+    worker.close();
+    assert.match(String(await closed), /probe worker closed/);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(target.hits.length, hits);
+  } finally {
+    worker.close();
+    await target.close();
+  }
+});

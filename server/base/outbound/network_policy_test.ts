@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import {
   checkAddress,
+  checkHost,
   checkOutboundUrl,
   createNetworkPolicy,
   outboundCheck,
   parseNetworks,
   type Resolver,
+  reusingResolver,
   systemResolver,
 } from "./network_policy.ts";
 
@@ -199,4 +201,45 @@ Deno.test("the webhook's outbound check is the probes' network policy", async ()
   assert.equal((await check(new URL("http://127.0.0.1:9/"))).allowed, false);
   const open = outboundCheck(createNetworkPolicy(parseNetworks("127.0.0.0/8")), resolve);
   assert.equal((await open(new URL("http://127.0.0.1:9/"))).allowed, true);
+});
+
+Deno.test("a name's lookup is shared within a second; its addresses are checked every time", async () => {
+  const asked: string[] = [];
+  const answers: Record<string, string[]> = { "inside.example": ["10.0.0.7"] };
+  let clock = 0;
+  const resolve = reusingResolver((host) => {
+    asked.push(host);
+    return table(answers)(host);
+  }, { ttlMs: 1_000, now: () => clock });
+  const open = createNetworkPolicy(["10.0.0.0/8"]);
+
+  const [a, b] = await Promise.all([
+    checkHost("inside.example", { policy: closed, resolve }),
+    checkHost("Inside.Example", { policy: open, resolve }),
+  ]);
+  assert.deepEqual(asked, ["inside.example"]);
+  // The reused answer is judged by each run's policy: refused under one, allowed under the other.
+  assert.equal(a.ok, false);
+  assert.equal(a.ok === false && a.kind, "blocked");
+  assert.deepEqual(b, { ok: true, hostname: "Inside.Example", address: "10.0.0.7", family: 4 });
+
+  // Within the second the name moves: the old answer is still the one used, and still checked.
+  answers["inside.example"] = ["93.184.216.34"];
+  clock = 999;
+  const kept = await checkHost("inside.example", { policy: closed, resolve });
+  assert.equal(kept.ok === false && kept.kind, "blocked");
+  assert.equal(asked.length, 1);
+
+  clock = 1_000;
+  const moved = await checkHost("inside.example", { policy: closed, resolve });
+  assert.equal(moved.ok && moved.address, "93.184.216.34");
+  assert.equal(asked.length, 2);
+
+  // A failed lookup is not kept: the next run asks again.
+  const missing = await checkHost("gone.example", { policy: closed, resolve });
+  assert.deepEqual(missing, { ok: false, kind: "dns", reason: "DNS: ENOTFOUND" });
+  answers["gone.example"] = ["93.184.216.35"];
+  const back = await checkHost("gone.example", { policy: closed, resolve });
+  assert.equal(back.ok && back.address, "93.184.216.35");
+  assert.deepEqual(asked.slice(2), ["gone.example", "gone.example"]);
 });

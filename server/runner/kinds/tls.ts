@@ -33,6 +33,19 @@ type Handshake = "secure" | "timeout" | { code: string; connected: boolean };
 /** Failures of the handshake worth another try: the connection, not the peer's TLS. */
 const RETRIED = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "EHOSTUNREACH", "ENETUNREACH"]);
 
+/**
+ * The secure context of the last `ca` asked for (the system's authorities, or `PROBE_CA_FILE`'s:
+ * one for a runner), made once instead of at every connection.
+ */
+let context: { ca: string | undefined; made: tls.SecureContext } | null = null;
+
+function contextOf(ca: string | undefined): tls.SecureContext {
+  if (context === null || context.ca !== ca) {
+    context = { ca, made: tls.createSecureContext({ ca }) };
+  }
+  return context.made;
+}
+
 /** One connection and handshake to the checked address; the verdict on what it found. */
 async function attempt(
   probe: ProbeTarget,
@@ -44,13 +57,20 @@ async function attempt(
   const spent = () => Math.max(0, Math.round(elapsed() - started));
   const where = { address };
   const name = host.endsWith(".") ? host.slice(0, -1) : host;
+  // node reads the peer's certificate to check its name against the host; the same object is
+  // kept for the verdict rather than read a second time.
+  let peer: tls.PeerCertificate | undefined;
   const socket = tls.connect({
     host: address,
     port,
     // SNI carries a name, never an address; the certificate is checked against the URL's host.
     servername: isIP(name) ? undefined : name,
-    ca,
+    secureContext: contextOf(ca),
     rejectUnauthorized: false,
+    checkServerIdentity: (hostname, certificate) => {
+      peer = certificate;
+      return tls.checkServerIdentity(hostname, certificate);
+    },
   });
   try {
     let connected = false;
@@ -80,7 +100,8 @@ async function attempt(
       const words = shaken.connected ? handshakeWords(shaken.code) : socketFailure(shaken.code);
       return down(words, RETRIED.has(shaken.code));
     }
-    const certificate = socket.getPeerCertificate();
+    // A chain node refused is never shown to checkServerIdentity: read it here.
+    const certificate = peer ?? socket.getPeerCertificate();
     if (!socket.authorized) {
       return down(rejectionWords(String(socket.authorizationError ?? ""), certificate, name, now));
     }
