@@ -93,7 +93,7 @@ Deno.test("every file the page names is served with its type, revalidated by ETa
 });
 
 /** Files of server/ui for `deno check` only (docs/dashboard.md, "Type checking"): never served. */
-const TYPE_CHECK_ONLY = /^deno\.json$|\.d\.ts$/;
+const TYPE_CHECK_ONLY = /^deno\.json$|\.d\.ts$|\.gen\.ts$/;
 
 Deno.test("every file of server/ui is served as it is on disk", async () => {
   let files = 0;
