@@ -48,7 +48,25 @@ const DOWN: AlertEvent = {
   },
 };
 
-/** Runs `fn` with a notifier over a fresh embedded database and what it wrote to the log target. */
+/**
+ * One embedded database for this file's notifier tests (each start of one costs a second of CPU),
+ * with the names of the targets the migrations made, which each test leaves as it found them.
+ */
+let shared: Promise<{ handle: DatabaseHandle; builtIn: string[] }> | undefined;
+
+async function sharedDatabase() {
+  shared ??= freshDatabase("pglite").then(async (handle) => ({
+    handle,
+    builtIn: (await handle.db.selectFrom("notification_targets").select("name").execute())
+      .map((r) => r.name),
+  }));
+  return await shared;
+}
+
+/**
+ * Runs `fn` with a notifier over an embedded database holding no target but the built-in ones,
+ * and what it wrote to the log target.
+ */
 async function withNotifier(
   deps: Partial<Omit<NotifierDeps, "db">>,
   fn: (ctx: {
@@ -57,7 +75,7 @@ async function withNotifier(
     lines: string[];
   }) => Promise<void>,
 ) {
-  const handle = await freshDatabase("pglite");
+  const { handle, builtIn } = await sharedDatabase();
   const lines: string[] = [];
   const notifier = createNotifier({
     policy: LOOPBACK,
@@ -68,7 +86,8 @@ async function withNotifier(
   try {
     await fn({ handle, send: notifier.send, lines });
   } finally {
-    await handle.close();
+    const made = handle.db.deleteFrom("notification_targets");
+    await (builtIn.length > 0 ? made.where("name", "not in", builtIn) : made).execute();
   }
 }
 
