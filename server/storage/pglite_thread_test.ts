@@ -9,7 +9,7 @@ import { type Db, openDatabase } from "./database.ts";
 import { json } from "./json.ts";
 import { migrateToLatest } from "./migrator.ts";
 import { EMBEDDED_SETTINGS } from "./pglite_thread.ts";
-import { freshDatabase } from "../testing/app.ts";
+import { freshDatabase, migratedDump } from "../testing/app.ts";
 import { createLogger } from "../base/log.ts";
 import { createServiceMetrics } from "../operations/metrics/service.ts";
 import { THREAD_YOUNG_GENERATION_MB } from "../base/threads.ts";
@@ -27,11 +27,12 @@ async function settings(db: Db): Promise<Record<string, string>> {
 Deno.test("the embedded database in a worker thread", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "probe-pglite-thread-" });
   try {
-    // Made from the tests' migrated snapshot: creating a database takes seconds, loading one not.
-    const template = await freshDatabase("pglite");
-    const loadDataDir = await template.pglite!.dumpDataDir("none");
-    await template.close();
-    const handle = await openDatabase({ kind: "pglite", dataDir: `${dir}/pgdata`, loadDataDir });
+    // Made from the tests' migrated dump: creating a database takes seconds, loading one not.
+    const handle = await openDatabase({
+      kind: "pglite",
+      dataDir: `${dir}/pgdata`,
+      loadDataDir: await migratedDump(),
+    });
     assert.equal(handle.pglite, undefined, "a database on disk runs in a worker by default");
     const db = handle.db;
     await migrateToLatest(db);

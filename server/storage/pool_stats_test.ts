@@ -1,15 +1,16 @@
 // The pools' figures (`DatabaseHandle.poolStats`) while queries and a transaction are under way.
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { backends, freshDatabase } from "../testing/app.ts";
+import { backends, freshDatabase, migratedDump } from "../testing/app.ts";
 import { openDatabase } from "./database.ts";
 
 for (const backend of backends()) {
   Deno.test(`pool figures count queries in flight, in use and waiting [${backend}]`, async () => {
     // The embedded database in its worker thread, as the server runs it: in the calling thread a
-    // statement holds the thread, and nothing can be seen while it runs.
+    // statement holds the thread, and nothing can be seen while it runs. Loaded from the tests'
+    // dump: creating a database takes seconds.
     const handle = backend === "pglite"
-      ? await openDatabase({ kind: "pglite", thread: "worker" })
+      ? await openDatabase({ kind: "pglite", thread: "worker", loadDataDir: await migratedDump() })
       : await freshDatabase(backend);
     const pool = backend === "pglite" ? "embedded" : "main";
     const stats = () => handle.poolStats!().find((s) => s.pool === pool)!;
