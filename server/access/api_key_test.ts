@@ -6,7 +6,18 @@ Deno.test("the key check accepts each configured key and nothing else", () => {
   const check = createKeyCheck(["alpha-key-1", "beta-key-22"]);
   assert.equal(check("alpha-key-1"), "write");
   assert.equal(check("beta-key-22"), "write");
-  for (const k of [null, "", "alpha-key-", "alpha-key-11", "ALPHA-KEY-1"]) {
+  // Shorter, longer, another case, and of the same length differing in the last character only.
+  for (
+    const k of [
+      null,
+      "",
+      "alpha-key-",
+      "alpha-key-11",
+      "ALPHA-KEY-1",
+      "alpha-key-2",
+      "beta-key-2\0",
+    ]
+  ) {
     assert.equal(check(k), null);
   }
 });

@@ -246,8 +246,12 @@ export function createHttpHandler(
       chargeKey: rateLimiter ? (cost) => rateLimiter.charge(key, cost) : undefined,
     });
     requestIds.set(ctx, c.get("requestId"));
+    let address: string | undefined;
     ctx.request = {
-      address: addressOf(c.env?.client?.address, c.req.raw.headers),
+      // Parsed when read (an audited write's entry), not for every request.
+      get address() {
+        return address ??= addressOf(c.env?.client?.address, c.req.raw.headers);
+      },
       userAgent: c.req.raw.headers.get("user-agent"),
       requestId: c.get("requestId"),
     };
