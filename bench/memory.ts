@@ -61,8 +61,8 @@ seconds for --minutes minutes (MEMORY_MINUTES when not given; --minutes 10 for t
 service is held to), each minute with the V8 heaps and the WebAssembly memory /metrics gives, the
 rest of RSS beside them, and each thread's CPU time. --server-dir runs another copy of the service (its server/main.ts)
 with the same bench, to compare versions. --show-output passes the server's output (LOG_LEVEL=warn
-unless set) through. The server runs with the V8 flags of the service's \`deno task start\`
-(its deno.json), or with --v8-flags=FLAGS instead.`);
+unless set) through. The server runs with the V8 flags and variables of the service's \`deno task
+start\` (its deno.json), or with --v8-flags=FLAGS instead.`);
   Deno.exit(0);
 }
 const MINUTES = Number(args.minutes);
@@ -73,14 +73,22 @@ for (const [name, value] of Object.entries({ MINUTES, PROBES, INTERVAL_S, IDLE_S
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number`);
 }
 const serverDir = args["server-dir"] ?? new URL("..", import.meta.url).pathname;
+const startTask = startTaskOf(serverDir);
 /** The V8 flags the server runs with: `--v8-flags`, or those of its `deno task start`. */
-const v8Flags = args["v8-flags"] ?? startTaskV8Flags(serverDir);
+const v8Flags = args["v8-flags"] ?? startTask.v8Flags;
 
-function startTaskV8Flags(dir: string): string | undefined {
+/** The V8 flags and the variables (`NAME=value` before `deno`) of the service's start task. */
+function startTaskOf(dir: string): { v8Flags?: string; env: Record<string, string> } {
   const config = JSON.parse(Deno.readTextFileSync(`${dir.replace(/\/$/, "")}/deno.json`));
   const start = config.tasks?.start;
   const command: string = typeof start === "string" ? start : start?.command ?? "";
-  return /--v8-flags=(\S+)/.exec(command)?.[1];
+  const env = Object.fromEntries(
+    [...command.slice(0, command.indexOf("deno ")).matchAll(/(\w+)=(\S+)/g)].map((m) => [
+      m[1],
+      m[2],
+    ]),
+  );
+  return { v8Flags: /--v8-flags=(\S+)/.exec(command)?.[1], env };
 }
 
 const mib = (kib: number) => kib / 1024;
@@ -209,7 +217,9 @@ const target = await startTarget({ countOnly: true });
 const backend = database ? "PostgreSQL" : "embedded (PGlite)";
 console.log(
   `bench:memory  ${backend}  server ${serverDir}  probes=${PROBES} interval=${INTERVAL_S}s ` +
-    `v8-flags=${v8Flags ?? "none"} ` +
+    `v8-flags=${v8Flags ?? "none"} ${
+      Object.entries(startTask.env).map(([name, value]) => `${name}=${value} `).join("")
+    }` +
     `minutes=${MINUTES}  ${navigator.hardwareConcurrency} CPUs, load ${
       Deno.loadavg().map((n) => n.toFixed(2)).join(" ")
     }`,
@@ -228,6 +238,7 @@ async function start(which: string): Promise<ServerProcess> {
     entry: `${serverDir.replace(/\/$/, "")}/server/main.ts`,
     cwd: serverDir,
     env: {
+      ...startTask.env,
       NODE_ENV: "production",
       DATABASE_URL: database?.url ?? "",
       SERVICE_API_KEY: KEY,
