@@ -35,7 +35,7 @@ const app = await createApp({
   log: createLogger("silent"),
   runProbe: (probe, hooks) =>
     executeProbe(probe, { ...hooks, policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
-  rateLimitPerSecond: RATE,
+  config: { rateLimitPerSecond: RATE },
 });
 const api = new TestClient(app.handler);
 try {

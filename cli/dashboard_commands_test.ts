@@ -405,7 +405,7 @@ for (const backend of backends()) {
     const app = await createApp({
       database: await freshDatabase(backend),
       apiKeys: [TEST_API_KEY],
-      readOnlyApiKeys: [TEST_READ_KEY],
+      config: { readOnlyApiKeys: [TEST_READ_KEY] },
       log: createLogger("silent"),
     });
     try {

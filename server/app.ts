@@ -1,12 +1,7 @@
 import { configuredPrincipals, createPrincipalCheck } from "./access/api_key.ts";
-import {
-  createSessions,
-  DEFAULT_SESSION_LIFETIMES,
-  keyPrincipals,
-  type SessionLifetimes,
-} from "./access/sessions.ts";
+import { createSessions, keyPrincipals } from "./access/sessions.ts";
 import { createOidcSignIn } from "./edge/oidc.ts";
-import type { IamAliveConfig, OidcConfig } from "./base/config.ts";
+import { type Config, parseConfig } from "./base/config.ts";
 import { createCors } from "./edge/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./storage/database.ts";
 import { migrateToLatest } from "./storage/migrator.ts";
@@ -36,8 +31,6 @@ import { NOTIFICATIONS_CHANNEL, onOutboxWrite } from "./alerting/outbox/outbox.t
 import { executeProbe } from "./runner/execute.ts";
 import { createRunNow, type Executor, type RunNow } from "./runner/run_now.ts";
 import { createRemoteRuns, type RemoteRuns, type RemoteRunsOptions } from "./runner/remote_runs.ts";
-import { PROBE_INTERVAL_SECONDS, PROBE_TIMEOUT_MS } from "@probe/shared";
-import type { ProbeDefaults } from "./domain/probes.ts";
 import { metricsEndpoint } from "./operations/metrics/endpoint.ts";
 import {
   createServiceMetrics,
@@ -75,89 +68,92 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** How the I'm alive reporter is built; everything but the configuration is for tests and wiring. */
-export interface IamAliveOptions
-  extends
-    Omit<ChannelDeps, "config" | "clock">,
-    Pick<ReporterOptions, "instanceId" | "pollMs" | "runnerFigures"> {
-  config?: IamAliveConfig;
-  clock?: Clock;
-}
+/**
+ * The settings of the configuration (`parseConfig`, `server/base/config.ts`) the app reads; the
+ * composition root hands them down as they are.
+ */
+export type AppConfig = Pick<
+  Config,
+  | "readOnlyApiKeys"
+  | "probeSecretHeaders"
+  | "probeIntervalSeconds"
+  | "probeTimeoutMs"
+  | "runnerLocation"
+  | "notificationLeaseMs"
+  | "delivery"
+  | "mail"
+  | "iamAlive"
+  | "rateLimitPerSecond"
+  | "authFailuresPerSecond"
+  | "trustedProxies"
+  | "corsOrigins"
+  | "maxAnswerBytes"
+  | "logSummarySeconds"
+  | "publicUrl"
+  | "sessions"
+  | "oidc"
+  | "metricsPerProbe"
+>;
 
 /**
- * How alert events reach notification targets: the outbound network policy (none opened by
- * default, as for the runner without `PROBE_ALLOW_NETWORKS`), `SMTP_URL` and `MAIL_FROM` for mail
- * targets; the rest is for tests.
+ * What a setting left out of `AppOptions.config` is: the configuration's default, but for the
+ * rate limits, off (an app made in a test limits what it says it does).
+ */
+const DEFAULTS: AppConfig = {
+  ...parseConfig({}),
+  rateLimitPerSecond: 0,
+  authFailuresPerSecond: 0,
+};
+
+/**
+ * How the I'm alive reporter is built besides its configuration: the webhook's network policy
+ * (main.ts gives the probes'), the runner's figures, and what tests replace.
+ */
+export type IamAliveOptions =
+  & Omit<ChannelDeps, "config" | "clock">
+  & Pick<ReporterOptions, "instanceId" | "pollMs" | "runnerFigures">;
+
+/**
+ * How alert events reach notification targets besides `SMTP_URL` and `MAIL_FROM` (`config.mail`):
+ * the outbound network policy (none opened by default, as for the runner without
+ * `PROBE_ALLOW_NETWORKS`), the links' base (`publicUrlOf`); the rest is for tests.
  */
 export type NotifyOptions = Partial<Omit<NotifierDeps, "db" | "log">>;
 
-/** What `createApp` is given. */
+/** What `createApp` is given: the configuration, and the parts built from it outside. */
 export interface AppOptions {
   database: DatabaseTarget | DatabaseHandle;
+  /** The keys in effect: `SERVICE_API_KEY`'s, or the one made at the first start. */
   apiKeys: string[];
-  /** Keys that may only read (`SERVICE_API_KEYS_READONLY`); none by default. */
-  readOnlyApiKeys?: string[];
-  /** Probe header names masked for read-only keys besides the built-in ones (lower case). */
-  secretHeaders?: string[];
-  /** `PROBE_INTERVAL_SECONDS` and `PROBE_TIMEOUT_MS`: what probes without their own run at. */
-  probeDefaults?: ProbeDefaults;
   log: Logger;
+  /** The configuration (`parseConfig`); a setting left out is at its default (`DEFAULTS`). */
+  config?: Partial<AppConfig>;
+  /**
+   * The time of sessions, rate limits, heartbeats and I'm alive reports, and their timers: the
+   * system's by default (tests drive one).
+   */
+  clock?: Clock;
   iamAlive?: IamAliveOptions;
   notify?: NotifyOptions;
-  /**
-   * How long the deliverer's claim on a notification holds (`NOTIFICATION_LEASE_MS`); the
-   * outbox's 60 s by default.
-   */
-  notificationLeaseMs?: number;
-  /**
-   * The deliverer's slots, a target's share of them and its breaker (`NOTIFY_CONCURRENCY`,
-   * `NOTIFY_TARGET_CONCURRENCY`, `NOTIFY_BREAKER_FAILURES`); the deliverer's defaults otherwise.
-   */
-  delivery?: { concurrency?: number; perTarget?: number; breakerFailures?: number };
   /**
    * How run-now (`probes.run`) runs a probe: the runner's executor for the configuration
    * (`executorFromConfig`); by default one whose network policy opens nothing.
    */
   runProbe?: Executor;
   /** The runner protocol's timings (tests): `createRemoteRuns`'s defaults otherwise. */
-  remoteRuns?: Partial<Pick<RemoteRunsOptions, "pollMs" | "leaseMs" | "now" | "syncEveryMs">>;
-  /** How long a location token's lookup is kept (ms): 2 s unless given. */
-  locationTokenTtlMs?: number;
-  /** Requests per second per key; 0 (the default here) for no limit. */
-  rateLimitPerSecond?: number;
-  /** Failed key checks per second per client address; 0 (the default here) for no limit. */
-  authFailuresPerSecond?: number;
-  /** Proxies whose X-Forwarded-For names the client (addresses or CIDRs). */
-  trustedProxies?: string[];
-  corsOrigins?: string[];
-  /** The rate limiter's clock, in milliseconds. */
-  now?: () => number;
+  remoteRuns?: Partial<Pick<RemoteRunsOptions, "pollMs" | "leaseMs" | "syncEveryMs">>;
   /** Told of each `/trpc` call the fast path answers (for tests). */
   onFastPath?: (procedure: string) => void;
   /** Whether `/trpc`'s fast path answers plain calls (true by default; `HttpDeps`). */
   trpcFastPath?: boolean;
-  /** `/metrics`: per-probe series (on by default), process metrics, the connection layer. */
-  metrics?: Omit<ServiceMetricsOptions, "db" | "log" | "poolStats" | "threadMemory">;
-  /** The most characters of JSON an answer or a tRPC batch may build (`MAX_ANSWER_BYTES`). */
-  maxAnswerBytes?: number;
-  /** The window of the log's summary of requests outside the keyed API (`LOG_SUMMARY_SECONDS`). */
-  logSummarySeconds?: number;
-  /** `PUBLIC_URL`: ping URLs start with it; with the request's origin when absent. */
-  publicUrl?: string;
-  /** The heartbeats' clock and watch (`server/runner/heartbeats/`); the system's clock by default. */
+  /** `/metrics`: process metrics and the connection layer's (main.ts), none by default. */
+  metrics?: Pick<ServiceMetricsOptions, "processMetrics" | "connections">;
+  /** The heartbeats' deadline watch's pace and the pings' limit. */
   heartbeats?: HeartbeatOptions;
-  /**
-   * Dashboard sessions' lifetimes (`DEFAULT_SESSION_LIFETIMES` unless given) and their clock
-   * (tests drive it).
-   */
-  sessions?: Partial<SessionLifetimes> & { now?: () => number };
-  /** Single sign-on (`OIDC_*`); none when absent. */
-  oidc?: OidcConfig;
 }
 
-/** How heartbeats run: their clock (tests drive it), the watch's pace, the pings' limits. */
+/** How heartbeats run: the watch's pace, the pings' limits. */
 export interface HeartbeatOptions {
-  clock?: Clock;
   /** How often the deadline watch looks (ms): 250 by default. */
   watchEveryMs?: number;
   /** Pings a second one token may make: 200 by default; 0 for no limit. */
@@ -174,15 +170,15 @@ export interface AppHeartbeats {
 
 /** The heartbeats' pings (group commit), ping URLs and deadline watch over `handle`. */
 function createHeartbeats(
-  { handle, log, options, localName, onMissed }: {
+  { handle, log, clock, options, localName, onMissed }: {
     handle: DatabaseHandle;
     log: Logger;
+    clock: Clock;
     options: HeartbeatOptions;
-    localName?: string;
+    localName: string;
     onMissed: () => void;
   },
 ) {
-  const clock = options.clock ?? systemClock;
   const batcher = createPingBatcher({
     db: handle.db,
     log,
@@ -213,9 +209,15 @@ function createHeartbeats(
   return { heartbeats, pings };
 }
 
+/** The settings of `config` that are given (a key present with `undefined` is left out). */
+function given(config: Partial<AppConfig> = {}): Partial<AppConfig> {
+  return Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined));
+}
+
 /** Opens and migrates the database and builds the request handler and the reporter over it. */
 export async function createApp(options: AppOptions): Promise<App> {
-  const { database, log, iamAlive = {}, notify = {}, notificationLeaseMs, delivery = {} } = options;
+  const { database, log, iamAlive = {}, notify = {}, clock = systemClock } = options;
+  const config: AppConfig = { ...DEFAULTS, ...given(options.config) };
   const handle = "db" in database ? database : await openDatabase(database);
   try {
     await migrateToLatest(handle.db);
@@ -226,15 +228,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The embedded database has no autovacuum to keep the planner's statistics (nor a server
   // with autovacuum off).
   const statistics = await keepStatisticsIfNeeded({ handle, log });
-  const { config = {}, clock = systemClock, instanceId, pollMs, runnerFigures, ...channelDeps } =
-    iamAlive;
+  const { instanceId, pollMs, runnerFigures, ...channelDeps } = iamAlive;
   const metrics = createServiceMetrics({
     ...options.metrics,
+    perProbe: config.metricsPerProbe,
     db: handle.db,
     log,
     poolStats: handle.poolStats,
     threadMemory: handle.threadMemory,
-    localLocation: options.probeDefaults?.localLocation,
+    localLocation: config.runnerLocation,
   });
   const reporter = createReporter({
     db: handle.db,
@@ -243,48 +245,54 @@ export async function createApp(options: AppOptions): Promise<App> {
     instanceId,
     pollMs,
     runnerFigures,
-    channels: createChannels({ ...channelDeps, config, clock }),
+    channels: createChannels({ ...channelDeps, config: config.iamAlive, clock }),
     // Scheduled reports go out through the outbox: its deliverer sends them without the poll.
     onQueued: () => deliverer.wake(),
     onDelivery: metrics.iamAliveDelivery,
   });
-  const notifier = createNotifier({ policy: createNetworkPolicy(), ...notify, db: handle.db, log });
+  const notifier = createNotifier({
+    policy: createNetworkPolicy(),
+    ...(config.mail && { mail: config.mail }),
+    ...notify,
+    db: handle.db,
+    log,
+  });
   const deliverer = createDeliverer({
     db: handle.db,
     send: createDispatch({ notifier, iamAlive: reporter }),
     log,
-    leaseMs: notificationLeaseMs,
-    ...delivery,
+    leaseMs: config.notificationLeaseMs,
+    ...config.delivery,
   });
   const stopWakeUps = await wakeOnOutboxWrites(handle, deliverer, log);
+  const intervalMs = config.probeIntervalSeconds * 1000;
   const runNow = createRunNow({
     db: handle.db,
-    intervalMs: (options.probeDefaults?.intervalSeconds ?? PROBE_INTERVAL_SECONDS.default) * 1000,
-    ...(options.probeDefaults?.localLocation && {
-      location: options.probeDefaults.localLocation,
-    }),
+    intervalMs,
+    location: config.runnerLocation,
     execute: options.runProbe ??
       ((target, hooks) =>
         executeProbe(target, { ...hooks, policy: createNetworkPolicy(), timeoutMs: 10_000 })),
   });
   const remoteRuns = createRemoteRuns({
     db: handle.db,
-    intervalMs: (options.probeDefaults?.intervalSeconds ?? PROBE_INTERVAL_SECONDS.default) * 1000,
-    timeoutMs: options.probeDefaults?.timeoutMs ?? PROBE_TIMEOUT_MS.default,
-    ...(options.probeDefaults?.localLocation && {
-      localName: options.probeDefaults.localLocation,
-    }),
+    intervalMs,
+    timeoutMs: config.probeTimeoutMs,
+    localName: config.runnerLocation,
     ...options.remoteRuns,
   });
-  const summary = createRequestSummary({ log, windowSeconds: options.logSummarySeconds });
+  const summary = createRequestSummary({ log, windowSeconds: config.logSummarySeconds });
   const { heartbeats, pings } = createHeartbeats({
     handle,
     log,
+    clock,
     options: options.heartbeats ?? {},
-    localName: options.probeDefaults?.localLocation,
+    localName: config.runnerLocation,
     onMissed: () => deliverer.wake(),
   });
-  const handler = createEdgeHandler(options, {
+  const handler = createEdgeHandler(config, {
+    ...options,
+    clock,
     handle,
     remoteRuns,
     reporter,
@@ -344,27 +352,23 @@ async function wakeOnOutboxWrites(
 
 /** The HTTP edge over the app's parts (`server/edge/handler.ts`, mounted by `router.ts`). */
 function createEdgeHandler(
+  config: AppConfig,
   {
     apiKeys,
-    readOnlyApiKeys = [],
-    secretHeaders = [],
-    probeDefaults,
     log,
-    rateLimitPerSecond = 0,
-    authFailuresPerSecond = 0,
-    trustedProxies = [],
-    corsOrigins = [],
-    now,
+    clock,
     onFastPath,
     trpcFastPath,
-    maxAnswerBytes,
-    locationTokenTtlMs,
-    publicUrl,
-    heartbeats,
-    sessions: sessionOptions = {},
-    oidc,
-  }: AppOptions,
-  { handle, reporter, notifier, runNow, remoteRuns, metrics, summary, pings }: {
+    handle,
+    reporter,
+    notifier,
+    runNow,
+    remoteRuns,
+    metrics,
+    summary,
+    pings,
+  }: AppOptions & {
+    clock: Clock;
     pings: PingEndpoint;
     remoteRuns: RemoteRuns;
     handle: DatabaseHandle;
@@ -375,16 +379,17 @@ function createEdgeHandler(
     summary: RequestSummary;
   },
 ): (request: Request, client?: Client) => Promise<Response> {
-  const { now: sessionClock, ...lifetimes } = sessionOptions;
+  const { readOnlyApiKeys, publicUrl } = config;
+  const now = () => clock.now();
   const sessions = createSessions({
     db: handle.db,
-    lifetimes: { ...DEFAULT_SESSION_LIFETIMES, ...lifetimes },
+    lifetimes: config.sessions,
     keyPrincipal: keyPrincipals({
       db: handle.db,
       configured: configuredPrincipals(apiKeys, readOnlyApiKeys),
-      now: sessionClock,
+      now,
     }),
-    now: sessionClock,
+    now,
   });
   const site = { publicUrl };
   return createHttpHandler({
@@ -398,40 +403,44 @@ function createEdgeHandler(
       notifier,
       runNow,
       remoteRuns,
-      secretHeaders,
-      probeDefaults,
+      secretHeaders: config.probeSecretHeaders,
+      probeDefaults: {
+        intervalSeconds: config.probeIntervalSeconds,
+        timeoutMs: config.probeTimeoutMs,
+        localLocation: config.runnerLocation,
+      },
       databaseKind: handle.kind,
       publicUrl,
-      heartbeatNow: heartbeats?.clock && (() => heartbeats.clock!.now()),
+      heartbeatNow: now,
       sessions,
       configuredKeys: configuredPrincipals(apiKeys, readOnlyApiKeys).map((c) => c.principal),
     },
-    locationTokenTtlMs,
-    rateLimiter: createRateLimiter({ perSecond: rateLimitPerSecond, now }),
+    rateLimiter: createRateLimiter({ perSecond: config.rateLimitPerSecond, now }),
     authFailureLimiter: createRateLimiter({
-      perSecond: authFailuresPerSecond,
+      perSecond: config.authFailuresPerSecond,
       now,
       maxKeys: MAX_TRACKED_ADDRESSES,
     }),
-    clientAddress: createClientAddress(parseTrustedProxies(trustedProxies.join(","))),
-    cors: createCors(corsOrigins),
+    clientAddress: createClientAddress(parseTrustedProxies(config.trustedProxies.join(","))),
+    cors: createCors(config.corsOrigins),
     onFastPath,
     trpcFastPath,
     metrics: metrics.http,
-    maxAnswerBytes,
+    maxAnswerBytes: config.maxAnswerBytes,
     summary,
     // Served without a key, in this order (the first that claims a path answers it): each part adds
     // its one line here.
     pages: [
       createStatusPages({ db: handle.db }),
-      createBadges({ db: handle.db, defaultIntervalSeconds: probeDefaults?.intervalSeconds }),
+      createBadges({ db: handle.db, defaultIntervalSeconds: config.probeIntervalSeconds }),
       createDashboard(),
     ],
     pings,
     auth: {
       sessions,
       site,
-      oidc: oidc && createOidcSignIn(oidc, site, { log: (m, fields) => log.warn(m, fields) }),
+      oidc: config.oidc &&
+        createOidcSignIn(config.oidc, site, { log: (m, fields) => log.warn(m, fields) }),
     },
     // Endpoints of their own that need a key: each part adds its one line here.
     keyed: [

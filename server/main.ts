@@ -126,46 +126,19 @@ function appFromConfig(
   return createApp({
     database,
     apiKeys,
-    readOnlyApiKeys: config.readOnlyApiKeys,
-    secretHeaders: config.probeSecretHeaders,
-    probeDefaults: {
-      intervalSeconds: config.probeIntervalSeconds,
-      timeoutMs: config.probeTimeoutMs,
-      localLocation: config.runnerLocation,
-    },
     log,
-    // Notification targets obey the probes' network policy; mail targets use SMTP_URL/MAIL_FROM.
-    // Their links lead to PUBLIC_URL, or to the address bound.
-    notify: {
-      policy,
-      publicUrl: publicUrlOf(config, server.addr),
-      ...(config.mail && { mail: config.mail }),
-    },
+    config,
+    // Notification targets obey the probes' network policy; their links lead to PUBLIC_URL, or
+    // to the address bound.
+    notify: { policy, publicUrl: publicUrlOf(config, server.addr) },
     // Run-now uses the runner's executor, whether this process runs the runner or not.
     runProbe: executorFromConfig(config),
-    notificationLeaseMs: config.notificationLeaseMs,
-    delivery: config.delivery,
     iamAlive: {
-      config: config.iamAlive,
       runnerFigures: reportRunnerFigures(database.db),
       // The webhook obeys the probes' outbound network policy, as notification targets do.
       policy,
     },
-    rateLimitPerSecond: config.rateLimitPerSecond,
-    authFailuresPerSecond: config.authFailuresPerSecond,
-    trustedProxies: config.trustedProxies,
-    corsOrigins: config.corsOrigins,
-    maxAnswerBytes: config.maxAnswerBytes,
-    logSummarySeconds: config.logSummarySeconds,
-    // Ping URLs start with PUBLIC_URL, or with the origin a request came to.
-    publicUrl: config.publicUrl,
-    sessions: config.sessions,
-    oidc: config.oidc,
-    metrics: {
-      perProbe: config.metricsPerProbe,
-      processMetrics: true,
-      connections: server.stats,
-    },
+    metrics: { processMetrics: true, connections: server.stats },
   });
 }
 

@@ -89,18 +89,17 @@ for (const backend of backends()) {
       database: await freshDatabase(backend),
       apiKeys: [TEST_API_KEY],
       log: createLogger("debug", (line) => lines.push(line)),
-      iamAlive: {
-        config: {
+      config: {
+        iamAlive: {
           mail: {
             smtpUrl: smtp.url("smtp", password, user),
             from: "sender@example.test",
             to: ["ops@example.test"],
           },
         },
-        mailTls: TRUST_TEST_CERT,
-        writeLine: (line) => lines.push(line),
-        clock: new ManualClock(),
       },
+      iamAlive: { mailTls: TRUST_TEST_CERT, writeLine: (line) => lines.push(line) },
+      clock: new ManualClock(),
     });
     const api = new TestClient(app.handler);
     try {

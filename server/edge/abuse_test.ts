@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { createApp } from "../app.ts";
+import { type AppOptions, createApp } from "../app.ts";
+import { systemClock } from "../base/clock.ts";
 import { createLogger } from "../base/log.ts";
 import { apiSuite, freshDatabase, TEST_API_KEY, TestClient, uniqueName } from "../testing/app.ts";
 import { MAX_TRPC_BATCH } from "./handler.ts";
@@ -7,15 +8,15 @@ import { MAX_TRPC_BATCH } from "./handler.ts";
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-async function appWith(
-  options: Parameters<typeof createApp>[0] extends infer O ? Partial<O> : never,
-) {
+/** An app with these settings whose clock stands at 0. */
+async function appWith(config: AppOptions["config"]) {
   const lines: Json[] = [];
   const app = await createApp({
     database: await freshDatabase("pglite"),
     apiKeys: [TEST_API_KEY],
     log: createLogger("info", (line) => lines.push(JSON.parse(line))),
-    ...options,
+    config,
+    clock: { ...systemClock, now: () => 0 },
   });
   return { app, lines };
 }
@@ -29,7 +30,7 @@ const from = (address: string, key: string | null = null, headers: Record<string
   ] as const;
 
 Deno.test("a tRPC batch holds at most 50 calls, and each call takes a token", async () => {
-  const { app } = await appWith({ rateLimitPerSecond: 30, now: () => 0 }); // a burst of 60
+  const { app } = await appWith({ rateLimitPerSecond: 30 }); // a burst of 60
   const api = new TestClient(app.handler);
   const batch = (n: number) =>
     `/trpc/${Array(n).fill("projects.list").join(",")}?batch=1&input=${
@@ -56,7 +57,7 @@ Deno.test("a tRPC batch holds at most 50 calls, and each call takes a token", as
 });
 
 Deno.test("failed key checks are limited per client address, and not logged one by one", async () => {
-  const { app, lines } = await appWith({ authFailuresPerSecond: 1, now: () => 0 }); // burst 2
+  const { app, lines } = await appWith({ authFailuresPerSecond: 1 }); // burst 2
   let closed = false;
   try {
     const statuses = [];
@@ -89,7 +90,6 @@ Deno.test("behind a trusted proxy, X-Forwarded-For names the client; elsewhere i
   const { app } = await appWith({
     authFailuresPerSecond: 1,
     trustedProxies: ["127.0.0.1", "10.1.0.0/16"],
-    now: () => 0,
   });
   try {
     const via = (client: string, peer = "127.0.0.1") =>

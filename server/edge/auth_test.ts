@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { createApp } from "../app.ts";
 import { createLogger } from "../base/log.ts";
+import { systemClock } from "../base/clock.ts";
 import { createSessions } from "../access/sessions.ts";
 import {
   backends,
@@ -27,10 +28,13 @@ async function sessionApp(backend: "pglite" | "postgres", publicUrl?: string) {
   const app = await createApp({
     database: await freshDatabase(backend),
     apiKeys: [TEST_API_KEY],
-    readOnlyApiKeys: [TEST_READ_KEY],
     log: createLogger("silent"),
-    publicUrl,
-    sessions: { idleMs: IDLE_MS, absoluteMs: ABSOLUTE_MS, now: () => now },
+    config: {
+      readOnlyApiKeys: [TEST_READ_KEY],
+      publicUrl,
+      sessions: { idleMs: IDLE_MS, absoluteMs: ABSOLUTE_MS },
+    },
+    clock: { ...systemClock, now: () => now },
   });
   const call = async (
     method: string,

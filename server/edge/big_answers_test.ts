@@ -202,9 +202,8 @@ for (const backend of backends()) {
     const app = await createApp({
       database: { ...handle, db: handle.db.withPlugin(counter) },
       apiKeys: [TEST_API_KEY],
-      readOnlyApiKeys: [TEST_READ_KEY],
       log: createLogger("silent"),
-      maxAnswerBytes: LIMIT,
+      config: { readOnlyApiKeys: [TEST_READ_KEY], maxAnswerBytes: LIMIT },
     });
     const api = new TestClient(app.handler);
     try {

@@ -37,7 +37,7 @@ for (const backend of backends()) {
       database: await freshDatabase(backend),
       apiKeys: [TEST_API_KEY],
       log: createLogger("silent"),
-      oidc,
+      config: { oidc },
     });
     const call = (path: string, init: RequestInit = {}) =>
       app.handler(new Request(new URL(path, BASE), init));

@@ -30,9 +30,11 @@ async function startApp(backend: "pglite" | "postgres"): Promise<App> {
   return await createApp({
     database: await freshDatabase(backend),
     apiKeys: [TEST_API_KEY],
-    readOnlyApiKeys: [TEST_READ_KEY],
-    // A header of the operator's own, masked because PROBE_SECRET_HEADERS names it.
-    secretHeaders: ["x-tenant-pin"],
+    config: {
+      readOnlyApiKeys: [TEST_READ_KEY],
+      // A header of the operator's own, masked because PROBE_SECRET_HEADERS names it.
+      probeSecretHeaders: ["x-tenant-pin"],
+    },
     log: createLogger("silent"),
     runProbe: (target) => executeProbe(target, { policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
   });

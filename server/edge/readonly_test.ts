@@ -27,7 +27,7 @@ async function startApp(backend: "pglite" | "postgres"): Promise<App> {
   return await createApp({
     database: await freshDatabase(backend),
     apiKeys: [TEST_API_KEY],
-    readOnlyApiKeys: [TEST_READ_KEY],
+    config: { readOnlyApiKeys: [TEST_READ_KEY] },
     log: createLogger("silent"),
     runProbe: (target) => executeProbe(target, { policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
   });

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { createApp } from "../app.ts";
 import { createLogger } from "../base/log.ts";
+import { systemClock } from "../base/clock.ts";
 import { executeProbe } from "./execute.ts";
 import {
   backends,
@@ -71,8 +72,8 @@ for (const backend of backends()) {
           runProbe: (probe, hooks) =>
             executeProbe(probe, { ...hooks, policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
           // 5 requests a second, 10 at most in a burst; time moves only when the test says.
-          rateLimitPerSecond: 5,
-          now: () => now,
+          config: { rateLimitPerSecond: 5 },
+          clock: { ...systemClock, now: () => now },
         });
         const api = new TestClient(app.handler);
         try {

@@ -30,11 +30,10 @@ export async function heartbeatApp(
   const app = await createApp({
     database: database ?? await freshDatabase(backend),
     apiKeys: [TEST_API_KEY],
-    readOnlyApiKeys: [TEST_READ_KEY],
     log: createLogger("silent"),
+    config: { readOnlyApiKeys: [TEST_READ_KEY], publicUrl },
     remoteRuns: { syncEveryMs: 0 },
-    publicUrl,
-    heartbeats: { clock },
+    clock,
   });
   return { app, api: new TestClient(app.handler) };
 }

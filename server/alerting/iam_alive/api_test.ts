@@ -6,7 +6,8 @@ import { createDispatch } from "../dispatch.ts";
 import { backoffMs } from "../outbox/outbox.ts";
 import { type App, createApp, type IamAliveOptions } from "../../app.ts";
 import { createLogger } from "../../base/log.ts";
-import { systemClock } from "../../base/clock.ts";
+import { type Clock, systemClock } from "../../base/clock.ts";
+import type { IamAliveConfig } from "../../base/config.ts";
 import { smtpServer, TRUST_TEST_CERT, webhookReceiver } from "../../testing/receivers.ts";
 import { toApiError } from "../../procedures/errors.ts";
 import { createContext } from "../../procedures/context.ts";
@@ -25,11 +26,16 @@ const SECRET = "whsec-api-test-0123456789";
 const TEST_PATH = "/api/v1/settings/iam-alive/test";
 const DELIVERIES_PATH = "/api/v1/settings/iam-alive/deliveries";
 
-async function appWith(backend: Backend, iamAlive: IamAliveOptions): Promise<App> {
+async function appWith(
+  backend: Backend,
+  { config, clock, ...iamAlive }: IamAliveOptions & { config?: IamAliveConfig; clock?: Clock },
+): Promise<App> {
   return await createApp({
     database: await freshDatabase(backend),
     apiKeys: [TEST_API_KEY],
     log: createLogger("silent"),
+    config: { iamAlive: config },
+    clock,
     iamAlive,
   });
 }

@@ -31,7 +31,7 @@ function appOver(database: DatabaseHandle): Promise<App> {
   return createApp({
     database,
     apiKeys: [TEST_API_KEY],
-    readOnlyApiKeys: [TEST_READ_KEY],
+    config: { readOnlyApiKeys: [TEST_READ_KEY] },
     log: createLogger("silent"),
     runProbe: (target) => executeProbe(target, { policy: LOOPBACK_ONLY, timeoutMs: 5_000 }),
   });

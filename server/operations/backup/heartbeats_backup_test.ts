@@ -24,7 +24,7 @@ const appOver = (database: DatabaseHandle): Promise<App> =>
     apiKeys: [TEST_API_KEY],
     log: createLogger("silent"),
     remoteRuns: { syncEveryMs: 0 },
-    publicUrl: "https://probes.example.com",
+    config: { publicUrl: "https://probes.example.com" },
   });
 
 for (const backend of backends()) {

@@ -21,10 +21,9 @@ async function appOn(backend: string, perProbe = true) {
   return await createApp({
     database: await freshDatabase(backend as "pglite" | "postgres"),
     apiKeys: [TEST_API_KEY],
-    readOnlyApiKeys: [TEST_READ_KEY],
     log: createLogger("silent"),
+    config: { readOnlyApiKeys: [TEST_READ_KEY], metricsPerProbe: perProbe },
     iamAlive: { writeLine: () => {} },
-    metrics: { perProbe },
   });
 }
 

@@ -47,7 +47,7 @@ for (const backend of backends()) {
       log: createLogger("silent"),
       iamAlive: { writeLine: () => {} },
       remoteRuns: { syncEveryMs: 0 },
-      probeDefaults: { intervalSeconds: 60, timeoutMs: 10_000, localLocation: "home" },
+      config: { runnerLocation: "home" },
     });
     try {
       const api = new TestClient(app.handler);

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import type { App } from "../../app.ts";
 import { createApp } from "../../app.ts";
 import { createLogger } from "../../base/log.ts";
+import { systemClock } from "../../base/clock.ts";
 import { runDueProbesOnce } from "../../testing/runs.ts";
 import {
   backends,
@@ -45,14 +46,13 @@ function valueOf(samples: Sample[], name: string, labels: Record<string, string>
   return found[0]?.value;
 }
 
-async function appOn(backend: string, options: Parameters<typeof createApp>[0]["metrics"] = {}) {
+async function appOn(backend: string, { perProbe = true } = {}) {
   return await createApp({
     database: await freshDatabase(backend as "pglite" | "postgres"),
     apiKeys: [TEST_API_KEY],
-    readOnlyApiKeys: [TEST_READ_KEY],
+    config: { readOnlyApiKeys: [TEST_READ_KEY], metricsPerProbe: perProbe },
     log: createLogger("silent"),
     iamAlive: { writeLine: () => {} },
-    metrics: options,
   });
 }
 
@@ -273,11 +273,10 @@ for (const backend of backends()) {
     const app = await createApp({
       database: await freshDatabase(backend),
       apiKeys: [TEST_API_KEY],
-      readOnlyApiKeys: [TEST_READ_KEY],
       log: createLogger("silent"),
-      rateLimitPerSecond: 1,
-      authFailuresPerSecond: 1,
-      now: () => now, // time stands still: each bucket holds its burst of 2 and no more
+      config: { readOnlyApiKeys: [TEST_READ_KEY], rateLimitPerSecond: 1, authFailuresPerSecond: 1 },
+      // Time stands still: each bucket holds its burst of 2 and no more.
+      clock: { ...systemClock, now: () => now },
     });
     const api = new TestClient(app.handler);
     try {
