@@ -28,7 +28,7 @@ async function serviceWith(trpcFastPath: boolean) {
     database: { kind: "pglite" },
     apiKeys: [BENCH_KEY],
     log: createLogger("silent"),
-    rateLimitPerSecond: 1e9,
+    config: { rateLimitPerSecond: 1e9 },
     trpcFastPath,
   });
   const created = await app.handler(
