@@ -29,7 +29,16 @@ export function backends(): Backend[] {
   return Deno.env.get("TEST_DATABASE_URL") ? ["pglite", "postgres"] : ["pglite"];
 }
 
-/** Dumps by the migration they stop at ("" for the newest). */
+/**
+ * Where the migrations stop: at the named one, at none (`null`: no table at all) or, when
+ * absent, at the newest.
+ */
+type Stop = string | null | undefined;
+
+/** The key of a stop in the maps below. */
+const stopKey = (to: Stop) => to === null ? "(none)" : to ?? "";
+
+/** Dumps by where their migrations stopped. */
 const snapshots = new Map<string, Promise<Blob>>();
 
 /**
@@ -39,11 +48,11 @@ const snapshots = new Map<string, Promise<Blob>>();
  * test file to need it makes it while the others wait on a lock. Where that folder cannot be
  * used, each test file makes its own. `to`: the last migration run (all when absent).
  */
-function migratedSnapshot(to?: string): Promise<Blob> {
-  let snapshot = snapshots.get(to ?? "");
+function migratedSnapshot(to?: Stop): Promise<Blob> {
+  let snapshot = snapshots.get(stopKey(to));
   if (!snapshot) {
     snapshot = cachedSnapshot(to).catch(() => makeSnapshot(to));
-    snapshots.set(to ?? "", snapshot);
+    snapshots.set(stopKey(to), snapshot);
   }
   return snapshot;
 }
@@ -56,8 +65,9 @@ export function migratedDump(): Promise<Blob> {
   return migratedSnapshot();
 }
 
-/** Runs the migrations up to `to` (all when absent). */
-async function migrate(db: Db, to?: string): Promise<void> {
+/** Runs the migrations up to `to` (all when absent, none when null). */
+async function migrate(db: Db, to: Stop): Promise<void> {
+  if (to === null) return;
   if (to === undefined) {
     await migrateToLatest(db);
     return;
@@ -70,7 +80,7 @@ async function migrate(db: Db, to?: string): Promise<void> {
   if (result.error) throw result.error;
 }
 
-async function makeSnapshot(to?: string): Promise<Blob> {
+async function makeSnapshot(to: Stop): Promise<Blob> {
   const handle = await openDatabase({ kind: "pglite" });
   await migrate(handle.db, to);
   const dump = await handle.pglite!.dumpDataDir("none");
@@ -97,9 +107,9 @@ async function migrationsKey(...others: string[]): Promise<string> {
 }
 
 /** The name part that says where the migrations stopped: none for the newest. */
-const upTo = (to?: string) => to === undefined ? [] : [`to ${to}`];
+const upTo = (to: Stop) => to === undefined ? [] : to === null ? ["none"] : [`to ${to}`];
 
-async function cachedSnapshot(to?: string): Promise<Blob> {
+async function cachedSnapshot(to: Stop): Promise<Blob> {
   const dir = `${Deno.env.get("TMPDIR") || "/tmp"}/probe-monitor-test-pglite`;
   await Deno.mkdir(dir, { recursive: true });
   const key = await migrationsKey(import.meta.resolve("@electric-sql/pglite"), ...upTo(to));
@@ -137,7 +147,7 @@ async function removeStaleSnapshots(dir: string, key: string): Promise<void> {
   }
 }
 
-/** Template databases' names by the migration they stop at ("" for the newest). */
+/** Template databases' names by where their migrations stopped. */
 const templates = new Map<string, Promise<string>>();
 
 /**
@@ -146,8 +156,8 @@ const templates = new Map<string, Promise<string>>();
  * so that test files and test runs at the same time make it once; made under a name of its own
  * and renamed when complete, so that a run killed half-way leaves no half-made template.
  */
-function migratedTemplate(adminUrl: string, to?: string): Promise<string> {
-  const made = templates.get(to ?? "");
+function migratedTemplate(adminUrl: string, to: Stop): Promise<string> {
+  const made = templates.get(stopKey(to));
   if (made) return made;
   const template = (async () => {
     const name = `probe_test_template_${await migrationsKey(...upTo(to))}`;
@@ -182,25 +192,26 @@ function migratedTemplate(adminUrl: string, to?: string): Promise<string> {
     }
     return name;
   })();
-  templates.set(to ?? "", template);
-  template.catch(() => templates.delete(to ?? ""));
+  templates.set(stopKey(to), template);
+  template.catch(() => templates.delete(stopKey(to)));
   return template;
 }
 
 /**
  * A fresh database of the given kind, migrated to the latest schema (or up to the migration
- * `migratedTo`) and holding nothing else (but the rows the migrations insert); closing it drops
- * it.
+ * `migratedTo`, or not at all when it is null) and holding nothing else (but the rows the
+ * migrations insert); closing it drops it.
  */
 export async function freshDatabase(
   backend: Backend,
-  { migratedTo }: { migratedTo?: string } = {},
+  { migratedTo }: { migratedTo?: string | null } = {},
 ): Promise<DatabaseHandle> {
   if (backend === "pglite") {
     return openDatabase({ kind: "pglite", loadDataDir: await migratedSnapshot(migratedTo) });
   }
   const adminUrl = Deno.env.get("TEST_DATABASE_URL");
   if (!adminUrl) throw new Error("TEST_DATABASE_URL is not set");
+  if (migratedTo === null) return await openDropping(await createPostgresDatabase(adminUrl));
   const { url, drop } = await createPostgresDatabase(
     adminUrl,
     "probe_test",
@@ -354,7 +365,7 @@ export async function startTestApp(
     log: options.log ?? createLogger("silent"),
     onFastPath: options.onFastPath,
     trpcFastPath: options.trpcFastPath,
-    config: { maxAnswerBytes: options.maxAnswerBytes },
+    maxAnswerBytes: options.maxAnswerBytes,
     // Remote runners' claims add new probes' schedule rows each time, not every 2 s at most.
     remoteRuns: { syncEveryMs: 0 },
     // Run-now may reach local targets (`startTarget()`), as the tests' runners may.

@@ -4,13 +4,15 @@
  *
  * @module
  */
-import { type DatabaseHandle, openDatabase } from "../storage/database.ts";
-import { type Backend, createPostgresDatabase, openDropping } from "./app.ts";
+import type { DatabaseHandle } from "../storage/database.ts";
+import { type Backend, freshDatabase } from "./app.ts";
 
-/** A database with no tables at all: PGlite in memory, or a new PostgreSQL database. */
-export async function emptyDatabase(backend: Backend): Promise<DatabaseHandle> {
-  if (backend === "pglite") return await openDatabase({ kind: "pglite" });
-  return await openDropping(await createPostgresDatabase());
+/**
+ * A database with no tables at all: PGlite in memory (loaded from a kept dump, as PGlite's initdb
+ * costs seconds), or a new PostgreSQL database.
+ */
+export function emptyDatabase(backend: Backend): Promise<DatabaseHandle> {
+  return freshDatabase(backend, { migratedTo: null });
 }
 
 /** A backup's text in uneven pieces, as a network would give it. */

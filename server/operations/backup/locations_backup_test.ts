@@ -5,19 +5,17 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { type App, createApp } from "../../app.ts";
-import { type DatabaseHandle, openDatabase } from "../../storage/database.ts";
+import type { DatabaseHandle } from "../../storage/database.ts";
 import { createLogger } from "../../base/log.ts";
 import {
-  type Backend,
   backends,
   BASE,
-  createPostgresDatabase,
   freshDatabase,
-  openDropping,
   TEST_API_KEY,
   TestClient,
   uniqueName,
 } from "../../testing/app.ts";
+import { emptyDatabase } from "../../testing/backups.ts";
 import { runRemotely } from "../../testing/remote_runs.ts";
 import { readBackup } from "./format.ts";
 import { restoreBackup } from "./restore.ts";
@@ -29,11 +27,6 @@ function appOver(database: DatabaseHandle): Promise<App> {
     log: createLogger("silent"),
     remoteRuns: { syncEveryMs: 0 },
   });
-}
-
-async function emptyDatabase(backend: Backend): Promise<DatabaseHandle> {
-  if (backend === "pglite") return await openDatabase({ kind: "pglite" });
-  return await openDropping(await createPostgresDatabase());
 }
 
 async function* once(text: string): AsyncGenerator<string> {
