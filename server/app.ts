@@ -148,16 +148,6 @@ export interface AppOptions {
   trpcFastPath?: boolean;
   /** `/metrics`: process metrics and the connection layer's (main.ts), none by default. */
   metrics?: Pick<ServiceMetricsOptions, "processMetrics" | "connections">;
-  /** The heartbeats' deadline watch's pace and the pings' limit. */
-  heartbeats?: HeartbeatOptions;
-}
-
-/** How heartbeats run: the watch's pace, the pings' limits. */
-export interface HeartbeatOptions {
-  /** How often the deadline watch looks (ms): 250 by default. */
-  watchEveryMs?: number;
-  /** Pings a second one token may make: 200 by default; 0 for no limit. */
-  pingsPerTokenPerSecond?: number;
 }
 
 export interface AppHeartbeats {
@@ -170,11 +160,10 @@ export interface AppHeartbeats {
 
 /** The heartbeats' pings (group commit), ping URLs and deadline watch over `handle`. */
 function createHeartbeats(
-  { handle, log, clock, options, localName, onMissed }: {
+  { handle, log, clock, localName, onMissed }: {
     handle: DatabaseHandle;
     log: Logger;
     clock: Clock;
-    options: HeartbeatOptions;
     localName: string;
     onMissed: () => void;
   },
@@ -192,14 +181,12 @@ function createHeartbeats(
     db: handle.db,
     log,
     clock,
-    everyMs: options.watchEveryMs,
     localName,
     onMissed,
   });
   const pings = createPingEndpoint({
     batcher,
     now: () => clock.now(),
-    perTokenPerSecond: options.pingsPerTokenPerSecond,
   });
   const heartbeats: AppHeartbeats = {
     watch,
@@ -286,7 +273,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     handle,
     log,
     clock,
-    options: options.heartbeats ?? {},
     localName: config.runnerLocation,
     onMissed: () => deliverer.wake(),
   });

@@ -83,6 +83,9 @@ const notifications = (db: Db) =>
   db.selectFrom("notifications").select(["id", "event", "target", "incident_id", "payload"])
     .orderBy("created_at").orderBy("id").execute();
 
+/** The system's timers with the time standing at `at`. */
+const clockAt = (at: Date) => ({ ...systemClock, now: () => at.getTime() });
+
 for (const backend of backends()) {
   Deno.test(`probe states and incidents [${backend}]`, async (t) => {
     const handle = await freshDatabase(backend);
@@ -307,22 +310,10 @@ for (const backend of backends()) {
             sent.push({ target, id: message.id, type: message.type });
             return Promise.resolve({ outcome: "delivered", attempts: 1 });
           };
-          const early = createDeliverer({
-            db,
-            send,
-            log,
-            id: "alive",
-            clock: { ...systemClock, now: () => now.getTime() },
-          });
+          const early = createDeliverer({ db, send, log, id: "alive", clock: clockAt(now) });
           assert.equal(await early.deliverOnce(), 0);
           const later = new Date(now.getTime() + CLAIM_LEASE_MS + 1);
-          const alive = createDeliverer({
-            db,
-            send,
-            log,
-            id: "alive",
-            clock: { ...systemClock, now: () => later.getTime() },
-          });
+          const alive = createDeliverer({ db, send, log, id: "alive", clock: clockAt(later) });
           assert.equal(await alive.deliverOnce(), 1);
           assert.deepEqual(sent, [{ target: "log", id: queued.id, type: "probe.down" }]);
           // The dead one coming back late records nothing over the delivered notification.

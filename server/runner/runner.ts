@@ -63,7 +63,7 @@ export interface RunnerOptions {
   clock?: Clock;
   /** Runs one probe; `executeProbe` under the policy by default. */
   execute?: (target: ProbeTarget) => Promise<RunResult>;
-  /** Certificate authorities to trust instead of the system's (tests). */
+  /** The authorities `tls://` probes trust: `PROBE_CA_FILE`'s with the system's; the system's unset. */
   ca?: string;
   /** How long a claim holds; `leaseFor(timeoutMs)` unless given. Renewed while the run lasts. */
   leaseMs?: number;

@@ -365,7 +365,7 @@ export async function startTestApp(
     log: options.log ?? createLogger("silent"),
     onFastPath: options.onFastPath,
     trpcFastPath: options.trpcFastPath,
-    maxAnswerBytes: options.maxAnswerBytes,
+    config: { maxAnswerBytes: options.maxAnswerBytes },
     // Remote runners' claims add new probes' schedule rows each time, not every 2 s at most.
     remoteRuns: { syncEveryMs: 0 },
     // Run-now may reach local targets (`startTarget()`), as the tests' runners may.

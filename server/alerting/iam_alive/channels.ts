@@ -47,8 +47,6 @@ export interface ChannelDeps {
    */
   policy?: NetworkPolicy;
   resolve?: Resolver;
-  /** Certificate authorities to trust instead of the system's (PEM), for tests. */
-  ca?: string;
   webhookTimeoutMs?: number;
   /** TLS options for SMTP (tests trust their own certificate this way). */
   mailTls?: ConnectionOptions;
@@ -84,7 +82,6 @@ export function createChannels(deps: ChannelDeps): Channels {
   const send = createSender({
     policy: deps.policy ?? ANYWHERE,
     resolve: deps.resolve,
-    ca: deps.ca,
     timeoutMs: deps.webhookTimeoutMs,
     userAgent: `probe-service/${SERVICE_VERSION} (I'm alive)`,
     now: () => new Date(clock.now()),

@@ -165,6 +165,9 @@ export function createReporter(options: ReporterOptions): Reporter {
     clock,
     log,
     everyMs: pollMs,
+    // While the database fails, asked twice as late each time, up to a minute: one error line
+    // each time, not one every poll.
+    maxBackoffMs: Math.max(pollMs, 60_000),
     task: () => track(runDue()),
   });
 
