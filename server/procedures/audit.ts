@@ -1,14 +1,14 @@
 /**
- * Every change through the API leaves an audit entry, in the change's own transaction: the one
- * seam every interface passes through (REST, `/trpc` and its fast path, the dashboard, the CLI
- * and the client all call the procedures) is `apiProcedure`'s mutation step (`init.ts`), which
- * hands the call here. The transaction is opened here and the procedure gets it as its `ctx.db`
- * (`inJoinedTransaction`: the domain's own transactions join it, and what they tell others of
- * their change waits for its commit); the resource is read before and after as a viewer would
- * see it through its own query (secrets masked by the API's own rules), or the domain function
- * that query calls (its rule's `load`), and the entry is written before the commit. A procedure
- * that fails, or a failure after the entry, rolls both back: a refused write (401, 403, 404, 422,
- * 409) leaves no entry.
+ * Every change through the API leaves an audit entry, in the change's own transaction: the one seam
+ * every interface passes through (REST, `/trpc` and its fast path, the dashboard, the CLI and the
+ * client all call the procedures) is the `audited` step each mutation runs once its input is
+ * validated (`init.ts`), which hands the call here. The transaction is opened here and the
+ * procedure gets it as its `ctx.db` (`inJoinedTransaction`: the domain's own transactions join it,
+ * and what they tell others of their change waits for its commit); the resource is read before and
+ * after as a viewer would see it through its own query (secrets masked by the API's own rules), or
+ * the domain function that query calls (its rule's `load`), and the entry is written before the
+ * commit. A procedure that fails, or a failure after the entry, rolls both back: a refused write
+ * (401, 403, 404, 422, 409) leaves no entry.
  *
  * @module
  */
@@ -127,12 +127,11 @@ export function createAuditor(router: AppRouter): Auditor {
 
   return {
     async run<R extends StepResult>(
-      { ctx, path, getRawInput, next }: AuditCall<R>,
+      { ctx, path, input: parsed, next }: AuditCall<R>,
     ): Promise<R> {
       const rule: AuditRule = AUDIT_RULES[path] ??
         { type: path.split(".")[0], kind: "action", ref: () => ({}) };
-      const raw = await getRawInput();
-      const input = isFields(raw) ? raw : {};
+      const input = isFields(parsed) ? parsed : {};
       const entry = (ref: ResourceRef | null): Omit<AuditRecord, "before" | "after"> => ({
         actor: ctx.principal.name,
         actorSource: ctx.principal.source,

@@ -62,9 +62,8 @@ export interface AuditRule {
 }
 
 /**
- * A name or id from the input as text. The audit step runs before the procedure validates its
- * input, so anything may stand there: what is not a string or a number names nothing (the
- * validation refuses the call), and is never converted (an object's own `toString` may throw).
+ * A name or id from the input as text: the input is the procedure's validated one, where a
+ * name is a string and an id a string or a number.
  */
 const text = (value: unknown) =>
   typeof value === "string"

@@ -66,7 +66,8 @@ export interface AuditCall<R extends StepResult> {
   ctx: Context;
   /** The procedure's path (`probes.update`). */
   path: string;
-  getRawInput: () => Promise<unknown>;
+  /** Its input, as the procedure validated it. */
+  input: unknown;
   /** Runs the procedure with `db` as its database. */
   next: (db: Db) => Promise<R>;
 }

@@ -47,12 +47,13 @@ export const createCallerFactory = t.createCallerFactory;
 
 /**
  * A mutation with its audit entry, in one transaction that the procedure gets as its `ctx.db`
- * (`audit.ts`). Last of `apiProcedure`'s steps, after every refusal: a refused write leaves no
- * entry.
+ * (`audit.ts`). Every mutation of `apiProcedure` uses it right after its `.input()`: after every
+ * refusal (a refused write leaves no entry), and on the input as validated (the entry names
+ * nothing from input the procedure refuses).
  */
-const audited = t.middleware(({ ctx, type, path, getRawInput, next }) => {
+export const audited = t.middleware(({ ctx, type, path, input, next }) => {
   if (type !== "mutation" || !ctx.audit) return next();
-  return ctx.audit.run({ ctx, path, getRawInput, next: (db) => next({ ctx: { db } }) });
+  return ctx.audit.run({ ctx, path, input, next: (db) => next({ ctx: { db } }) });
 });
 
 /**
@@ -90,4 +91,4 @@ export const apiProcedure = t.procedure.use(({ ctx, type, path, getRawInput, nex
     const text = boundedStringify(result.data, budget.remaining);
     return text === null ? null : text?.length ?? 0;
   });
-}).use(audited);
+});

@@ -13,7 +13,7 @@ import {
   updateAlertPolicy,
   updateProjectAlerts,
 } from "../../domain/alerts.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 
 const tags = ["alerts"];
 
@@ -46,6 +46,7 @@ export const alertsRouter = router({
       },
     })
     .input(alertPolicyPatchInput)
+    .use(audited)
     .output(dataOf(alertPolicy))
     .mutation(async ({ ctx, input }) => ({
       data: await updateAlertPolicy({ db: ctx.db, input }),
@@ -84,6 +85,7 @@ export const alertsRouter = router({
       },
     })
     .input(projectAlertsPatchInput)
+    .use(audited)
     .output(dataOf(projectAlerts))
     .mutation(async ({ ctx, input }) => ({
       data: await updateProjectAlerts({ db: ctx.db, input }),

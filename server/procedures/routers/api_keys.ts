@@ -18,7 +18,7 @@ import {
   rotateApiKey,
   updateApiKey,
 } from "../../domain/api_keys.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 
 const tags = ["api-keys"];
 const NOT_FOUND = "API key not found";
@@ -63,6 +63,7 @@ export const apiKeysRouter = router({
       success: { 201: "API key created" },
     })
     .input(apiKeyCreateInput)
+    .use(audited)
     .output(dataOf(apiKeyWithKey))
     .mutation(async ({ ctx, input }) => ({
       data: await createApiKey({
@@ -105,6 +106,7 @@ export const apiKeysRouter = router({
       },
     })
     .input(apiKeyPatchInput)
+    .use(audited)
     .output(dataOf(apiKey))
     .mutation(async ({ ctx, input }) => ({
       data: await updateApiKey({ db: ctx.db, input, configured: ctx.configuredKeys }),
@@ -124,6 +126,7 @@ export const apiKeysRouter = router({
       success: { 204: "API key deleted; no body" },
     })
     .input(apiKeyRef)
+    .use(audited)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       await deleteApiKey({ db: ctx.db, name: input.name, configured: ctx.configuredKeys });
@@ -144,6 +147,7 @@ export const apiKeysRouter = router({
     })
     // No input but the path: no body or `{}`; anything else is refused (422).
     .input(z.strictObject({ name: nameInPath }))
+    .use(audited)
     .output(dataOf(apiKeyWithKey))
     .mutation(async ({ ctx, input }) => ({
       data: await rotateApiKey({ db: ctx.db, name: input.name, configured: ctx.configuredKeys }),

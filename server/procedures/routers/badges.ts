@@ -12,7 +12,7 @@ import {
 } from "@probe/shared";
 import { z } from "zod";
 import { createBadge, deleteBadge, listBadges, rotateBadge } from "../../domain/badges.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 
 const tags = ["badges"];
 const badgeNotFound = { 404: "Badge not found" };
@@ -55,6 +55,7 @@ export const badgesRouter = router({
       success: { 201: "Badge token created; the token is shown this once" },
     })
     .input(badgeCreateInput)
+    .use(audited)
     .output(dataOf(badgeWithToken))
     .mutation(async ({ ctx, input }) => ({ data: await createBadge({ db: ctx.db, input }) })),
 
@@ -71,6 +72,7 @@ export const badgesRouter = router({
       },
     })
     .input(badgeRotateInput)
+    .use(audited)
     .output(dataOf(badgeWithToken))
     .mutation(async ({ ctx, input }) => ({ data: await rotateBadge({ db: ctx.db, ref: input }) })),
 
@@ -87,6 +89,7 @@ export const badgesRouter = router({
       success: { 204: "Badge token deleted; no body" },
     })
     .input(badgeRef)
+    .use(audited)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       await deleteBadge({ db: ctx.db, ref: input });

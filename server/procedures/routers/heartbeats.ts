@@ -21,7 +21,7 @@ import {
   updateHeartbeat,
 } from "../../domain/heartbeats.ts";
 import type { Context } from "../context.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 import { pageAnswer } from "../pages.ts";
 import { seesSecrets } from "../shown.ts";
 
@@ -56,6 +56,7 @@ export const heartbeatsRouter = router({
       success: { 201: "Heartbeat created" },
     })
     .input(heartbeatCreateInput)
+    .use(audited)
     .output(dataOf(heartbeat))
     .mutation(async ({ ctx, input }) => {
       const data = await createHeartbeat({ ...heartbeatContext(ctx), input });
@@ -112,6 +113,7 @@ export const heartbeatsRouter = router({
       },
     })
     .input(heartbeatPatchInput)
+    .use(audited)
     .output(dataOf(heartbeat))
     .mutation(async ({ ctx, input }) => ({
       data: await updateHeartbeat({ ...heartbeatContext(ctx), input }),
@@ -130,6 +132,7 @@ export const heartbeatsRouter = router({
       success: { 204: "Heartbeat deleted; no body" },
     })
     .input(heartbeatRef)
+    .use(audited)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       await deleteHeartbeat({ db: ctx.db, ref: input });

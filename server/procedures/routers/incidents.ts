@@ -9,7 +9,7 @@ import {
 } from "@probe/shared";
 import { z } from "zod";
 import { acknowledgeIncident, getIncident, listIncidents } from "../../domain/incidents.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 import { visibleProjects } from "../scope.ts";
 
 const tags = ["incidents"];
@@ -68,6 +68,7 @@ export const incidentsRouter = router({
       },
     })
     .input(z.strictObject({ id: z.string() }))
+    .use(audited)
     .output(dataOf(incident))
     .mutation(async ({ ctx, input }) => ({
       data: await acknowledgeIncident({

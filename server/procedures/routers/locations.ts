@@ -18,7 +18,7 @@ import {
   rotateLocationToken,
   updateLocation,
 } from "../../domain/locations.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 import { visibleProjects } from "../scope.ts";
 
 const tags = ["locations"];
@@ -64,6 +64,7 @@ export const locationsRouter = router({
       success: { 201: "Location created" },
     })
     .input(locationCreateInput)
+    .use(audited)
     .output(dataOf(locationWithToken))
     .mutation(async ({ ctx, input }) => ({
       data: await createLocation({ db: ctx.db, input, names: ctx.probeDefaults }),
@@ -104,6 +105,7 @@ export const locationsRouter = router({
       },
     })
     .input(locationPatchInput)
+    .use(audited)
     .output(dataOf(location))
     .mutation(async ({ ctx, input }) => ({
       data: await updateLocation({ db: ctx.db, input, names: ctx.probeDefaults }),
@@ -124,6 +126,7 @@ export const locationsRouter = router({
       success: { 204: "Location deleted; no body" },
     })
     .input(locationRef)
+    .use(audited)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       await deleteLocation({ db: ctx.db, location: input.location, names: ctx.probeDefaults });
@@ -144,6 +147,7 @@ export const locationsRouter = router({
     })
     // No input but the path: no body or `{}`; anything else is refused (422).
     .input(z.strictObject({ location: nameInPath }))
+    .use(audited)
     .output(dataOf(locationWithToken))
     .mutation(async ({ ctx, input }) => ({
       data: await rotateLocationToken({

@@ -9,7 +9,7 @@ import {
 } from "@probe/shared";
 import { z } from "zod";
 import { createMaintenance, deleteMaintenance, listMaintenance } from "../../domain/maintenance.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 
 const tags = ["maintenance"];
 
@@ -53,6 +53,7 @@ export const maintenanceRouter = router({
       success: { 201: "Maintenance window created" },
     })
     .input(maintenanceCreateInput)
+    .use(audited)
     .output(dataOf(maintenanceWindow))
     .mutation(async ({ ctx, input }) => ({
       data: await createMaintenance({ db: ctx.db, input }),
@@ -71,6 +72,7 @@ export const maintenanceRouter = router({
       success: { 204: "Maintenance window deleted; no body" },
     })
     .input(maintenanceRef)
+    .use(audited)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       await deleteMaintenance({ db: ctx.db, ref: input });

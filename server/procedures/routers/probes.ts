@@ -23,7 +23,7 @@ import {
 } from "../../domain/probes.ts";
 import { unavailable } from "../../domain/errors.ts";
 import type { Context } from "../context.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 import { listMeter, pageAnswer } from "../pages.ts";
 import { seesSecrets, shown } from "../shown.ts";
 import { visibleProjects } from "../scope.ts";
@@ -82,6 +82,7 @@ export const probesRouter = router({
       success: createAnswers,
     })
     .input(probeCreateInput)
+    .use(audited)
     .output(createOutput)
     .mutation(({ ctx, input }) => create(ctx, input)),
 
@@ -100,6 +101,7 @@ export const probesRouter = router({
       success: createAnswers,
     })
     .input(probeCreateWithProjectInput)
+    .use(audited)
     .output(createOutput)
     .mutation(({ ctx, input }) => create(ctx, input)),
 
@@ -165,6 +167,7 @@ export const probesRouter = router({
       },
     })
     .input(probePatchInput)
+    .use(audited)
     .output(dataOf(probeWritten))
     .mutation(async ({ ctx, input }) => ({
       data: await updateProbe({ db: ctx.db, input, defaults: ctx.probeDefaults }),
@@ -183,6 +186,7 @@ export const probesRouter = router({
       success: { 204: "Probe deleted; no body" },
     })
     .input(probeRef)
+    .use(audited)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       await deleteProbe({ db: ctx.db, ref: input });
@@ -208,6 +212,7 @@ export const probesRouter = router({
       },
     })
     .input(z.strictObject({ project: nameInPath, probeId: z.string() }))
+    .use(audited)
     .output(dataOf(probeResult))
     .mutation(async ({ ctx, input }) => {
       if (!ctx.runNow) throw unavailable("Running probes");

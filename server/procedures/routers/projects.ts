@@ -17,7 +17,7 @@ import {
   listProjects,
   updateProject,
 } from "../../domain/projects.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 import { pageAnswer } from "../pages.ts";
 import { visibleProjects } from "../scope.ts";
 
@@ -38,6 +38,7 @@ export const projectsRouter = router({
       success: { 201: "Project created" },
     })
     .input(projectCreateInput)
+    .use(audited)
     .output(dataOf(projectName))
     .mutation(async ({ ctx, input }) => ({
       data: await createProject({ db: ctx.db, input, names: ctx.probeDefaults }),
@@ -97,6 +98,7 @@ export const projectsRouter = router({
       },
     })
     .input(projectPatchInput)
+    .use(audited)
     .output(dataOf(projectName))
     .mutation(async ({ ctx, input }) => ({
       data: await updateProject({ db: ctx.db, input, names: ctx.probeDefaults }),
@@ -114,6 +116,7 @@ export const projectsRouter = router({
       },
     })
     .input(projectRef)
+    .use(audited)
     .output(dataWithMeta(projectDeleted, z.object({ message: z.string() })))
     .mutation(async ({ ctx, input }) => ({
       data: await deleteProject({

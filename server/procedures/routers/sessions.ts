@@ -4,7 +4,7 @@ import { DomainError } from "../../domain/errors.ts";
 import type { Principal } from "../../domain/principal.ts";
 import { keySessionName, type Sessions } from "../../access/sessions.ts";
 import type { Context } from "../context.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 
 const tags = ["sessions"];
 const NOT_FOUND = "Session not found";
@@ -68,6 +68,7 @@ export const sessionsRouter = router({
       success: { 204: "Session ended" },
     })
     .input(sessionRef)
+    .use(audited)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       const sessions = sessionsOf(ctx);

@@ -13,7 +13,7 @@ import { afterCommit } from "../../storage/joined.ts";
 import { unavailable } from "../../domain/errors.ts";
 import { listDeliveries } from "../../alerting/iam_alive/store.ts";
 import { getIamAlive, updateIamAlive } from "../../domain/settings.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 
 const tags = ["settings"];
 
@@ -46,6 +46,7 @@ export const settingsRouter = router({
       },
     })
     .input(iamAlivePatchInput)
+    .use(audited)
     .output(dataOf(iamAliveSettings))
     .mutation(async ({ ctx, input }) => {
       const data = await updateIamAlive({ db: ctx.db, input });
@@ -70,6 +71,7 @@ export const settingsRouter = router({
     })
     // No input: no body or `{}`; anything else is refused (422), as for every such action.
     .input(z.strictObject({}).optional())
+    .use(audited)
     .output(dataOf(iamAliveTestResult))
     .mutation(async ({ ctx }) => {
       if (!ctx.iamAlive) throw unavailable("I'm alive reporting");

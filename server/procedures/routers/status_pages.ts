@@ -1,6 +1,6 @@
 import { dataOf, statusPagePatchInput, statusPageRef, statusPageSettings } from "@probe/shared";
 import { getStatusPage, updateStatusPage } from "../../domain/status_pages.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 
 const tags = ["status-pages"];
 
@@ -39,6 +39,7 @@ export const statusPagesRouter = router({
       },
     })
     .input(statusPagePatchInput)
+    .use(audited)
     .output(dataOf(statusPageSettings))
     .mutation(async ({ ctx, input }) => ({
       data: await updateStatusPage({ db: ctx.db, input }),

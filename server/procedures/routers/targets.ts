@@ -23,7 +23,7 @@ import {
   targetPatchInput,
 } from "../../alerting/notify/providers/schema.ts";
 import { testEvent } from "../../alerting/notify/targets.ts";
-import { apiProcedure, router } from "../init.ts";
+import { apiProcedure, audited, router } from "../init.ts";
 import { shown } from "../shown.ts";
 
 const tags = ["notification-targets"];
@@ -65,6 +65,7 @@ export const targetsRouter = router({
       success: { 201: "Notification target created" },
     })
     .input(targetCreateInput)
+    .use(audited)
     .output(dataOf(notificationTarget))
     .mutation(async ({ ctx, input }) => ({ data: await createTarget({ db: ctx.db, input }) })),
 
@@ -119,6 +120,7 @@ export const targetsRouter = router({
       },
     })
     .input(targetPatchInput)
+    .use(audited)
     .output(dataOf(notificationTarget))
     .mutation(async ({ ctx, input }) => ({ data: await updateTarget({ db: ctx.db, input }) })),
 
@@ -137,6 +139,7 @@ export const targetsRouter = router({
       success: { 204: "Notification target deleted; no body" },
     })
     .input(targetRef)
+    .use(audited)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
       await deleteTarget({ db: ctx.db, name: input.name });
@@ -157,6 +160,7 @@ export const targetsRouter = router({
     })
     // No input but the path: no body or `{}`; anything else is refused (422).
     .input(z.strictObject({ name: targetNameInPath }))
+    .use(audited)
     .output(dataOf(targetTestResult))
     .mutation(async ({ ctx, input }) => {
       // An unknown name is a 404 (not a failed delivery); `log` is always there.
