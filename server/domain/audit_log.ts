@@ -7,9 +7,9 @@
  * @module
  */
 import type { AuditEntry, AuditListInput } from "@probe/shared";
-import { sql } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import type { Db } from "../storage/database.ts";
-import { json } from "../storage/json.ts";
+import { runLast } from "../storage/joined.ts";
 import { decodeCursor, type Page, pageOf, rowsToRead } from "./pages.ts";
 
 export const DEFAULT_AUDIT_RETENTION_DAYS = 400;
@@ -28,20 +28,34 @@ export interface AuditRecord {
   after: Record<string, unknown> | null;
 }
 
-/** Adds the entry of a change; `db` is the change's transaction, so both commit or neither. */
+/** The entry's insert, written out: built once, not by Kysely at each change. */
+const INSERT = `insert into audit_log (actor, actor_source, address, user_agent, request_id,
+  operation, resource_type, resource_id, before, after)
+  values ($1, $2, $3, $4, $5, $6, $7, $8, cast(cast($9 as text) as json),
+  cast(cast($10 as text) as json))`;
+
+/**
+ * Adds the entry of a change; `db` is the change's transaction, so both commit or neither. In a
+ * joined transaction (`server/procedures/audit.ts`) it runs last, with the commit (`runLast`).
+ */
 export async function recordChange(db: Db, entry: AuditRecord): Promise<void> {
-  await db.insertInto("audit_log").values({
-    actor: entry.actor,
-    actor_source: entry.actorSource,
-    address: entry.address ?? null,
-    user_agent: entry.userAgent ?? null,
-    request_id: entry.requestId ?? null,
-    operation: entry.operation,
-    resource_type: entry.resourceType,
-    resource_id: entry.resourceId,
-    before: entry.before === null ? null : json(entry.before),
-    after: entry.after === null ? null : json(entry.after),
-  }).execute();
+  const text = (fields: Record<string, unknown> | null) =>
+    fields === null ? null : JSON.stringify(fields);
+  await runLast(
+    db,
+    CompiledQuery.raw(INSERT, [
+      entry.actor,
+      entry.actorSource,
+      entry.address ?? null,
+      entry.userAgent ?? null,
+      entry.requestId ?? null,
+      entry.operation,
+      entry.resourceType,
+      entry.resourceId,
+      text(entry.before),
+      text(entry.after),
+    ]),
+  );
 }
 
 /** A resource filter: a type (`probe`), or one resource (`probe:web/api-1a2b3c`). */

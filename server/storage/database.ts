@@ -3,6 +3,7 @@ import { Kysely, PGliteDialect } from "kysely";
 import type postgres from "postgres";
 import { createConnectionWatch } from "./connection_watch.ts";
 import { embeddedStartParams, PGliteThread, type ThreadMemory } from "./pglite_thread.ts";
+import { carryLastWithCommit } from "./joined.ts";
 import { postgresJsDialect } from "./postgres_dialect.ts";
 import {
   countedPGlite,
@@ -196,6 +197,11 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
     const db = new Kysely<Database>({
       dialect: new PGliteDialect({ pglite: countedPGlite(thread, counters) }),
     });
+    carryLastWithCommit(
+      db,
+      (statements) =>
+        thread.runLast(statements.map(({ sql, parameters }) => ({ sql, params: parameters }))),
+    );
     return {
       db,
       kind: "pglite",

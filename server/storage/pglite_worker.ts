@@ -75,14 +75,26 @@ async function handle(request: WorkerRequest): Promise<unknown> {
       return null;
     }
     case "end": {
+      const open = transactions.get(request.tx);
+      // What runs last (`PGliteThread.runLast`): a failure rolls back and is the answer.
+      let failure: { error: unknown } | undefined;
+      try {
+        for (const { sql, params } of request.last ?? []) {
+          if (!open) throw new Error("The transaction has ended");
+          await open.tx.query(sql, [...params ?? []]);
+        }
+      } catch (error) {
+        failure = { error };
+      }
       const done = ended.get(request.tx);
       ended.delete(request.tx);
-      transactions.get(request.tx)?.end(request.commit);
+      open?.end(request.commit && !failure);
       try {
         await done;
       } catch (error) {
         if (error !== ROLLBACK) throw error;
       }
+      if (failure) throw failure.error;
       return null;
     }
     case "memory": {
