@@ -412,6 +412,9 @@ for (const backend of backends()) {
       const writer = expect(await cli({ app }, ["whoami"]), 0);
       assert.deepEqual(writer.calls, ["GET /trpc/whoami.get"]);
       assert.match(writer.stdout, /^scope +write$/m);
+      assert.match(writer.stdout, /^name +SERVICE_API_KEY$/m);
+      assert.match(writer.stdout, /^role +admin$/m);
+      assert.match(writer.stdout, /^projects +every project$/m);
       assert.match(writer.stdout, new RegExp(`^service +${BASE}$`, "m"));
       assert.match(writer.stdout, /^This key may read and change everything\.$/m);
       // With the service's version and database, as the dashboard's Settings page shows them.
@@ -422,15 +425,28 @@ for (const backend of backends()) {
       assert.match(writer.stdout, new RegExp(`^version +${SERVICE_VERSION}$`, "m"));
       assert.match(writer.stdout, new RegExp(`^database +${service.database}$`, "m"));
       assert.deepEqual(expect(await cli({ app }, ["--json", "whoami"]), 0).json(), {
-        data: { scope: "write", ...service },
+        data: {
+          name: "SERVICE_API_KEY",
+          role: "admin",
+          projects: null,
+          scope: "write",
+          ...service,
+        },
       });
 
       const reader = { SERVICE_API_KEY: TEST_READ_KEY };
       const read = expect(await cli({ app }, ["whoami"], reader), 0);
       assert.match(read.stdout, /^scope +read$/m);
+      assert.match(read.stdout, /^role +viewer$/m);
       assert.match(read.stdout, /may only read .*SERVICE_API_KEYS_READONLY.*403/);
       assert.deepEqual(expect(await cli({ app }, ["whoami", "--json"], reader), 0).json(), {
-        data: { scope: "read", ...service },
+        data: {
+          name: "SERVICE_API_KEYS_READONLY",
+          role: "viewer",
+          projects: null,
+          scope: "read",
+          ...service,
+        },
       });
       // A change with a read-only key: refused (403), told apart from a failure of the CLI.
       const refused = expect(

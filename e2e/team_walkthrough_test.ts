@@ -151,6 +151,10 @@ Deno.test({
       assert.ok(report.editorNav.includes("Overview"), report.editorNav.join());
       assert.ok(!report.editorNav.includes("API keys"), report.editorNav.join());
       assert.ok(!report.editorNav.includes("Audit log"), report.editorNav.join());
+      // Nor is creating a project (refused to a key limited to projects); its menu says who it is.
+      assert.ok(!report.editorNav.includes("New project"), report.editorNav.join());
+      assert.ok(!report.editorLinks.includes("New project"), report.editorLinks.join());
+      assert.match(report.editorMenu, new RegExp(`${editor} editor ${shop} Sign out$`));
 
       // The keys table: both made, then the viewer's row gone; no key in it.
       const rowOf = (rows: string[], name: string) => rows.find((r) => r.startsWith(name));

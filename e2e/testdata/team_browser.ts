@@ -41,8 +41,11 @@ export interface TeamReport extends script.PageFindings {
   revokedNote: string;
   /** The overview as the scoped editor signed in sees it: the projects it names. */
   editorProjects: string[];
-  /** The main navigation's links as the scoped editor sees them. */
+  /** The main navigation's links as the scoped editor sees them, and the overview's. */
   editorNav: string[];
+  editorLinks: string[];
+  /** The user menu as the scoped editor sees it: name, role, projects. */
+  editorMenu: string;
   /** The audit page: every entry, then those of the actor filter (the editor, then the admin). */
   audit: AuditRow[];
   auditByEditor: AuditRow[];
@@ -97,6 +100,8 @@ function run(args: TeamArgs): Promise<TeamReport> {
       revokedNote: "",
       editorProjects: [],
       editorNav: [],
+      editorLinks: [],
+      editorMenu: "",
       audit: [],
       auditByEditor: [],
       auditByAdmin: [],
@@ -157,6 +162,9 @@ function run(args: TeamArgs): Promise<TeamReport> {
         names.some((n) => n.trim() === p)
       );
       report.editorNav = (await editor.nav.getByRole("link").allInnerTexts()).map((t) => t.trim());
+      report.editorLinks = names.map((t) => t.trim());
+      report.editorMenu = (await editorPage.locator(".user-menu").innerText()).replace(/\s+/g, " ")
+        .trim();
       await editor.scan("overview as the scoped editor");
       await editor.shot("editor-overview");
     } finally {

@@ -88,7 +88,8 @@ const TAGS = [
   },
   {
     name: "whoami",
-    description: "What the caller's key may do: write, or only read (`SERVICE_API_KEYS_READONLY`).",
+    description: "Who the caller is (name, role, projects) and what it may do: write, or only " +
+      "read.",
   },
   {
     name: "api-keys",

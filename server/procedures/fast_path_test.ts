@@ -199,6 +199,8 @@ Deno.test("every query and mutation takes the fast path and answers as tRPC's ha
           createContext({
             db: other.db,
             authenticated: true,
+            // The key the fast path's request carries: whoami names it.
+            principal: CONFIGURED_KEYS[0],
             services: {
               runNow: unrun(other.db),
               databaseKind: other.kind,

@@ -7,13 +7,13 @@
  * every page without the controls that would change something.
  */
 import { render } from "preact";
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
 import { forgetPrefetched, onUnauthorized, scopeOf, sessionState, signIn, signOut } from "./api.js";
 import { href, useRoute } from "./routes.js";
 import { useTitle } from "./load.js";
 import { NoticeContext } from "./notice.js";
-import { ScopeContext, useCanWrite } from "./scope.js";
+import { abilities, AccessContext, useAbilities } from "./scope.js";
 import { Overview } from "./overview.js";
 import { NewProject, ProjectPage } from "./project.js";
 import { EditProbe, NewProbe } from "./probe_form.js";
@@ -132,6 +132,17 @@ function ReadOnly() {
   `;
 }
 
+function NoNewProjects() {
+  useTitle("Not allowed");
+  return view`
+    <div>
+      <h1 tabindex="-1">You cannot create projects</h1>
+      <p>You are limited to some projects: you may change them, not add others.</p>
+      <p><a href=${href.overview()}>Back to the overview</a></p>
+    </div>
+  `;
+}
+
 /** Routes whose page changes something: a read-only key is told it cannot. */
 const WRITING_ROUTES = new Set([
   "newProject",
@@ -143,8 +154,9 @@ const WRITING_ROUTES = new Set([
 
 /** @param {{ route: Route }} props */
 function Page({ route }) {
-  const canWrite = useCanWrite();
-  if (!canWrite && WRITING_ROUTES.has(route.name)) return view`<${ReadOnly} />`;
+  const may = useAbilities();
+  if (!may.write && WRITING_ROUTES.has(route.name)) return view`<${ReadOnly} />`;
+  if (!may.createProjects && route.name === "newProject") return view`<${NoNewProjects} />`;
   switch (route.name) {
     case "overview":
       return view`<${Overview} />`;
@@ -217,7 +229,8 @@ function useFocusOnNavigation(route, focusFirst) {
 
 /** @param {{ onSignOut: () => void, justSignedIn: boolean, session: Session }} props */
 function Signedin({ onSignOut, justSignedIn, session }) {
-  const scope = scopeOf(session.role);
+  const access = useMemo(() => ({ role: session.role, projects: session.projects }), [session]);
+  const may = abilities(access);
   const route = useRoute();
   const [notice, setNotice] = useState(/** @type {string | null} */ (null));
   /** The route the notice belongs to: `next` until the next page is shown. */
@@ -239,7 +252,7 @@ function Signedin({ onSignOut, justSignedIn, session }) {
     document.getElementById("main")?.focus();
   };
   return view`
-    <${ScopeContext.Provider} value=${scope}>
+    <${AccessContext.Provider} value=${access}>
     <${NoticeContext.Provider} value=${notify}>
       <a class="skip" href="#main" onClick=${skip}>Skip to content</a>
       <header class="top">
@@ -249,7 +262,7 @@ function Signedin({ onSignOut, justSignedIn, session }) {
               Overview
             </a>
           ${
-    scope === "write" &&
+    may.createProjects &&
     view`<a href=${href.newProject()} aria-current=${
       route.name === "newProject" ? "page" : undefined
     }>
@@ -268,8 +281,8 @@ function Signedin({ onSignOut, justSignedIn, session }) {
           <a href=${href.settings()}
             aria-current=${route.name === "settings" ? "page" : undefined}>Settings</a>
           ${
-    // Both pages are an admin's alone: to anyone else they would only say "forbidden".
-    session.role === "admin" && view`<a href=${href.audit()}
+    // Both pages are an admin's of every project alone: to anyone else they say "forbidden".
+    may.administer && view`<a href=${href.audit()}
             aria-current=${route.name === "audit" ? "page" : undefined}>Audit log</a>
           <a href=${href.keys()}
             aria-current=${route.name === "keys" ? "page" : undefined}>API keys</a>`}
@@ -287,7 +300,7 @@ function Signedin({ onSignOut, justSignedIn, session }) {
 }
 
 /**
- * Who is signed in (name and role) and the way out.
+ * Who is signed in (name, role, and the projects it is limited to) and the way out.
  * @param {{ session: Session, onSignOut: () => void }} props
  */
 function UserMenu({ session, onSignOut }) {
@@ -295,6 +308,12 @@ function UserMenu({ session, onSignOut }) {
   return view`<div class="user-menu">
     <span class="user-name">${session.name}</span>
     <span class="tag role">${session.role}</span>
+    ${
+    session.projects !== null &&
+    view`<span class="tag projects" title="The projects you are limited to">${
+      session.projects.join(", ") || "no project"
+    }</span>`
+  }
     ${
     readOnly &&
     view`<span class="tag scope">${session.kind === "key" ? "Read-only key" : "Read-only"}</span>`

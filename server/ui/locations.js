@@ -8,7 +8,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
-import { useCanWrite } from "./scope.js";
+import { useAbilities } from "./scope.js";
 import { del, get, post, seg } from "./api.js";
 import { useEvery, useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
@@ -171,12 +171,12 @@ function RowActions({ location, onToken, onDeleted }) {
 /**
  * @param {{
  *   locations: Location[],
- *   canWrite: boolean,
+ *   canAdminister: boolean,
  *   onToken: (token: ShownToken) => void,
  *   onDeleted: (name: string) => void,
  * }} props
  */
-function LocationTable({ locations, canWrite, onToken, onDeleted }) {
+function LocationTable({ locations, canAdminister, onToken, onDeleted }) {
   return view`
     <div class="table-wrap">
       <table class="grid locations">
@@ -191,7 +191,7 @@ function LocationTable({ locations, canWrite, onToken, onDeleted }) {
             <th scope="col">Version</th>
             <th scope="col" class="num">Checks/min</th>
             <th scope="col" class="num">Lag</th>
-            ${canWrite && view`<th scope="col">Actions</th>`}
+            ${canAdminister && view`<th scope="col">Actions</th>`}
           </tr>
         </thead>
         <tbody>
@@ -211,7 +211,7 @@ function LocationTable({ locations, canWrite, onToken, onDeleted }) {
                 <td data-label="Checks/min" class="num">${count(l.checks_per_minute)}</td>
                 <td data-label="Lag" class="num"><${LagCell} seconds=${l.lag_seconds} /></td>
                 ${
-        canWrite && view`<td data-label="Actions">${
+        canAdminister && view`<td data-label="Actions">${
           l.kind === "remote"
             ? view`<${RowActions} location=${l} onToken=${onToken} onDeleted=${onDeleted} />`
             : view`<span class="muted">built in</span>`
@@ -229,7 +229,7 @@ function LocationTable({ locations, canWrite, onToken, onDeleted }) {
 
 export function LocationsPage() {
   useTitle("Locations");
-  const canWrite = useCanWrite();
+  const canAdminister = useAbilities().administer;
   /** @type {[ShownToken | null, (t: ShownToken | null) => void]} */
   const [shown, setShown] = useState(/** @type {ShownToken | null} */ (null));
   const [deleted, setDeleted] = useState(/** @type {string | null} */ (null));
@@ -267,10 +267,10 @@ export function LocationsPage() {
       <p class="muted" aria-live="polite">${
       plural(remote, "remote location")
     }, and the built-in one.</p>
-      <${LocationTable} locations=${locations} canWrite=${canWrite} onToken=${onToken}
+      <${LocationTable} locations=${locations} canAdminister=${canAdminister} onToken=${onToken}
         onDeleted=${onDeleted} />
     `
   }
-    ${canWrite && view`<${AddLocation} onAdded=${onToken} />`}
+    ${canAdminister && view`<${AddLocation} onAdded=${onToken} />`}
   </div>`;
 }

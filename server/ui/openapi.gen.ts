@@ -711,8 +711,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The scope of the key used, and the service's version and database
-     * @description Says whether the key in `X-Service-Api-Key` may write (`write`) or only read (`read`, a key of `SERVICE_API_KEYS_READONLY`): a client can hide what it cannot do. With the service's version and the kind of database it uses.
+     * Who is calling (name, role, projects), and the service's version and database
+     * @description Says who the key in `X-Service-Api-Key` (or the dashboard's session) is: its name, role and projects, and whether it may write (`write`) or only read (`read`): a client can hide what it cannot do. With the service's version and the kind of database it uses.
      */
     get: operations["whoami-get"];
     put?: never;
@@ -10618,8 +10618,17 @@ export interface operations {
         content: {
           "application/json": {
             data: {
+              /** @description The caller as the audit log names it: a stored key's name, a signed-in user, or a configured key's variable (`SERVICE_API_KEY`). */
+              name: string;
               /**
-               * @description `write`: every operation; `read`: GET operations only, every other one answers 403.
+               * @description `viewer` reads; `editor` also changes projects and what is theirs; `admin` also administers the service (docs/access.md).
+               * @enum {string}
+               */
+              role: "viewer" | "editor" | "admin";
+              /** @description The projects the caller is limited to; null for every project. A caller limited to projects cannot create projects nor change what they share. */
+              projects: string[] | null;
+              /**
+               * @description `write`: every operation its role allows; `read`: GET operations only, every other one answers 403.
                * @enum {string}
                */
               scope: "read" | "write";

@@ -8,7 +8,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
-import { useCanWrite } from "./scope.js";
+import { useAbilities, useCanWrite } from "./scope.js";
 import { getPrefetched } from "./api.js";
 import { useEvery, useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
@@ -304,7 +304,7 @@ function StateFilter({ counts, total, value, onChange }) {
 }
 
 export function Overview() {
-  const canWrite = useCanWrite();
+  const canCreate = useAbilities().createProjects;
   useTitle("Overview");
   const { data, error, loading, reload } = useLoad(() => getPrefetched("/overview"), []);
   useEvery(REFRESH_MS, reload);
@@ -347,7 +347,7 @@ export function Overview() {
       <div class="page-head">
         <h1 tabindex="-1">Overview</h1>
         <div class="actions">
-          ${canWrite && view`<a class="button" href=${href.newProject()}>New project</a>`}
+          ${canCreate && view`<a class="button" href=${href.newProject()}>New project</a>`}
           <button type="button" onClick=${reload} disabled=${loading}>
               ${loading && data ? "Refreshing…" : "Refresh"}
             </button>
@@ -365,7 +365,7 @@ export function Overview() {
           ${
       projects.length === 0
         ? view`<p>No projects yet.${
-          canWrite && view` <a href=${href.newProject()}>Create the first project</a>.`
+          canCreate && view` <a href=${href.newProject()}>Create the first project</a>.`
         }</p>`
         : view`
               <div class="filters" ref=${listTop}>

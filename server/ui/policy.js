@@ -5,7 +5,7 @@
  * global one. A read-only key sees the values without the forms.
  */
 import { view } from "./view.js";
-import { useCanWrite } from "./scope.js";
+import { useAbilities, useCanWrite } from "./scope.js";
 import { get, patch, seg } from "./api.js";
 import { useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
@@ -281,7 +281,7 @@ async function targetNames() {
 
 export function AlertPolicyPage() {
   useTitle("Alert policy");
-  const canWrite = useCanWrite();
+  const canAdminister = useAbilities().administer;
   const { data, error, loading, reload } = useLoad(
     () =>
       Promise.all([
@@ -307,7 +307,7 @@ export function AlertPolicyPage() {
     </section>`
   }
     ${
-    policy && canWrite &&
+    policy && canAdminister &&
     view`<${PolicyForm} policy=${policy} targets=${data?.[1] ?? []}
       onSaved=${reload} />`
   }

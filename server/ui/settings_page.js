@@ -7,7 +7,7 @@
  * (`GET /locations`).
  */
 import { view } from "./view.js";
-import { useCanWrite } from "./scope.js";
+import { useAbilities } from "./scope.js";
 import { get, patch } from "./api.js";
 import { useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
@@ -157,6 +157,9 @@ function ServiceFacts({ me, locations }) {
   return view`<dl class="facts" aria-label="This service">
     <div><dt>Version</dt><dd>${me.version}</dd></div>
     <div><dt>Database</dt><dd>${database}</dd></div>
+    <div><dt>You</dt><dd>${me.name}, ${me.role}${
+    me.projects === null ? ", every project" : `, limited to ${me.projects.join(", ") || "none"}`
+  }</dd></div>
     <div><dt>Your key</dt><dd>${
     me.scope === "write" ? "may read and write" : "may only read (SERVICE_API_KEYS_READONLY)"
   }</dd></div>
@@ -167,7 +170,7 @@ function ServiceFacts({ me, locations }) {
 
 export function SettingsPage() {
   useTitle("Settings");
-  const canWrite = useCanWrite();
+  const canAdminister = useAbilities().administer;
   const iamAlive = useLoad(() => get("/settings/iam-alive"), []);
   const service = useLoad(() => Promise.all([get("/whoami"), get("/locations")]), []);
   const settings = iamAlive.data?.data;
@@ -184,7 +187,7 @@ export function SettingsPage() {
       ${!settings && iamAlive.loading && view`<${Loading} what="Loading the settings" />`}
       ${settings && view`<${IamAliveFacts} settings=${settings} />`}
       ${
-    settings && canWrite &&
+    settings && canAdminister &&
     view`<${IamAliveForm} settings=${settings} onSaved=${iamAlive.reload} />`
   }
     </section>

@@ -8,7 +8,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { view } from "./view.js";
-import { useCanWrite } from "./scope.js";
+import { useAbilities } from "./scope.js";
 import { ApiError, del, get, patch, post, seg } from "./api.js";
 import { useLoad, useTitle } from "./load.js";
 import { href } from "./routes.js";
@@ -214,7 +214,7 @@ function EditTarget({ target, kind, onDone, onCancel }) {
  * @param {{ target: Target, kind: Kind | undefined, onChanged: (message: string) => void }} props
  */
 function TargetCard({ target, kind, onChanged }) {
-  const canWrite = useCanWrite();
+  const canAdminister = useAbilities().administer;
   const [editing, setEditing] = useState(false);
   const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   const builtIn = target.kind === "log";
@@ -235,7 +235,7 @@ function TargetCard({ target, kind, onChanged }) {
     </div>
     <${TargetFacts} target=${target} kind=${kind} />
     ${
-    canWrite && view`<div class="actions">
+    canAdminister && view`<div class="actions">
       <${TestButton} target=${target} />
       ${
       !builtIn && kind && !editing && view`<button type="button" onClick=${() => setEditing(true)}
@@ -357,7 +357,7 @@ function NewTarget({ kinds, onCreated }) {
 
 export function TargetsPage() {
   useTitle("Notification targets");
-  const canWrite = useCanWrite();
+  const canAdminister = useAbilities().administer;
   const [message, setMessage] = useState("");
   const { data, error, loading, reload } = useLoad(
     () => get("/notification-targets"),
@@ -396,6 +396,8 @@ export function TargetsPage() {
       </ul>
     </section>`
   }
-    ${canWrite && kinds.length > 0 && view`<${NewTarget} kinds=${kinds} onCreated=${changed} />`}
+    ${
+    canAdminister && kinds.length > 0 && view`<${NewTarget} kinds=${kinds} onCreated=${changed} />`
+  }
   </div>`;
 }
