@@ -36,7 +36,9 @@ import {
   type Transaction,
 } from "kysely";
 import type { Database } from "./schema.ts";
-import type { Db } from "./database.ts";
+
+/** `database.ts`'s `Db`, named here: that module registers its commits' carrier with this one. */
+type Db = Kysely<Database>;
 
 /** The outer transaction as the one connection of a driver: nested ones are savepoints. */
 function joinedDriver(trx: Transaction<Database>, savepoints: boolean): Driver {
