@@ -316,7 +316,7 @@ apiSuite("audit log", (test) => {
       [422, api.patch(`/api/v1/projects/${project}`, {})],
       [422, api.post("/api/v1/projects", { project: "" })],
       // A name no string can stand for: refused by validation, before the audit step reads it.
-      [422, api.post("/api/v1/targets", { name: { toString: 1 }, type: "log" })],
+      [422, api.post("/api/v1/notification-targets", { name: { toString: 1 }, type: "log" })],
       [404, api.delete(`/api/v1/projects/${project}/probes/nope`)],
     ];
     for (const [status, call] of refusals) assert.equal((await call).status, status);
