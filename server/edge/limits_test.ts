@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createApp } from "../app.ts";
+import { systemClock } from "../base/clock.ts";
 import { MAX_JSON_ARRAY, MAX_JSON_DEPTH } from "./body.ts";
 import { createLogger } from "../base/log.ts";
 import {
@@ -159,11 +160,13 @@ async function appWith(
   backend: "pglite" | "postgres",
   options: { rateLimitPerSecond?: number; corsOrigins?: string[]; now?: () => number },
 ) {
+  const { now, ...config } = options;
   const app = await createApp({
     database: await freshDatabase(backend),
     apiKeys: [TEST_API_KEY, "second-key-0123"],
     log: createLogger("silent"),
-    ...options,
+    config,
+    clock: now ? { ...systemClock, now } : undefined,
   });
   return { app, api: new TestClient(app.handler) };
 }

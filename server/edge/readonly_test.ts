@@ -205,18 +205,26 @@ for (const backend of backends()) {
           version: SERVICE_VERSION,
           database: backend === "pglite" ? "embedded" : "postgresql",
         };
+        // And who the caller is: the configured keys' names and roles, of every project.
+        const writer = { scope: "write", name: "SERVICE_API_KEY", role: "admin", projects: null };
+        const reader = {
+          scope: "read",
+          name: "SERVICE_API_KEYS_READONLY",
+          role: "viewer",
+          projects: null,
+        };
         assert.deepEqual((await api.get("/api/v1/whoami")).body, {
-          data: { scope: "write", ...service },
+          data: { ...writer, ...service },
         });
         assert.deepEqual((await api.get("/api/v1/whoami", read)).body, {
-          data: { scope: "read", ...service },
+          data: { ...reader, ...service },
         });
         const trpc = "/trpc/whoami.get?input=%7B%7D";
         assert.deepEqual((await api.get(trpc)).body, {
-          result: { data: { data: { scope: "write", ...service } } },
+          result: { data: { data: { ...writer, ...service } } },
         });
         assert.deepEqual((await api.get(trpc, read)).body, {
-          result: { data: { data: { scope: "read", ...service } } },
+          result: { data: { data: { ...reader, ...service } } },
         });
         const none = await api.get("/api/v1/whoami", { key: "wrong-key-0123456789" });
         assert.equal(none.status, 401);
