@@ -16,11 +16,11 @@ export class TtlCache<V> {
   readonly #now: () => number;
 
   constructor(
-    { ttlMs = 15_000, maxEntries = 1000, now = Date.now }: {
-      ttlMs?: number;
+    { ttlMs, maxEntries = 1000, now = Date.now }: {
+      ttlMs: number;
       maxEntries?: number;
       now?: () => number;
-    } = {},
+    },
   ) {
     this.#ttlMs = ttlMs;
     this.#maxEntries = maxEntries;

@@ -28,7 +28,8 @@ import {
 } from "../domain/badges.ts";
 import { validationFailed } from "../procedures/errors.ts";
 import type { PublicPage } from "./edge_types.ts";
-import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure, TtlCache } from "./public_pages.ts";
+import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure } from "./public_pages.ts";
+import { TtlCache } from "../base/ttl_cache.ts";
 import { isRead } from "./methods.ts";
 
 export const BADGE_PREFIX = "/badge/";

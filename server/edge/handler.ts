@@ -36,7 +36,7 @@ import { createEdge, REST_PREFIX, TRPC_PREFIX } from "./router.ts";
 import { createTrpcEndpoint } from "./trpc_endpoint.ts";
 import { isRead } from "./methods.ts";
 import { locationOfToken, locationTokensVersion, tokenDigest } from "../domain/locations.ts";
-import { TtlCache } from "./public_pages.ts";
+import { TtlCache } from "../base/ttl_cache.ts";
 import type { PingEndpoint } from "./pings.ts";
 import { PING_PREFIX } from "@probe/shared";
 import { createStoredKeyCheck } from "../access/stored_keys.ts";

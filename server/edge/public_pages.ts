@@ -8,9 +8,6 @@
 import { isDatabaseUnavailable } from "../storage/unavailable.ts";
 import { toApiError } from "../procedures/errors.ts";
 import { restError } from "./answers.ts";
-import { TtlCache } from "../base/ttl_cache.ts";
-
-export { TtlCache };
 
 /** How long browsers and proxies may keep a status page or a badge. */
 export const PUBLIC_CACHE_CONTROL = "public, max-age=30";

@@ -22,7 +22,8 @@ import type { Db } from "../storage/database.ts";
 import type { ProbeState } from "../storage/schema.ts";
 import { publicStatusPage, statusPagesVersion } from "../domain/status_pages.ts";
 import type { PublicPage } from "./edge_types.ts";
-import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure, TtlCache } from "./public_pages.ts";
+import { percent, PUBLIC_CACHE_MS, publicAnswer, publicFailure } from "./public_pages.ts";
+import { TtlCache } from "../base/ttl_cache.ts";
 import { isRead } from "./methods.ts";
 import { LIVE_SCRIPT } from "./status_page_live.ts";
 
