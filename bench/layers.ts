@@ -20,7 +20,7 @@
 import { cpuUsage } from "node:process";
 import { openDatabase } from "../server/storage/database.ts";
 import { getProject } from "../server/domain/projects.ts";
-import { createPrincipalCheck } from "../server/access/api_key.ts";
+import { createPrincipalCheck } from "../server/domain/access/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "../server/edge/handler.ts";
 import { buildOpenApiDocument } from "../server/edge/openapi.ts";
 import { createRateLimiter } from "../server/edge/rate_limit.ts";

@@ -1,5 +1,5 @@
-import { configuredPrincipals, createPrincipalCheck } from "./access/api_key.ts";
-import { createSessions, keyPrincipals } from "./access/sessions.ts";
+import { configuredPrincipals, createPrincipalCheck } from "./domain/access/api_key.ts";
+import { createSessions, keyPrincipals } from "./domain/access/sessions.ts";
 import { createOidcSignIn } from "./edge/oidc.ts";
 import { type Config, parseConfig } from "./base/config.ts";
 import { createCors } from "./edge/cors.ts";

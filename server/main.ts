@@ -5,7 +5,7 @@
  * SIGTERM stop new connections and the runner's claims, let requests and probe runs in flight
  * finish, stop the reporter, close the database.
  */
-import { firstStartNote, resolveApiKeys } from "./access/api_key.ts";
+import { firstStartNote, resolveApiKeys } from "./domain/access/api_key.ts";
 import { type App, createApp } from "./app.ts";
 import { databaseTarget } from "./storage/database.ts";
 import { type Config, ConfigError, parseConfig, publicUrlOf } from "./base/config.ts";

@@ -3,7 +3,7 @@
  * its API key when they are told nothing, and what they say when there is no key. The service
  * listens at `http://127.0.0.1:8000` and keeps its data in `./data` by default (`PORT`, `HOST`,
  * `DATA_DIR`); a first start without `SERVICE_API_KEY` saves a key in `DATA_DIR/api-key`, and
- * names these defaults in the note it prints (`server/access/api_key.ts`).
+ * names these defaults in the note it prints (`server/domain/access/api_key.ts`).
  *
  * @module
  */

@@ -21,7 +21,7 @@
 import { type ApiError, apiError, validationFailed } from "../procedures/errors.ts";
 import { parseJson, readBodyText } from "./body.ts";
 import type { Principal } from "../domain/principal.ts";
-import { type SessionRecord, type Sessions, sha256Hex } from "../access/sessions.ts";
+import { type SessionRecord, type Sessions, sha256Hex } from "../domain/access/sessions.ts";
 import { json, restError } from "./answers.ts";
 import type { RateLimiter } from "./rate_limit.ts";
 import type { OidcSignIn } from "./oidc.ts";

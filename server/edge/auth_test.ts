@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { createApp } from "../app.ts";
 import { createLogger } from "../base/log.ts";
 import { systemClock } from "../base/clock.ts";
-import { createSessions } from "../access/sessions.ts";
+import { createSessions } from "../domain/access/sessions.ts";
 import {
   backends,
   BASE,

@@ -29,7 +29,7 @@ import {
   uniqueName,
 } from "../testing/app.ts";
 import { appRouter } from "../procedures/router.ts";
-import { createPrincipalCheck } from "../access/api_key.ts";
+import { createPrincipalCheck } from "../domain/access/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "./handler.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 

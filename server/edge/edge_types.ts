@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Scope } from "../access/api_key.ts";
+import type { Scope } from "../domain/access/api_key.ts";
 import type { Principal } from "../domain/principal.ts";
 
 /** A part of the service that answers some requests without a key; null for the others. */

@@ -39,7 +39,7 @@ import { locationOfToken, locationTokensVersion, tokenDigest } from "../domain/l
 import { TtlCache } from "../base/ttl_cache.ts";
 import type { PingEndpoint } from "./pings.ts";
 import { PING_PREFIX } from "@probe/shared";
-import { createStoredKeyCheck } from "../access/stored_keys.ts";
+import { createStoredKeyCheck } from "../domain/access/stored_keys.ts";
 import { AUTH_PREFIX, type AuthDeps, createAuthEndpoints, sessionAdmission } from "./auth.ts";
 
 export { REST_PREFIX, TRPC_PREFIX };

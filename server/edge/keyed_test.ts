@@ -11,9 +11,9 @@ import {
   uniqueName,
 } from "../testing/app.ts";
 import { appRouter } from "../procedures/router.ts";
-import { createPrincipalCheck } from "../access/api_key.ts";
+import { createPrincipalCheck } from "../domain/access/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "./handler.ts";
-import { presentedKey } from "../access/presented_key.ts";
+import { presentedKey } from "../domain/access/presented_key.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 
 Deno.test("a key is presented as X-Service-Api-Key or as an Authorization bearer token", () => {

@@ -15,7 +15,7 @@
 import * as oauth from "oauth4webapi";
 import type { OidcConfig } from "../base/config.ts";
 import type { Role } from "../domain/principal.ts";
-import type { SessionOwner } from "../access/sessions.ts";
+import type { SessionOwner } from "../domain/access/sessions.ts";
 import { cookieOf, type SessionSite, setCookie } from "./cookies.ts";
 
 const FLOW_COOKIE = "probe-oidc";

@@ -9,7 +9,7 @@ import { surviveDatabaseClientFaults } from "../storage/client_faults.ts";
 import { openDatabase } from "../storage/database.ts";
 import { keepStatisticsIfNeeded, warnAutovacuumOff } from "../storage/statistics.ts";
 import { migrateToLatest } from "../storage/migrator.ts";
-import { createKeyCheck } from "../access/api_key.ts";
+import { createKeyCheck } from "../domain/access/api_key.ts";
 import { PortInUseError } from "../base/port_in_use.ts";
 import { createLogger, errorFields } from "../base/log.ts";
 import {

@@ -1,7 +1,7 @@
 import { TRPCError } from "@trpc/server";
 import type { DatabaseHandle, Db } from "../storage/database.ts";
-import type { Scope } from "../access/api_key.ts";
-import type { Sessions } from "../access/sessions.ts";
+import type { Scope } from "../domain/access/api_key.ts";
+import type { Sessions } from "../domain/access/sessions.ts";
 import type { Principal } from "../domain/principal.ts";
 import type { AnswerBudget } from "./answer_size.ts";
 import type { IamAliveControl } from "../alerting/iam_alive/reporter.ts";
@@ -44,7 +44,7 @@ export interface Services {
    * absent.
    */
   configuredKeys?: readonly Principal[];
-  /** Dashboard sessions (`server/access/sessions.ts`): the sessions API lists and ends them. */
+  /** Dashboard sessions (`server/domain/access/sessions.ts`): the sessions API lists and ends them. */
   sessions?: Sessions;
 }
 

@@ -4,7 +4,7 @@ import { json as jsonColumn } from "../storage/json.ts";
 import { migrateToLatest } from "../storage/migrator.ts";
 import { probeIdOf } from "../domain/probe_id.ts";
 import { ERRORS } from "./errors.ts";
-import { createPrincipalCheck } from "../access/api_key.ts";
+import { createPrincipalCheck } from "../domain/access/api_key.ts";
 
 import { createHttpHandler, REST_PREFIX } from "../edge/handler.ts";
 import { buildOpenApiDocument } from "../edge/openapi.ts";

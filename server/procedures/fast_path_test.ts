@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createSessions, DEFAULT_SESSION_LIFETIMES } from "../access/sessions.ts";
+import { createSessions, DEFAULT_SESSION_LIFETIMES } from "../domain/access/sessions.ts";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { probeIdOf } from "../domain/probe_id.ts";
 import { buildOpenApiDocument } from "../edge/openapi.ts";
@@ -8,7 +8,7 @@ import { freshDatabase, startTestApp, TEST_API_KEY } from "../testing/app.ts";
 import type { Db } from "../storage/database.ts";
 import { createRunNow } from "../runner/run_now.ts";
 import { createContext } from "./context.ts";
-import { configuredPrincipals } from "../access/api_key.ts";
+import { configuredPrincipals } from "../domain/access/api_key.ts";
 import { procedureTypes } from "../testing/document.ts";
 import { appRouter } from "./router.ts";
 

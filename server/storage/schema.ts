@@ -328,7 +328,7 @@ export interface ProbeDependenciesTable {
   depends_on: number | string;
 }
 
-/** A dashboard session (`server/access/sessions.ts`): its token only as a digest. */
+/** A dashboard session (`server/domain/access/sessions.ts`): its token only as a digest. */
 export interface DashboardSessionsTable {
   id: string;
   token_sha256: string;

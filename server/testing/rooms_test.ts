@@ -19,7 +19,6 @@ const LAYERS = [
   "operations",
   "edge",
   "procedures",
-  "access",
   "runner",
   "domain",
   "alerting",

@@ -2,7 +2,7 @@ import { countMeta, dataWithMeta, session, sessionListInput, sessionRef } from "
 import { z } from "zod";
 import { DomainError } from "../../domain/errors.ts";
 import type { Principal } from "../../domain/principal.ts";
-import { keySessionName, type Sessions } from "../../access/sessions.ts";
+import { keySessionName, type Sessions } from "../../domain/access/sessions.ts";
 import type { Context } from "../context.ts";
 import { apiProcedure, audited, router } from "../init.ts";
 

@@ -11,11 +11,11 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { newSecret, sha256Hex } from "../base/secret_token.ts";
-import type { Db } from "../storage/database.ts";
-import { json } from "../storage/json.ts";
-import type { Principal, Role } from "../domain/principal.ts";
-import { principalOfKey } from "../domain/api_keys.ts";
+import { newSecret, sha256Hex } from "../../base/secret_token.ts";
+import type { Db } from "../../storage/database.ts";
+import { json } from "../../storage/json.ts";
+import type { Principal, Role } from "../principal.ts";
+import { principalOfKey } from "../api_keys.ts";
 
 /** Session tokens start with this, so a leaked one is recognisable (and told from API keys). */
 export const SESSION_TOKEN_PREFIX = "pds_";

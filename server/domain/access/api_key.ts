@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { DEFAULT_DATA_DIR, DEFAULT_SERVICE_URL } from "@probe/shared";
-import type { Logger } from "../base/log.ts";
-import type { Principal } from "../domain/principal.ts";
+import type { Logger } from "../../base/log.ts";
+import type { Principal } from "../principal.ts";
 
 /**
  * What a key may do: `write` keys may call everything, `read` keys only the queries (GETs), and a

@@ -8,16 +8,16 @@
  *
  * @module
  */
-import type { Db } from "../storage/database.ts";
+import type { Db } from "../../storage/database.ts";
 import {
   apiKeysVersion,
   keyDigest,
   principalOfKey,
   recordKeysUsed,
   STORED_KEY_PREFIX,
-} from "../domain/api_keys.ts";
-import { TtlCache } from "../base/ttl_cache.ts";
-import type { Principal } from "../domain/principal.ts";
+} from "../api_keys.ts";
+import { TtlCache } from "../../base/ttl_cache.ts";
+import type { Principal } from "../principal.ts";
 
 /** How long what a stored key is may be kept: a deleted key stops within this everywhere. */
 export const STORED_KEY_TTL_MS = 1000;

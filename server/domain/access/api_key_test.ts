@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createKeyCheck, firstStartNote, resolveApiKeys } from "./api_key.ts";
-import { createLogger } from "../base/log.ts";
+import { createLogger } from "../../base/log.ts";
 
 Deno.test("the key check accepts each configured key and nothing else", () => {
   const check = createKeyCheck(["alpha-key-1", "beta-key-22"]);

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { backends, freshDatabase } from "../testing/app.ts";
-import { createApiKey } from "../domain/api_keys.ts";
+import { backends, freshDatabase } from "../../testing/app.ts";
+import { createApiKey } from "../api_keys.ts";
 import { createStoredKeyCheck, LAST_USED_EVERY_MS } from "./stored_keys.ts";
 
 for (const backend of backends()) {
