@@ -27,7 +27,7 @@ import { percentileOf } from "./histogram.ts";
 import { DomainError, notFound } from "./errors.ts";
 import { ceilHour, latencyHistogramSince } from "./results.ts";
 import { worstState } from "./status_pages.ts";
-import { HEARTBEAT_SCHEME, isHeartbeatUrl } from "./heartbeats.ts";
+import { HEARTBEAT_SCHEME, isHeartbeatUrl } from "../storage/heartbeat_url.ts";
 
 const TOKEN_BYTES = 32;
 /** What a token looks like: 32 bytes in base64url without padding. */

@@ -33,9 +33,7 @@ import { probeIdOf } from "./probe_id.ts";
 import { LOCAL } from "./locations.ts";
 import { setDependencies } from "./dependencies.ts";
 import { type HeartbeatTiming, nextDeadline, timingProblems } from "./heartbeat_timing.ts";
-import { HEARTBEAT_SCHEME, isHeartbeatUrl } from "../storage/heartbeat_url.ts";
-
-export { HEARTBEAT_SCHEME, isHeartbeatUrl };
+import { HEARTBEAT_SCHEME } from "../storage/heartbeat_url.ts";
 
 /**
  * A heartbeat's probe's interval (s): longer than any silence between two of its results (a

@@ -40,7 +40,7 @@ import {
 } from "./locations.ts";
 import { syncProbeLocations } from "./probe_locations.ts";
 import { STALE_INTERVALS } from "../alerting/verdicts.ts";
-import { HEARTBEAT_SCHEME } from "./heartbeats.ts";
+import { HEARTBEAT_SCHEME } from "../storage/heartbeat_url.ts";
 import { setDependencies } from "./dependencies.ts";
 import { among, type Visible } from "./visible.ts";
 

@@ -25,7 +25,7 @@ import { json } from "../storage/json.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 import { isInMaintenance } from "./maintenance.ts";
 import { effectivePolicy } from "./alerts.ts";
-import { HEARTBEAT_SCHEME, isHeartbeatUrl } from "./heartbeats.ts";
+import { HEARTBEAT_SCHEME, isHeartbeatUrl } from "../storage/heartbeat_url.ts";
 
 /** Each location's state, by name, from a verdict's summary (stale ones are unknown). */
 function locationListOf(l: LocationStates | null): { location: string; state: ProbeState }[] {

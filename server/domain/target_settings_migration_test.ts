@@ -5,7 +5,8 @@ import { migrations } from "../../migrations/mod.ts";
 import { json } from "../storage/json.ts";
 import { migrateToLatest } from "../storage/migrator.ts";
 import { backends, freshDatabase } from "../testing/app.ts";
-import { getTarget, targetForDelivery } from "./targets.ts";
+import { getTarget } from "./targets.ts";
+import { targetForDelivery } from "../alerting/notify/stored_target.ts";
 
 const KEY = `whsec_${Buffer.from("k".repeat(32)).toString("base64")}`;
 const SLACK_URL = "https://hooks.slack.com/services/T000/B000/XXXXsecretXXXX";

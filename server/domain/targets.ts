@@ -20,14 +20,8 @@ import {
   type TargetCreateInput,
   type TargetPatchInput,
 } from "../alerting/notify/providers/schema.ts";
-import {
-  secretsOf,
-  type TargetForDelivery,
-  targetForDelivery,
-} from "../alerting/notify/stored_target.ts";
+import { secretsOf } from "../alerting/notify/stored_target.ts";
 import { DomainError, noFieldsProvided } from "./errors.ts";
-
-export { type TargetForDelivery, targetForDelivery };
 
 export { maskCredentialUrl as maskChatUrl } from "../alerting/notify/providers/fields.ts";
 export { generateWebhookSecret } from "../alerting/notify/providers/webhook.ts";

@@ -5,7 +5,8 @@ import type { Db } from "../storage/database.ts";
 import { json } from "../storage/json.ts";
 import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
 import { PROVIDERS } from "../alerting/notify/providers/mod.ts";
-import { generateWebhookSecret, maskChatUrl, targetForDelivery } from "./targets.ts";
+import { generateWebhookSecret, maskChatUrl } from "./targets.ts";
+import { targetForDelivery } from "../alerting/notify/stored_target.ts";
 
 const PATH = "/api/v1/notification-targets";
 const SLACK_URL = "https://hooks.slack.com/services/T000/B000/XXXXsecretXXXX";

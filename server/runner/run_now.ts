@@ -22,7 +22,7 @@ import { settleSchedule } from "../alerting/states.ts";
 import { insertRuns, resultFields, type Verdicts } from "./store.ts";
 import { effectiveLocationsSql, LOCAL } from "../domain/locations.ts";
 import { DEFAULT_LOCAL_LOCATION } from "@probe/shared";
-import { HEARTBEAT_SCHEME } from "../domain/heartbeats.ts";
+import { HEARTBEAT_SCHEME } from "../storage/heartbeat_url.ts";
 
 /** Runs one probe, telling `beforeRequest` (if given) before each request it sends. */
 export type Executor = (
