@@ -5,7 +5,9 @@
  * pinged once (so up, as a job's heartbeat is between state changes), then `--batches` batches of `--batch` success pings (each for another heartbeat, in turn) recorded
  * as the ping path records them (`recordPings` in one transaction). Each statement is timed
  * through a Kysely plugin (from the query's start to its rows); prints, per statement, its calls
- * and milliseconds per batch and per ping, and the whole batch's.
+ * and milliseconds per batch and per ping, and the whole batch's; then the CPU the batches took
+ * (this process by thread, the embedded database's among them; PostgreSQL's backends), which a
+ * busy machine changes far less than the times.
  *
  *   deno run --allow-all bench/ping_statements.ts [--database embedded|postgres]
  *                                                 [--heartbeats 1000] [--batch 32] [--batches 50]
@@ -20,6 +22,7 @@ import { recordPings } from "../server/runner/heartbeats/pings.ts";
 import { createLogger } from "../server/base/log.ts";
 import { createPostgresDatabase, TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 import { databaseChoice } from "./heartbeat_setup.ts";
+import { watchCpu } from "./cpu_shares.ts";
 import { speedNote } from "./setup.ts";
 
 const { values: args } = parseArgs({
@@ -111,13 +114,23 @@ try {
   );
   let turn = 0;
   const batchMs: number[] = [];
+  let cpu: Awaited<ReturnType<typeof watchCpu>> | undefined;
   for (let b = 0; b < BATCHES + 3; b++) {
-    if (b === 3) times.clear(); // the first batches warm the plans and the JIT
+    if (b === 3) { // the first batches warm the plans and the JIT
+      times.clear();
+      cpu = await watchCpu(
+        [{ label: "this process", pid: Deno.pid, threads: true }],
+        pg
+          ? { adminUrl: database.adminUrl, database: new URL(pg.url).pathname.slice(1) }
+          : undefined,
+      );
+    }
     const pings = Array.from({ length: BATCH }, () => success(tokens[turn++ % tokens.length]));
     const started = performance.now();
     await db.transaction().execute((trx) => recordPings(trx, pings, undefined, prepared));
     if (b >= 3) batchMs.push(performance.now() - started);
   }
+  const shares = await cpu!.end();
   const total = batchMs.reduce((a, b) => a + b, 0);
   const rows = [...times].sort((a, b) => b[1].ms - a[1].ms);
   const per = (ms: number) =>
@@ -131,6 +144,7 @@ try {
   console.log(
     `at most ${(1000 / (total / BATCHES / BATCH)).toFixed(0)} pings a second at this size`,
   );
+  shares.print(BATCHES * BATCH, "pings");
 } finally {
   await app.close();
   await pg?.drop();

@@ -406,6 +406,22 @@ export async function insertRuns(
   await rollups.execute(db);
 }
 
+/** A rollup's latency histogram and the one of the runs added to it, summed bucket by bucket. */
+const mergedBuckets = sql`array(
+  select coalesce(a, 0) + coalesce(b, 0)
+  from unnest(r.latency_buckets, excluded.latency_buckets) with ordinality as t(a, b, i)
+  order by i
+)`;
+
+/**
+ * The same sum when the runs added hold one latency (their histogram is zeros and a 1), as most
+ * rows do (one run per probe and hour in a batch): that bucket is raised by one, without the
+ * subquery of {@link mergedBuckets}, which was most of the rollups' cost a batch of pings.
+ */
+const bumpedBucket = sql`r.latency_buckets[:array_position(excluded.latency_buckets, 1) - 1]
+  || (coalesce(r.latency_buckets[array_position(excluded.latency_buckets, 1)], 0) + 1)
+  || r.latency_buckets[array_position(excluded.latency_buckets, 1) + 1:]`;
+
 /**
  * The two statements of {@link insertRuns} (results, then rollups), unrun: a caller may send them
  * as parts of a statement of its own (data-modifying `WITH` parts) to spare the round trips.
@@ -452,11 +468,13 @@ export function runInserts(
         blocked = r.blocked + excluded.blocked,
         latency_count = r.latency_count + excluded.latency_count,
         latency_max = greatest(r.latency_max, excluded.latency_max),
-        latency_buckets = array(
-          select coalesce(a, 0) + coalesce(b, 0)
-          from unnest(r.latency_buckets, excluded.latency_buckets) with ordinality as t(a, b, i)
-          order by i
-        )`;
+        latency_buckets = case
+          when cardinality(r.latency_buckets) is distinct from cardinality(excluded.latency_buckets)
+            then ${mergedBuckets}
+          when excluded.latency_count = 0 then r.latency_buckets
+          when excluded.latency_count = 1 then ${bumpedBucket}
+          else ${mergedBuckets}
+        end`;
   return [results, rollups];
 }
 
