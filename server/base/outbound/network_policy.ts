@@ -158,6 +158,35 @@ export function checkAddress(literal: string, policy: NetworkPolicy): AddressVer
   return { allowed: true, address: canonical };
 }
 
+/**
+ * How many verdicts (and host forms) `checkHost` keeps. A verdict is a pure function of the
+ * address and the policy, so a kept one is the verdict the policy gives on this run too; parsing
+ * the address with `ipaddr.js` again cost a few percent of a loopback check's CPU.
+ */
+const KEPT_VERDICTS = 10_000;
+
+/** Kept verdicts per policy, by address literal; emptied when full. */
+const verdicts = new WeakMap<NetworkPolicy, Map<string, AddressVerdict>>();
+/** Whether a host is an address literal (`ipaddr.isValid`), by host; emptied when full. */
+const literals = new Map<string, boolean>();
+
+function keep<T>(map: Map<string, T>, key: string, value: T): T {
+  if (map.size >= KEPT_VERDICTS) map.clear();
+  map.set(key, value);
+  return value;
+}
+
+/** `checkAddress`, its verdict kept for the next run to the same address under `policy`. */
+function judged(literal: string, policy: NetworkPolicy): AddressVerdict {
+  let kept = verdicts.get(policy);
+  if (!kept) verdicts.set(policy, kept = new Map());
+  return kept.get(literal) ?? keep(kept, literal, Object.freeze(checkAddress(literal, policy)));
+}
+
+function isAddressLiteral(host: string): boolean {
+  return literals.get(host) ?? keep(literals, host, ipaddr.isValid(host));
+}
+
 /** Resolves a host name to its IP addresses (A and AAAA); rejects when there are none. */
 export type Resolver = (hostname: string) => Promise<string[]>;
 
@@ -233,7 +262,7 @@ export async function checkHost(
   { policy, resolve = systemResolver }: { policy: NetworkPolicy; resolve?: Resolver },
 ): Promise<TargetCheck> {
   let addresses: string[];
-  if (ipaddr.isValid(host)) {
+  if (isAddressLiteral(host)) {
     addresses = [host];
   } else {
     try {
@@ -250,7 +279,7 @@ export async function checkHost(
   }
   let first: { address: string; family: 4 | 6 } | undefined;
   for (const literal of addresses) {
-    const verdict = checkAddress(literal, policy);
+    const verdict = judged(literal, policy);
     if (!verdict.allowed) {
       return {
         ok: false,
