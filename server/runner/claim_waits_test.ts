@@ -1,21 +1,12 @@
 /**
  * A location token's claims, bounded (`claim_waits.ts`): at most `CLAIMS_PER_LOCATION` open at
- * once, past them 429 with `Retry-After` at once; waiting claims cost the database one poll, not
- * a claim each; and a location counts the runners the service handed runs, not names a token
- * makes up. Through the real handler, on both databases.
+ * once, past them 429 with `Retry-After` at once; and a location counts the runners the service
+ * handed runs, not names a token makes up. Through the real handler, on both databases. That
+ * waiting claims cost the database one poll, not a claim each, takes seconds of real waiting: it
+ * is in the end-to-end tier (`e2e/claim_waits_test.ts`).
  */
 import assert from "node:assert/strict";
-import type { KyselyPlugin } from "kysely";
-import { createApp } from "../app.ts";
-import { createLogger } from "../base/log.ts";
-import {
-  apiSuite,
-  backends,
-  freshDatabase,
-  TEST_API_KEY,
-  TestClient,
-  uniqueName,
-} from "../testing/app.ts";
+import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
 import { CLAIM_RETRY_AFTER_SECONDS, CLAIMS_PER_LOCATION } from "./claim_waits.ts";
 
 const WHO = { runner: "r1", version: "test-1" };
@@ -119,55 +110,3 @@ apiSuite("a location's claims, bounded", (test) => {
     assert.equal(later.version, "test-2");
   });
 });
-
-for (const backend of backends()) {
-  Deno.test(`waiting claims cost the database one poll, not a claim each [${backend}]`, async () => {
-    // Every statement the app sends, counted (Kysely's plugin interface).
-    let statements = 0;
-    const counter: KyselyPlugin = {
-      transformQuery: ({ node }) => (statements++, node),
-      transformResult: ({ result }) => Promise.resolve(result),
-    };
-    const fresh = await freshDatabase(backend);
-    const app = await createApp({
-      database: { ...fresh, db: fresh.db.withPlugin(counter) },
-      apiKeys: [TEST_API_KEY],
-      log: createLogger("silent"),
-      iamAlive: { writeLine: () => {} },
-    });
-    try {
-      const api = new TestClient(app.handler);
-      const eu = await location(api);
-      /** The statements `CLAIMS_PER_LOCATION` claims cost, waiting `seconds` for runs. */
-      const cost = async (seconds: number) => {
-        const before = statements;
-        const { claims } = waitingClaims(api, eu.token, CLAIMS_PER_LOCATION, seconds);
-        for (const res of await Promise.all(claims)) assert.equal(res.status, 200, res.text);
-        return statements - before;
-      };
-      const answeredAtOnce = await cost(0);
-      const waited = await cost(3);
-      // Claiming again every second would be 3 claims more per claim (each 2+ statements).
-      assert.ok(
-        waited - answeredAtOnce < CLAIMS_PER_LOCATION,
-        `${CLAIMS_PER_LOCATION} claims waiting 3 s cost ${waited - answeredAtOnce} statements`,
-      );
-
-      // A run falling due meanwhile (a probe made now: the poll adds its schedule row) wakes one
-      // waiting claim, which takes it; the others answer empty at their time.
-      const { claims } = waitingClaims(api, eu.token, 3, 6);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const project = uniqueName();
-      assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
-      const made = await api.post(`/api/v1/projects/${project}/probes`, {
-        url: "https://example.com/due",
-        locations: [eu.name],
-      });
-      assert.equal(made.status, 201, made.text);
-      const runs = (await Promise.all(claims)).map((res) => res.body.data.runs.length);
-      assert.deepEqual(runs.sort(), [0, 0, 1]);
-    } finally {
-      await app.close();
-    }
-  });
-}
