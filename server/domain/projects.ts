@@ -1,6 +1,7 @@
 import type { Project, ProjectCreateInput, ProjectDeleted, ProjectPatchInput } from "@probe/shared";
 import { sql } from "kysely";
 import { BUDGETS, type Db, withBudget } from "../storage/database.ts";
+import { stored } from "../storage/joined.ts";
 import { prepared } from "../storage/prepared.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 import { probesDeleted, projectDisabled } from "../alerting/changes.ts";
@@ -115,17 +116,19 @@ export async function updateProject(
         updated_at: sql`now()`,
       })
       .where("name", "=", project)
-      .returning("name")
+      .returning(projectColumns)
       .executeTakeFirst();
     if (!row) throw notFound("Project");
     // Its probes are no longer checked: back to `unknown`, open incidents resolved, silently.
     if (changes.status === "disabled") await projectDisabled(trx, project);
-    return { project: row.name };
+    return row;
   });
   // Its probes without their own locations follow the new default (after the commit: see
   // `syncProbeLocations`).
   if (fields.default_locations !== undefined) await syncProbeLocations(db, { project });
-  return answer;
+  // The project as `getProject` reads it, for the audit entry's "after": nothing above changes it.
+  stored(db, `project:${answer.project}`, projectOf(answer, names));
+  return { project: answer.project };
 }
 
 /**

@@ -6,7 +6,8 @@
  * procedure gets it as its `ctx.db` (`inJoinedTransaction`: the domain's own transactions join it,
  * and what they tell others of their change waits for its commit); the resource is read before and
  * after as a viewer would see it through its own query (secrets masked by the API's own rules), or
- * the domain function that query calls (its rule's `load`), and the entry is written before the
+ * the domain function that query calls (its rule's `load`), or as the write handed it over
+ * (`stored`, `joined.ts`: its RETURNING, no read after), and the entry is written before the
  * commit. A procedure that fails, or a failure after the entry, rolls both back: a refused write
  * (401, 403, 404, 422, 409) leaves no entry.
  *
@@ -15,7 +16,7 @@
 import { toApiError } from "./errors.ts";
 import type { Db } from "../storage/database.ts";
 import { withBudget } from "../storage/database.ts";
-import { inJoinedTransaction } from "../storage/joined.ts";
+import { inJoinedTransaction, storedIn } from "../storage/joined.ts";
 import { type AuditRecord, recordChange } from "../domain/audit_log.ts";
 import type { Principal } from "../domain/principal.ts";
 import { AUDIT_RULES, type AuditRule, type ResourceRef } from "./audit_rules.ts";
@@ -132,6 +133,7 @@ export function createAuditor(router: AppRouter): Auditor {
       const rule: AuditRule = AUDIT_RULES[path] ??
         { type: path.split(".")[0], kind: "action", ref: () => ({}) };
       const input = isFields(parsed) ? parsed : {};
+      const resourceId = (ref: ResourceRef | null) => rule.id ?? Object.values(ref ?? {}).join("/");
       const entry = (ref: ResourceRef | null): Omit<AuditRecord, "before" | "after"> => ({
         actor: ctx.principal.name,
         actorSource: ctx.principal.source,
@@ -140,7 +142,7 @@ export function createAuditor(router: AppRouter): Auditor {
         requestId: ctx.request?.requestId,
         operation: path,
         resourceType: rule.type,
-        resourceId: rule.id ?? Object.values(ref ?? {}).join("/"),
+        resourceId: resourceId(ref),
       });
       if (rule.kind === "action") {
         const result = await next(ctx.db);
@@ -168,10 +170,13 @@ export function createAuditor(router: AppRouter): Auditor {
             ? result.data.data
             : undefined;
           const ref = rule.kind === "delete" ? named : rule.ref(input, data);
+          const kept = ref === null ? undefined : storedIn(db, `${rule.type}:${resourceId(ref)}`);
           const after = rule.kind === "delete"
             ? null
             : rule.answers && data
             ? masked(rule, { ...data })
+            : isFields(kept)
+            ? masked(rule, { ...kept })
             : await read(ctx, db, rule, ref);
           let change = { before, after };
           if (before !== null && after !== null) change = changed(before, after);
