@@ -4,16 +4,18 @@
  * its real timers, while `/healthz` and a keyed read go through the real HTTP server. Each
  * must answer within 1 s (a bound that catches the stall, which took seconds: the latencies
  * themselves are `deno task bench:hostile`'s), and the runs are recorded `down` with the
- * reason in `failed_checks`.
+ * reason in `failed_checks`. In the end-to-end tier: it watches 8 s of real time on each
+ * database, and a 1 s bound wants a machine not also running the fast tier's files. The same
+ * target against `deno task start` as a subprocess is `hostile_target_test.ts`.
  */
 import assert from "node:assert/strict";
-import { createLogger } from "../base/log.ts";
-import { backends, LOOPBACK_ONLY, TEST_API_KEY } from "../testing/app.ts";
-import { probesWithManyChecks, startHostileTarget } from "../testing/hostile_target.ts";
-import { startLiveServer } from "../testing/live.ts";
-import { MAX_JSON_DEPTH } from "./assertions.ts";
-import { createRunner } from "./runner.ts";
-import { createWorkerExecutor } from "./worker_executor.ts";
+import { createLogger } from "../server/base/log.ts";
+import { backends, LOOPBACK_ONLY, TEST_API_KEY } from "../server/testing/app.ts";
+import { probesWithManyChecks, startHostileTarget } from "../server/testing/hostile_target.ts";
+import { startLiveServer } from "../server/testing/live.ts";
+import { MAX_JSON_DEPTH } from "../server/runner/assertions.ts";
+import { createRunner } from "../server/runner/runner.ts";
+import { createWorkerExecutor } from "../server/runner/worker_executor.ts";
 
 const BOUND_MS = 1000;
 const WATCH_MS = 8000;

@@ -4,20 +4,21 @@
  * webhook targets on a loopback receiver that counts what it gets by `webhook-id`. Runs are
  * recorded through the runner's store at chosen times (a fake clock for the runs) so that an
  * escalation step, or a flapping probe's settling, comes due on the real clock while both
- * deliverers poll: each must reach the receiver once, whichever instance sends it.
+ * deliverers poll: each must reach the receiver once, whichever instance sends it. In the
+ * end-to-end tier: the deliveries come due and are watched for duplicates over real seconds.
  */
 import assert from "node:assert/strict";
-import { createApp } from "../app.ts";
-import { openDatabase } from "../storage/database.ts";
-import { createLogger } from "../base/log.ts";
+import { createApp } from "../server/app.ts";
+import { openDatabase } from "../server/storage/database.ts";
+import { createLogger } from "../server/base/log.ts";
 import {
   createPostgresDatabase,
   LOOPBACK_ONLY,
   TEST_API_KEY,
   TestClient,
   uniqueName,
-} from "../testing/app.ts";
-import { insertProbe, runAt } from "../testing/alert_runs.ts";
+} from "../server/testing/app.ts";
+import { insertProbe, runAt } from "../server/testing/alert_runs.ts";
 
 const MINUTE = 60_000;
 
