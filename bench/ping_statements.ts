@@ -3,7 +3,7 @@
  * the embedded database on disk, in its worker thread as the service runs it, or on a PostgreSQL
  * database of its own), `--heartbeats` heartbeats made through its REST interface and each
  * pinged once (so up, as a job's heartbeat is between state changes), then `--batches` batches of `--batch` success pings (each for another heartbeat, in turn) recorded
- * as the ping path records them (`recordPings` in one transaction). Each statement is timed
+ * as the ping path records them (`recordPingBatch`, one transaction). Each statement is timed
  * through a Kysely plugin (from the query's start to its rows); prints, per statement, its calls
  * and milliseconds per batch and per ping, and the whole batch's; then the CPU the batches took
  * (this process by thread, the embedded database's among them; PostgreSQL's backends), which a
@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import type { KyselyPlugin, QueryId, RootOperationNode } from "kysely";
 import { createApp } from "../server/app.ts";
 import { openDatabase } from "../server/storage/database.ts";
-import { recordPings } from "../server/runner/heartbeats/pings.ts";
+import { recordPingBatch } from "../server/runner/heartbeats/pings.ts";
 import { createLogger } from "../server/base/log.ts";
 import { createPostgresDatabase, TEST_API_KEY, TestClient } from "../server/testing/app.ts";
 import { databaseChoice } from "./heartbeat_setup.ts";
@@ -109,9 +109,7 @@ try {
   // batches timed are of the steady state, jobs pinging heartbeats that are up.
   // As the service records them: prepared once in the embedded database's one session.
   const prepared = pg ? undefined : new Map<string, string>();
-  await db.transaction().execute((trx) =>
-    recordPings(trx, tokens.map(success), undefined, prepared)
-  );
+  await recordPingBatch(db, tokens.map(success), undefined, prepared);
   let turn = 0;
   const batchMs: number[] = [];
   let cpu: Awaited<ReturnType<typeof watchCpu>> | undefined;
@@ -127,7 +125,7 @@ try {
     }
     const pings = Array.from({ length: BATCH }, () => success(tokens[turn++ % tokens.length]));
     const started = performance.now();
-    await db.transaction().execute((trx) => recordPings(trx, pings, undefined, prepared));
+    await recordPingBatch(db, pings, undefined, prepared);
     if (b >= 3) batchMs.push(performance.now() - started);
   }
   const shares = await cpu!.end();

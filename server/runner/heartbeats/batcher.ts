@@ -13,7 +13,7 @@
  */
 import { errorFields, type Logger } from "../../base/log.ts";
 import type { Db } from "../../storage/database.ts";
-import { type Ping, type PreparedPings, recordPings } from "./pings.ts";
+import { type Ping, type PreparedPings, recordPingBatch } from "./pings.ts";
 
 export interface PingBatcherOptions {
   db: Db;
@@ -69,9 +69,7 @@ export function createPingBatcher(
     const started = performance.now();
     for (let attempt = 1;; attempt++) {
       try {
-        const found = await db.transaction().execute((trx) =>
-          recordPings(trx, batch.map((w) => w.ping), localName, prepared)
-        );
+        const found = await recordPingBatch(db, batch.map((w) => w.ping), localName, prepared);
         onBatch?.(batch.length, performance.now() - started);
         batch.forEach((w, i) => w.resolve(found[i]));
         return;

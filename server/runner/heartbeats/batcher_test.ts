@@ -11,6 +11,7 @@ import {
   newHeartbeat,
   newProject,
 } from "../../testing/heartbeats.ts";
+import { sql } from "kysely";
 import { createLogger } from "../../base/log.ts";
 import { createPingBatcher } from "./batcher.ts";
 import type { Ping } from "./pings.ts";
@@ -72,6 +73,56 @@ for (const backend of backends()) {
         const times = kept.map((p: { at: string }) => Date.parse(p.at));
         assert.deepEqual(times, [...times].sort((x, y) => y - x));
       }
+    } finally {
+      await batcher.drain();
+      await app.close();
+    }
+  });
+}
+
+for (const backend of backends()) {
+  // The common batch's writes are not waited for before its COMMIT (`recordPingBatch`): their
+  // failure must still fail the batch, and leave nothing of it.
+  Deno.test(`a batch whose writes fail acknowledges none of its pings [${backend}]`, async () => {
+    const { app, api } = await heartbeatApp(backend);
+    const db = app.database.db;
+    const batcher = createPingBatcher({ db, log: createLogger("silent"), maxBatch: 10 });
+    try {
+      const project = await newProject(api);
+      const hb = await newHeartbeat(api, project, {
+        name: "a",
+        period_seconds: 3600,
+        grace_seconds: 3600,
+      });
+      const token = new URL(hb.ping_url).pathname.split("/").at(-1)!;
+      const ping = (body: string | null): Ping => ({
+        token,
+        at: Date.now(),
+        kind: "success",
+        exitCode: null,
+        method: "POST",
+        address: null,
+        body,
+        bodyBytes: body?.length ?? 0,
+      });
+      // Up first: the next success moves no state, the batch whose writes go with the COMMIT.
+      assert.equal(await batcher.submit(ping(null)), true);
+      await sql`create function refuse_ping() returns trigger language plpgsql as $$
+        begin
+          if new.body = 'refused' then raise exception 'refused' using errcode = '23514'; end if;
+          return new;
+        end $$`.execute(db);
+      await sql`create trigger refuse_ping before insert on heartbeat_pings
+        for each row execute function refuse_ping()`.execute(db);
+      await assert.rejects(batcher.submit(ping("refused")), /refused/);
+      assert.equal(await batcher.submit(ping("taken")), true);
+      const read = (await api.get(heartbeatsPath(project, hb.name))).body.data;
+      assert.equal(read.pings_total, 2);
+      const kept = (await api.get(`${heartbeatsPath(project, hb.name)}/pings`)).body.data;
+      assert.deepEqual(kept.map((p: { n: number; body: string | null }) => [p.n, p.body]), [
+        [2, "taken"],
+        [1, null],
+      ]);
     } finally {
       await batcher.drain();
       await app.close();

@@ -104,13 +104,16 @@ function literal(value: unknown): string {
   return text.includes("\\") ? `E${quoted.replaceAll("\\", "\\\\")}` : quoted;
 }
 
-/** Runs `query`, as a statement prepared in the session once when `prepared` is given. */
-async function run<R>(
+/**
+ * `query` as it is to run: as a statement prepared in the session (once) when `prepared` is
+ * given. Running what this answers sends it at once, before the caller's next statement.
+ */
+async function statementOf<R>(
   trx: Db,
   query: RawBuilder<R>,
   prepared: PreparedPings | undefined,
-): Promise<R[]> {
-  if (!prepared) return (await query.execute(trx)).rows;
+): Promise<RawBuilder<R>> {
+  if (!prepared) return query;
   const { sql: text, parameters } = query.compile(trx);
   let name = prepared.get(text);
   if (name === undefined) {
@@ -120,7 +123,51 @@ async function run<R>(
     prepared.set(text, name);
   }
   const args = parameters.length ? `(${parameters.map(literal).join(", ")})` : "";
-  return (await sql.raw<R>(`execute ${name}${args}`).execute(trx)).rows;
+  return sql.raw<R>(`execute ${name}${args}`);
+}
+
+/** Runs `query`, as a statement prepared in the session once when `prepared` is given. */
+async function run<R>(
+  trx: Db,
+  query: RawBuilder<R>,
+  prepared: PreparedPings | undefined,
+): Promise<R[]> {
+  return (await (await statementOf(trx, query, prepared)).execute(trx)).rows;
+}
+
+/**
+ * Records `pings` (see the module's note) in a transaction of its own on `db`, committed before
+ * this answers; answers, for each, whether its token was known. With `prepared`, the batch's two
+ * main statements run prepared (see {@link PreparedPings}).
+ *
+ * When no run of the batch may move a state (the common batch), nothing is read after its
+ * writes: they are sent and not waited for, and the COMMIT goes right behind them, a round trip
+ * fewer a batch (PostgreSQL: pipelined on the transaction's connection; the embedded database:
+ * the next message to its thread, which runs them in order). Their answer is read once the
+ * COMMIT is answered, and a failure of theirs fails the batch: the transaction they were part
+ * of did not commit (PostgreSQL answers the COMMIT of a failed transaction with a rollback; the
+ * embedded database fails it), so no ping of it is acknowledged.
+ */
+export async function recordPingBatch(
+  db: Db,
+  pings: readonly Ping[],
+  localName?: string,
+  prepared?: PreparedPings,
+): Promise<boolean[]> {
+  let written: Promise<unknown> = Promise.resolve();
+  let found: boolean[];
+  try {
+    found = await db.transaction().execute(async (trx) => {
+      const recorded = await recordPingsSending(trx, pings, localName, prepared);
+      written = recorded.written;
+      return recorded.found;
+    });
+  } catch (error) {
+    await written; // the cause, when the writes failed (the embedded database fails the COMMIT)
+    throw error;
+  }
+  await written;
+  return found;
 }
 
 /**
@@ -133,6 +180,21 @@ export async function recordPings(
   localName?: string,
   prepared?: PreparedPings,
 ): Promise<boolean[]> {
+  const { found, written } = await recordPingsSending(trx, pings, localName, prepared);
+  await written;
+  return found;
+}
+
+/**
+ * {@link recordPings}, with its last statement sent and not waited for when nothing follows it:
+ * `written` settles with it (a rejection of it is handled, to be read by awaiting `written`).
+ */
+async function recordPingsSending(
+  trx: Db,
+  pings: readonly Ping[],
+  localName: string | undefined,
+  prepared: PreparedPings | undefined,
+): Promise<{ found: boolean[]; written: Promise<unknown> }> {
   const tokens = [...new Set(pings.map((p) => p.token))];
   // The probe rows first (for share), as a project delete locks them before the heartbeats it
   // removes: a batch waits for a delete instead of meeting it in a deadlock.
@@ -160,7 +222,7 @@ export async function recordPings(
     order by h.probe_key for share of p for update of h for share of s`,
     prepared,
   );
-  if (rows.length === 0) return pings.map(() => false);
+  if (rows.length === 0) return { found: pings.map(() => false), written: Promise.resolve() };
   const byToken = new Map<string, Moving>(rows.map((row) => [row.token, {
     row,
     key: String(row.probe_key),
@@ -229,13 +291,20 @@ export async function recordPings(
       where p.heartbeat_key = x.k and p.n <= x.n`]),
     ...quietWrites(quiet),
   ];
-  await run(
+  const write = await statementOf(
     trx,
     sql`with ${sql.join(writes.map((w, i) => sql`${sql.raw(`w${i}`)} as (${w})`))} select 1`,
     prepared,
   );
+  // Sent now, before whatever the caller sends next (see `recordPingBatch`).
+  const written = write.execute(trx);
+  if (rounds.length === 0) {
+    written.catch(() => {}); // read by the caller
+    return { found, written };
+  }
+  await written;
   await settleRounds(trx, rounds, localName);
-  return found;
+  return { found, written: Promise.resolve() };
 }
 
 function updateOf(hb: Moving) {
