@@ -108,15 +108,25 @@ export async function updateProject(
       local: localNameOf(names),
       path: "default_locations",
     });
+    // Joined with itself (`was`, which the statement reads as it was before it): the project
+    // before and after, for the audit entry (`stored` below), without a read of each.
     const row = await trx
       .updateTable("projects")
+      .from("projects as was")
       .set({
         ...changes,
         ...(defaultLocations !== undefined && { default_locations: defaultLocations }),
         updated_at: sql`now()`,
       })
-      .where("name", "=", project)
-      .returning(projectColumns)
+      .where("projects.name", "=", project)
+      .whereRef("was.name", "=", "projects.name")
+      .returning([
+        ...projectColumns.map((column) => `projects.${column}` as const),
+        "was.label as was_label",
+        "was.description as was_description",
+        "was.status as was_status",
+        "was.default_locations as was_default_locations",
+      ])
       .executeTakeFirst();
     if (!row) throw notFound("Project");
     // Its probes are no longer checked: back to `unknown`, open incidents resolved, silently.
@@ -126,9 +136,21 @@ export async function updateProject(
   // Its probes without their own locations follow the new default (after the commit: see
   // `syncProbeLocations`).
   if (fields.default_locations !== undefined) await syncProbeLocations(db, { project });
-  // The project as `getProject` reads it, for the audit entry's "after": nothing above changes it.
-  stored(db, `project:${answer.project}`, projectOf(answer, names));
-  return { project: answer.project };
+  // The project as `getProject` reads it before and after, for the audit entry: nothing above
+  // changes it but the update.
+  const { was_label, was_description, was_status, was_default_locations, ...after } = answer;
+  const before = {
+    project: after.project,
+    label: was_label,
+    description: was_description,
+    status: was_status,
+    default_locations: was_default_locations,
+  };
+  stored(db, `project:${after.project}`, {
+    before: projectOf(before, names),
+    after: projectOf(after, names),
+  });
+  return { project: after.project };
 }
 
 /**

@@ -7,9 +7,9 @@
  * and what they tell others of their change waits for its commit); the resource is read before and
  * after as a viewer would see it through its own query (secrets masked by the API's own rules), or
  * the domain function that query calls (its rule's `load`), or as the write handed it over
- * (`stored`, `joined.ts`: its RETURNING, no read after), and the entry is written before the
- * commit. A procedure that fails, or a failure after the entry, rolls both back: a refused write
- * (401, 403, 404, 422, 409) leaves no entry.
+ * (`stored`, `joined.ts`: its RETURNING, no read; its rule `tells`), and the entry is written
+ * before the commit. A procedure that fails, or a failure after the entry, rolls both back: a
+ * refused write (401, 403, 404, 422, 409) leaves no entry.
  *
  * @module
  */
@@ -163,20 +163,24 @@ export function createAuditor(router: AppRouter): Auditor {
         const pool = rule.budget ? withBudget(ctx.db, rule.budget) : ctx.db;
         await inJoinedTransaction({ pool, root: ctx.db, savepoints: rule.retries }, async (db) => {
           const named = rule.kind === "create" ? null : rule.ref(input, undefined);
-          const before = await read(ctx, db, rule, named);
+          const readBefore = rule.tells ? null : await read(ctx, db, rule, named);
           result = await next(db);
           if (!result.ok) throw new Refused();
           const data = isFields(result.data) && isFields(result.data.data)
             ? result.data.data
             : undefined;
           const ref = rule.kind === "delete" ? named : rule.ref(input, data);
-          const kept = ref === null ? undefined : storedIn(db, `${rule.type}:${resourceId(ref)}`);
+          const told = ref === null ? undefined : storedIn(db, `${rule.type}:${resourceId(ref)}`);
+          if (rule.tells && !isFields(told?.before)) {
+            throw new Error(`${path} did not hand over its resource as it was (stored)`);
+          }
+          const before = rule.tells ? masked(rule, { ...told!.before as Fields }) : readBefore;
           const after = rule.kind === "delete"
             ? null
             : rule.answers && data
             ? masked(rule, { ...data })
-            : isFields(kept)
-            ? masked(rule, { ...kept })
+            : isFields(told?.after)
+            ? masked(rule, { ...told.after })
             : await read(ctx, db, rule, ref);
           let change = { before, after };
           if (before !== null && after !== null) change = changed(before, after);

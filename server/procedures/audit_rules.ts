@@ -45,6 +45,12 @@ export interface AuditRule {
   load?: (ctx: Context, ref: ResourceRef) => Promise<unknown>;
   /** The write's answer's `data` is the resource as `read` shows it: no read after. */
   answers?: true;
+  /**
+   * Its verb hands over the resource as `read` shows it before and after its write (`stored`,
+   * `storage/joined.ts`): no read before (nor after). Without, a verb that hands over the
+   * resource after its write spares the read after.
+   */
+  tells?: true;
   /** The resource in a list read (maintenance windows and badges have no single read). */
   pick?: (data: unknown, ref: ResourceRef) => unknown;
   /** The role of the read: a viewer's (secrets masked) unless it needs more. */
@@ -147,7 +153,7 @@ const BADGE = {
 /** The audit rule of every mutation of the API, by procedure path. */
 export const AUDIT_RULES: Record<string, AuditRule> = {
   "projects.create": { ...PROJECT, kind: "create" },
-  "projects.update": { ...PROJECT, kind: "update" },
+  "projects.update": { ...PROJECT, kind: "update", tells: true },
   "projects.delete": { ...PROJECT, kind: "delete", budget: "projectDelete" },
   "probes.create": { ...PROBE, kind: "create", retries: true },
   "probes.createWithProject": { ...PROBE, kind: "create", retries: true },

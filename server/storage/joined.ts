@@ -21,9 +21,10 @@
  * (`runLast`): on the embedded database it then goes to PGlite's thread with the commit, one
  * round trip fewer (`PGliteThread.runLast`); elsewhere it runs just before the commit.
  *
- * A verb whose write already returns its resource as a viewer's read shows it may hand it to
- * whoever opened the joined transaction (`stored`): the audit entry's "after" is then that, not
- * a read of its own, a statement and a round trip fewer.
+ * A verb whose write already returns its resource as a viewer's read shows it (its RETURNING,
+ * and what it was from a join of the table with itself) may hand it to whoever opened the joined
+ * transaction (`stored`): the audit entry's "before" and "after" are then those, not reads of
+ * their own, a statement and a round trip fewer each.
  *
  * @module
  */
@@ -81,7 +82,7 @@ const joins = new WeakMap<
     root: Db;
     last: CompiledQuery[];
     committed: ((root: Db) => void)[];
-    stored: Map<string, unknown>;
+    stored: Map<string, Stored>;
   }
 >();
 
@@ -110,18 +111,24 @@ export async function runLast(db: Db, query: CompiledQuery): Promise<void> {
   else await db.executeQuery(query);
 }
 
+/** A resource as a viewer's read shows it: before a verb's write, after it, or both. */
+export interface Stored {
+  before?: unknown;
+  after?: unknown;
+}
+
 /**
- * Hands `resource`, as a viewer's read of it shows it once written (`key` names it: its type and
- * id, `project:shop`), to whoever opened the joined transaction `db`, which takes it instead of
- * reading it again (`storedIn`). The verb tells it once its write is done and nothing more of
- * its own changes what that read shows. Nothing on any other database.
+ * Hands a resource, as a viewer's read of it shows it before and after a write (`key` names it:
+ * its type and id, `project:shop`), to whoever opened the joined transaction `db`, which takes
+ * it instead of reading it (`storedIn`). The verb tells it once its write is done and nothing
+ * more of its own changes what that read shows. Nothing on any other database.
  */
-export function stored(db: Db, key: string, resource: unknown): void {
+export function stored(db: Db, key: string, resource: Stored): void {
   joins.get(db)?.stored.set(key, resource);
 }
 
 /** What a verb in the joined transaction `db` handed over as `key` (`stored`), if it did. */
-export const storedIn = (db: Db, key: string): unknown => joins.get(db)?.stored.get(key);
+export const storedIn = (db: Db, key: string): Stored | undefined => joins.get(db)?.stored.get(key);
 
 /**
  * The database a joined transaction was opened on (`db` itself for any other): what compiles
