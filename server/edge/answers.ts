@@ -19,8 +19,24 @@ export const SECURITY_HEADERS = {
 const JSON_HEADERS = { "content-type": "application/json", ...SECURITY_HEADERS };
 const STREAMED_JSON_HEADERS = { ...JSON_HEADERS, ...STREAMED };
 
-/** Answers built here carry the security headers from the start (cheaper than adding them). */
+/** Only the content type: see `ours`. */
+const CONTENT_TYPE_ONLY = { "content-type": "application/json" };
+
+/**
+ * Answers built here carry the security headers from the start. A 200 with a text body is
+ * made with its content type alone and given the others after: Deno (2.9) makes a native copy of
+ * any other text answer's headers for `Deno.serve`, which the connection layer (node:http) never
+ * uses, and that copy costs twice what the whole answer costs otherwise (`bench:http`).
+ */
 export function ours(body: string | ReadableStream<Uint8Array> | null, status: number): Response {
+  if (status === 200 && typeof body === "string") {
+    const response = new Response(body, { status, headers: CONTENT_TYPE_ONLY });
+    const headers = response.headers;
+    for (const name in SECURITY_HEADERS) {
+      headers.set(name, SECURITY_HEADERS[name as keyof typeof SECURITY_HEADERS]);
+    }
+    return response;
+  }
   const headers = body === null
     ? SECURITY_HEADERS
     : typeof body === "string"

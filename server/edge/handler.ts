@@ -20,7 +20,12 @@ import { createRequestSummary, type RequestSummary } from "./access_log.ts";
 import { DEFAULT_MAX_ANSWER_BYTES } from "../procedures/answer_size.ts";
 import type { HttpMetrics } from "./edge_types.ts";
 import { createRestOperations } from "./rest/handler.ts";
-import { type Context, createContext, type Services } from "../procedures/context.ts";
+import {
+  type Context,
+  createContext,
+  type RequestFacts,
+  type Services,
+} from "../procedures/context.ts";
 import { createAuditor } from "../procedures/audit.ts";
 import { createTrpcFastPath } from "../procedures/fast_path.ts";
 import { type Operation, operationsOf } from "../procedures/operations.ts";
@@ -154,6 +159,31 @@ function keyOf(
     await configured(presented) ?? (presented === null ? null : await stored(presented));
 }
 
+/**
+ * A request's facts for its audit entry (`Context.request`), read from the request only when an
+ * entry is written: most requests write none.
+ */
+class EdgeRequestFacts implements RequestFacts {
+  readonly requestId: string;
+  #c: EdgeContext;
+  #addressOf: (peer: string | undefined, headers: Headers) => string;
+  #address: string | undefined;
+
+  constructor(c: EdgeContext, addressOf: (peer: string | undefined, headers: Headers) => string) {
+    this.#c = c;
+    this.#addressOf = addressOf;
+    this.requestId = c.get("requestId");
+  }
+
+  get address(): string {
+    return this.#address ??= this.#addressOf(this.#c.env?.client?.address, this.#c.req.raw.headers);
+  }
+
+  get userAgent(): string | null {
+    return this.#c.req.raw.headers.get("user-agent");
+  }
+}
+
 /** `/healthz` and `/readyz` (GET, and HEAD as its GET): alive, and able to reach the database. */
 function healthChecks(db: Db) {
   return {
@@ -196,9 +226,7 @@ export function createHttpHandler(
   const { router, document, db, log, services, rateLimiter, cors, onFastPath, keyed = [] } = deps;
   const maxAnswerBytes = deps.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
   const logFailure = failureLog(log);
-  /** The id of the request each procedure context was made for (`contextOf`). */
-  const requestIds = new WeakMap<Context, string>();
-  const failed = (error: unknown, ctx: Context) => logFailure(error, requestIds.get(ctx));
+  const failed = (error: unknown, ctx: Context) => logFailure(error, ctx.request?.requestId);
   // The procedures' REST operations, from their meta: routes, the fast path, the route labels.
   const operations = operationsOf(router);
   const rest = createRestOperations({
@@ -245,16 +273,7 @@ export function createHttpHandler(
       services,
       chargeKey: rateLimiter ? (cost) => rateLimiter.charge(key, cost) : undefined,
     });
-    requestIds.set(ctx, c.get("requestId"));
-    let address: string | undefined;
-    ctx.request = {
-      // Parsed when read (an audited write's entry), not for every request.
-      get address() {
-        return address ??= addressOf(c.env?.client?.address, c.req.raw.headers);
-      },
-      userAgent: c.req.raw.headers.get("user-agent"),
-      requestId: c.get("requestId"),
-    };
+    ctx.request = new EdgeRequestFacts(c, addressOf);
     ctx.audit = audit;
     return ctx;
   };

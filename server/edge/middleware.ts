@@ -81,14 +81,49 @@ export function newRequestId(): string {
   return `${REQUEST_ID_PREFIX}-${(++requestCount).toString(36)}`;
 }
 
+/** What `envelope` observes with: the log, the metrics and the summary of unkeyed requests. */
+export interface Observers {
+  log: Logger;
+  metrics?: HttpMetrics | null;
+  summary: RequestSummary;
+}
+
+/**
+ * What every request goes through, whatever answers it, in one middleware (a layer of Hono's
+ * costs a promise and a closure a request), in this order from the outside in:
+ *
+ * 1. a HEAD keeps its GET answer's length (`keepHeadLength`);
+ * 2. the request's id, timing, metrics by route label, and its log line or count (`observed`);
+ * 3. `nosniff` and `no-store` on every answer that does not say otherwise;
+ * 4. CORS for the listed origins, when there are any: preflights answered here, every answer
+ *    decorated (`Vary`, the origin).
+ */
+export function envelope(
+  { observe, cors }: { observe: Observers; cors?: Cors | null },
+): MiddlewareHandler<EdgeEnv> {
+  const done = observed(observe);
+  return async (c, next) => {
+    const started = performance.now();
+    const seen: Seen = { route: OTHER_ROUTE, keyed: false };
+    c.set("requestId", newRequestId());
+    c.set("url", new URL(c.req.url));
+    c.set("seen", seen);
+    const preflight = cors?.preflight(c.req.raw);
+    if (preflight) c.res = preflight;
+    else await next();
+    cors?.decorate(c.req.raw, c.res.headers);
+    securityHeaders(c.res.headers);
+    done(c, seen, started);
+    if (c.req.method === "HEAD") await keepHeadLength(c);
+  };
+}
+
 /**
  * Hono answers HEAD with the GET route's answer less its body: the length that body had is kept
  * (`content-length`, as the connection layer sends it for a HEAD), and a streamed body is
  * cancelled rather than left unread.
  */
-export const headLength: MiddlewareHandler<EdgeEnv> = async (c, next) => {
-  await next();
-  if (c.req.method !== "HEAD") return;
+async function keepHeadLength(c: EdgeContext): Promise<void> {
   const response = c.res;
   if (response.headers.has("content-length") || response.body === null) return;
   if (response.headers.has("transfer-encoding")) {
@@ -101,28 +136,16 @@ export const headLength: MiddlewareHandler<EdgeEnv> = async (c, next) => {
   headers.set("content-length", String(bytes.byteLength));
   c.res = undefined;
   c.res = new Response(bytes, { status: response.status, headers });
-};
+}
 
 /**
- * The request's id, timing, metrics (by route label), and its log line: one line per request
- * with a valid key to the API, with its id (`request_id`, also in the log of its failure); every
- * other request is counted in a summary line per window (`access_log.ts`), since anyone can send
- * those, as fast as they like.
+ * The end of a request's observation: its metrics (by route label) and its log line: one line per
+ * request with a valid key to the API, with its id (`request_id`, also in the log of its
+ * failure); every other request is counted in a summary line per window (`access_log.ts`), since
+ * anyone can send those, as fast as they like.
  */
-export function observe(
-  { log, metrics, summary }: {
-    log: Logger;
-    metrics?: HttpMetrics | null;
-    summary: RequestSummary;
-  },
-): MiddlewareHandler<EdgeEnv> {
-  return async (c, next) => {
-    const started = performance.now();
-    const seen: Seen = { route: OTHER_ROUTE, keyed: false };
-    c.set("requestId", newRequestId());
-    c.set("url", new URL(c.req.url));
-    c.set("seen", seen);
-    await next();
+function observed({ log, metrics, summary }: Observers) {
+  return (c: EdgeContext, seen: Seen, started: number): void => {
     const response = c.res;
     const method = LOGGED_METHODS.has(c.req.method) ? c.req.method : "OTHER";
     const ms = performance.now() - started;
@@ -143,22 +166,12 @@ export function observe(
   };
 }
 
-/** `nosniff` and `no-store` on every answer that does not say otherwise. */
-export const securityHeaders: MiddlewareHandler<EdgeEnv> = async (c, next) => {
-  await next();
-  const headers = c.res.headers;
-  if (headers.has("x-content-type-options")) return;
-  for (const [name, value] of Object.entries(SECURITY_HEADERS)) headers.set(name, value);
-};
+const SECURITY_HEADER_LIST = Object.entries(SECURITY_HEADERS);
 
-/** CORS for the listed origins: preflights answered here, every answer decorated. */
-export function cors(policy: Cors): MiddlewareHandler<EdgeEnv> {
-  return async (c, next) => {
-    const preflight = policy.preflight(c.req.raw);
-    if (preflight) c.res = preflight;
-    else await next();
-    policy.decorate(c.req.raw, c.res.headers);
-  };
+/** `nosniff` and `no-store` on an answer that does not say otherwise. */
+function securityHeaders(headers: Headers): void {
+  if (headers.has("x-content-type-options")) return;
+  for (const [name, value] of SECURITY_HEADER_LIST) headers.set(name, value);
 }
 
 /** A location token's caller: the runner protocol of its location, and nothing else. */

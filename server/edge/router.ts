@@ -23,14 +23,12 @@ import { PING_PREFIX } from "@probe/shared";
 import { AUTH_PREFIX } from "./auth.ts";
 import {
   type Client,
-  cors,
   type EdgeContext,
   type EdgeEnv,
-  headLength,
+  envelope,
   keyCheck,
-  observe,
+  type Observers,
   type Refuse,
-  securityHeaders,
 } from "./middleware.ts";
 import type { Cors } from "./cors.ts";
 import type { KeyedEndpoint } from "./edge_types.ts";
@@ -42,8 +40,8 @@ export const TRPC_PREFIX = "/trpc";
 type Handle = (c: EdgeContext) => Promise<Response | null> | Response | null;
 
 export interface EdgeParts {
-  /** For `observe` and `keyCheck` (`middleware.ts`). */
-  observe: Parameters<typeof observe>[0];
+  /** For `envelope` and `keyCheck` (`middleware.ts`). */
+  observe: Observers;
   keys: Parameters<typeof keyCheck>[0];
   cors?: Cors | null;
   healthz: Handle;
@@ -120,11 +118,9 @@ export function createEdge(
       await next();
     };
 
-  // Middleware, outermost first: every request, whatever answers it.
-  app.use(headLength); // a HEAD keeps its GET answer's length
-  app.use(observe(parts.observe)); // timing, metrics by route label, the log line or count
-  app.use(securityHeaders); // nosniff, no-store
-  if (parts.cors) app.use(cors(parts.cors)); // preflights; Vary and the origin on every answer
+  // Every request, whatever answers it: a HEAD's length; the request id, timing, metrics by route
+  // label, the log line or count; nosniff and no-store; CORS.
+  app.use(envelope({ observe: parts.observe, cors: parts.cors }));
 
   // Without a key.
   app.get("/healthz", route(parts.healthz));
@@ -143,7 +139,15 @@ export function createEdge(
   // takes is checked too, then 404.
   const restKey = key(parts.refuseRest);
   for (const rest of parts.rest) {
-    app.on(rest.method, REST_PREFIX + rest.path, label(() => rest.label), restKey, rest.handle);
+    // The label, the key check and the operation in one handler: one layer, not three.
+    app.on(rest.method, REST_PREFIX + rest.path, async (c) => {
+      c.get("seen").route = rest.label;
+      let answer: Response | undefined;
+      const refused = await restKey(c, async () => {
+        answer = await rest.handle(c);
+      });
+      return refused ?? answer!;
+    });
   }
   app.use(`${REST_PREFIX}/*`, restKey);
   app.use(`${TRPC_PREFIX}/*`, label(parts.trpcLabel));
