@@ -33,26 +33,89 @@ type Handshake = "secure" | "timeout" | { code: string; connected: boolean };
 /** Failures of the handshake worth another try: the connection, not the peer's TLS. */
 const RETRIED = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "EHOSTUNREACH", "ENETUNREACH"]);
 
-/**
- * The secure context of the last `ca` asked for (the system's authorities, or `PROBE_CA_FILE`'s:
- * one for a runner), made once instead of at every connection.
- */
-let context: { ca: string | undefined; made: tls.SecureContext } | null = null;
+/** Refusals another store of authorities may settle: the chain's issuer is not in this one. */
+const UNTRUSTED = new Set([
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_UNTRUSTED",
+]);
 
-function contextOf(ca: string | undefined): tls.SecureContext {
-  if (context === null || context.ca !== ca) {
-    context = { ca, made: tls.createSecureContext({ ca }) };
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
+const pemKey = (pem: string) => pem.replace(/\s+/g, "");
+
+/**
+ * The secure contexts of the last `ca` asked for (one for a runner), made once, tried in order.
+ * node:tls (Deno's) reads a context's authorities again at every handshake: with the system's and
+ * `PROBE_CA_FILE`'s in one (`server/base/config.ts`), a handshake cost 24 ms of CPU, against
+ * 1.2 ms with the system's store alone. So such a `ca` is two contexts: the system's store as
+ * node:tls keeps it, and the certificates the system's do not hold; a chain that either passes
+ * is trusted, as with both in one. Any other `ca` (a test's own CA) is one context, as given.
+ */
+let trust: { ca: string | undefined; contexts: tls.SecureContext[] } | null = null;
+
+function contextsOf(ca: string | undefined): tls.SecureContext[] {
+  if (trust !== null && trust.ca === ca) return trust.contexts;
+  const system = new Set(tls.rootCertificates.map(pemKey));
+  const given = ca?.match(PEM_CERTIFICATE) ?? [];
+  const own = given.filter((pem) => !system.has(pemKey(pem)));
+  const split = ca !== undefined && own.length > 0 && own.length < given.length;
+  const contexts = split
+    ? [tls.createSecureContext(), tls.createSecureContext({ ca: own.join("\n") })]
+    : [tls.createSecureContext({ ca })];
+  trust = { ca, contexts };
+  return contexts;
+}
+
+/** Which context last passed the certificate of a name at an address and port: tried first. */
+const passedBy = new Map<string, number>();
+const PASSES_KEPT = 10_000;
+
+/**
+ * One attempt under the `ca`'s contexts: the first (or the one that passed this host last) and,
+ * when it does not know the chain's issuer, the other. Its verdict is the first that is not such
+ * a refusal, else the first's; a host of a private CA shakes hands once a run after its first.
+ */
+async function trustedAttempt(
+  probe: ProbeTarget,
+  ca: string | undefined,
+  target: { host: string; address: string; port: number },
+  context: AttemptContext,
+): Promise<{ verdict: Verdict; retry: boolean }> {
+  const contexts = contextsOf(ca);
+  if (contexts.length === 1) return attempt(probe, contexts[0], target, context);
+  const key = `${target.host}|${target.address}|${target.port}`;
+  const last = passedBy.get(key) ?? 0;
+  let refused: Attempted | null = null;
+  for (const index of [last, 1 - last]) {
+    const tried = await attempt(probe, contexts[index], target, context);
+    if (tried.passed) {
+      if (passedBy.size >= PASSES_KEPT) passedBy.clear();
+      passedBy.set(key, index);
+    }
+    if (!tried.untrusted) return tried;
+    refused ??= tried;
   }
-  return context.made;
+  return refused!;
+}
+
+/** An attempt's verdict, and whether the certificate passed or its issuer was unknown. */
+interface Attempted {
+  verdict: Verdict;
+  retry: boolean;
+  passed: boolean;
+  untrusted: boolean;
 }
 
 /** One connection and handshake to the checked address; the verdict on what it found. */
 async function attempt(
   probe: ProbeTarget,
-  ca: string | undefined,
+  secureContext: tls.SecureContext,
   { host, address, port }: { host: string; address: string; port: number },
   { signal, timeoutMs, elapsed, now }: AttemptContext,
-): Promise<{ verdict: Verdict; retry: boolean }> {
+): Promise<Attempted> {
   const started = elapsed();
   const spent = () => Math.max(0, Math.round(elapsed() - started));
   const where = { address };
@@ -65,7 +128,7 @@ async function attempt(
     port,
     // SNI carries a name, never an address; the certificate is checked against the URL's host.
     servername: isIP(name) ? undefined : name,
-    secureContext: contextOf(ca),
+    secureContext,
     rejectUnauthorized: false,
     checkServerIdentity: (hostname, certificate) => {
       peer = certificate;
@@ -89,9 +152,11 @@ async function attempt(
       });
     });
     const durationMs = spent();
-    const down = (error: string, retry = false) => ({
+    const down = (error: string, retry = false, untrusted = false) => ({
       verdict: noAnswer("down", error, { durationMs, ...where }),
       retry,
+      passed: false,
+      untrusted,
     });
     if (shaken === "timeout") {
       return down(timedOut(timeoutMs, connected ? "in the TLS handshake" : "connecting"));
@@ -103,13 +168,16 @@ async function attempt(
     // A chain node refused is never shown to checkServerIdentity: read it here.
     const certificate = peer ?? socket.getPeerCertificate();
     if (!socket.authorized) {
-      return down(rejectionWords(String(socket.authorizationError ?? ""), certificate, name, now));
+      const code = String(socket.authorizationError ?? "");
+      const words = rejectionWords(code, certificate, name, now);
+      return down(words, false, UNTRUSTED.has(code));
     }
     const validTo = certificateTime(certificate.valid_to);
     const body = typeof probe.body === "string" ? probe.body : null;
     const heard = await converse(socket, { body, expect: probe.expect, signal });
-    if (heard.kind === "timeout") return down(timedOut(timeoutMs, "waiting for an answer"));
-    if (heard.kind === "failed") return down(socketFailure(heard.code));
+    const passed = (error: string) => ({ ...down(error), passed: true });
+    if (heard.kind === "timeout") return passed(timedOut(timeoutMs, "waiting for an answer"));
+    if (heard.kind === "failed") return passed(socketFailure(heard.code));
     const verdict = judgeAnswer(
       { durationMs, ...where, text: heard.text, certificate: { validTo } },
       probe,
@@ -124,7 +192,7 @@ async function attempt(
         : shortLifeWords(validTo, now, days) +
           (others.length > 0 ? ` (and ${others.length} more)` : "");
     }
-    return { verdict, retry: false };
+    return { verdict, retry: false, passed: true, untrusted: false };
   } finally {
     socket.destroy();
   }
@@ -138,7 +206,7 @@ function executeTls(
   return runConnection(
     probe,
     options,
-    (target, context) => attempt(probe, options.ca, target, context),
+    (target, context) => trustedAttempt(probe, options.ca, target, context),
   );
 }
 

@@ -148,6 +148,54 @@ Deno.test("tls: an untrusted chain is down: self-signed, or an issuer not truste
   });
 });
 
+Deno.test("tls: a CA trusted besides the system's (PROBE_CA_FILE's form) says what the CA alone says", async () => {
+  // The service's `ca` with PROBE_CA_FILE: the system's authorities, then the file's.
+  const withSystem = options({ ca: [...tls.rootCertificates, ca].join("\n") });
+  let handshakes = 0;
+  const counted: Serve = (socket) => {
+    handshakes++;
+    hello(socket);
+  };
+  const handshaken = async (n: number) => {
+    while (handshakes < n) await new Promise((r) => setTimeout(r, 5));
+  };
+  await withServer("probe.test.pem", counted, async (port) => {
+    const first = await executeProbe(probe(`tls://probe.test:${port}`), withSystem);
+    assert.equal(first.error, null);
+    assert.equal(first.outcome, "up");
+    // The system's store refused it once; the next run goes to the CA that passed it. (The
+    // server sees the last handshake end after the client does.)
+    await handshaken(2);
+    assert.equal(handshakes, 2);
+    const next = await executeProbe(
+      probe(`tls://probe.test:${port}`, {
+        expect: { certificate_days: 1 },
+      }),
+      withSystem,
+    );
+    assert.equal(next.outcome, "up");
+    await handshaken(3);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(handshakes, 3);
+  });
+  const now = Date.parse("2021-01-04T12:00:00Z");
+  const cases: [string, string, ExecuteOptions][] = [
+    ["expired.pem", "certificate expired 3 days ago (2021-01-01)", {
+      ...withSystem,
+      now: () => now,
+    }],
+    ["other.test.pem", "name mismatch: the certificate is for other.test", withSystem],
+    ["self_signed.pem", "untrusted certificate chain (self-signed)", withSystem],
+  ];
+  for (const [certificate, error, over] of cases) {
+    await withServer(certificate, hello, async (port) => {
+      const run = await executeProbe(probe(`tls://probe.test:${port}`), over);
+      assert.equal(run.outcome, "down", certificate);
+      assert.equal(run.error, error);
+    });
+  }
+});
+
 Deno.test("tls: nothing is sent to a peer whose certificate is refused", async () => {
   let heard = "";
   const listen: Serve = (socket) => socket.on("data", (c: Uint8Array) => heard += c.toString());
