@@ -33,11 +33,10 @@ import { restoreTemplate } from "./pglite_template.ts";
  * a server of its own, made that 155 MiB of the server's RSS at rest: `shared_buffers` alone
  * (128 MB, with its share of `wal_buffers`) is allocated and touched at start. The embedded
  * database reads its files through the operating system, whose page cache keeps them near
- * whatever this cache holds, so a small cache costs a copy per page instead of a disk read:
- * 8 MB (1,024 pages) is 8 MiB of resident memory less than 16 MB, for the same database CPU time
- * with 1,000 probes. `maintenance_work_mem` bounds what index builds (migrations) and VACUUM may
- * take at once; `work_mem` (4 MB, PostgreSQL's default) each sort or hash. See
- * docs/performance.md, "Memory".
+ * whatever this cache holds, so a small cache costs a copy per page instead of a disk read, and
+ * each MB of it is a MiB resident: 8 MB (1,024 pages). `maintenance_work_mem` bounds what index
+ * builds (migrations) and VACUUM may take at once; `work_mem` (4 MB, PostgreSQL's default) each
+ * sort or hash. See docs/performance.md, "Memory".
  */
 export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
   shared_buffers: "8MB",
