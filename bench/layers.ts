@@ -10,9 +10,8 @@
  * 3. the REST operation (`server/edge/rest/handler.ts`) — input gathering, JSON;
  * 4. the whole handler (`createHttpHandler`) — URL parsing, routing, key check, rate limit,
  *    context, security headers, the log line (to a discarding writer);
- * 5. the same over `/trpc` through the fast path;
- * 6. the same over `/trpc` through tRPC's `fetchRequestHandler` (a handler made with
- *    `trpcFastPath: false`): what the fast path saves.
+ * 5. the same over `/trpc` (through its fast path; `bench:trpc-paths` compares it with tRPC's
+ *    own `fetchRequestHandler`).
  *
  * Environment: BENCH_DATABASE_URL (admin URL; default the local 127.0.0.1:5432), BENCH_CALLS
  * (calls per measurement, 3000), BENCH_ROUNDS (5; the median round is printed).
@@ -23,7 +22,6 @@ import { getProject } from "../server/domain/projects.ts";
 import { createPrincipalCheck } from "../server/domain/access/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "../server/edge/handler.ts";
 import { buildOpenApiDocument } from "../server/edge/openapi.ts";
-import { createRateLimiter } from "../server/edge/rate_limit.ts";
 import { createLogger } from "../server/base/log.ts";
 import { createRestOperations } from "../server/edge/rest/handler.ts";
 import { createContext } from "../server/procedures/context.ts";
@@ -45,18 +43,14 @@ const document = buildOpenApiDocument(appRouter, REST_PREFIX);
 const rest = createRestOperations({ router: appRouter, onError: () => {} })
   .find(({ route }) => route.method === "GET" && route.template === "/projects/{project}")!.answer;
 const createCaller = createCallerFactory(appRouter);
-const handlerWith = (trpcFastPath: boolean) =>
-  createHttpHandler({
-    router: appRouter,
-    document,
-    db,
-    checkKey: createPrincipalCheck([BENCH_KEY]),
-    log: createLogger("info", () => {}),
-    rateLimiter: createRateLimiter({ perSecond: 1e9 }),
-    trpcFastPath,
-  });
-const handler = handlerWith(true);
-const general = handlerWith(false);
+const handler = createHttpHandler({
+  router: appRouter,
+  document,
+  db,
+  checkKey: createPrincipalCheck([BENCH_KEY]),
+  log: createLogger("info", () => {}),
+  config: { rateLimitPerSecond: 1e9 },
+});
 const headers = { "x-service-api-key": BENCH_KEY };
 const ctx = () => createContext({ db, authenticated: true });
 
@@ -80,13 +74,6 @@ const layers: [string, (i: number) => Promise<unknown>][] = [
   ["HTTP handler, /trpc fast path", async (i) => {
     const input = encodeURIComponent(JSON.stringify({ project: projectAt(i % 1000) }));
     const response = await handler(
-      new Request(`http://bench.test/trpc/projects.get?input=${input}`, { headers }),
-    );
-    return await response.text();
-  }],
-  ["HTTP handler, /trpc tRPC's handler", async (i) => {
-    const input = encodeURIComponent(JSON.stringify({ project: projectAt(i % 1000) }));
-    const response = await general(
       new Request(`http://bench.test/trpc/projects.get?input=${input}`, { headers }),
     );
     return await response.text();
@@ -134,11 +121,7 @@ try {
       ).join(" "),
     );
   });
-  console.log("(added: over the line above; the /trpc lines over the tRPC caller's)");
-  const saved = (medians[5] - medians[4]) / medians[5];
-  console.log(
-    `/trpc fast path saves ${(saved * 100).toFixed(1)}% of a call through tRPC's handler`,
-  );
+  console.log("(added: over the line above; the /trpc line over the tRPC caller's)");
 } finally {
   await handle.close();
   await database.drop();

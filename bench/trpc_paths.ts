@@ -1,10 +1,11 @@
 /**
  * `deno task bench:trpc-paths`: what the `/trpc` fast path (`server/procedures/fast_path.ts`) saves
  * over tRPC's own `fetchRequestHandler`, in one process, on the embedded database: the same
- * single-call read (`GET /trpc/projects.get?input=…`) through the whole handler of a service with
- * the fast path and of one without it (`trpcFastPath: false`), each on an embedded database of
- * its own, the two alternating call by call so that drift in the machine's load falls on both
- * alike.
+ * single-call read (`GET /trpc/projects.get?input=…`) through `/trpc`'s endpoint as the edge
+ * mounts it (`server/edge/trpc_endpoint.ts`, after the key check) with the fast path and with it
+ * answering only streamed lists (`createTrpcFastPath`'s `procedures: false`), each on an embedded
+ * database of its own, the two alternating call by call so that drift in the machine's load falls
+ * on both alike. What the edge adds around the endpoint is the same for both, and not counted.
  * `whoami.get` (no database) shows the same without the SQL round trip. Both wall-clock and CPU
  * (this process, user + system) per call are printed: on a loaded machine the wall clock waits
  * for the processor, and the CPU figure is the one to judge by.
@@ -13,39 +14,51 @@
  * round is printed).
  */
 import { cpuUsage } from "node:process";
-import { createApp } from "../server/app.ts";
-import { createLogger } from "../server/base/log.ts";
-import { BENCH_KEY, envNumber, loadNote } from "./setup.ts";
+import { type DatabaseHandle, openDatabase } from "../server/storage/database.ts";
+import { migrateToLatest } from "../server/storage/migrator.ts";
+import { TRPC_PREFIX } from "../server/edge/handler.ts";
+import { createTrpcEndpoint } from "../server/edge/trpc_endpoint.ts";
+import { createTrpcFastPath } from "../server/procedures/fast_path.ts";
+import { createContext } from "../server/procedures/context.ts";
+import { DEFAULT_MAX_ANSWER_BYTES } from "../server/procedures/answer_size.ts";
+import { appRouter } from "../server/procedures/router.ts";
+import { envNumber, loadNote } from "./setup.ts";
 
 const CALLS = envNumber("BENCH_CALLS", 2000);
 const ROUNDS = envNumber("BENCH_ROUNDS", 5);
 
 console.log(`Starting … (${loadNote()})`);
-const headers = { "x-service-api-key": BENCH_KEY };
-/** A service over an embedded database of its own, holding the project `bench`. */
-async function serviceWith(trpcFastPath: boolean) {
-  const app = await createApp({
-    database: { kind: "pglite" },
-    apiKeys: [BENCH_KEY],
-    log: createLogger("silent"),
-    config: { rateLimitPerSecond: 1e9 },
-    trpcFastPath,
+/** `/trpc`'s endpoint over an embedded database of its own, holding the project `bench`. */
+async function endpointWith(procedures: boolean) {
+  const handle = await openDatabase({ kind: "pglite" });
+  await migrateToLatest(handle.db);
+  await handle.db.insertInto("projects").values({ name: "bench" }).execute();
+  const endpoint = createTrpcEndpoint({
+    router: appRouter,
+    endpoint: TRPC_PREFIX,
+    fastPath: createTrpcFastPath({ router: appRouter, onError: () => {}, procedures }),
+    onError: () => {},
+    maxAnswerBytes: DEFAULT_MAX_ANSWER_BYTES,
   });
-  const created = await app.handler(
-    new Request("http://bench.test/api/v1/projects", {
-      method: "POST",
-      headers: { ...headers, "content-type": "application/json" },
-      body: JSON.stringify({ project: "bench" }),
-    }),
-  );
-  if (created.status !== 201) throw new Error(`create: ${created.status} ${await created.text()}`);
-  return app;
+  const answer = (request: Request) => {
+    const url = new URL(request.url);
+    const procedure = url.pathname.slice(TRPC_PREFIX.length + 1);
+    const ctx = createContext({ db: handle.db, authenticated: true });
+    return endpoint({ request, url, procedure, ctx });
+  };
+  return { answer, handle };
 }
-const apps = { fast: await serviceWith(true), general: await serviceWith(false) };
+const sides: Record<
+  "fast" | "general",
+  { answer: (r: Request) => Promise<Response>; handle: DatabaseHandle }
+> = {
+  fast: await endpointWith(true),
+  general: await endpointWith(false),
+};
 
 const call = (path: string, general: boolean) => async () => {
-  const app = general ? apps.general : apps.fast;
-  const response = await app.handler(new Request(`http://bench.test/trpc/${path}`, { headers }));
+  const side = general ? sides.general : sides.fast;
+  const response = await side.answer(new Request(`http://bench.test/trpc/${path}`));
   if (response.status !== 200) throw new Error(`${path}: ${response.status}`);
   return await response.text();
 };
@@ -96,6 +109,6 @@ try {
   }
   console.log(`(${loadNote()})`);
 } finally {
-  await apps.fast.close();
-  await apps.general.close();
+  await sides.fast.handle.close();
+  await sides.general.handle.close();
 }

@@ -2,7 +2,6 @@ import { configuredPrincipals, createPrincipalCheck } from "./domain/access/api_
 import { createSessions, keyPrincipals } from "./domain/access/sessions.ts";
 import { createOidcSignIn } from "./edge/oidc.ts";
 import { type Config, parseConfig } from "./base/config.ts";
-import { createCors } from "./edge/cors.ts";
 import { type DatabaseHandle, type DatabaseTarget, openDatabase } from "./storage/database.ts";
 import { migrateToLatest } from "./storage/migrator.ts";
 import { keepStatisticsIfNeeded, type StatisticsKeeper } from "./storage/statistics.ts";
@@ -17,8 +16,6 @@ import {
   type ReporterOptions,
 } from "./alerting/iam_alive/reporter.ts";
 import { errorFields, type Logger } from "./base/log.ts";
-import { createClientAddress, parseTrustedProxies } from "./base/client_address.ts";
-import { createRateLimiter } from "./edge/rate_limit.ts";
 import { createStatusPages } from "./edge/status_page.ts";
 import { createBadges } from "./edge/badges.ts";
 import { createDashboard } from "./edge/dashboard.ts";
@@ -45,9 +42,6 @@ import {
   sweepDeadlines,
 } from "./runner/heartbeats/watch.ts";
 import { createPingEndpoint, type PingEndpoint } from "./edge/pings.ts";
-
-/** Client addresses whose failed key checks are counted at once (the least recent is dropped). */
-const MAX_TRACKED_ADDRESSES = 10_000;
 
 export interface App {
   handler: (request: Request, client?: Client) => Promise<Response>;
@@ -142,10 +136,6 @@ export interface AppOptions {
   runProbe?: Executor;
   /** The runner protocol's timings (tests): `createRemoteRuns`'s defaults otherwise. */
   remoteRuns?: Partial<Pick<RemoteRunsOptions, "pollMs" | "leaseMs" | "syncEveryMs">>;
-  /** Told of each `/trpc` call the fast path answers (for tests). */
-  onFastPath?: (procedure: string) => void;
-  /** Whether `/trpc`'s fast path answers plain calls (true by default; `HttpDeps`). */
-  trpcFastPath?: boolean;
   /** `/metrics`: process metrics and the connection layer's (main.ts), none by default. */
   metrics?: Pick<ServiceMetricsOptions, "processMetrics" | "connections">;
 }
@@ -343,8 +333,6 @@ function createEdgeHandler(
     apiKeys,
     log,
     clock,
-    onFastPath,
-    trpcFastPath,
     handle,
     reporter,
     notifier,
@@ -401,18 +389,10 @@ function createEdgeHandler(
       sessions,
       configuredKeys: configuredPrincipals(apiKeys, readOnlyApiKeys).map((c) => c.principal),
     },
-    rateLimiter: createRateLimiter({ perSecond: config.rateLimitPerSecond, now }),
-    authFailureLimiter: createRateLimiter({
-      perSecond: config.authFailuresPerSecond,
-      now,
-      maxKeys: MAX_TRACKED_ADDRESSES,
-    }),
-    clientAddress: createClientAddress(parseTrustedProxies(config.trustedProxies.join(","))),
-    cors: createCors(config.corsOrigins),
-    onFastPath,
-    trpcFastPath,
+    // The answers' bound, the rate limits, the trusted proxies and CORS, read by the edge itself.
+    config,
+    now,
     metrics: metrics.http,
-    maxAnswerBytes: config.maxAnswerBytes,
     summary,
     // Served without a key, in this order (the first that claims a path answers it): each part adds
     // its one line here.

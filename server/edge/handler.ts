@@ -31,12 +31,14 @@ import { createTrpcFastPath } from "../procedures/fast_path.ts";
 import { type Operation, operationsOf } from "../procedures/operations.ts";
 import type { AppRouter } from "../procedures/router.ts";
 import { json, ours, restError, SECURITY_HEADERS, trpcError } from "./answers.ts";
-import type { Cors } from "./cors.ts";
+import { createCors } from "./cors.ts";
+import type { Config } from "../base/config.ts";
+import { createClientAddress, parseTrustedProxies } from "../base/client_address.ts";
 import type { Principal } from "../domain/principal.ts";
 import { createDocsHandler } from "./docs.ts";
 import type { KeyedEndpoint, PublicPage } from "./edge_types.ts";
 import { type Client, type EdgeContext, OTHER_ROUTE } from "./middleware.ts";
-import type { RateLimiter } from "./rate_limit.ts";
+import { createRateLimiter } from "./rate_limit.ts";
 import { createEdge, REST_PREFIX, TRPC_PREFIX } from "./router.ts";
 import { createTrpcEndpoint } from "./trpc_endpoint.ts";
 import { isRead } from "./methods.ts";
@@ -71,23 +73,15 @@ export interface HttpDeps {
    */
   locationTokenTtlMs?: number;
   log: Logger;
+  /**
+   * The settings of the configuration the edge reads (`EdgeConfig`); a setting left out is at
+   * `EDGE_DEFAULTS`.
+   */
+  config?: Partial<EdgeConfig>;
+  /** The rate limits' time (ms): the system's by default (tests drive one). */
+  now?: () => number;
   /** What procedures may use besides the database (`server/procedures/context.ts`). */
   services?: Services;
-  /** Per-key request limit; none when null or absent. */
-  rateLimiter?: RateLimiter | null;
-  /** Failed key checks per client address; none when null or absent. */
-  authFailureLimiter?: RateLimiter | null;
-  /** Names a request's client from its peer address (`TRUSTED_PROXIES`); the peer by default. */
-  clientAddress?: (peer: string | undefined, headers: Headers) => string;
-  /** CORS for listed origins; no CORS headers when null or absent. */
-  cors?: Cors | null;
-  /** Told of each `/trpc` call the fast path answers (for tests). */
-  onFastPath?: (procedure: string) => void;
-  /**
-   * Whether `/trpc`'s fast path answers plain calls (true by default); when false, tRPC's
-   * handler answers all but the streamed lists (`server/procedures/fast_path.ts`).
-   */
-  trpcFastPath?: boolean;
   /**
    * What is served without a key besides health checks and the documentation (the status pages,
    * badges, the dashboard, under the paths `router.ts` gives them): each answers the requests
@@ -110,8 +104,6 @@ export interface HttpDeps {
   keyed?: KeyedEndpoint[];
   /** Told of each request by route template, and of rate-limit refusals (`/metrics`). */
   metrics?: HttpMetrics | null;
-  /** The most characters of JSON one answer, or one tRPC batch, may build (`MAX_ANSWER_BYTES`). */
-  maxAnswerBytes?: number;
   /**
    * Where requests outside the keyed API are counted (`access_log.ts`); one of its own over
    * `log` with the default window when absent.
@@ -119,8 +111,40 @@ export interface HttpDeps {
   summary?: RequestSummary;
 }
 
+/**
+ * The settings of the configuration (`parseConfig`, `server/base/config.ts`) the edge reads:
+ * `MAX_ANSWER_BYTES`, the rate limits, `TRUSTED_PROXIES` and `CORS_ORIGINS`.
+ */
+export type EdgeConfig = Pick<
+  Config,
+  | "maxAnswerBytes"
+  | "rateLimitPerSecond"
+  | "authFailuresPerSecond"
+  | "trustedProxies"
+  | "corsOrigins"
+>;
+
+/** A setting left out of `HttpDeps.config`: the default bound; no limits, proxies nor CORS. */
+const EDGE_DEFAULTS: EdgeConfig = {
+  maxAnswerBytes: DEFAULT_MAX_ANSWER_BYTES,
+  rateLimitPerSecond: 0,
+  authFailuresPerSecond: 0,
+  trustedProxies: [],
+  corsOrigins: [],
+};
+
+/** Client addresses whose failed key checks are counted at once (the least recent is dropped). */
+const MAX_TRACKED_ADDRESSES = 10_000;
+
 /** The most calls one tRPC batch may carry; each takes a token of the rate limit. */
 export const MAX_TRPC_BATCH = 50;
+
+/** The settings of `config` that are given (a key present with `undefined` is left out). */
+function given<T extends object>(config: Partial<T> = {}): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(config).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
+}
 
 /**
  * Logs a failure by what it answers: 503 one line without a stack, unexpected ones whole; both
@@ -223,8 +247,16 @@ function publicPages(pages: PublicPage[], labels: RouteLabels) {
 export function createHttpHandler(
   deps: HttpDeps,
 ): (request: Request, client?: Client) => Promise<Response> {
-  const { router, document, db, log, services, rateLimiter, cors, onFastPath, keyed = [] } = deps;
-  const maxAnswerBytes = deps.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+  const { router, document, db, log, services, keyed = [], now } = deps;
+  const config: EdgeConfig = { ...EDGE_DEFAULTS, ...given(deps.config) };
+  const { maxAnswerBytes } = config;
+  const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, now });
+  const authFailureLimiter = createRateLimiter({
+    perSecond: config.authFailuresPerSecond,
+    now,
+    maxKeys: MAX_TRACKED_ADDRESSES,
+  });
+  const addressOf = createClientAddress(parseTrustedProxies(config.trustedProxies.join(",")));
   const logFailure = failureLog(log);
   const failed = (error: unknown, ctx: Context) => logFailure(error, ctx.request?.requestId);
   // The procedures' REST operations, from their meta: routes, the fast path, the route labels.
@@ -244,9 +276,7 @@ export function createHttpHandler(
       onError: failed,
       headers: SECURITY_HEADERS,
       maxAnswerBytes,
-      procedures: deps.trpcFastPath,
     }),
-    onFastPath,
     onError: failed,
     maxAnswerBytes,
   });
@@ -255,10 +285,8 @@ export function createHttpHandler(
     openApiPath: `${REST_PREFIX}/openapi.json`,
   });
   const labels = routeLabels(operations);
-  const auth = deps.auth &&
-    createAuthEndpoints({ ...deps.auth, authFailureLimiter: deps.authFailureLimiter });
+  const auth = deps.auth && createAuthEndpoints({ ...deps.auth, authFailureLimiter });
   const health = healthChecks(db);
-  const addressOf = deps.clientAddress ?? ((peer) => peer ?? "unknown");
   const audit = createAuditor(router);
   /** The procedures' context for a request the key check let in. */
   const contextOf = (c: EdgeContext) => {
@@ -285,11 +313,11 @@ export function createHttpHandler(
       checkLocationToken: locationTokenCheck(db, deps.locationTokenTtlMs ?? 2000),
       checkSession: deps.auth && sessionAdmission(deps.auth.sessions, deps.auth.site),
       rateLimiter,
-      authFailureLimiter: deps.authFailureLimiter,
-      clientAddress: deps.clientAddress ?? ((peer) => peer ?? "unknown"),
+      authFailureLimiter,
+      clientAddress: addressOf,
       metrics: deps.metrics,
     },
-    cors,
+    cors: createCors(config.corsOrigins),
     healthz: health.healthz,
     readyz: health.readyz,
     docs: async (c) => {
@@ -306,10 +334,7 @@ export function createHttpHandler(
       return answer;
     },
     pings: async (c) => {
-      const address = (deps.clientAddress ?? ((peer) => peer ?? "unknown"))(
-        c.env?.client?.address,
-        c.req.raw.headers,
-      );
+      const address = addressOf(c.env?.client?.address, c.req.raw.headers);
       const answer = await deps.pings?.(c.req.raw, c.get("url"), address) ?? null;
       if (answer) c.get("seen").route = `${PING_PREFIX}*`;
       return answer;

@@ -25,13 +25,12 @@ export interface TrpcCall {
 }
 
 export function createTrpcEndpoint(
-  { router, endpoint, fastPath, onFastPath, onError, maxAnswerBytes }: {
+  { router, endpoint, fastPath, onError, maxAnswerBytes }: {
     router: AppRouter;
     /** The path prefix, `/trpc`. */
     endpoint: string;
+    /** Answers the plain calls (`server/procedures/fast_path.ts`); null passes one on to tRPC. */
     fastPath: FastPath;
-    /** Told of each call the fast path answers (for tests). */
-    onFastPath?: (procedure: string) => void;
     /** Told of a failure, and its request's context. */
     onError: (error: unknown, ctx: Context) => void;
     maxAnswerBytes: number;
@@ -55,10 +54,7 @@ export function createTrpcEndpoint(
       input = parsed.value;
     }
     const fast = await fastPath({ request, url, path: procedure, input, ctx });
-    if (fast) {
-      onFastPath?.(procedure);
-      return fast;
-    }
+    if (fast) return fast;
     // Batches (and whatever else tRPC's handler answers) count their queries' results as they
     // resolve: past the limit the calls left are not made, and the batch is answered 413 whole.
     const answerBudget = new AnswerBudget(maxAnswerBytes, batchSlots);

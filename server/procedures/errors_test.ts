@@ -8,7 +8,6 @@ import { createPrincipalCheck } from "../domain/access/api_key.ts";
 
 import { createHttpHandler, REST_PREFIX } from "../edge/handler.ts";
 import { buildOpenApiDocument } from "../edge/openapi.ts";
-import { createRateLimiter } from "../edge/rate_limit.ts";
 import { createLogger } from "../base/log.ts";
 import {
   backends,
@@ -37,8 +36,8 @@ for (const backend of backends()) {
       db: handle.db,
       checkKey: createPrincipalCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),
-      rateLimiter: createRateLimiter({ perSecond: 20, now: () => 0 }),
-      maxAnswerBytes: 65_536,
+      config: { rateLimitPerSecond: 20, maxAnswerBytes: 65_536 },
+      now: () => 0,
     });
     const api = new TestClient(handler);
     const trpcInput = (value: unknown) => `?input=${encodeURIComponent(JSON.stringify(value))}`;

@@ -3,9 +3,13 @@ import { createSessions, DEFAULT_SESSION_LIFETIMES } from "../domain/access/sess
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { probeIdOf } from "../domain/probe_id.ts";
 import { buildOpenApiDocument } from "../edge/openapi.ts";
-import { REST_PREFIX } from "../edge/handler.ts";
+import { REST_PREFIX, TRPC_PREFIX } from "../edge/handler.ts";
+import { SECURITY_HEADERS } from "../edge/answers.ts";
+import { createTrpcEndpoint } from "../edge/trpc_endpoint.ts";
 import { freshDatabase, startTestApp, TEST_API_KEY } from "../testing/app.ts";
-import type { Db } from "../storage/database.ts";
+import type { DatabaseHandle, Db } from "../storage/database.ts";
+import { createTrpcFastPath } from "./fast_path.ts";
+import { DEFAULT_MAX_ANSWER_BYTES } from "./answer_size.ts";
 import { createRunNow } from "../runner/run_now.ts";
 import { createContext } from "./context.ts";
 import { configuredPrincipals } from "../domain/access/api_key.ts";
@@ -58,6 +62,68 @@ async function answer(response: Response) {
     type: response.headers.get("content-type"),
     vary: response.headers.get("vary"),
     body: (await response.text()).replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>"),
+  };
+}
+
+/** The keys list's configured keys, as the test app has them (`TEST_API_KEY`). */
+const CONFIGURED_KEYS = configuredPrincipals([TEST_API_KEY]).map((c) => c.principal);
+
+/** A call's context over `handle`, as the configured key's (the one `TEST_API_KEY` names). */
+const contextOver = (handle: DatabaseHandle) =>
+  createContext({
+    db: handle.db,
+    authenticated: true,
+    // The key the requests carry: whoami names it.
+    principal: CONFIGURED_KEYS[0],
+    services: {
+      runNow: unrun(handle.db),
+      databaseKind: handle.kind,
+      configuredKeys: CONFIGURED_KEYS,
+      sessions: createSessions({
+        db: handle.db,
+        lifetimes: DEFAULT_SESSION_LIFETIMES,
+        keyPrincipal: () => null,
+      }),
+    },
+  });
+
+/**
+ * `/trpc` as the service answers a call once its key is checked (`createTrpcEndpoint`) over
+ * `handle`: with its fast path, or (`procedures: false`) with tRPC's handler answering all but
+ * the streamed lists. The fast path's answers are told to `taken`; the security headers are added
+ * where missing, as the edge's middleware adds them.
+ */
+function trpcOver(
+  handle: DatabaseHandle,
+  { procedures = true, taken = [] }: { procedures?: boolean; taken?: string[] } = {},
+): (request: Request) => Promise<Response> {
+  const fast = createTrpcFastPath({
+    router: appRouter,
+    onError: () => {},
+    headers: SECURITY_HEADERS,
+    procedures,
+  });
+  const endpoint = createTrpcEndpoint({
+    router: appRouter,
+    endpoint: TRPC_PREFIX,
+    fastPath: async (call) => {
+      const answer = await fast(call);
+      if (answer) taken.push(call.path);
+      return answer;
+    },
+    onError: () => {},
+    maxAnswerBytes: DEFAULT_MAX_ANSWER_BYTES,
+  });
+  return async (request) => {
+    const url = new URL(request.url);
+    const procedure = url.pathname.slice(TRPC_PREFIX.length + 1);
+    const response = await endpoint({ request, url, procedure, ctx: contextOver(handle) });
+    if (!response.headers.has("x-content-type-options")) {
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
+        response.headers.set(name, value);
+      }
+    }
+    return response;
   };
 }
 
@@ -176,42 +242,24 @@ const SENT: Sent[] = [
   { path: "projects.delete", input: { project: "p1" } },
 ];
 
-/** The keys list's configured keys, as the test app has them (`TEST_API_KEY`). */
-const CONFIGURED_KEYS = configuredPrincipals([TEST_API_KEY]).map((c) => c.principal);
-
 // The same calls, in lockstep, through the service's handler (which takes the fast path) on one
 // database and through tRPC's own fetch handler on another: every procedure of the router is
 // called, each call must take the fast path, and the answers must be the same, byte for byte.
 Deno.test("every query and mutation takes the fast path and answers as tRPC's handler does", async () => {
   const taken: string[] = [];
-  const app = await startTestApp("pglite", { onFastPath: (p) => taken.push(p) });
+  const mine = await freshDatabase("pglite");
+  const trpc = trpcOver(mine, { taken });
   const other = await freshDatabase("pglite");
   try {
     for (const s of SENT) {
       const before = taken.length;
-      const fast = await app.handler(requestOf(s, true));
+      const fast = await trpc(requestOf(s, true));
       assert.equal(taken.length, before + 1, `${s.path} ${s.raw ?? ""} took the fast path`);
       const general = await fetchRequestHandler({
         endpoint: "/trpc",
         req: requestOf(s, false),
         router: appRouter,
-        createContext: () =>
-          createContext({
-            db: other.db,
-            authenticated: true,
-            // The key the fast path's request carries: whoami names it.
-            principal: CONFIGURED_KEYS[0],
-            services: {
-              runNow: unrun(other.db),
-              databaseKind: other.kind,
-              configuredKeys: CONFIGURED_KEYS,
-              sessions: createSessions({
-                db: other.db,
-                lifetimes: DEFAULT_SESSION_LIFETIMES,
-                keyPrincipal: () => null,
-              }),
-            },
-          }),
+        createContext: () => contextOver(other),
       });
       const what = `${s.path} ${JSON.stringify(s.input ?? s.raw)}`;
       const fastAnswer = await answer(fast);
@@ -221,9 +269,9 @@ Deno.test("every query and mutation takes the fast path and answers as tRPC's ha
       if (PROCEDURES.get(s.path) === "query") {
         const accept = requestOf(s, true);
         accept.headers.set("trpc-accept", "application/json");
-        assert.deepEqual(await answer(await app.handler(accept)), fastAnswer, `${what} accept`);
+        assert.deepEqual(await answer(await trpc(accept)), fastAnswer, `${what} accept`);
         assert.equal(taken.length, before + 2, `${what} trpc-accept took the fast path`);
-        const batch = await answer(await app.handler(batchOf(s)));
+        const batch = await answer(await trpc(batchOf(s)));
         assert.equal(batch.status, fastAnswer.status, `${what} batch`);
         assert.equal(batch.body, `[${fastAnswer.body}]`, `${what} batch`);
         assert.equal(taken.length, before + 2, `${what}: the batch did not take the fast path`);
@@ -231,14 +279,15 @@ Deno.test("every query and mutation takes the fast path and answers as tRPC's ha
     }
     assert.deepEqual(new Set(taken), new Set(PROCEDURES.keys()), "every procedure was called");
   } finally {
-    await app.close();
+    await mine.close();
     await other.close();
   }
 });
 
 Deno.test("batches, wrong methods and other media types go to tRPC's handler", async () => {
-  let taken = 0;
-  const app = await startTestApp("pglite", { onFastPath: () => taken++ });
+  const taken: string[] = [];
+  const handle = await freshDatabase("pglite");
+  const trpc = trpcOver(handle, { taken });
   try {
     const declined: [string, RequestInit][] = [
       ["projects.get,projects.list?batch=1&input=%7B%7D", {}],
@@ -266,12 +315,12 @@ Deno.test("batches, wrong methods and other media types go to tRPC's handler", a
     for (const [path, init] of declined) {
       const headers = new Headers(init.headers);
       headers.set("x-service-api-key", TEST_API_KEY);
-      const response = await app.handler(new Request(`${BASE}/${path}`, { ...init, headers }));
+      const response = await trpc(new Request(`${BASE}/${path}`, { ...init, headers }));
       await response.body?.cancel();
-      assert.equal(taken, 0, path);
+      assert.deepEqual(taken, [], path);
     }
   } finally {
-    await app.close();
+    await handle.close();
   }
 });
 
@@ -295,9 +344,10 @@ function variantsOf(s: Sent): [string, Request][] {
 // streamed lists), on databases of their own, in lockstep: every procedure in every form of a
 // call, and lists past 1,000 items, must answer the same status, headers and bytes.
 Deno.test("/trpc answers every call the same with its fast path off", async () => {
-  let taken = 0;
-  const fast = await startTestApp("pglite", { onFastPath: () => taken++ });
-  const general = await startTestApp("pglite", { trpcFastPath: false });
+  const taken: string[] = [];
+  const databases = [await freshDatabase("pglite"), await freshDatabase("pglite")];
+  const fast = trpcOver(databases[0], { taken });
+  const general = trpcOver(databases[1], { procedures: false });
   const headersOf = (response: Response) => {
     const headers = Object.fromEntries(response.headers);
     delete headers["x-request-id"]; // differs by construction
@@ -308,8 +358,8 @@ Deno.test("/trpc answers every call the same with its fast path off", async () =
       { length: 1001 },
       (_, i) => ({ name: `l-${String(i).padStart(4, "0")}` }),
     );
-    for (const app of [fast, general]) {
-      await app.database.db.insertInto("projects").values(long).execute();
+    for (const handle of databases) {
+      await handle.db.insertInto("projects").values(long).execute();
     }
     const sent: Sent[] = [
       ...SENT,
@@ -324,16 +374,15 @@ Deno.test("/trpc answers every call the same with its fast path off", async () =
       for (let v = 0; v < requests[0].length; v++) {
         const [form, request] = requests[0][v];
         const what = `${s.path} ${JSON.stringify(s.input ?? s.raw)} ${form}`;
-        const one = await fast.handler(request);
-        const other = await general.handler(requests[1][v][1]);
+        const one = await fast(request);
+        const other = await general(requests[1][v][1]);
         assert.deepEqual(headersOf(one), headersOf(other), what);
         assert.deepEqual(await answer(one), await answer(other), what);
       }
     }
-    assert.ok(taken > SENT.length, "the fast path answered calls");
+    assert.ok(taken.length > SENT.length, "the fast path answered calls");
   } finally {
-    await fast.close();
-    await general.close();
+    for (const handle of databases) await handle.close();
   }
 });
 

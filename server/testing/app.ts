@@ -368,9 +368,6 @@ export async function startTestApp(
   backend: Backend,
   options: {
     apiKeys?: string[];
-    onFastPath?: (procedure: string) => void;
-    /** Whether `/trpc`'s fast path answers plain calls (true by default). */
-    trpcFastPath?: boolean;
     /** `MAX_ANSWER_BYTES`; the service's default when absent. */
     maxAnswerBytes?: number;
     /** Where the log goes; nowhere when absent. */
@@ -382,8 +379,6 @@ export async function startTestApp(
     database,
     apiKeys: options.apiKeys ?? [TEST_API_KEY],
     log: options.log ?? createLogger("silent"),
-    onFastPath: options.onFastPath,
-    trpcFastPath: options.trpcFastPath,
     config: { maxAnswerBytes: options.maxAnswerBytes },
     // Remote runners' claims add new probes' schedule rows each time, not every 2 s at most.
     remoteRuns: { syncEveryMs: 0 },
