@@ -1,7 +1,7 @@
 import type { Project, ProjectCreateInput, ProjectDeleted, ProjectPatchInput } from "@probe/shared";
 import { sql } from "kysely";
 import { BUDGETS, type Db, withBudget } from "../storage/database.ts";
-import { stored } from "../storage/joined.ts";
+import { stored, takesStored } from "../storage/joined.ts";
 import { prepared } from "../storage/prepared.ts";
 import { DomainError, noFieldsProvided, notFound } from "./errors.ts";
 import { probesDeleted, projectDisabled } from "../alerting/changes.ts";
@@ -103,54 +103,65 @@ export async function updateProject(
     ...(fields.description !== undefined && { description: fields.description }),
     ...(fields.status != null && { status: fields.status }),
   };
+  // Someone takes the project before and after (an audited update, `stored` below): then the
+  // update joins the table with itself (`was`, which the statement reads as it was before it)
+  // and returns both, without a read of each.
+  const hands = takesStored(db);
   const answer = await db.transaction().execute(async (trx) => {
     const defaultLocations = await storedLocations(trx, fields.default_locations, {
       local: localNameOf(names),
       path: "default_locations",
     });
-    // Joined with itself (`was`, which the statement reads as it was before it): the project
-    // before and after, for the audit entry (`stored` below), without a read of each.
-    const row = await trx
+    const update = trx
       .updateTable("projects")
-      .from("projects as was")
       .set({
         ...changes,
         ...(defaultLocations !== undefined && { default_locations: defaultLocations }),
         updated_at: sql`now()`,
       })
-      .where("projects.name", "=", project)
-      .whereRef("was.name", "=", "projects.name")
-      .returning([
-        ...projectColumns.map((column) => `projects.${column}` as const),
-        "was.label as was_label",
-        "was.description as was_description",
-        "was.status as was_status",
-        "was.default_locations as was_default_locations",
-      ])
-      .executeTakeFirst();
+      .where("projects.name", "=", project);
+    const sides = hands
+      ? await update
+        .from("projects as was")
+        .whereRef("was.name", "=", "projects.name")
+        .returning([
+          ...projectColumns.map((column) => `projects.${column}` as const),
+          "was.label as was_label",
+          "was.description as was_description",
+          "was.status as was_status",
+          "was.default_locations as was_default_locations",
+        ])
+        .executeTakeFirst()
+      : undefined;
+    const row = hands
+      ? sides
+      : await update.returning("projects.name as project").executeTakeFirst();
     if (!row) throw notFound("Project");
     // Its probes are no longer checked: back to `unknown`, open incidents resolved, silently.
     if (changes.status === "disabled") await projectDisabled(trx, project);
-    return row;
+    return { project: row.project, sides };
   });
   // Its probes without their own locations follow the new default (after the commit: see
   // `syncProbeLocations`).
   if (fields.default_locations !== undefined) await syncProbeLocations(db, { project });
-  // The project as `getProject` reads it before and after, for the audit entry: nothing above
-  // changes it but the update.
-  const { was_label, was_description, was_status, was_default_locations, ...after } = answer;
-  const before = {
-    project: after.project,
-    label: was_label,
-    description: was_description,
-    status: was_status,
-    default_locations: was_default_locations,
-  };
-  stored(db, `project:${after.project}`, {
-    before: projectOf(before, names),
-    after: projectOf(after, names),
-  });
-  return { project: after.project };
+  if (answer.sides) {
+    // The project as `getProject` reads it before and after: nothing above changes it but the
+    // update.
+    const { was_label, was_description, was_status, was_default_locations, ...after } =
+      answer.sides;
+    const before = {
+      project: after.project,
+      label: was_label,
+      description: was_description,
+      status: was_status,
+      default_locations: was_default_locations,
+    };
+    stored(db, `project:${project}`, {
+      before: projectOf(before, names),
+      after: projectOf(after, names),
+    });
+  }
+  return { project: answer.project };
 }
 
 /**

@@ -127,6 +127,12 @@ export function stored(db: Db, key: string, resource: Stored): void {
   joins.get(db)?.stored.set(key, resource);
 }
 
+/**
+ * Whether `db` is a joined transaction, whose opener takes what a verb hands over (`stored`):
+ * a verb's own statement need not fetch it for no one.
+ */
+export const takesStored = (db: Db): boolean => joins.has(db);
+
 /** What a verb in the joined transaction `db` handed over as `key` (`stored`), if it did. */
 export const storedIn = (db: Db, key: string): Stored | undefined => joins.get(db)?.stored.get(key);
 
