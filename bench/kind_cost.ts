@@ -6,11 +6,15 @@
  * (every thread, user + system) and the targets' from /proc.
  *
  *   deno task bench:kind-cost [--checks 4000] [--concurrency 50] [--kinds http,tcp,tls,dns]
+ *                             [--probe-ca]
  *
  * Prints per kind: checks made and up, wall time, the worker process's CPU seconds per 1,000
  * checks and the checks a minute one core would make at that cost, and the target's CPU.
+ * `--probe-ca` has the worker trust the TLS target's CA as `PROBE_CA_FILE` does (with the system's
+ * authorities, `server/base/config.ts`) instead of through `DENO_CERT`.
  * Not a test: figures vary with the machine and its load (printed beside them).
  */
+import tls from "node:tls";
 import { parseArgs } from "node:util";
 import { cpuSecondsOf } from "../server/testing/process.ts";
 import { createWorkerExecutor } from "../server/runner/worker_executor.ts";
@@ -24,6 +28,7 @@ const { values: args } = parseArgs({
     checks: { type: "string", default: "4000" },
     concurrency: { type: "string", default: "50" },
     kinds: { type: "string", default: KINDS.join(",") },
+    "probe-ca": { type: "boolean", default: false },
     // Internal: the measuring child, told where the targets listen.
     child: { type: "string" },
   },
@@ -51,7 +56,11 @@ const ownCpu = () => cpuSecondsOf(Deno.pid);
 if (args.child) {
   // The child: measures, prints one JSON line per kind.
   const ports: Record<Kind, number> = JSON.parse(args.child);
-  const worker = createWorkerExecutor({ allowNetworks: ["127.0.0.1/32"], timeoutMs: 10_000 });
+  const caFile = Deno.env.get("BENCH_PROBE_CA");
+  const ca = args["probe-ca"] && caFile
+    ? [...tls.rootCertificates, Deno.readTextFileSync(caFile)].join("\n")
+    : undefined;
+  const worker = createWorkerExecutor({ allowNetworks: ["127.0.0.1/32"], timeoutMs: 10_000, ca });
   const probe = (url: string) => ({
     url,
     method: "GET",
@@ -92,7 +101,8 @@ const kinds = kindsOf(args.kinds);
 console.log(await speedNote());
 console.log(
   `bench:kind-cost  checks=${CHECKS} per kind  concurrency=${CONCURRENCY}  ` +
-    `cores=${navigator.hardwareConcurrency}`,
+    `cores=${navigator.hardwareConcurrency}` +
+    (args["probe-ca"] ? "  ca=PROBE_CA_FILE's form" : ""),
 );
 const targets = await startMixTargets(kinds, kinds.length);
 try {
@@ -106,7 +116,10 @@ try {
   const before = await targetCpu();
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", import.meta.filename!, ...Deno.args, "--child", JSON.stringify(ports)],
-    env: targets.runnerEnv,
+    // With --probe-ca the CA is trusted through the worker's `ca` alone, as in production.
+    env: args["probe-ca"]
+      ? { BENCH_PROBE_CA: targets.runnerEnv.DENO_CERT ?? "" }
+      : targets.runnerEnv,
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
