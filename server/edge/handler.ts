@@ -54,8 +54,11 @@ export type { Client, KeyedEndpoint, PublicPage };
 
 export interface HttpDeps {
   router: AppRouter;
-  /** The OpenAPI document of the router's REST operations (`buildOpenApiDocument`). */
-  document: OpenAPIObject;
+  /**
+   * The OpenAPI document of the router's REST operations (`buildOpenApiDocument`), or what builds
+   * it on its first request.
+   */
+  document: OpenAPIObject | (() => OpenAPIObject);
   db: Db;
   /**
    * Who presents the key (`createPrincipalCheck` for the keys from the environment), or null
@@ -281,7 +284,7 @@ export function createHttpHandler(
     maxAnswerBytes,
   });
   const docs = createDocsHandler({
-    openApiJson: JSON.stringify(document),
+    openApiJson: () => JSON.stringify(typeof document === "function" ? document() : document),
     openApiPath: `${REST_PREFIX}/openapi.json`,
   });
   const labels = routeLabels(operations);
