@@ -368,7 +368,7 @@ function createEdgeHandler(
   const site = { publicUrl };
   return createHttpHandler({
     router: appRouter,
-    document: () => buildOpenApiDocument(appRouter, REST_PREFIX),
+    document: buildOpenApiDocument(appRouter, REST_PREFIX),
     db: handle.db,
     checkKey: createPrincipalCheck(apiKeys, readOnlyApiKeys),
     log,

@@ -80,22 +80,16 @@ function respond(body: BodyInit, type: string, extra: Record<string, string> = {
 
 /**
  * Answers the requests for the OpenAPI document (at `openApiPath`) and the reference page, and
- * null for any other request. The document's text is made by `openApiJson` on its first request
- * and kept: few servers are ever asked for it, and building it at start cost every server some
- * MiB of heap (docs/performance.md, "Memory").
+ * null for any other request.
  */
 export function createDocsHandler(
-  { openApiJson, openApiPath }: { openApiJson: () => string; openApiPath: string },
+  { openApiJson, openApiPath }: { openApiJson: string; openApiPath: string },
 ): (request: Request, path: string) => Promise<Response | null> {
   const html = page();
   const script = init(openApiPath);
-  let documentText: string | undefined;
   return async (request, path) => {
     if (!isRead(request.method)) return null;
-    if (path === openApiPath) {
-      documentText ??= openApiJson();
-      return respond(documentText, "application/json");
-    }
+    if (path === openApiPath) return respond(openApiJson, "application/json");
     if (path === DOCS_PATH) {
       return respond(html, "text/html; charset=utf-8", { "content-security-policy": CSP });
     }

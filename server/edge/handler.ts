@@ -54,11 +54,8 @@ export type { Client, KeyedEndpoint, PublicPage };
 
 export interface HttpDeps {
   router: AppRouter;
-  /**
-   * The OpenAPI document of the router's REST operations (`buildOpenApiDocument`), or what builds
-   * it on its first request.
-   */
-  document: OpenAPIObject | (() => OpenAPIObject);
+  /** The OpenAPI document of the router's REST operations (`buildOpenApiDocument`). */
+  document: OpenAPIObject;
   db: Db;
   /**
    * Who presents the key (`createPrincipalCheck` for the keys from the environment), or null
@@ -284,7 +281,7 @@ export function createHttpHandler(
     maxAnswerBytes,
   });
   const docs = createDocsHandler({
-    openApiJson: () => JSON.stringify(typeof document === "function" ? document() : document),
+    openApiJson: JSON.stringify(document),
     openApiPath: `${REST_PREFIX}/openapi.json`,
   });
   const labels = routeLabels(operations);
