@@ -31,7 +31,10 @@ export function fileTimes(
     const caller = attribute("classname");
     const time = Number(attribute("time"));
     if (caller === undefined || !Number.isFinite(time)) continue;
-    const name = unescapeXml(attribute("name") ?? "").replace(/ \[(pglite|postgres)\]$/, "");
+    const fullName = unescapeXml(attribute("name") ?? "");
+    // A step ("test > step") is reported beside its test, whose time already holds it.
+    if (fullName.includes(" > ")) continue;
+    const name = fullName.replace(/ \[(pglite|postgres)\]$/, "");
     const file = caller.endsWith("_test.ts") ? caller : locate(name) ?? caller;
     const entry = byFile.get(file) ?? { file, seconds: 0, tests: 0 };
     entry.seconds += time;

@@ -22,7 +22,7 @@ Deno.test("fileTimes sums each file's tests from a Deno JUnit report, slowest fi
   }
 });
 
-Deno.test("fileTimes sums by file (a helper's suites by the file naming them), slowest first", () => {
+Deno.test("fileTimes sums by file (a helper's suites by the file naming them, steps inside their test), slowest first", () => {
   const xml = `<testsuites>
     <testsuite name="./a_test.ts" tests="1">
       <testcase name="a" classname="./a_test.ts" time="0.5" line="1" col="1"></testcase>
@@ -30,6 +30,7 @@ Deno.test("fileTimes sums by file (a helper's suites by the file naming them), s
     <testsuite name="./b_test.ts" tests="2">
       <testcase name="b1 [pglite]" classname="./helper.ts" time="0.4" line="1" col="1"></testcase>
       <testcase name="b2" classname="./b_test.ts" time="0.3" line="2" col="1"></testcase>
+      <testcase name="b1 [pglite] &gt; a step" classname="./helper.ts" time="0.2" line="1" col="1"></testcase>
     </testsuite>
   </testsuites>`;
   const times = fileTimes(xml, (name) => name === "b1" ? "./b_test.ts" : undefined);
