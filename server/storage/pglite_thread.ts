@@ -202,7 +202,11 @@ export class PGliteThread {
    */
   async transaction<T>(callback: (tx: ThreadTransaction) => Promise<T>): Promise<T> {
     const tx = this.#nextTx++;
-    await this.#call({ op: "begin", tx });
+    // Not waited for: the first statement follows it in the next message, and the thread has it
+    // wait for the BEGIN (a round trip fewer a transaction). A failed BEGIN fails that statement
+    // and the end, and is thrown below.
+    const begun = this.#call({ op: "begin", tx });
+    begun.catch(() => {});
     let open = true;
     const state = { last: [] as Statement[] };
     this.#open.add(state);
@@ -212,6 +216,7 @@ export class PGliteThread {
       this.#open.delete(state);
       const last = commit && state.last.length > 0 ? state.last : undefined;
       await this.#call({ op: "end", tx, commit, last });
+      await begun;
     };
     let result: T;
     try {

@@ -22,6 +22,12 @@ import {
 
 let pglite: PGlite | undefined;
 const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void }>();
+/**
+ * Each transaction's BEGIN while it is under way: the server's side sends its first statement
+ * (and possibly its end) right behind the BEGIN without waiting for it, and messages are handled
+ * as they come, so these wait for it here.
+ */
+const begins = new Map<number, Promise<unknown>>();
 /** Each transaction's settling, from its BEGIN to its COMMIT or ROLLBACK. */
 const ended = new Map<number, Promise<void>>();
 /** Rejects a transaction's callback so that PGlite rolls it back; not an error of its own. */
@@ -47,6 +53,7 @@ async function handle(request: WorkerRequest): Promise<unknown> {
       });
       return null;
     case "query": {
+      if (request.tx !== undefined) await begins.get(request.tx);
       const target = request.tx === undefined ? pglite! : transactions.get(request.tx)?.tx;
       if (!target) throw new Error("The transaction has ended");
       const { rows, affectedRows } = await target.query(request.sql, request.params, {
@@ -66,15 +73,20 @@ async function handle(request: WorkerRequest): Promise<unknown> {
         await ended.promise;
       }).finally(() => transactions.delete(request.tx));
       ended.set(request.tx, done);
+      const started = Promise.race([begun.promise, done]);
+      begins.set(request.tx, started);
       try {
-        await Promise.race([begun.promise, done]);
+        await started;
       } catch (error) {
         ended.delete(request.tx); // a BEGIN that failed: nothing to end
         throw error;
+      } finally {
+        begins.delete(request.tx);
       }
       return null;
     }
     case "end": {
+      await begins.get(request.tx)?.catch(() => {}); // a failed BEGIN is its own answer
       const open = transactions.get(request.tx);
       // What runs last (`PGliteThread.runLast`): a failure rolls back and is the answer.
       let failure: { error: unknown } | undefined;
