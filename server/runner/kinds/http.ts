@@ -120,12 +120,8 @@ async function executeHttp(
   const sleep = options.sleep ?? ((ms) => new Promise<void>((r) => setTimeout(r, ms)));
   const startedAt = new Date(now());
   const request = requestOf(probe);
-  // `ca` (PROBE_CA_FILE's authorities with the system's) is for `tls://` probes only:
-  // `https://` probes trust the system's, as docs/kinds.md says, and a bundle of both made every
-  // handshake read 150 authorities again (some 24 ms of CPU).
-  const { ca: _tlsOnly, ...shared } = options;
   const outbound = {
-    ...shared,
+    ...options,
     timeoutMs: probe.timeoutMs ?? options.timeoutMs,
     keepBody: needsBody(probe.expect),
     readCertificate: probe.expect?.certificate_days !== undefined,
