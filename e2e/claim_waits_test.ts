@@ -16,32 +16,7 @@ import {
   uniqueName,
 } from "../server/testing/app.ts";
 import { CLAIMS_PER_LOCATION } from "../server/runner/claim_waits.ts";
-
-const WHO = { runner: "r1", version: "test-1" };
-
-async function location(api: TestClient) {
-  const name = uniqueName("loc");
-  const res = await api.post("/api/v1/locations", { name });
-  assert.equal(res.status, 201, res.text);
-  return { name, token: res.body.data.token as string };
-}
-
-const claim = (api: TestClient, token: string, body: Record<string, unknown> = {}) =>
-  api.post("/api/v1/runner/claim", { ...WHO, wait_seconds: 0, ...body }, { key: token });
-
-/** `count` claims of `token` that wait up to `seconds`, each as a runner of its own. */
-function waitingClaims(api: TestClient, token: string, count: number, seconds: number) {
-  const answered: number[] = [];
-  const claims = Array.from(
-    { length: count },
-    (_, i) =>
-      claim(api, token, { runner: `w${i}`, wait_seconds: seconds }).then((res) => {
-        answered.push(res.status);
-        return res;
-      }),
-  );
-  return { claims, answered };
-}
+import { location, waitingClaims } from "../server/testing/claims.ts";
 
 for (const backend of backends()) {
   Deno.test(`waiting claims cost the database one poll, not a claim each [${backend}]`, async () => {

@@ -6,34 +6,9 @@
  * is in the end-to-end tier (`e2e/claim_waits_test.ts`).
  */
 import assert from "node:assert/strict";
-import { apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
+import { apiSuite, uniqueName } from "../testing/app.ts";
 import { CLAIM_RETRY_AFTER_SECONDS, CLAIMS_PER_LOCATION } from "./claim_waits.ts";
-
-const WHO = { runner: "r1", version: "test-1" };
-
-async function location(api: TestClient) {
-  const name = uniqueName("loc");
-  const res = await api.post("/api/v1/locations", { name });
-  assert.equal(res.status, 201, res.text);
-  return { name, token: res.body.data.token as string };
-}
-
-const claim = (api: TestClient, token: string, body: Record<string, unknown> = {}) =>
-  api.post("/api/v1/runner/claim", { ...WHO, wait_seconds: 0, ...body }, { key: token });
-
-/** `count` claims of `token` that wait up to `seconds`, each as a runner of its own. */
-function waitingClaims(api: TestClient, token: string, count: number, seconds: number) {
-  const answered: number[] = [];
-  const claims = Array.from(
-    { length: count },
-    (_, i) =>
-      claim(api, token, { runner: `w${i}`, wait_seconds: seconds }).then((res) => {
-        answered.push(res.status);
-        return res;
-      }),
-  );
-  return { claims, answered };
-}
+import { claim, location, waitingClaims, WHO } from "../testing/claims.ts";
 
 apiSuite("a location's claims, bounded", (test) => {
   test("past its open claims a location's claim is answered 429 at once, with Retry-After", async ({ api }) => {
