@@ -836,6 +836,9 @@ async function timing(args: TimingArgs): Promise<TimingReport> {
 
     // A probe with 24 hours of results and 90 days of rollups: the chart over 90 days.
     await main.locator("table.probes tbody tr").first().getByRole("link").click();
+    // The window is chosen once the probe's chart is drawn: a choice made while its page was
+    // still loading was once undone by the page replacing its controls (the radio unchanged).
+    await page.waitForSelector(".strip");
     await main.getByLabel("90 days").check();
     await page.waitForFunction(() =>
       Number((document.querySelector(".strip") as SVGElement)?.dataset.buckets) === 90
