@@ -8,7 +8,8 @@
  * BENCH_CONNECTIONS (64), BENCH_THREADS (wrk threads, 1), BENCH_POOL_SIZE (postgres.js pool of
  * both servers, 10), BENCH_ONLY (a scenario name, or part of names, to run alone), BENCH_CPU_PROF
  * (a folder: the service writes a V8 CPU profile there, one per scenario), BENCH_FLOOR_WITHOUT
- * (libraries the floor row leaves out: `WITHOUT` of `floor.ts`).
+ * (libraries the floor row leaves out: `WITHOUT` of `floor.ts`), BENCH_V8_FLAGS (V8 flags of the
+ * service and the floor, comma-separated: `--semi-space-growth-factor=16,--max-semi-space-size=4`).
  *
  * Each scenario runs on a fresh service and a fresh baseline (see `runScenario`).
  *
@@ -69,6 +70,14 @@ const READ = "REST GET /api/v1/projects/{project}";
 const FLOOR = `${READ}: stack floor${floorWithout ? ` without ${floorWithout}` : ""}`;
 /** The service's CPU per request over the floor's, at most; and the read's p99 (ms) under. */
 const FLOOR_TARGET = { ratio: 1.5, p99Ms: 25 };
+/**
+ * The V8 flags of the service and the floor alike (`BENCH_V8_FLAGS`, comma-separated as
+ * `--v8-flags` takes them; none by default): the heap settings of `deno task start` trade
+ * throughput for memory, and both sides should pay the same.
+ */
+const v8Flags = Deno.env.get("BENCH_V8_FLAGS")
+  ? [`--v8-flags=${Deno.env.get("BENCH_V8_FLAGS")}`]
+  : [];
 
 const SCENARIOS: Scenario[] = [
   {
@@ -226,12 +235,17 @@ async function runScenario(
 ): Promise<boolean> {
   const { seconds, warmup, rounds, cpuProf } = settings;
   const service = scenario.side === "floor"
-    ? await startFloor({ databaseUrl, poolSize: settings.poolSize, without: floorWithout })
+    ? await startFloor({
+      databaseUrl,
+      poolSize: settings.poolSize,
+      without: floorWithout,
+      denoFlags: v8Flags,
+    })
     : await startService({
       databaseUrl,
       poolSize: settings.poolSize,
       dataDir,
-      denoFlags: cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`] : [],
+      denoFlags: [...v8Flags, ...(cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`] : [])],
     });
   const baseline = await startBaseline({ databaseUrl, poolSize: settings.poolSize });
   try {

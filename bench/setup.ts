@@ -98,9 +98,11 @@ async function startBeside(
   file: string,
   { databaseUrl, poolSize }: { databaseUrl: string; poolSize: number },
   env: Record<string, string> = {},
+  denoFlags: string[] = [],
 ): Promise<ServerProcess> {
   return await startServerProcess({
     entry: new URL(file, import.meta.url).pathname,
+    denoFlags,
     env: {
       DATABASE_URL: databaseUrl,
       DATABASE_POOL_SIZE: String(poolSize),
@@ -130,9 +132,14 @@ export async function startHello(kind: "deno" | "layer"): Promise<ServerProcess>
  * those named in `without`.
  */
 export async function startFloor(
-  { without, ...database }: { databaseUrl: string; poolSize: number; without: string },
+  { without, denoFlags, ...database }: {
+    databaseUrl: string;
+    poolSize: number;
+    without: string;
+    denoFlags?: string[];
+  },
 ): Promise<ServerProcess> {
-  return await startBeside("./floor.ts", database, { WITHOUT: without });
+  return await startBeside("./floor.ts", database, { WITHOUT: without }, denoFlags);
 }
 
 /**

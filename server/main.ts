@@ -13,6 +13,8 @@ import { surviveDatabaseClientFaults } from "./storage/client_faults.ts";
 import { type DatabaseHandle, openDatabase } from "./storage/database.ts";
 import { DataDirInUseError, lockDataDir } from "./storage/data_dir_lock.ts";
 import { createLogger, errorFields, type Logger } from "./base/log.ts";
+import { systemClock } from "./base/clock.ts";
+import { createHeapTrimLoop } from "./base/heap_trim.ts";
 import { executorFromConfig, runnerFromConfig } from "./runner/configure.ts";
 import { createNetworkPolicy } from "./base/outbound/network_policy.ts";
 import {
@@ -201,6 +203,8 @@ async function main(): Promise<number> {
     : null;
   if (runner) app.metrics.runner.watch(runner);
   runner?.start();
+  const heapTrim = createHeapTrimLoop({ clock: systemClock, log });
+  heapTrim?.start();
 
   // Listen for signals before announcing the port: a SIGTERM right after "listening" must
   // still shut down in order.
@@ -235,6 +239,7 @@ async function main(): Promise<number> {
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);
   await (runnerStopped ?? runner?.stop());
+  await heapTrim?.stop();
   await app.close(); // the reporter stops before the database closes
   await dataDir.lock?.release();
   clientFaults.remove();

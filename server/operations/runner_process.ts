@@ -12,6 +12,8 @@ import { migrateToLatest } from "../storage/migrator.ts";
 import { createKeyCheck } from "../domain/access/api_key.ts";
 import { PortInUseError } from "../base/port_in_use.ts";
 import { createLogger, errorFields } from "../base/log.ts";
+import { systemClock } from "../base/clock.ts";
+import { createHeapTrimLoop } from "../base/heap_trim.ts";
 import {
   createRunnerProcessMetrics,
   runnerMetricsKeys,
@@ -104,7 +106,10 @@ export async function runnerProcess(
     Deno.addSignalListener("SIGINT", stop);
     Deno.addSignalListener("SIGTERM", stop);
     runner.start();
+    const heapTrim = createHeapTrimLoop({ clock: systemClock, log });
+    heapTrim?.start();
     await stopped.promise;
+    await heapTrim?.stop();
     Deno.removeSignalListener("SIGINT", stop);
     Deno.removeSignalListener("SIGTERM", stop);
     await runner.stop();

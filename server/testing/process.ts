@@ -14,9 +14,9 @@ export const SERVER_ENTRY = `${ROOT}server/main.ts`;
 export const RUNNER_ENTRY = `${ROOT}server/operations/runner_process.ts`;
 
 /**
- * The permissions the product runs with: those of `deno task start`, `deno task runner` and
- * `deno task migrate` in deno.json. Every subprocess here gets exactly these, so what a test
- * sees is what an operator gets.
+ * The permissions the product runs with: those of `deno task start` and `deno task runner` in
+ * deno.json (`deno task migrate` has all but the C library's, for the heap trim). Every
+ * subprocess here gets exactly these, so what a test sees is what an operator gets.
  */
 export const PERMISSIONS: readonly string[] = [
   "--allow-net",
@@ -24,6 +24,7 @@ export const PERMISSIONS: readonly string[] = [
   "--allow-read",
   "--allow-write",
   "--allow-sys",
+  "--allow-ffi=/lib,/usr/lib,/lib64,/usr/lib64",
 ];
 
 export type Stream = "stdout" | "stderr";
