@@ -12,8 +12,9 @@
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
-import { TLSSocket } from "node:tls";
+import { type SecureContext, TLSSocket } from "node:tls";
 import { checkTarget, type NetworkPolicy, type Resolver } from "./network_policy.ts";
+import { trustedAttempt, type TrustOutcome, UNTRUSTED } from "./trust.ts";
 
 export const MAX_REDIRECTS = 5;
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -213,6 +214,12 @@ function describe(error: unknown): { reason: string; network: boolean } {
   return { reason: code ? `network error ${code}` : "network error", network: true };
 }
 
+/** Whether an exchange's peer certificate passed, or was refused for an issuer not trusted. */
+function trustOutcome(hop: Hop): TrustOutcome {
+  const code = hop.kind === "error" && hop.reason.startsWith("TLS: ") ? hop.reason.slice(5) : "";
+  return { passed: hop.kind === "response", untrusted: UNTRUSTED.has(code) };
+}
+
 function sameOrigin(a: URL, b: URL): boolean {
   return a.origin === b.origin;
 }
@@ -260,12 +267,13 @@ function exchange(
   url: URL,
   target: { hostname: string; address: string; family: 4 | 6 },
   req: { method: string; headers: Record<string, string>; body: string | Uint8Array | null },
-  { timeoutMs, maxBodyBytes, keepBody, readCertificate, ca, userAgent, agent = false }: {
+  { timeoutMs, maxBodyBytes, keepBody, readCertificate, secureContext, userAgent, agent = false }: {
     timeoutMs: number;
     maxBodyBytes: number;
     keepBody: boolean;
     readCertificate: boolean;
-    ca?: string;
+    /** The authorities an `https:` peer's chain must lead to (`trust.ts`). */
+    secureContext: SecureContext;
     userAgent?: string;
     agent?: http.Agent | false;
   },
@@ -311,7 +319,7 @@ function exchange(
           if (options?.all) callback(null, [{ address: target.address, family: target.family }]);
           else callback(null, target.address, target.family);
         },
-        ...(https_ && { servername: isIP(target.hostname) ? "" : target.hostname, ca }),
+        ...(https_ && { servername: isIP(target.hostname) ? "" : target.hostname, secureContext }),
         ...(url.username &&
           { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }),
       } as https.RequestOptions);
@@ -425,16 +433,23 @@ export async function outboundRequest(
     address = check.address;
     if (remaining() <= 0) return timeout();
     options.beforeRequest?.();
+    const port = url.port || (url.protocol === "https:" ? "443" : "80");
     const send = (agent: http.Agent | false) =>
-      exchange(url, check, { method, headers, body }, {
-        timeoutMs: remaining(),
-        maxBodyBytes,
-        keepBody: options.keepBody ?? false,
-        readCertificate: options.readCertificate ?? false,
-        ca: options.ca,
-        userAgent: options.userAgent,
-        agent,
-      });
+      trustedAttempt(
+        options.ca,
+        `${check.hostname}|${check.address}|${port}`,
+        (secureContext) =>
+          exchange(url, check, { method, headers, body }, {
+            timeoutMs: remaining(),
+            maxBodyBytes,
+            keepBody: options.keepBody ?? false,
+            readCertificate: options.readCertificate ?? false,
+            secureContext,
+            userAgent: options.userAgent,
+            agent,
+          }),
+        trustOutcome,
+      );
     const lease = options.pool?.use(url, check.address);
     let result = await send(lease?.agent ?? false).finally(() => lease?.release());
     // A kept connection the peer closed while idle fails before any answer: once more on a new

@@ -1,7 +1,8 @@
 /**
  * The runner's half of `tls://host:port` probes: a connection to the address the network policy
  * passed and a TLS handshake with the URL's host as SNI; the certificate must be valid now, for
- * that name, from a trusted chain (the system's authorities, or `options.ca`). Then the probe's
+ * that name, from a trusted chain (the system's authorities, or `options.ca`: see
+ * `server/base/outbound/trust.ts`). Then the probe's
  * `body` is sent and the answer read when `expect.body` asks (`conversation.ts`), and
  * `expect.certificate_days` judges the certificate's expiry. The latency is the time to the end
  * of the handshake.
@@ -27,86 +28,17 @@ import {
 import { converse, errorCode } from "./conversation.ts";
 import { certificateTime, handshakeWords, rejectionWords, shortLifeWords } from "./tls_words.ts";
 import { judgeAnswer, noAnswer } from "./verdict.ts";
+import { trustedAttempt, type TrustOutcome, UNTRUSTED } from "../../base/outbound/trust.ts";
 
 type Handshake = "secure" | "timeout" | { code: string; connected: boolean };
 
 /** Failures of the handshake worth another try: the connection, not the peer's TLS. */
 const RETRIED = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "EHOSTUNREACH", "ENETUNREACH"]);
 
-/** Refusals another store of authorities may settle: the chain's issuer is not in this one. */
-const UNTRUSTED = new Set([
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "CERT_UNTRUSTED",
-]);
-
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
-const pemKey = (pem: string) => pem.replace(/\s+/g, "");
-
-/**
- * The secure contexts of the last `ca` asked for (one for a runner), made once, tried in order.
- * node:tls (Deno's) reads a context's authorities again at every handshake: with the system's and
- * `PROBE_CA_FILE`'s in one (`server/base/config.ts`), a handshake cost 24 ms of CPU, against
- * 1.2 ms with the system's store alone. So such a `ca` is two contexts: the system's store as
- * node:tls keeps it, and the certificates the system's do not hold; a chain that either passes
- * is trusted, as with both in one. Any other `ca` (a test's own CA) is one context, as given.
- */
-let trust: { ca: string | undefined; contexts: tls.SecureContext[] } | null = null;
-
-function contextsOf(ca: string | undefined): tls.SecureContext[] {
-  if (trust !== null && trust.ca === ca) return trust.contexts;
-  const system = new Set(tls.rootCertificates.map(pemKey));
-  const given = ca?.match(PEM_CERTIFICATE) ?? [];
-  const own = given.filter((pem) => !system.has(pemKey(pem)));
-  const split = ca !== undefined && own.length > 0 && own.length < given.length;
-  const contexts = split
-    ? [tls.createSecureContext(), tls.createSecureContext({ ca: own.join("\n") })]
-    : [tls.createSecureContext({ ca })];
-  trust = { ca, contexts };
-  return contexts;
-}
-
-/** Which context last passed the certificate of a name at an address and port: tried first. */
-const passedBy = new Map<string, number>();
-const PASSES_KEPT = 10_000;
-
-/**
- * One attempt under the `ca`'s contexts: the first (or the one that passed this host last) and,
- * when it does not know the chain's issuer, the other. Its verdict is the first that is not such
- * a refusal, else the first's; a host of a private CA shakes hands once a run after its first.
- */
-async function trustedAttempt(
-  probe: ProbeTarget,
-  ca: string | undefined,
-  target: { host: string; address: string; port: number },
-  context: AttemptContext,
-): Promise<{ verdict: Verdict; retry: boolean }> {
-  const contexts = contextsOf(ca);
-  if (contexts.length === 1) return attempt(probe, contexts[0], target, context);
-  const key = `${target.host}|${target.address}|${target.port}`;
-  const last = passedBy.get(key) ?? 0;
-  let refused: Attempted | null = null;
-  for (const index of [last, 1 - last]) {
-    const tried = await attempt(probe, contexts[index], target, context);
-    if (tried.passed) {
-      if (passedBy.size >= PASSES_KEPT) passedBy.clear();
-      passedBy.set(key, index);
-    }
-    if (!tried.untrusted) return tried;
-    refused ??= tried;
-  }
-  return refused!;
-}
-
 /** An attempt's verdict, and whether the certificate passed or its issuer was unknown. */
-interface Attempted {
+interface Attempted extends TrustOutcome {
   verdict: Verdict;
   retry: boolean;
-  passed: boolean;
-  untrusted: boolean;
 }
 
 /** One connection and handshake to the checked address; the verdict on what it found. */
@@ -206,7 +138,13 @@ function executeTls(
   return runConnection(
     probe,
     options,
-    (target, context) => trustedAttempt(probe, options.ca, target, context),
+    (target, context) =>
+      trustedAttempt(
+        options.ca,
+        `${target.host}|${target.address}|${target.port}`,
+        (secureContext) => attempt(probe, secureContext, target, context),
+        (tried) => tried,
+      ),
   );
 }
 

@@ -1,13 +1,15 @@
 /**
  * `PROBE_CA_FILE`: the way to trust a private certificate authority outside tests. The setting is
  * read as the service reads it (`parseConfig`), a missing or certificate-less file refused at
- * start; `tls://` probes run by the configured executor (the one run-now and the runner use)
- * trust that CA besides the system's, and without the setting the same server is an untrusted
- * chain, said in words. A TLS server on loopback with a leaf of a test CA of its own
+ * start; `tls://` and `https://` probes run by the configured executor (the one run-now and the
+ * runner use) trust that CA besides the system's, twice in a row (the second run starts with
+ * the authority that passed the first: `server/base/outbound/trust.ts`), and without the setting
+ * the same server is an untrusted chain. A TLS server on loopback with a leaf of a test CA of its own
  * (`testdata/private_ca.pem`, `testdata/loopback.pem` for 127.0.0.1). On both databases, through
  * the REST interface's run-now.
  */
 import assert from "node:assert/strict";
+import https from "node:https";
 import tls from "node:tls";
 import type net from "node:net";
 import { createApp } from "../../app.ts";
@@ -50,19 +52,25 @@ Deno.test("PROBE_CA_FILE: a PEM file read at start, trusted besides the system's
 });
 
 for (const backend of backends()) {
-  Deno.test(`PROBE_CA_FILE: a tls:// probe of a private CA's server, run now [${backend}]`, async () => {
+  Deno.test(`PROBE_CA_FILE: tls:// and https:// probes of a private CA's server, run now [${backend}]`, async () => {
     const sockets = new Set<net.Socket>();
-    const server = tls.createServer(
-      { key: read("leaf.key"), cert: read("loopback.pem") },
-      (socket) => {
-        sockets.add(socket);
-        socket.on("error", () => {});
-        socket.end("hello\n");
-      },
-    );
+    const keep = (socket: net.Socket) => {
+      sockets.add(socket);
+      socket.on("error", () => {});
+    };
+    const credentials = { key: read("leaf.key"), cert: read("loopback.pem") };
+    const server = tls.createServer(credentials, (socket) => {
+      keep(socket);
+      socket.end("hello\n");
+    });
     server.on("tlsClientError", () => {});
+    const web = https.createServer(credentials, (_request, response) => response.end("ok"));
+    web.on("connection", keep);
+    web.on("tlsClientError", () => {});
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    await new Promise<void>((r) => web.listen(0, "127.0.0.1", r));
     const port = (server.address() as net.AddressInfo).port;
+    const webPort = (web.address() as net.AddressInfo).port;
     const database = await freshDatabase(backend);
     const env = { PROBE_ALLOW_NETWORKS: "127.0.0.1/32" };
     const trusting = await createApp({
@@ -78,30 +86,41 @@ for (const backend of backends()) {
       runProbe: executorFromConfig(parseConfig(env)),
     });
     try {
-      const runOn = async (app: typeof trusting) => {
+      const runOn = async (app: typeof trusting, url: string) => {
         const api = new TestClient(app.handler);
         const project = uniqueName("ca");
         assert.equal((await api.post("/api/v1/projects", { project })).status, 201);
-        const created = await api.post(`/api/v1/projects/${project}/probes`, {
-          url: `tls://127.0.0.1:${port}`,
-        });
+        const created = await api.post(`/api/v1/projects/${project}/probes`, { url });
         assert.equal(created.status, 201, created.text);
         const path = `/api/v1/projects/${project}/probes/${created.body.data.probe_id}`;
-        const answer = await api.post(`${path}/run`);
-        assert.equal(answer.status, 200, answer.text);
-        return answer.body.data;
+        const runs = [];
+        for (let i = 0; i < 2; i++) {
+          const answer = await api.post(`${path}/run`);
+          assert.equal(answer.status, 200, answer.text);
+          runs.push(answer.body.data);
+        }
+        return runs;
       };
-      const trusted = await runOn(trusting);
-      assert.equal(trusted.error, null);
-      assert.equal(trusted.outcome, "up");
-      const untrusted = await runOn(plain);
-      assert.equal(untrusted.outcome, "down");
-      assert.match(String(untrusted.error), /^untrusted certificate chain/);
+      for (const url of [`tls://127.0.0.1:${port}`, `https://127.0.0.1:${webPort}/`]) {
+        for (const trusted of await runOn(trusting, url)) {
+          assert.equal(trusted.error, null, url);
+          assert.equal(trusted.outcome, "up", url);
+        }
+        for (const untrusted of await runOn(plain, url)) {
+          assert.equal(untrusted.outcome, "down", url);
+          assert.match(
+            String(untrusted.error),
+            /untrusted certificate chain|UNABLE_TO_VERIFY/,
+            url,
+          );
+        }
+      }
     } finally {
       await trusting.close();
       await plain.close();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((r) => server.close(() => r()));
+      await new Promise<void>((r) => web.close(() => r()));
     }
   });
 }
