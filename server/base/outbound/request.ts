@@ -181,7 +181,7 @@ export interface FinalResponse {
 
 type Hop =
   | ({ kind: "response"; location: string | null } & FinalResponse)
-  | { kind: "error"; reason: string; network: boolean }
+  | { kind: "error"; reason: string; network: boolean; untrusted: boolean }
   | { kind: "timeout" };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -198,11 +198,18 @@ export const ERROR_REASONS: Record<string, string> = {
   ETIMEDOUT: "connection timed out",
 };
 
-/** A short reason for a failed exchange: a fixed phrase or an error code, never a message. */
-function describe(error: unknown): { reason: string; network: boolean } {
+/**
+ * A short reason for a failed exchange: a fixed phrase or an error code, never a message; and
+ * whether the peer's chain was refused for an issuer the authorities asked for do not hold.
+ */
+function describe(error: unknown): { reason: string; network: boolean; untrusted: boolean } {
   const raw = (error as { code?: unknown })?.code;
   // Only what looks like a code is kept: the reason is stored and returned by the API.
   const code = typeof raw === "string" && /^[A-Z][A-Z0-9_]{0,47}$/.test(raw) ? raw : "";
+  return { ...reasonOf(error, code), untrusted: UNTRUSTED.has(code) };
+}
+
+function reasonOf(error: unknown, code: string): { reason: string; network: boolean } {
   if (ERROR_REASONS[code]) return { reason: ERROR_REASONS[code], network: true };
   if (/CERT|TLS|SSL|SIGNATURE|ALTNAME/.test(code)) return { reason: `TLS: ${code}`, network: true };
   if (code.startsWith("HPE_")) return { reason: "invalid HTTP response", network: true };
@@ -216,8 +223,7 @@ function describe(error: unknown): { reason: string; network: boolean } {
 
 /** Whether an exchange's peer certificate passed, or was refused for an issuer not trusted. */
 function trustOutcome(hop: Hop): TrustOutcome {
-  const code = hop.kind === "error" && hop.reason.startsWith("TLS: ") ? hop.reason.slice(5) : "";
-  return { passed: hop.kind === "response", untrusted: UNTRUSTED.has(code) };
+  return { passed: hop.kind === "response", untrusted: hop.kind === "error" && hop.untrusted };
 }
 
 function sameOrigin(a: URL, b: URL): boolean {
@@ -273,7 +279,7 @@ function exchange(
     keepBody: boolean;
     readCertificate: boolean;
     /** The authorities an `https:` peer's chain must lead to (`trust.ts`). */
-    secureContext: SecureContext;
+    secureContext?: SecureContext;
     userAgent?: string;
     agent?: http.Agent | false;
   },
@@ -433,23 +439,22 @@ export async function outboundRequest(
     address = check.address;
     if (remaining() <= 0) return timeout();
     options.beforeRequest?.();
-    const port = url.port || (url.protocol === "https:" ? "443" : "80");
-    const send = (agent: http.Agent | false) =>
-      trustedAttempt(
-        options.ca,
-        `${check.hostname}|${check.address}|${port}`,
-        (secureContext) =>
-          exchange(url, check, { method, headers, body }, {
-            timeoutMs: remaining(),
-            maxBodyBytes,
-            keepBody: options.keepBody ?? false,
-            readCertificate: options.readCertificate ?? false,
-            secureContext,
-            userAgent: options.userAgent,
-            agent,
-          }),
-        trustOutcome,
-      );
+    const send = (agent: http.Agent | false) => {
+      const sendWith = (secureContext?: SecureContext) =>
+        exchange(url, check, { method, headers, body }, {
+          timeoutMs: remaining(),
+          maxBodyBytes,
+          keepBody: options.keepBody ?? false,
+          readCertificate: options.readCertificate ?? false,
+          secureContext,
+          userAgent: options.userAgent,
+          agent,
+        });
+      // Plain http has no chain to trust: no contexts to choose between.
+      if (url.protocol !== "https:") return sendWith();
+      const peer = `${check.hostname}|${check.address}|${url.port || "443"}`;
+      return trustedAttempt(options.ca, peer, sendWith, trustOutcome);
+    };
     const lease = options.pool?.use(url, check.address);
     let result = await send(lease?.agent ?? false).finally(() => lease?.release());
     // A kept connection the peer closed while idle fails before any answer: once more on a new
