@@ -1,0 +1,154 @@
+/**
+ * `deno task test`: the in-process tier, its test files run in a few groups, one isolate a group.
+ *
+ * Deno gives each test file an isolate of its own, and a file that builds the app spends ~0.7 s of
+ * CPU before its first test (its imports, then the first embedded database's WebAssembly); with
+ * 180 files that was a third of the tier's CPU on 2 cores. Here each group is a generated module
+ * importing some of the files, so a group pays that once; the groups run side by side
+ * (`--parallel`), all at once, since their tests wait on timers, local servers and PostgreSQL.
+ * Test names, JUnit reports and sanitizers stay per file (Deno files a test under the module that
+ * called `Deno.test`).
+ *
+ *   deno task test [--groups N] [deno test flags, with `=`…] [file or folder…]
+ *
+ * Folders default to the tier's (server shared client cli tools); flags other than `--groups` go
+ * to `deno test`. One file alone is also `deno test --config deno.dev.json -A that_test.ts`.
+ *
+ * @module
+ */
+
+const TIER_ROOTS = ["server", "shared", "client", "cli", "tools"];
+
+/** What `deno test` runs with: type-checked once by CI's `deno check`, so not again here. */
+const TEST_FLAGS = [
+  "--config=deno.dev.json",
+  "--no-check",
+  "--v8-flags=--liftoff-only",
+  "--allow-net",
+  "--allow-env",
+  "--allow-read",
+  "--allow-write",
+  "--allow-sys",
+  "--allow-run",
+  "--allow-ffi=/lib,/usr/lib,/lib64,/usr/lib64",
+  "--parallel",
+];
+
+/**
+ * Groups, all run at once (`DENO_JOBS` sets both). On 2 cores, 8 kept both busy to the last ~15 s:
+ * 6 groups took 126 s, 8 took 103, 12 took 108, 16 run 8 at a time 108 (both databases).
+ */
+const DEFAULT_JOBS = 8;
+
+const isTestFile = (name: string) => /(^|[._])test\.(ts|tsx|mts|js|mjs|jsx)$/.test(name);
+
+/** The test files under `path` (itself, when it is one), sorted. */
+export function testFiles(path: string): string[] {
+  const info = Deno.statSync(path);
+  if (info.isFile) return [path];
+  const found: string[] = [];
+  for (const entry of Deno.readDirSync(path)) {
+    const child = `${path}/${entry.name}`;
+    if (entry.isDirectory) found.push(...testFiles(child));
+    else if (entry.isFile && isTestFile(entry.name)) found.push(child);
+  }
+  return found.sort();
+}
+
+/**
+ * Files spread over `count` groups of about equal weight (a file's weight: its size, a rough
+ * measure of how much it tests): heaviest first, each to the lightest group so far.
+ */
+export function groupFiles(
+  files: { path: string; weight: number }[],
+  count: number,
+): string[][] {
+  const groups = Array.from({ length: Math.max(1, Math.min(count, files.length)) }, () => ({
+    files: [] as string[],
+    weight: 0,
+  }));
+  const heaviestFirst = [...files].sort((a, b) =>
+    b.weight - a.weight || (a.path < b.path ? -1 : 1)
+  );
+  for (const file of heaviestFirst) {
+    const lightest = groups.reduce((min, group) => group.weight < min.weight ? group : min);
+    lightest.files.push(file.path);
+    lightest.weight += file.weight;
+  }
+  return groups.map((group) => group.files.sort());
+}
+
+/** Splits the command line into our `--groups`, the paths to test, and flags for `deno test`. */
+export function parseTierArgs(
+  args: string[],
+  exists: (path: string) => boolean,
+): { groups?: number; paths: string[]; flags: string[] } {
+  let groups: number | undefined;
+  const paths: string[] = [];
+  const flags: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const value = arg === "--groups"
+      ? args[++i]
+      : arg.startsWith("--groups=")
+      ? arg.slice(9)
+      : null;
+    if (value !== null) {
+      groups = Number(value);
+      if (!Number.isInteger(groups) || groups < 1) {
+        throw new Error(`--groups: not a count: ${value}`);
+      }
+    } else if (!arg.startsWith("-") && exists(arg)) paths.push(arg);
+    else flags.push(arg);
+  }
+  return { groups, paths, flags };
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+if (import.meta.main) {
+  let parsed;
+  try {
+    parsed = parseTierArgs(Deno.args, exists);
+  } catch (error) {
+    console.error(`test tier: ${(error as Error).message}`);
+    Deno.exit(2);
+  }
+  const { paths, flags } = parsed;
+  const files = (paths.length ? paths : TIER_ROOTS.filter(exists)).flatMap(testFiles);
+  const jobs = Number(Deno.env.get("DENO_JOBS")) || DEFAULT_JOBS;
+  const count = parsed.groups ?? jobs;
+  const groups = groupFiles(
+    files.map((path) => ({ path, weight: Deno.statSync(path).size })),
+    count,
+  );
+  const dir = await Deno.makeTempDir({ prefix: "probe-monitor-tier-" });
+  let code = 1;
+  try {
+    const entries = [];
+    for (const [index, group] of groups.entries()) {
+      const entry = `${dir}/group_${String(index + 1).padStart(2, "0")}_test.ts`;
+      const imports = group.map((file) =>
+        `import ${JSON.stringify(new URL(file, `file://${Deno.cwd()}/`).href)};`
+      );
+      await Deno.writeTextFile(entry, imports.join("\n") + "\n");
+      entries.push(entry);
+    }
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["test", ...TEST_FLAGS, ...flags, ...entries],
+      env: { DENO_JOBS: String(jobs) },
+      stdin: "null",
+    }).spawn();
+    code = (await child.status).code;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+  Deno.exit(code);
+}
