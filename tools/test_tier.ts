@@ -104,13 +104,21 @@ export function parseTierArgs(
   return { groups, paths, flags };
 }
 
-function exists(path: string): boolean {
+/** Whether a path exists (a test path given on the command line, a folder of the tier). */
+export function exists(path: string): boolean {
   try {
     Deno.statSync(path);
     return true;
   } catch {
     return false;
   }
+}
+
+/** Runs `deno test` with `args`, its output to ours; its exit code. */
+export async function denoTest(args: string[], env: Record<string, string> = {}): Promise<number> {
+  const child = new Deno.Command(Deno.execPath(), { args: ["test", ...args], env, stdin: "null" })
+    .spawn();
+  return (await child.status).code;
 }
 
 if (import.meta.main) {
@@ -141,12 +149,7 @@ if (import.meta.main) {
       await Deno.writeTextFile(entry, imports.join("\n") + "\n");
       entries.push(entry);
     }
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["test", ...TEST_FLAGS, ...flags, ...entries],
-      env: { DENO_JOBS: String(jobs) },
-      stdin: "null",
-    }).spawn();
-    code = (await child.status).code;
+    code = await denoTest([...TEST_FLAGS, ...flags, ...entries], { DENO_JOBS: String(jobs) });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -3,7 +3,7 @@
  * slots, the oldest first, and puts each idle target's oldest on a slot of its own. On both
  * databases. The same through the real path, with receivers that hang, fail or never answer
  * beside a working one, takes real seconds and bounds how soon the working one is served: it is in
- * the end-to-end tier (`e2e/alerts_isolation_test.ts`).
+ * the end-to-end tier (`e2e/timed/alerts_isolation_test.ts`).
  */
 import assert from "node:assert/strict";
 import { json } from "../storage/json.ts";

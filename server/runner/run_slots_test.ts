@@ -2,7 +2,7 @@
  * After a restart the overdue probes start spread over part of the interval, each at its own point,
  * not all at once: on a fake clock, polled a second at a time. Probes are made through the API;
  * runs go to a loopback target; start times are read back. The slots shared fairly between hosts
- * take real seconds of slow targets: they are in the end-to-end tier (`e2e/run_slots_test.ts`).
+ * take real seconds of slow targets: they are in the end-to-end tier (`e2e/timed/run_slots_test.ts`).
  */
 import assert from "node:assert/strict";
 import { createLogger } from "../base/log.ts";

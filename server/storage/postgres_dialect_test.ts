@@ -2,7 +2,7 @@
  * The query deadline of the PostgreSQL dialect (a slow database must fail a request with 503, not
  * hang it) is tested against a server slow to answer (`pg_sleep`) in the end-to-end tier, since it
  * takes seconds of real waiting and bounds how long a failure takes:
- * `e2e/postgres_deadline_test.ts`. Here: the embedded database has no such deadline to cut work
+ * `e2e/timed/postgres_deadline_test.ts`. Here: the embedded database has no such deadline to cut work
  * that has a budget of its own.
  */
 import assert from "node:assert/strict";

@@ -9,13 +9,13 @@
  * target against `deno task start` as a subprocess is `hostile_target_test.ts`.
  */
 import assert from "node:assert/strict";
-import { createLogger } from "../server/base/log.ts";
-import { backends, LOOPBACK_ONLY, TEST_API_KEY } from "../server/testing/app.ts";
-import { probesWithManyChecks, startHostileTarget } from "../server/testing/hostile_target.ts";
-import { startLiveServer } from "../server/testing/live.ts";
-import { MAX_JSON_DEPTH } from "../server/runner/assertions.ts";
-import { createRunner } from "../server/runner/runner.ts";
-import { createWorkerExecutor } from "../server/runner/worker_executor.ts";
+import { createLogger } from "../../server/base/log.ts";
+import { backends, LOOPBACK_ONLY, TEST_API_KEY } from "../../server/testing/app.ts";
+import { probesWithManyChecks, startHostileTarget } from "../../server/testing/hostile_target.ts";
+import { startLiveServer } from "../../server/testing/live.ts";
+import { MAX_JSON_DEPTH } from "../../server/runner/assertions.ts";
+import { createRunner } from "../../server/runner/runner.ts";
+import { createWorkerExecutor } from "../../server/runner/worker_executor.ts";
 
 const BOUND_MS = 1000;
 const WATCH_MS = 8000;

@@ -8,13 +8,13 @@
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { type App, createApp } from "../server/app.ts";
-import { openDatabase } from "../server/storage/database.ts";
-import { toApiError } from "../server/procedures/errors.ts";
-import { createLogger } from "../server/base/log.ts";
-import { findPgBin, startOwnCluster, timed } from "../server/testing/cluster.ts";
-import { openHungDatabase } from "../server/testing/hung_database.ts";
-import { TEST_API_KEY, TestClient } from "../server/testing/app.ts";
+import { type App, createApp } from "../../server/app.ts";
+import { openDatabase } from "../../server/storage/database.ts";
+import { toApiError } from "../../server/procedures/errors.ts";
+import { createLogger } from "../../server/base/log.ts";
+import { findPgBin, startOwnCluster, timed } from "../../server/testing/cluster.ts";
+import { openHungDatabase } from "../../server/testing/hung_database.ts";
+import { TEST_API_KEY, TestClient } from "../../server/testing/app.ts";
 
 const FAIL_FAST_MS = 2000;
 const HEAL_MS = 5000;

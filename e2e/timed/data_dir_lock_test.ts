@@ -4,8 +4,8 @@
  * stopped, or died, the next start takes DATA_DIR over with the data in it.
  */
 import assert from "node:assert/strict";
-import { createPostgresDatabase, TEST_API_KEY } from "../server/testing/app.ts";
-import { type ServerProcess, startServerProcess } from "../server/testing/process.ts";
+import { createPostgresDatabase, TEST_API_KEY } from "../../server/testing/app.ts";
+import { type ServerProcess, startServerProcess } from "../../server/testing/process.ts";
 
 const env = (dataDir: string) => ({
   DATA_DIR: dataDir,

@@ -13,7 +13,7 @@ import {
   memoryOf,
   type ServerProcess,
   startServerProcess,
-} from "../server/testing/process.ts";
+} from "../../server/testing/process.ts";
 
 const KEY = "connections-key-0123";
 const encoder = new TextEncoder();

@@ -12,10 +12,10 @@
  * the service, not left to TCP; once the partition ends, requests succeed again within 5 s.
  */
 import assert from "node:assert/strict";
-import { type App, createApp } from "../server/app.ts";
-import { createLogger } from "../server/base/log.ts";
-import { findPgBin, startOwnCluster, timed } from "../server/testing/cluster.ts";
-import { TEST_API_KEY, TestClient } from "../server/testing/app.ts";
+import { type App, createApp } from "../../server/app.ts";
+import { createLogger } from "../../server/base/log.ts";
+import { findPgBin, startOwnCluster, timed } from "../../server/testing/cluster.ts";
+import { TEST_API_KEY, TestClient } from "../../server/testing/app.ts";
 
 const DEADLINE_MS = 2000;
 const FAIL_FAST_MS = DEADLINE_MS + 250;

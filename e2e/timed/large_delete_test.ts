@@ -9,12 +9,12 @@
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { createApp } from "../server/app.ts";
-import { type Db, openDatabase } from "../server/storage/database.ts";
-import { migrateToLatest } from "../server/storage/migrator.ts";
-import { createLogger } from "../server/base/log.ts";
-import { createPostgresDatabase, TEST_API_KEY, TestClient } from "../server/testing/app.ts";
-import { startServerProcess } from "../server/testing/process.ts";
+import { createApp } from "../../server/app.ts";
+import { type Db, openDatabase } from "../../server/storage/database.ts";
+import { migrateToLatest } from "../../server/storage/migrator.ts";
+import { createLogger } from "../../server/base/log.ts";
+import { createPostgresDatabase, TEST_API_KEY, TestClient } from "../../server/testing/app.ts";
+import { startServerProcess } from "../../server/testing/process.ts";
 
 const PROBES = 100_000;
 const PROJECT = "huge";

@@ -11,9 +11,9 @@
  * `server/alerting/isolation_test.ts`.
  */
 import assert from "node:assert/strict";
-import { createApp } from "../server/app.ts";
-import { createLogger } from "../server/base/log.ts";
-import { executeProbe } from "../server/runner/execute.ts";
+import { createApp } from "../../server/app.ts";
+import { createLogger } from "../../server/base/log.ts";
+import { executeProbe } from "../../server/runner/execute.ts";
 import {
   type Backend,
   backends,
@@ -21,11 +21,11 @@ import {
   LOOPBACK_ONLY,
   TEST_API_KEY,
   TestClient,
-} from "../server/testing/app.ts";
-import { type ReceivedCall, webhookReceiver } from "../server/testing/receivers.ts";
-import { silentReceiver } from "../server/testing/silent_receiver.ts";
-import { startTarget } from "../server/testing/target_server.ts";
-import { DEFAULT_CONCURRENCY, DEFAULT_PER_TARGET } from "../server/alerting/deliverer.ts";
+} from "../../server/testing/app.ts";
+import { type ReceivedCall, webhookReceiver } from "../../server/testing/receivers.ts";
+import { silentReceiver } from "../../server/testing/silent_receiver.ts";
+import { startTarget } from "../../server/testing/target_server.ts";
+import { DEFAULT_CONCURRENCY, DEFAULT_PER_TARGET } from "../../server/alerting/deliverer.ts";
 
 const PROBES = 30;
 /** Generous: the working target's notifications took 20 s and more when one receiver hung. */

@@ -1,15 +1,15 @@
 /**
  * The query deadline of the PostgreSQL dialect (a slow database must fail a request with 503, not
  * hang it), against a server that is slow to answer (`pg_sleep`); a server that cannot answer at
- * all is e2e/partition_test.ts. In the end-to-end tier: it waits seconds of real time and bounds
+ * all is e2e/timed/partition_test.ts. In the end-to-end tier: it waits seconds of real time and bounds
  * how long a failure takes, which a machine busy with the fast tier's files can stretch.
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import postgres from "postgres";
-import { toApiError } from "../server/procedures/errors.ts";
-import { createPostgresDatabase } from "../server/testing/app.ts";
-import { type DatabaseHandle, openDatabase, withBudget } from "../server/storage/database.ts";
+import { toApiError } from "../../server/procedures/errors.ts";
+import { createPostgresDatabase } from "../../server/testing/app.ts";
+import { type DatabaseHandle, openDatabase, withBudget } from "../../server/storage/database.ts";
 
 const DEADLINE_MS = 300;
 

@@ -6,14 +6,14 @@
  * every probe overdue, and stays up and judging after the restart too.
  */
 import assert from "node:assert/strict";
-import { createPostgresDatabase } from "../server/testing/app.ts";
-import { probesWithManyChecks, startHostileTarget } from "../server/testing/hostile_target.ts";
+import { createPostgresDatabase } from "../../server/testing/app.ts";
+import { probesWithManyChecks, startHostileTarget } from "../../server/testing/hostile_target.ts";
 import {
   isListeningLine,
   restCall,
   type ServerProcess,
   startServerProcess,
-} from "../server/testing/process.ts";
+} from "../../server/testing/process.ts";
 
 const KEY = "hostile-e2e-key-0123";
 const BOUND_MS = 1000;

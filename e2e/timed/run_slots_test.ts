@@ -7,12 +7,12 @@
  * `server/runner/run_slots_test.ts`.
  */
 import assert from "node:assert/strict";
-import { createLogger } from "../server/base/log.ts";
-import { backends, startTestApp, TestClient, uniqueName } from "../server/testing/app.ts";
-import { createNetworkPolicy, parseNetworks } from "../server/base/outbound/network_policy.ts";
-import { createRunner, type RunnerOptions } from "../server/runner/runner.ts";
-import { syncSchedules } from "../server/runner/store.ts";
-import { startTarget } from "../server/testing/target_server.ts";
+import { createLogger } from "../../server/base/log.ts";
+import { backends, startTestApp, TestClient, uniqueName } from "../../server/testing/app.ts";
+import { createNetworkPolicy, parseNetworks } from "../../server/base/outbound/network_policy.ts";
+import { createRunner, type RunnerOptions } from "../../server/runner/runner.ts";
+import { syncSchedules } from "../../server/runner/store.ts";
+import { startTarget } from "../../server/testing/target_server.ts";
 
 const loopback = createNetworkPolicy(parseNetworks("127.0.0.0/8"));
 
