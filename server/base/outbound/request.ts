@@ -452,7 +452,7 @@ export async function outboundRequest(
         });
       // Plain http has no chain to trust: no contexts to choose between.
       if (url.protocol !== "https:") return sendWith();
-      const peer = `${check.hostname}|${check.address}|${url.port || "443"}`;
+      const peer = { name: check.hostname, address: check.address, port: url.port || "443" };
       return trustedAttempt(options.ca, peer, sendWith, trustOutcome);
     };
     const lease = options.pool?.use(url, check.address);

@@ -64,19 +64,27 @@ export interface TrustOutcome {
   untrusted: boolean;
 }
 
+/** The peer a handshake is with: the name it is asked for (SNI), its address and port. */
+export interface TlsPeer {
+  name: string;
+  address: string;
+  port: number | string;
+}
+
 /**
- * `attempt` under the `ca`'s contexts: the first (or the one that passed this host last) and,
+ * `attempt` under the `ca`'s contexts: the first (or the one that passed this peer last) and,
  * when it does not know the chain's issuer, the other. Answers the first attempt that is not
- * such a refusal, else the first's. `host` names the peer: its name, address and port.
+ * such a refusal, else the first's.
  */
 export async function trustedAttempt<T>(
   ca: string | undefined,
-  host: string,
+  peer: TlsPeer,
   attempt: (context: tls.SecureContext) => Promise<T>,
   outcome: (result: T) => TrustOutcome,
 ): Promise<T> {
   const contexts = trustContexts(ca);
   if (contexts.length === 1) return await attempt(contexts[0]);
+  const host = `${peer.name}|${peer.address}|${peer.port}`;
   const last = passedBy.get(host) ?? 0;
   let refused: { result: T } | null = null;
   for (const index of [last, 1 - last]) {

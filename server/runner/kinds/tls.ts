@@ -141,7 +141,7 @@ function executeTls(
     (target, context) =>
       trustedAttempt(
         options.ca,
-        `${target.host}|${target.address}|${target.port}`,
+        { name: target.host, address: target.address, port: target.port },
         (secureContext) => attempt(probe, secureContext, target, context),
         (tried) => tried,
       ),
