@@ -22,7 +22,7 @@ import {
 } from "../testing/app.ts";
 import { startTarget } from "../testing/target_server.ts";
 import { AUDIT_RULES } from "../procedures/audit_rules.ts";
-import { operationsOf } from "../procedures/operations.ts";
+import { operationsOf } from "../procedures/operations_build.ts";
 import { appRouter } from "../procedures/router.ts";
 
 const AGENT = { "user-agent": "audit-test/1.0" };

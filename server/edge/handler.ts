@@ -28,7 +28,7 @@ import {
 } from "../procedures/context.ts";
 import { createAuditor } from "../procedures/audit.ts";
 import { createTrpcFastPath } from "../procedures/fast_path.ts";
-import { type Operation, operationsOf } from "../procedures/operations.ts";
+import { type Operation, OPERATIONS } from "../procedures/operations.ts";
 import type { AppRouter } from "../procedures/router.ts";
 import { json, ours, restError, SECURITY_HEADERS, trpcError } from "./answers.ts";
 import { createCors } from "./cors.ts";
@@ -260,7 +260,7 @@ export function createHttpHandler(
   const logFailure = failureLog(log);
   const failed = (error: unknown, ctx: Context) => logFailure(error, ctx.request?.requestId);
   // The procedures' REST operations, from their meta: routes, the fast path, the route labels.
-  const operations = operationsOf(router);
+  const operations = OPERATIONS;
   const rest = createRestOperations({
     router,
     operations,

@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document of `/api/v1`, generated from the router's procedures by
  * trpc-to-openapi, then completed from two sources: each procedure's meta (its success answers
- * and the failures it declares, from `operationsOf` in `server/procedures/operations.ts`) and the
+ * and the failures it declares, from `operationsOf` in `server/procedures/operations_build.ts`) and the
  * error contract in `server/procedures/errors.ts` (the failures every operation of its shape can answer,
  * with the server's own messages). The document is an output: the REST routes
  * (`server/edge/rest/routes.ts`) are built from the same meta, not from it.
@@ -22,7 +22,7 @@ import {
   openApiErrorResponse,
 } from "../procedures/errors.ts";
 import type { Meta, ServiceMeta } from "../procedures/init.ts";
-import { operationsOf } from "../procedures/operations.ts";
+import { operationsOf } from "../procedures/operations_build.ts";
 
 export const API_KEY_SCHEME = "ApiKey";
 

@@ -2,7 +2,7 @@
 // document: a client none of us wrote, so the document has to be right for it to work.
 import assert from "node:assert/strict";
 import createClient, { type Middleware } from "openapi-fetch";
-import { openApiTypes } from "../../tools/openapi_typegen.ts";
+import { openApiTypes } from "../../tools/openapi_generate.ts";
 import type { paths } from "../ui/openapi.gen.ts";
 import { backends, uniqueName } from "../testing/app.ts";
 import { startLiveServer } from "../testing/live.ts";
@@ -26,7 +26,7 @@ for (const backend of backends()) {
           const generated = await openApiTypes(docText);
           assert.ok(
             generated === committed,
-            "server/ui/openapi.gen.ts is stale: run `deno task openapi:types`",
+            "server/ui/openapi.gen.ts is stale: run `deno task openapi:generate`",
           );
         },
       );

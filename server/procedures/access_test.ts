@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ACCESS, accessOf } from "./access.ts";
-import { operationsOf } from "./operations.ts";
+import { operationsOf } from "./operations_build.ts";
 import { appRouter } from "./router.ts";
 
 const PROCEDURES = operationsOf(appRouter).map((o) => o.procedure.join("."));

@@ -13,7 +13,7 @@
  * past 1,000 items. So `/trpc` answers it the same with the fast path off.
  *
  * Which procedures are queries, and which lists are paged, comes from the procedures themselves
- * (`operationsOf` in `operations.ts`), not from the OpenAPI document.
+ * (`OPERATIONS` in `operations.ts`), not from the OpenAPI document.
  *
  * @module
  */
@@ -21,7 +21,7 @@ import { AnswerTooLargeError, retryAfterOf, toApiError, trpcErrorShape } from ".
 import { boundedStringify, DEFAULT_MAX_ANSWER_BYTES } from "./answer_size.ts";
 import type { Context } from "./context.ts";
 import { createProcedureCaller } from "./caller.ts";
-import { type Operation, operationsOf } from "./operations.ts";
+import { type Operation, OPERATIONS } from "./operations.ts";
 import { STREAMED, streamList } from "./pages.ts";
 import type { AppRouter } from "./router.ts";
 
@@ -64,14 +64,14 @@ function isPlainCall(request: Request, url: URL, type: string | undefined): bool
 export function createTrpcFastPath(
   {
     router,
-    operations = operationsOf(router),
+    operations = OPERATIONS,
     onError,
     headers: extra = {},
     maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES,
     procedures = true,
   }: {
     router: AppRouter;
-    /** The router's REST operations (`operationsOf`), when they are already at hand. */
+    /** The router's REST operations (`OPERATIONS`), when they are already at hand. */
     operations?: readonly Operation[];
     /** Told of a failure, and its call's context. */
     onError: (error: unknown, ctx: Context) => void;

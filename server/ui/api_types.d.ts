@@ -1,6 +1,6 @@
 /**
  * The types of the dashboard's API calls (`api.js`), read from the OpenAPI document's types that
- * `deno task openapi:types` generates from the procedures' zod schemas (`shared/`): a path the
+ * `deno task openapi:generate` generates from the procedures' zod schemas (`shared/`): a path the
  * dashboard calls is matched, segment by segment, against the document's path templates, and the
  * call answers what that operation answers and takes the body it takes. Types only: never served,
  * checked by `deno check` (docs/dashboard.md, "Type checking").

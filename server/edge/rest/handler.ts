@@ -14,7 +14,7 @@ import { boundedStringify, DEFAULT_MAX_ANSWER_BYTES } from "../../procedures/ans
 import { readJsonObject } from "../body.ts";
 import type { Context } from "../../procedures/context.ts";
 import { createProcedureCaller } from "../../procedures/caller.ts";
-import { type Operation, operationsOf } from "../../procedures/operations.ts";
+import { type Operation, OPERATIONS } from "../../procedures/operations.ts";
 import { streamList } from "../../procedures/pages.ts";
 import type { AppRouter } from "../../procedures/router.ts";
 import { paramsReader, type Route, routesOf } from "./routes.ts";
@@ -43,19 +43,18 @@ export interface RestOperation {
 
 /** Builds the handlers of the REST operations of `router`'s procedures. */
 export function createRestOperations(
-  { router, operations = operationsOf(router), onError, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES }:
-    {
-      router: AppRouter;
-      /** The router's REST operations (`operationsOf`), when they are already at hand. */
-      operations?: readonly Operation[];
-      /** Told of a failure after a streamed answer began (its status was sent), and its call's context. */
-      onError: (error: unknown, ctx: Context) => void;
-      /**
-       * The most characters of JSON a read's answer may build; past it 413
-       * (`server/procedures/answer_size.ts`).
-       */
-      maxAnswerBytes?: number;
-    },
+  { router, operations = OPERATIONS, onError, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES }: {
+    router: AppRouter;
+    /** The router's REST operations (`OPERATIONS`), when they are already at hand. */
+    operations?: readonly Operation[];
+    /** Told of a failure after a streamed answer began (its status was sent), and its call's context. */
+    onError: (error: unknown, ctx: Context) => void;
+    /**
+     * The most characters of JSON a read's answer may build; past it 413
+     * (`server/procedures/answer_size.ts`).
+     */
+    maxAnswerBytes?: number;
+  },
 ): RestOperation[] {
   const call = createProcedureCaller(router);
   return [...routesOf(operations).values()].flat().map((route) => {

@@ -3,7 +3,7 @@ import { REST_PREFIX } from "../handler.ts";
 import { buildOpenApiDocument } from "../openapi.ts";
 import { apiSuite, uniqueName } from "../../testing/app.ts";
 import { appRouter } from "../../procedures/router.ts";
-import { operationsOf } from "../../procedures/operations.ts";
+import { operationsOf } from "../../procedures/operations_build.ts";
 import { routesOf } from "./routes.ts";
 
 const DOCUMENT = buildOpenApiDocument(appRouter, REST_PREFIX);
