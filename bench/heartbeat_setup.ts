@@ -76,7 +76,7 @@ export async function startServices(
             ...env,
           },
           // As `deno task start` runs it.
-          denoFlags: ["--v8-flags=--semi-space-growth-factor=16"],
+          denoFlags: ["--v8-flags=--max-semi-space-size=3"],
           output: "capture",
           readyTimeoutMs: 120_000,
         }),
