@@ -259,11 +259,8 @@ export function createHttpHandler(
   const addressOf = createClientAddress(parseTrustedProxies(config.trustedProxies.join(",")));
   const logFailure = failureLog(log);
   const failed = (error: unknown, ctx: Context) => logFailure(error, ctx.request?.requestId);
-  // The procedures' REST operations, from their meta: routes, the fast path, the route labels.
-  const operations = OPERATIONS;
   const rest = createRestOperations({
     router,
-    operations,
     onError: failed,
     maxAnswerBytes,
   });
@@ -272,7 +269,6 @@ export function createHttpHandler(
     endpoint: TRPC_PREFIX,
     fastPath: createTrpcFastPath({
       router,
-      operations,
       onError: failed,
       headers: SECURITY_HEADERS,
       maxAnswerBytes,
@@ -284,7 +280,7 @@ export function createHttpHandler(
     openApiJson: JSON.stringify(document),
     openApiPath: `${REST_PREFIX}/openapi.json`,
   });
-  const labels = routeLabels(operations);
+  const labels = routeLabels(OPERATIONS);
   const auth = deps.auth && createAuthEndpoints({ ...deps.auth, authFailureLimiter });
   const health = healthChecks(db);
   const audit = createAuditor(router);

@@ -21,7 +21,7 @@ import { AnswerTooLargeError, retryAfterOf, toApiError, trpcErrorShape } from ".
 import { boundedStringify, DEFAULT_MAX_ANSWER_BYTES } from "./answer_size.ts";
 import type { Context } from "./context.ts";
 import { createProcedureCaller } from "./caller.ts";
-import { type Operation, OPERATIONS } from "./operations.ts";
+import { OPERATIONS } from "./operations.ts";
 import { STREAMED, streamList } from "./pages.ts";
 import type { AppRouter } from "./router.ts";
 
@@ -64,15 +64,12 @@ function isPlainCall(request: Request, url: URL, type: string | undefined): bool
 export function createTrpcFastPath(
   {
     router,
-    operations = OPERATIONS,
     onError,
     headers: extra = {},
     maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES,
     procedures = true,
   }: {
     router: AppRouter;
-    /** The router's REST operations (`OPERATIONS`), when they are already at hand. */
-    operations?: readonly Operation[];
     /** Told of a failure, and its call's context. */
     onError: (error: unknown, ctx: Context) => void;
     /** Headers to add to every answer (the HTTP layer's own). */
@@ -91,8 +88,8 @@ export function createTrpcFastPath(
 ): FastPath {
   const headers = { ...HEADERS, ...extra };
   const streamHeaders = { ...headers, ...STREAMED };
-  const types = new Map(operations.map((o) => [o.procedure.join("."), o.type]));
-  const paged = new Set(operations.filter((o) => o.paged).map((o) => o.procedure.join(".")));
+  const types = new Map(OPERATIONS.map((o) => [o.procedure.join("."), o.type]));
+  const paged = new Set(OPERATIONS.filter((o) => o.paged).map((o) => o.procedure.join(".")));
   const call = createProcedureCaller(router);
   return async ({ request, url, path, input, ctx }) => {
     const type = types.get(path);

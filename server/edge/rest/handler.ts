@@ -14,7 +14,7 @@ import { boundedStringify, DEFAULT_MAX_ANSWER_BYTES } from "../../procedures/ans
 import { readJsonObject } from "../body.ts";
 import type { Context } from "../../procedures/context.ts";
 import { createProcedureCaller } from "../../procedures/caller.ts";
-import { type Operation, OPERATIONS } from "../../procedures/operations.ts";
+import { OPERATIONS } from "../../procedures/operations.ts";
 import { streamList } from "../../procedures/pages.ts";
 import type { AppRouter } from "../../procedures/router.ts";
 import { paramsReader, type Route, routesOf } from "./routes.ts";
@@ -43,10 +43,8 @@ export interface RestOperation {
 
 /** Builds the handlers of the REST operations of `router`'s procedures. */
 export function createRestOperations(
-  { router, operations = OPERATIONS, onError, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES }: {
+  { router, onError, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES }: {
     router: AppRouter;
-    /** The router's REST operations (`OPERATIONS`), when they are already at hand. */
-    operations?: readonly Operation[];
     /** Told of a failure after a streamed answer began (its status was sent), and its call's context. */
     onError: (error: unknown, ctx: Context) => void;
     /**
@@ -57,7 +55,7 @@ export function createRestOperations(
   },
 ): RestOperation[] {
   const call = createProcedureCaller(router);
-  return [...routesOf(operations).values()].flat().map((route) => {
+  return [...routesOf(OPERATIONS).values()].flat().map((route) => {
     const paramsOf = paramsReader(route);
     return {
       route,
