@@ -10,6 +10,8 @@ import { json } from "../storage/json.ts";
 import { backends, freshDatabase } from "../testing/app.ts";
 import { createLogger } from "../base/log.ts";
 import { systemClock } from "../base/clock.ts";
+import { sleep as delay } from "../base/sleep.ts";
+import { ManualClock } from "../testing/manual_clock.ts";
 import { claimDue, recordRuns, syncSchedules } from "../runner/store.ts";
 import { acknowledgeIncident, getIncident, listIncidents } from "../domain/incidents.ts";
 import { createDeliverer, type Send } from "./deliverer.ts";
@@ -375,6 +377,52 @@ for (const backend of backends()) {
         assert.deepEqual(await outboxCounts(db), { pending: 0, delivered: 2, failed: 0 });
       });
     } finally {
+      await handle.close();
+    }
+  });
+
+  Deno.test(`the deliverer claims retries every second and looks for reminders every 5 s [${backend}]`, async () => {
+    const handle = await freshDatabase(backend);
+    const db = handle.db;
+    // After the database's own now(), which the queued notification's first attempt is at.
+    const start = Date.now() + 60_000;
+    const clock = new ManualClock(new Date(start));
+    const sent: { type: string; at: number }[] = [];
+    const send: Send = (_target, message) => {
+      sent.push({ type: message.type, at: clock.now() - start });
+      // The first attempt fails: the retry is due 5 s later.
+      return Promise.resolve(
+        sent.length === 1
+          ? { outcome: "failed", attempts: 1, error: "HTTP 503" }
+          : { outcome: "delivered", attempts: 1 },
+      );
+    };
+    const deliverer = createDeliverer({ db, send, log: createLogger("silent"), clock });
+    /** Waits for both loops to sleep (their runs on the clock's time are over). */
+    const asleep = async () => {
+      for (let i = 0; i < 1_000 && clock.sleeping < 2; i++) await delay(5);
+    };
+    try {
+      await db.updateTable("alert_settings").set({ failure_threshold: 1, reminder_minutes: 5 })
+        .execute();
+      await probeIn(db, "paced");
+      await runAll(db, "down", start);
+      // The incident's reminder comes due 6 s from now, between two looks for it.
+      await db.updateTable("incidents").set({ next_reminder_at: new Date(start + 6_000) })
+        .execute();
+      deliverer.start();
+      await asleep();
+      for (let second = 1; second <= 12; second++) {
+        clock.advance(1_000);
+        await asleep();
+      }
+      assert.deepEqual(sent, [
+        { type: "probe.down", at: 0 },
+        { type: "probe.down", at: 5_000 },
+        { type: "probe.reminder", at: 10_000 },
+      ]);
+    } finally {
+      await deliverer.stop();
       await handle.close();
     }
   });

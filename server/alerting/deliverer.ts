@@ -1,9 +1,10 @@
 /**
  * Sends what the outbox holds: every instance runs one. Each target has a slot of its own, and
- * all share `concurrency` more: whenever a slot frees (or every `pollMs`, after sending the
- * reminders that are due into the outbox), it claims due notifications (see `outbox.ts`) for the
- * free slots and sends each through the notifier, recording every attempt. `wake()` claims at
- * once (a transition recorded in this process need not wait for the poll).
+ * all share `concurrency` more: whenever a slot frees (or every `pollMs`, for retries whose time
+ * has come), it claims due notifications (see `outbox.ts`) for the free slots and sends each
+ * through the notifier, recording every attempt. `wake()` claims at once (a transition recorded
+ * in this process need not wait for the poll). Every `dueEveryMs` it first puts the reminders,
+ * escalation steps and ends of flapping that are due into the outbox.
  *
  * One target cannot hold the others up: a target's first send in flight is on its own slot, so
  * however many targets hang, one that answers is sent to at once (their sends wait on their own
@@ -42,6 +43,20 @@ export type Send = (
 ) => Promise<DeliveryResult>;
 
 /**
+ * How often notifications whose next attempt has come are claimed (ms): a retry waits 5 s at
+ * least, and what is queued or freed wakes the deliverer at once, so the poll need not be finer.
+ */
+export const POLL_MS = 1_000;
+
+/**
+ * How often reminders, escalation steps and the end of flapping are looked for (ms). Each is set
+ * in whole minutes, so a few seconds is precise enough; an idle service that looked four times a
+ * second allocated enough, in the database's thread, for V8 never to give back the heap its start
+ * left there (docs/performance.md, "Memory").
+ */
+export const DUE_EVERY_MS = 5_000;
+
+/**
  * Shared slots: sends in flight beyond each target's first (`NOTIFY_CONCURRENCY`): enough for
  * four targets at their full share at once.
  */
@@ -74,7 +89,16 @@ export interface DelivererOptions {
   id?: string;
   /** The poll's timer and the time claims and attempts are at; the system's by default. */
   clock?: Clock;
+  /**
+   * How often notifications whose next attempt has come are claimed (ms); {@link POLL_MS} by
+   * default.
+   */
   pollMs?: number;
+  /**
+   * How often reminders, escalation steps and the end of flapping are looked for (ms);
+   * {@link DUE_EVERY_MS} by default.
+   */
+  dueEveryMs?: number;
   /** Shared slots: sends beyond each target's first; {@link DEFAULT_CONCURRENCY} by default. */
   concurrency?: number;
   /** Sends in flight at once to one target, its own slot included; {@link DEFAULT_PER_TARGET}. */
@@ -112,7 +136,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   const id = options.id ?? `${hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const clock = options.clock ?? systemClock;
   const now = () => new Date(clock.now());
-  const pollMs = options.pollMs ?? 250;
+  const pollMs = options.pollMs ?? POLL_MS;
+  const dueEveryMs = options.dueEveryMs ?? DUE_EVERY_MS;
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const perTarget = Math.min(options.perTarget ?? DEFAULT_PER_TARGET, concurrency);
   const breakerFailures = options.breakerFailures ?? DEFAULT_BREAKER_FAILURES;
@@ -175,24 +200,27 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
 
   /**
    * Claims, one claim at a time so that rooms hold: when woken (a slot freed, a notification
-   * written), and again at once while a claim starts sends (it may have left room: a target's
-   * share reached).
+   * written), every `pollMs` (for retries whose time has come), and again at once while a claim
+   * starts sends (it may have left room: a target's share reached).
    */
   const claims = createLoop({
     name: "delivering notifications",
     clock,
     log,
-    everyMs: null,
+    everyMs: pollMs,
     task: async () => (await fill()).length > 0,
   });
   const claim = () => claims.wake();
 
-  /** The poll: reminders, escalation steps and settled flapping into the outbox, then a claim. */
-  const poll = createLoop({
-    name: "the outbox's poll",
+  /**
+   * What falls due by the minute (reminders, escalation steps, the end of flapping: each is set
+   * in whole minutes) into the outbox, every `dueEveryMs`; what it queues is claimed at once.
+   */
+  const due = createLoop({
+    name: "the outbox's reminders, escalation steps and flapping",
     clock,
     log,
-    everyMs: pollMs,
+    everyMs: dueEveryMs,
     firstMs: 0,
     task: () =>
       remindDue(db, now())
@@ -216,10 +244,10 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     },
     start() {
       if (!claims.start()) return;
-      poll.start();
+      due.start();
     },
     async stop() {
-      await Promise.all([poll.stop(), claims.stop()]);
+      await Promise.all([due.stop(), claims.stop()]);
       await Promise.all(unfinished);
     },
     wake() {
