@@ -45,6 +45,14 @@ export { claimWindow } from "./window.ts";
 export { hostOf } from "./slots.ts";
 export type { Clock } from "../base/clock.ts";
 
+/**
+ * How often a runner records the runs that ended (ms), unless a batch fills first. A second
+ * keeps a result out of reads and states for at most that long after its run, and gives a few
+ * hundred probes a minute batches a fifth as many: with 1,000 probes at 60 s on the embedded
+ * database its thread spent 38 % less CPU than at 200 ms (bench:memory's thread times).
+ */
+export const FLUSH_EVERY_MS = 1_000;
+
 export interface RunnerOptions {
   db: Db;
   /** The built-in location's name (`RUNNER_LOCATION`): messages name it; `local` by default. */
@@ -89,7 +97,12 @@ export interface RunnerOptions {
   warnEveryMs?: number;
   /** How often to give new probes a schedule row. */
   syncEveryMs?: number;
+  /**
+   * How often the runs that ended are recorded, unless {@link flushBatch} of them are waiting
+   * first; {@link FLUSH_EVERY_MS} unless given.
+   */
   flushEveryMs?: number;
+  /** Runs recorded in one transaction at most, and recorded at once when that many wait. */
   flushBatch?: number;
   pruneEveryMs?: number;
   /** How often to look for deleted probes whose history is to be removed (`purgeDeleted`). */
@@ -195,7 +208,7 @@ function settingsOf(options: RunnerOptions) {
     pollMs: options.pollMs ?? 250,
     lookaheadMs: options.lookaheadMs ?? 1000,
     syncEveryMs: options.syncEveryMs ?? 2000,
-    flushEveryMs: options.flushEveryMs ?? 200,
+    flushEveryMs: options.flushEveryMs ?? FLUSH_EVERY_MS,
     flushBatch: options.flushBatch ?? 500,
     pruneEveryMs: options.pruneEveryMs ?? 10 * 60_000,
     purgeEveryMs: options.purgeEveryMs ?? 5_000,
