@@ -4,6 +4,9 @@
  * one after another). `.ci/run` prints the slowest ten after the tiers.
  *
  *   deno run --allow-read tools/slowest_tests.ts [--top 10] report.xml [report.xml…]
+ *   deno run --allow-read --allow-write tools/slowest_tests.ts --save tools/tier_times.json tier.xml
+ *
+ * `--save` writes each file's time (`tierTimes`), which `deno task test` balances its groups by.
  *
  * @module
  */
@@ -44,6 +47,17 @@ export function fileTimes(
   return [...byFile.values()].sort((a, b) => b.seconds - a.seconds);
 }
 
+/**
+ * The times `deno task test` balances its groups by (`TIER_TIMES` of `test_tier.ts`): each test
+ * file's seconds, to a tenth, by its path as the tier finds it (no `./`), in path order.
+ */
+export function tierTimes(times: FileTime[]): Record<string, number> {
+  const entries = times.filter(({ file }) => file.endsWith("_test.ts"))
+    .map(({ file, seconds }) => [file.replace(/^\.\//, ""), Math.round(seconds * 10) / 10] as const)
+    .sort(([a], [b]) => a < b ? -1 : 1);
+  return Object.fromEntries(entries);
+}
+
 function unescapeXml(text: string): string {
   return text.replaceAll("&quot;", '"').replaceAll("&apos;", "'").replaceAll("&lt;", "<")
     .replaceAll("&gt;", ">").replaceAll("&amp;", "&");
@@ -78,7 +92,7 @@ export function testFileLocator(dirs: string[]): (name: string) => string | unde
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
     args: Deno.args,
-    options: { top: { type: "string", default: "10" } },
+    options: { top: { type: "string", default: "10" }, save: { type: "string" } },
     allowPositionals: true,
   });
   const locate = testFileLocator(["server", "shared", "client", "cli", "tools", "e2e"]);
@@ -90,6 +104,10 @@ if (import.meta.main) {
       throw error;
     }
   }).sort((a, b) => b.seconds - a.seconds);
+  if (values.save) {
+    Deno.writeTextFileSync(values.save, JSON.stringify(tierTimes(all), null, 2) + "\n");
+    console.log(`Saved the times of ${Object.keys(tierTimes(all)).length} files to ${values.save}`);
+  }
   const top = all.slice(0, Number(values.top));
   console.log(`Slowest ${top.length} test files (sum of their tests' times):`);
   for (const { file, seconds, tests } of top) {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { fileTimes } from "./slowest_tests.ts";
+import { fileTimes, tierTimes } from "./slowest_tests.ts";
 
 Deno.test("fileTimes sums each file's tests from a Deno JUnit report, slowest first", async () => {
   const dir = await Deno.makeTempDir();
@@ -39,4 +39,22 @@ Deno.test("fileTimes sums by file (a helper's suites by the file naming them, st
     1,
   ]]);
   assert.ok(Math.abs(times[0].seconds - 0.7) < 1e-9);
+});
+
+Deno.test("tierTimes names test files by the tier's paths, to a tenth of a second, in order", () => {
+  assert.deepEqual(
+    tierTimes([
+      { file: "./server/b_test.ts", seconds: 2.04, tests: 3 },
+      { file: "./server/testing/app.ts", seconds: 9, tests: 1 },
+      { file: "./cli/a_test.ts", seconds: 12.96, tests: 1 },
+    ]),
+    { "cli/a_test.ts": 13, "server/b_test.ts": 2 },
+  );
+  assert.deepEqual(
+    Object.keys(tierTimes([
+      { file: "./z_test.ts", seconds: 1, tests: 1 },
+      { file: "./a_test.ts", seconds: 1, tests: 1 },
+    ])),
+    ["a_test.ts", "z_test.ts"],
+  );
 });

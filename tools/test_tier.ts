@@ -56,8 +56,41 @@ export function testFiles(path: string): string[] {
 }
 
 /**
- * Files spread over `count` groups of about equal weight (a file's weight: its size, a rough
- * measure of how much it tests): heaviest first, each to the lightest group so far.
+ * Each file's seconds in a full run of the tier (both databases), which groups are balanced by:
+ * written by `tools/slowest_tests.ts --save` from a JUnit report. A file it does not name weighs
+ * what its size says at the seconds per byte of the files it names.
+ */
+export const TIER_TIMES = "tools/tier_times.json";
+
+/**
+ * The weight of each file: its seconds in `times` (keys as `testFiles` gives paths, without
+ * `./`), or its size at the named files' seconds per byte; its size alone without `times`.
+ */
+export function weightsOf(
+  files: string[],
+  times: Record<string, number> | null,
+  sizeOf: (path: string) => number,
+): { path: string; weight: number }[] {
+  const named = files.filter((path) => times?.[path] !== undefined);
+  const namedBytes = named.reduce((sum, path) => sum + sizeOf(path), 0);
+  const namedSeconds = named.reduce((sum, path) => sum + times![path], 0);
+  const perByte = namedBytes > 0 && namedSeconds > 0 ? namedSeconds / namedBytes : 1;
+  return files.map((path) => ({ path, weight: times?.[path] ?? sizeOf(path) * perByte }));
+}
+
+/** The times of {@link TIER_TIMES}, or null when there is no such file. */
+export function readTierTimes(path = TIER_TIMES): Record<string, number> | null {
+  try {
+    return JSON.parse(Deno.readTextFileSync(path));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/**
+ * Files spread over `count` groups of about equal weight (a file's seconds, {@link weightsOf}):
+ * heaviest first, each to the lightest group so far.
  */
 export function groupFiles(
   files: { path: string; weight: number }[],
@@ -134,7 +167,7 @@ if (import.meta.main) {
   const jobs = Number(Deno.env.get("DENO_JOBS")) || DEFAULT_JOBS;
   const count = parsed.groups ?? jobs;
   const groups = groupFiles(
-    files.map((path) => ({ path, weight: Deno.statSync(path).size })),
+    weightsOf(files, readTierTimes(), (path) => Deno.statSync(path).size),
     count,
   );
   const dir = await Deno.makeTempDir({ prefix: "probe-monitor-tier-" });

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { groupFiles, parseTierArgs, testFiles } from "./test_tier.ts";
+import {
+  groupFiles,
+  parseTierArgs,
+  readTierTimes,
+  testFiles,
+  TIER_TIMES,
+  weightsOf,
+} from "./test_tier.ts";
 
 Deno.test("groupFiles puts every file in one group, heaviest first to the lightest group", () => {
   const files = [
@@ -14,6 +21,36 @@ Deno.test("groupFiles puts every file in one group, heaviest first to the lighte
   assert.deepEqual(groups, [["a", "f"], ["b", "e"], ["c", "d"]]);
   assert.deepEqual(groupFiles(files, 10).length, 6, "no empty group");
   assert.deepEqual(groupFiles([], 4), [[]]);
+});
+
+Deno.test("weightsOf takes a file's recorded seconds, and its size at the others' pace", () => {
+  const sizes: Record<string, number> = { "a_test.ts": 100, "b_test.ts": 300, "new_test.ts": 200 };
+  const sizeOf = (path: string) => sizes[path];
+  const files = Object.keys(sizes);
+  // a and b: 40 s for 400 bytes, so the new file's 200 bytes weigh 20 s.
+  assert.deepEqual(
+    weightsOf(files, { "a_test.ts": 30, "b_test.ts": 10, "gone_test.ts": 99 }, sizeOf),
+    [
+      { path: "a_test.ts", weight: 30 },
+      { path: "b_test.ts", weight: 10 },
+      { path: "new_test.ts", weight: 20 },
+    ],
+  );
+  assert.deepEqual(
+    weightsOf(files, null, sizeOf).map((f) => f.weight),
+    [100, 300, 200],
+    "without times, sizes",
+  );
+});
+
+Deno.test("the recorded times name most test files of the tier, by the paths it finds", () => {
+  const times = readTierTimes();
+  assert.ok(times, `${TIER_TIMES} is missing`);
+  const files = ["server", "shared", "client", "cli", "tools"].flatMap(testFiles);
+  // A file removed since is passed over; one added weighs its size until the times are refreshed.
+  const named = files.filter((path) => times[path] !== undefined);
+  assert.ok(named.length > files.length / 2, `refresh ${TIER_TIMES} (docs/testing.md)`);
+  for (const seconds of Object.values(times)) assert.ok(Number.isFinite(seconds) && seconds >= 0);
 });
 
 Deno.test("parseTierArgs keeps --groups, paths that exist, and the rest for deno test", () => {
