@@ -260,7 +260,8 @@ export function createRunner(options: RunnerOptions): Runner {
     overloadWarnings: 0,
     renewed: 0,
   };
-  const state = { active: 0, lastTick: clock.now() };
+  /** Runs claimed and not over; when the last tick was; whether the last claim took its limit. */
+  const state = { active: 0, lastTick: clock.now(), claimFull: false };
   const leases = createLeaseKeeper({ db, log, runner: id, now, leaseMs, deferMs, tickMs });
   const released = (c: Completed) => leases.drop(c);
   const verdicts = {
@@ -339,7 +340,7 @@ export function createRunner(options: RunnerOptions): Runner {
         db,
         log,
         verdicts,
-        more: () => state.active < sizer.size,
+        again: () => state.claimFull && state.active < sizer.size,
       });
     },
     async stop() {
@@ -358,7 +359,7 @@ interface Parts {
   s: Settings;
   counters: Counted;
   /** `active`: claimed and not yet over (waiting for the due time, queued, or running). */
-  state: { active: number; lastTick: number };
+  state: { active: number; lastTick: number; claimFull: boolean };
   leases: LeaseKeeper;
   recorder: Recorder;
   sizer: ClaimWindow;
@@ -418,6 +419,7 @@ async function pollOnce(parts: Parts): Promise<number> {
     defaults: { intervalMs, timeoutMs },
   });
   lag.full = claimed.length >= limit && limit < s.claimBatch;
+  state.claimFull = claimed.length >= limit;
   for (const c of claimed) {
     leases.hold(c, now);
     state.active++;
@@ -498,14 +500,17 @@ function startLoops(
     db: Db;
     log: Logger;
     verdicts: Verdicts;
-    /** The window has room for more claims. */
-    more: () => boolean;
+    /**
+     * The last claim took all it was allowed, so more may be due, and the window has room for
+     * more: claim again at once rather than at the next poll.
+     */
+    again: () => boolean;
   },
 ) {
   const { every } = loops;
   every("sync", s.syncEveryMs, runner.sync);
   // A full claim means more may be due: claim again at once.
-  every("poll", s.pollMs, async () => (await runner.poll()) > 0 && s.more());
+  every("poll", s.pollMs, async () => (await runner.poll()) > 0 && s.again());
   every("flush", s.flushEveryMs, runner.flush);
   every("tick", s.tickMs, runner.tick, s.tickMs);
   every("prune", s.pruneEveryMs, async () => {

@@ -229,6 +229,75 @@ for (const backend of backends()) {
       );
 
       await t.step(
+        "a claim that took its whole limit claims again at once; one that took less waits for the poll",
+        async () => {
+          const start = Math.ceil(Date.now() / INTERVAL) * INTERVAL + 40 * INTERVAL;
+          const { fake, clock } = fakeClock(start);
+          const release = Promise.withResolvers<void>();
+          const project = uniqueName();
+          await api.post("/api/v1/projects", { project });
+          const runner = runnerWith({
+            clock,
+            claimBatch: 2,
+            pollMs: 30_000,
+            syncEveryMs: 600_000,
+            // Runs that last until the test ends: what is in flight is what was claimed.
+            execute: async () => {
+              await release.promise;
+              return {
+                startedAt: new Date(start),
+                durationMs: 1,
+                outcome: "up",
+                httpStatus: 200,
+                error: null,
+                address: null,
+              };
+            },
+          });
+          /**
+           * Moves the fake clock a millisecond at a time (a timer set for 0 ms while its timers
+           * fire is due a millisecond later) until the runner's claims have settled.
+           */
+          const settle = async () => {
+            for (let i = 0; i < 20; i++) {
+              await fake.tickAsync(1);
+              await new Promise((r) => setTimeout(r, 20));
+            }
+          };
+          try {
+            for (let i = 0; i < 5; i++) {
+              await api.post(`/api/v1/projects/${project}/probes`, {
+                url: `${target.origin}/ok?claim=${i}`,
+              });
+            }
+            assert.ok(await runner.sync() >= 5);
+            runner.start();
+            await settle();
+            // 2, 2 and 1, one claim right after the other: the first two took their limit.
+            assert.equal(runner.counters().inFlight, 5);
+            // Five more come due, after the partial claim: not claimed before the next poll.
+            for (let i = 5; i < 10; i++) {
+              await api.post(`/api/v1/projects/${project}/probes`, {
+                url: `${target.origin}/ok?claim=${i}`,
+              });
+            }
+            assert.ok(await runner.sync() >= 5);
+            await settle();
+            assert.equal(runner.counters().inFlight, 5, "nothing claimed before the poll");
+            await fake.tickAsync(30_000);
+            await settle();
+            // The poll claims them (and other steps' probes that came due meanwhile).
+            assert.ok(runner.counters().inFlight >= 10, `${runner.counters().inFlight} in flight`);
+          } finally {
+            release.resolve();
+            await settle();
+            await runner.stop();
+            await api.delete(`/api/v1/projects/${project}`);
+          }
+        },
+      );
+
+      await t.step(
         "a new probe shows results and stats within one interval of being added",
         async () => {
           const lines: string[] = [];
