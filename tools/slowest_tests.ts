@@ -105,8 +105,9 @@ if (import.meta.main) {
     }
   }).sort((a, b) => b.seconds - a.seconds);
   if (values.save) {
-    Deno.writeTextFileSync(values.save, JSON.stringify(tierTimes(all), null, 2) + "\n");
-    console.log(`Saved the times of ${Object.keys(tierTimes(all)).length} files to ${values.save}`);
+    const times = tierTimes(all);
+    Deno.writeTextFileSync(values.save, JSON.stringify(times, null, 2) + "\n");
+    console.log(`Saved the times of ${Object.keys(times).length} files to ${values.save}`);
   }
   const top = all.slice(0, Number(values.top));
   console.log(`Slowest ${top.length} test files (sum of their tests' times):`);

@@ -7,6 +7,7 @@ import net from "node:net";
 import { createNetworkPolicy, parseNetworks } from "../../base/outbound/network_policy.ts";
 import { type ExecuteOptions, executeProbe, type ProbeTarget } from "../execute.ts";
 import { closedPort } from "../../testing/target_server.ts";
+import { sleep } from "../../base/sleep.ts";
 import { MAX_ANSWER_BYTES } from "./conversation.ts";
 import { createWorkerExecutor } from "../worker_executor.ts";
 
@@ -65,9 +66,7 @@ function listener(serve: (conn: Deno.Conn, seen: Seen) => Promise<void> = async 
  * closing the listener before would drop it unseen.
  */
 async function seenConnections(seen: Seen, n: number) {
-  for (let i = 0; i < 400 && seen.connections < n; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  for (let i = 0; i < 400 && seen.connections < n; i++) await sleep(5);
 }
 
 /** Reads what the peer sends until it has `until` (or closes); returns it as text. */
@@ -269,12 +268,11 @@ Deno.test("a connection that is never accepted times out 'connecting'", async ()
         s.once("error", () => resolve(false));
       });
       const within = async (ms: number) => {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const late = new Promise<boolean>((resolve) => timer = setTimeout(resolve, ms, false));
+        const waited = new AbortController();
         try {
-          return await Promise.race([connected, late]);
+          return await Promise.race([connected, sleep(ms, waited.signal).then(() => false)]);
         } finally {
-          clearTimeout(timer);
+          waited.abort(); // no timer left behind
         }
       };
       // Not connected within 100 ms: the backlog is full, or the machine is busy (a loaded CI
