@@ -157,8 +157,10 @@ Deno.test("the embedded database in a worker thread", async (t) => {
         clearInterval(timer);
       }
       longest = Math.max(longest, performance.now() - last);
-      assert.ok(ticks >= 10, `${ticks} timer ticks during a 1 s statement`);
-      assert.ok(longest < 500, `the longest pause was ${Math.round(longest)} ms`);
+      // A blocked thread would tick at most once, after the statement, with a pause of ~1 s; the
+      // bounds leave room for a loaded machine, where 20 ms timers can run several times late.
+      assert.ok(ticks >= 4, `${ticks} timer ticks during a 1 s statement`);
+      assert.ok(longest < 700, `the longest pause was ${Math.round(longest)} ms`);
     });
 
     await handle.close();
