@@ -6,10 +6,10 @@ const glibc = Deno.build.os === "linux" && Deno.build.env === "gnu";
 Deno.test({
   name: "heap trim: reaches glibc's malloc_trim with the library folders granted",
   ignore: !glibc,
-  fn: () => {
+  fn: async () => {
     const trim = openHeapTrim();
     assert.ok(trim, "malloc_trim is reachable");
-    trim();
+    await trim();
   },
 });
 
