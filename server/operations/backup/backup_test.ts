@@ -3,22 +3,20 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { type App, createApp } from "../../app.ts";
-import { type DatabaseHandle, openDatabase } from "../../storage/database.ts";
+import type { DatabaseHandle } from "../../storage/database.ts";
 import { createLogger } from "../../base/log.ts";
 import { executeProbe } from "../../runner/execute.ts";
 import {
-  type Backend,
   backends,
   BASE,
-  createPostgresDatabase,
   freshDatabase,
   LOOPBACK_ONLY,
-  openDropping,
   TEST_API_KEY,
   TEST_READ_KEY,
   TestClient,
   uniqueName,
 } from "../../testing/app.ts";
+import { emptyDatabase, pieces } from "../../testing/backups.ts";
 import { runDueProbesOnce } from "../../testing/runs.ts";
 import { startTarget } from "../../testing/target_server.ts";
 import { dumpBackup } from "./dump.ts";
@@ -39,17 +37,6 @@ function appOver(database: DatabaseHandle): Promise<App> {
 
 /** A backup's lines, parsed. */
 const lines0 = (text: string) => text.trimEnd().split("\n").map((l) => JSON.parse(l));
-
-/** A database with no tables at all: PGlite in memory, or a new PostgreSQL database. */
-async function emptyDatabase(backend: Backend): Promise<DatabaseHandle> {
-  if (backend === "pglite") return await openDatabase({ kind: "pglite" });
-  return await openDropping(await createPostgresDatabase());
-}
-
-async function* once(text: string): AsyncGenerator<string> {
-  // In uneven pieces, as a network would give it.
-  for (let i = 0; i < text.length; i += 4093) yield text.slice(i, i + 4093);
-}
 
 async function backupOf(app: App, key = TEST_API_KEY) {
   return await app.handler(
@@ -188,7 +175,7 @@ for (const backend of backends()) {
 
       const summary = await restoreBackup({
         db: restoredHandle.db,
-        backup: readBackup(once(text)),
+        backup: readBackup(pieces(text)),
       });
       assert.equal(summary.schema, lines[0].schema);
       assert.deepEqual(summary.rows, lines.at(-1).end.rows);
@@ -229,12 +216,12 @@ for (const backend of backends()) {
       for await (const chunk of dumpBackup({ db: source.db, kind: backend })) text += chunk;
 
       await assert.rejects(
-        restoreBackup({ db: source.db, backup: readBackup(once(text)) }),
+        restoreBackup({ db: source.db, backup: readBackup(pieces(text)) }),
         (error: Error) => error instanceof BackupError && /not empty/.test(error.message),
       );
       const cut = text.slice(0, text.lastIndexOf("\n", text.length - 2) + 1);
       await assert.rejects(
-        restoreBackup({ db: empty.db, backup: readBackup(once(cut)) }),
+        restoreBackup({ db: empty.db, backup: readBackup(pieces(cut)) }),
         (error: Error) => error instanceof BackupError && /incomplete/.test(error.message),
       );
       await assertEmptyDatabase(empty.db); // rolled back: nothing left, not even the schema
@@ -244,11 +231,11 @@ for (const backend of backends()) {
         '"schema":"2099_01_01_000000_from_the_future"',
       );
       await assert.rejects(
-        restoreBackup({ db: empty.db, backup: readBackup(once(newer)) }),
+        restoreBackup({ db: empty.db, backup: readBackup(pieces(newer)) }),
         /not one this version of the service knows/,
       );
       await assert.rejects(
-        restoreBackup({ db: empty.db, backup: readBackup(once('{"hello":1}\n')) }),
+        restoreBackup({ db: empty.db, backup: readBackup(pieces('{"hello":1}\n')) }),
         /not a backup of this service/,
       );
       // A restore that fails half-way through a live dump ends the dump's transaction, which
@@ -267,7 +254,7 @@ for (const backend of backends()) {
       await assertEmptyDatabase(empty.db);
 
       // The whole text again restores.
-      const summary = await restoreBackup({ db: empty.db, backup: readBackup(once(text)) });
+      const summary = await restoreBackup({ db: empty.db, backup: readBackup(pieces(text)) });
       assert.equal(summary.rows.alert_settings, 1);
     } finally {
       await empty.close();
