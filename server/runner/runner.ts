@@ -418,8 +418,8 @@ async function pollOnce(parts: Parts): Promise<number> {
       : undefined,
     defaults: { intervalMs, timeoutMs },
   });
-  lag.full = claimed.length >= limit && limit < s.claimBatch;
   state.claimFull = claimed.length >= limit;
+  lag.full = state.claimFull && limit < s.claimBatch;
   for (const c of claimed) {
     leases.hold(c, now);
     state.active++;
