@@ -17,7 +17,8 @@
  * @module
  */
 
-const TIER_ROOTS = ["server", "shared", "client", "cli", "tools"];
+/** The folders the tier tests when given none. */
+export const TIER_ROOTS = ["server", "shared", "client", "cli", "tools"];
 
 /** What `deno test` runs with: type-checked once by CI's `deno check`, so not again here. */
 const TEST_FLAGS = [

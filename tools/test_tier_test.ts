@@ -4,6 +4,7 @@ import {
   parseTierArgs,
   readTierTimes,
   testFiles,
+  TIER_ROOTS,
   TIER_TIMES,
   weightsOf,
 } from "./test_tier.ts";
@@ -46,7 +47,7 @@ Deno.test("weightsOf takes a file's recorded seconds, and its size at the others
 Deno.test("the recorded times name most test files of the tier, by the paths it finds", () => {
   const times = readTierTimes();
   assert.ok(times, `${TIER_TIMES} is missing`);
-  const files = ["server", "shared", "client", "cli", "tools"].flatMap(testFiles);
+  const files = TIER_ROOTS.flatMap(testFiles);
   // A file removed since is passed over; one added weighs its size until the times are refreshed.
   const named = files.filter((path) => times[path] !== undefined);
   assert.ok(named.length > files.length / 2, `refresh ${TIER_TIMES} (docs/testing.md)`);
