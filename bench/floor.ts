@@ -112,3 +112,6 @@ Deno.serve(
   { hostname: env.HOST ?? "127.0.0.1", port: Number(env.PORT ?? 8002), onListen: () => {} },
   app.fetch,
 );
+
+// Stopped with SIGTERM by the benchmark: exit so that `--cpu-prof` writes its profile.
+Deno.addSignalListener("SIGTERM", () => Deno.exit(0));

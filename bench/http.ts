@@ -7,7 +7,8 @@
  * combine them: requests/s over all, median p50, worst p99), BENCH_WARMUP_SECONDS (3),
  * BENCH_CONNECTIONS (64), BENCH_THREADS (wrk threads, 1), BENCH_POOL_SIZE (postgres.js pool of
  * both servers, 10), BENCH_ONLY (a scenario name, or part of names, to run alone), BENCH_CPU_PROF
- * (a folder: the service writes a V8 CPU profile there, one per scenario), BENCH_FLOOR_WITHOUT
+ * (a folder: the service, or the floor, writes a V8 CPU profile under it, one per scenario,
+ * in `service/` or `floor/`), BENCH_FLOOR_WITHOUT
  * (libraries the floor row leaves out: `WITHOUT` of `floor.ts`), BENCH_V8_FLAGS (V8 flags of the
  * service and the floor, comma-separated: `--semi-space-growth-factor=16,--max-semi-space-size=4`).
  *
@@ -234,18 +235,21 @@ async function runScenario(
   settings: Settings,
 ): Promise<boolean> {
   const { seconds, warmup, rounds, cpuProf } = settings;
+  const profileFlags = cpuProf
+    ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}/${scenario.side ?? "service"}`]
+    : [];
   const service = scenario.side === "floor"
     ? await startFloor({
       databaseUrl,
       poolSize: settings.poolSize,
       without: floorWithout,
-      denoFlags: v8Flags,
+      denoFlags: [...v8Flags, ...profileFlags],
     })
     : await startService({
       databaseUrl,
       poolSize: settings.poolSize,
       dataDir,
-      denoFlags: [...v8Flags, ...(cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`] : [])],
+      denoFlags: [...v8Flags, ...profileFlags],
     });
   const baseline = await startBaseline({ databaseUrl, poolSize: settings.poolSize });
   try {
