@@ -38,7 +38,7 @@ Deno.test("the embedded database in a worker thread", async (t) => {
     await migrateToLatest(db);
 
     await t.step("it runs with the embedded database's memory settings", async () => {
-      assert.equal(EMBEDDED_SETTINGS.shared_buffers, "8MB");
+      assert.equal(EMBEDDED_SETTINGS.shared_buffers, "4MB");
       assert.deepEqual(await settings(db), EMBEDDED_SETTINGS);
     });
 
