@@ -88,6 +88,13 @@ interface Sending {
  */
 const sendSlackMs = (deadlineMs: number) => Math.min(250, deadlineMs / 4);
 
+/** A query under a deadline: when it passes it, and how it is failed then. */
+interface Bounded {
+  at: number;
+  sending: Sending;
+  reject(error: unknown): void;
+}
+
 /**
  * The client-side deadline of each query (none without `ms`). Past it, the query is failed with
  * QueryDeadlineError at once, and every connection of the pool that has been waiting for an
@@ -99,31 +106,59 @@ const sendSlackMs = (deadlineMs: number) => Math.min(250, deadlineMs / 4);
  * A connection that answered an earlier query and then went silent on a later one, pipelined
  * behind it, is not seen as waiting until it is sent another query; its queries still fail at
  * their deadline, and that next query's deadline ends it.
+ *
+ * One sweep (every twentieth of the deadline, 5 to 50 ms) checks the queries under way, rather
+ * than a timer each: a timer costs more than the query's own bookkeeping, and the queries'
+ * deadlines come in the order they began. It runs only while a query is under way.
  */
 class Deadline {
+  /** The queries under way, in the order they began: by deadline, since `ms` is one for all. */
+  readonly #pending = new Set<Bounded>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+
   constructor(readonly ms: number | undefined, readonly watch: ConnectionWatch | undefined) {}
 
   bound<T>(pending: PromiseLike<T>, sending: Sending): Promise<T> {
     const ms = this.ms;
     if (!ms) return Promise.resolve(pending);
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        sending.abandoned = true;
-        if (sending.sentAt !== undefined) {
-          this.watch?.discardWaitingSince(sending.sentAt + sendSlackMs(ms));
-        }
-        reject(new QueryDeadlineError(ms));
-      }, ms);
-      // Whatever the query does after the deadline (it fails once its connection is ended)
-      // is settled here, unseen.
-      pending.then((value) => {
-        clearTimeout(timer);
-        resolve(value);
-      }, (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
+    const settled = Promise.withResolvers<T>();
+    const bounded: Bounded = { at: performance.now() + ms, sending, reject: settled.reject };
+    this.#pending.add(bounded);
+    this.#timer ??= setInterval(() => this.#sweep(), Math.min(50, Math.max(5, ms / 20)));
+    // Whatever the query does after the deadline (it fails once its connection is ended)
+    // is settled here, unseen.
+    pending.then((value) => {
+      this.#settle(bounded);
+      settled.resolve(value);
+    }, (error) => {
+      this.#settle(bounded);
+      settled.reject(error);
     });
+    return settled.promise;
+  }
+
+  #settle(bounded: Bounded): void {
+    if (this.#pending.delete(bounded) && this.#pending.size === 0) this.#stop();
+  }
+
+  #sweep(): void {
+    const now = performance.now();
+    for (const bounded of this.#pending) {
+      if (bounded.at > now) break;
+      this.#pending.delete(bounded);
+      const { sending } = bounded;
+      sending.abandoned = true;
+      if (sending.sentAt !== undefined) {
+        this.watch?.discardWaitingSince(sending.sentAt + sendSlackMs(this.ms!));
+      }
+      bounded.reject(new QueryDeadlineError(this.ms!));
+    }
+    if (this.#pending.size === 0) this.#stop();
+  }
+
+  #stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
   }
 }
 
