@@ -37,7 +37,7 @@ import { createClientAddress, parseTrustedProxies } from "../base/client_address
 import type { Principal } from "../domain/principal.ts";
 import { createDocsHandler } from "./docs.ts";
 import type { KeyedEndpoint, PublicPage } from "./edge_types.ts";
-import { type Client, type EdgeContext, OTHER_ROUTE } from "./middleware.ts";
+import { admittedOf, type Client, type EdgeContext, OTHER_ROUTE } from "./middleware.ts";
 import { createRateLimiter } from "./rate_limit.ts";
 import { createEdge, REST_PREFIX, TRPC_PREFIX } from "./router.ts";
 import { createTrpcEndpoint } from "./trpc_endpoint.ts";
@@ -196,11 +196,11 @@ class EdgeRequestFacts implements RequestFacts {
   constructor(c: EdgeContext, addressOf: (peer: string | undefined, headers: Headers) => string) {
     this.#c = c;
     this.#addressOf = addressOf;
-    this.requestId = c.get("requestId");
+    this.requestId = c.env.requestId;
   }
 
   get address(): string {
-    return this.#address ??= this.#addressOf(this.#c.env?.client?.address, this.#c.req.raw.headers);
+    return this.#address ??= this.#addressOf(this.#c.env.client?.address, this.#c.req.raw.headers);
   }
 
   get userAgent(): string | null {
@@ -213,12 +213,12 @@ function healthChecks(db: Db) {
   return {
     healthz(c: EdgeContext): Response | null {
       if (!isRead(c.req.method)) return null;
-      c.get("seen").route = "/healthz";
+      c.env.seen.route = "/healthz";
       return json(200, { status: "ok" });
     },
     async readyz(c: EdgeContext): Promise<Response | null> {
       if (!isRead(c.req.method)) return null;
-      c.get("seen").route = "/readyz";
+      c.env.seen.route = "/readyz";
       try {
         await sql`select 1`.execute(db);
         return json(200, { status: "ready" });
@@ -232,11 +232,11 @@ function healthChecks(db: Db) {
 /** The public pages, asked in order; the answer's route label is the page's first segment. */
 function publicPages(pages: PublicPage[], labels: RouteLabels) {
   return async (c: EdgeContext): Promise<Response | null> => {
-    const url = c.get("url");
+    const url = c.env.url;
     for (const page of pages) {
       const answer = await page(c.req.raw, url);
       if (answer) {
-        c.get("seen").route = labels.page(url.pathname);
+        c.env.seen.route = labels.page(url.pathname);
         return answer;
       }
     }
@@ -286,14 +286,14 @@ export function createHttpHandler(
   const audit = createAuditor(router);
   /** The procedures' context for a request the key check let in. */
   const contextOf = (c: EdgeContext) => {
-    const key = c.get("key");
+    const { key, scope, principal, location } = admittedOf(c);
     const ctx = createContext({
       db,
       authenticated: true,
-      scope: c.get("scope"),
-      principal: c.get("principal"),
-      location: c.get("location"),
-      origin: c.get("url").origin,
+      scope,
+      principal,
+      location,
+      origin: c.env.url.origin,
       services,
       chargeKey: rateLimiter ? (cost) => rateLimiter.charge(key, cost) : undefined,
     });
@@ -317,22 +317,22 @@ export function createHttpHandler(
     healthz: health.healthz,
     readyz: health.readyz,
     docs: async (c) => {
-      const path = c.get("url").pathname;
+      const path = c.env.url.pathname;
       const answer = await docs(c.req.raw, path);
-      if (answer) c.get("seen").route = labels.docs(path);
+      if (answer) c.env.seen.route = labels.docs(path);
       return answer;
     },
     pages: publicPages(deps.pages ?? [], labels),
     auth: async (c) => {
-      const address = addressOf(c.env?.client?.address, c.req.raw.headers);
-      const answer = await auth?.(c.req.raw, c.get("url"), address) ?? null;
-      if (answer) c.get("seen").route = `${AUTH_PREFIX}/*`;
+      const address = addressOf(c.env.client?.address, c.req.raw.headers);
+      const answer = await auth?.(c.req.raw, c.env.url, address) ?? null;
+      if (answer) c.env.seen.route = `${AUTH_PREFIX}/*`;
       return answer;
     },
     pings: async (c) => {
-      const address = addressOf(c.env?.client?.address, c.req.raw.headers);
-      const answer = await deps.pings?.(c.req.raw, c.get("url"), address) ?? null;
-      if (answer) c.get("seen").route = `${PING_PREFIX}*`;
+      const address = addressOf(c.env.client?.address, c.req.raw.headers);
+      const answer = await deps.pings?.(c.req.raw, c.env.url, address) ?? null;
+      if (answer) c.env.seen.route = `${PING_PREFIX}*`;
       return answer;
     },
     refuseRest: (_c, error) => restError(error),
@@ -341,27 +341,27 @@ export function createHttpHandler(
       path: route.pattern,
       label: REST_PREFIX + route.template,
       handle: async (c) => {
-        const url = c.get("url");
+        const url = c.env.url;
         const path = url.pathname.slice(REST_PREFIX.length);
         const result = await answer({ request: c.req.raw, url, path, ctx: contextOf(c) });
         if (result.failure) {
-          logFailure(result.failure.error, c.get("requestId"), result.failure.answer);
+          logFailure(result.failure.error, c.env.requestId, result.failure.answer);
         }
         // A failure's answer may carry headers of its own (`Retry-After`).
         return result.failure ? restError(result.failure.answer) : ours(result.body, result.status);
       },
     })),
-    trpcLabel: (c) => labels.trpc(c.get("url").pathname, c.get("url")),
+    trpcLabel: (c) => labels.trpc(c.env.url.pathname, c.env.url),
     refuseTrpc: (_c, error) => trpcError(error),
     trpcCalls: (c) => {
-      const url = c.get("url");
+      const url = c.env.url;
       if (!url.searchParams.has("batch")) return 1;
       const calls = url.pathname.slice(TRPC_PREFIX.length + 1).split(",").length;
       if (calls <= MAX_TRPC_BATCH) return calls;
       return apiError("bad_request", `A batch holds at most ${MAX_TRPC_BATCH} calls`);
     },
     trpc: (c) => {
-      const url = c.get("url");
+      const url = c.env.url;
       const procedure = url.pathname.slice(TRPC_PREFIX.length + 1);
       return trpc({ request: c.req.raw, url, procedure, ctx: contextOf(c) });
     },

@@ -1,6 +1,7 @@
 /**
- * The edge's cross-cutting work, each piece written once as router middleware; the order they
- * run in is set in `router.ts`. Our own rather than Hono's maintained middleware, where the
+ * The edge's cross-cutting work, each piece written once: what every request goes through
+ * around the router (`observe`), the HEAD length, and the key check; `router.ts` sets where each
+ * runs. Our own rather than Hono's maintained middleware, where the
  * answers they give are pinned by the interface tests: Hono's `cors` answers a preflight with
  * other headers and no `vary` on every answer, its `secureHeaders` adds a dozen headers the
  * service never sent, and its `bodyLimit` answers 413 with its own body (the service's body limits
@@ -39,24 +40,35 @@ export interface Seen {
 /** The route label of a request no route of ours answered (and of CORS preflights). */
 export const OTHER_ROUTE = "other";
 
-/** What the edge's handlers share about a request (Hono's bindings and variables). */
+/**
+ * What the edge knows of a request as it passes, one object a request (Hono's bindings, so that
+ * no map of variables is built): made by `observe`, completed by `keyCheck`.
+ */
+export interface Exchange {
+  client?: Client;
+  url: URL;
+  seen: Seen;
+  /** The request's id (`newRequestId`): in its log line and in the log of its failure. */
+  requestId: string;
+  /**
+   * Who is calling, its scope (what its role lets it do, or `location`) and the key it
+   * presented (or its session's name, for the rate limit), once `keyCheck` let the request in.
+   */
+  admitted?: Admitted;
+}
+
+/** A request the key check let in: who calls, and with what. */
+export interface Admitted {
+  principal: Principal;
+  scope: Scope;
+  key: string;
+  /** The location of a location token (`scope: "location"`). */
+  location?: string;
+}
+
+/** What the edge's handlers share about a request. */
 export interface EdgeEnv {
-  Bindings: { client?: Client };
-  Variables: {
-    url: URL;
-    seen: Seen;
-    /** The request's id (`newRequestId`): in its log line and in the log of its failure. */
-    requestId: string;
-    /**
-     * Who is calling, its scope (what its role lets it do, or `location`) and the key it
-     * presented, once `keyCheck` let the request in.
-     */
-    principal: Principal;
-    scope: Scope;
-    key: string;
-    /** The location of a location token (`scope: "location"`). */
-    location?: string;
-  };
+  Bindings: Exchange;
 }
 
 export type EdgeContext = HonoContext<EdgeEnv>;
@@ -81,7 +93,7 @@ export function newRequestId(): string {
   return `${REQUEST_ID_PREFIX}-${(++requestCount).toString(36)}`;
 }
 
-/** What `envelope` observes with: the log, the metrics and the summary of unkeyed requests. */
+/** What `observe` observes with: the log, the metrics and the summary of unkeyed requests. */
 export interface Observers {
   log: Logger;
   metrics?: HttpMetrics | null;
@@ -89,41 +101,45 @@ export interface Observers {
 }
 
 /**
- * What every request goes through, whatever answers it, in one middleware (a layer of Hono's
- * costs a promise and a closure a request), in this order from the outside in:
+ * What every request goes through, whatever answers it, around the router (not a layer of its:
+ * that would cost every request a dispatch of its middleware), from the outside in:
  *
- * 1. a HEAD keeps its GET answer's length (`keepHeadLength`);
- * 2. the request's id, timing, metrics by route label, and its log line or count (`observed`);
- * 3. `nosniff` and `no-store` on every answer that does not say otherwise;
- * 4. CORS for the listed origins, when there are any: preflights answered here, every answer
+ * 1. the request's id, timing, metrics by route label, and its log line or count (`observed`);
+ * 2. `nosniff` and `no-store` on every answer that does not say otherwise;
+ * 3. CORS for the listed origins, when there are any: preflights answered here, every answer
  *    decorated (`Vary`, the origin).
+ *
+ * A HEAD keeping its GET answer's length is the router's (`keepHeadLength`), since only there is
+ * the GET answer's body still at hand.
  */
-export function envelope(
-  { observe, cors }: { observe: Observers; cors?: Cors | null },
-): MiddlewareHandler<EdgeEnv> {
-  const done = observed(observe);
-  return async (c, next) => {
+export function observe(
+  { observers, cors }: { observers: Observers; cors?: Cors | null },
+  route: (request: Request, exchange: Exchange) => Promise<Response>,
+): (request: Request, client?: Client) => Promise<Response> {
+  const done = observed(observers);
+  return async (request, client) => {
     const started = performance.now();
-    const seen: Seen = { route: OTHER_ROUTE, keyed: false };
-    c.set("requestId", newRequestId());
-    c.set("url", new URL(c.req.url));
-    c.set("seen", seen);
-    const preflight = cors?.preflight(c.req.raw);
-    if (preflight) c.res = preflight;
-    else await next();
-    cors?.decorate(c.req.raw, c.res.headers);
-    securityHeaders(c.res.headers);
-    done(c, seen, started);
-    if (c.req.method === "HEAD") await keepHeadLength(c);
+    const exchange: Exchange = {
+      client,
+      url: new URL(request.url),
+      seen: { route: OTHER_ROUTE, keyed: false },
+      requestId: newRequestId(),
+    };
+    const response = cors?.preflight(request) ?? await route(request, exchange);
+    cors?.decorate(request, response.headers);
+    securityHeaders(response.headers);
+    done(request.method, exchange, response, started);
+    return response;
   };
 }
 
 /**
  * Hono answers HEAD with the GET route's answer less its body: the length that body had is kept
  * (`content-length`, as the connection layer sends it for a HEAD), and a streamed body is
- * cancelled rather than left unread.
+ * cancelled rather than left unread. Router middleware, for HEAD requests only.
  */
-async function keepHeadLength(c: EdgeContext): Promise<void> {
+export async function keepHeadLength(c: EdgeContext, next: () => Promise<void>): Promise<void> {
+  await next();
   const response = c.res;
   if (response.headers.has("content-length") || response.body === null) return;
   if (response.headers.has("transfer-encoding")) {
@@ -145,9 +161,9 @@ async function keepHeadLength(c: EdgeContext): Promise<void> {
  * anyone can send those, as fast as they like.
  */
 function observed({ log, metrics, summary }: Observers) {
-  return (c: EdgeContext, seen: Seen, started: number): void => {
-    const response = c.res;
-    const method = LOGGED_METHODS.has(c.req.method) ? c.req.method : "OTHER";
+  return (requestMethod: string, exchange: Exchange, response: Response, started: number) => {
+    const { seen } = exchange;
+    const method = LOGGED_METHODS.has(requestMethod) ? requestMethod : "OTHER";
     const ms = performance.now() - started;
     metrics?.request(seen.route, method, response.status, ms / 1000);
     if (!seen.keyed) {
@@ -155,9 +171,9 @@ function observed({ log, metrics, summary }: Observers) {
       return;
     }
     summary.tick();
-    const path = c.get("url").pathname;
+    const path = exchange.url.pathname;
     log.info("request", {
-      request_id: c.get("requestId"),
+      request_id: exchange.requestId,
       method,
       path: path.length > LOGGED_PATH_LENGTH ? `${path.slice(0, LOGGED_PATH_LENGTH)}…` : path,
       status: response.status,
@@ -188,7 +204,8 @@ export type Refuse = (c: EdgeContext, error: ApiError) => Response;
  * enforces it); a request without a valid key
  * is refused 401, or 429 once its address has failed too often; a valid one takes `calls`
  * tokens of its key's rate limit (a `/trpc` batch, one per call), or is refused 429 with
- * `Retry-After`.
+ * `Retry-After`. Resolves with the refusal, or null once the request is admitted
+ * (`exchange.admitted`).
  */
 export function keyCheck(
   {
@@ -217,13 +234,14 @@ export function keyCheck(
   refuse: Refuse,
   /** The calls a request makes, or why it is refused (400): one unless told. */
   callsOf: (c: EdgeContext) => number | ApiError = () => 1,
-): MiddlewareHandler<EdgeEnv> {
+): (c: EdgeContext) => Promise<Response | null> {
   const limited = (c: EdgeContext, retryAfterSeconds: number) => {
     const response = refuse(c, apiError("rate_limited"));
     response.headers.set("retry-after", String(retryAfterSeconds));
     return response;
   };
-  return async (c, next) => {
+  return async (c) => {
+    const exchange = c.env;
     const key = presentedKey(c.req.raw.headers);
     let principal: Principal | null;
     try {
@@ -232,25 +250,26 @@ export function keyCheck(
       // A stored key is looked up in the database: while it is down, 503 (not 500).
       return refuse(c, toApiError(error));
     }
+    let location: string | undefined;
     if (
       !principal && key !== null && checkLocationToken && key.startsWith(LOCATION_TOKEN_PREFIX)
     ) {
-      const location = await checkLocationToken(key);
-      if (location !== null) {
-        principal = locationPrincipal(location);
-        c.set("location", location);
+      const tokenOf = await checkLocationToken(key);
+      if (tokenOf !== null) {
+        principal = locationPrincipal(tokenOf);
+        location = tokenOf;
       }
     }
     // A dashboard session: its principal, and a name of its own for the rate limit.
     let limitedAs = key;
     if (!principal && key === null && checkSession) {
-      const session = await checkSession(c.req.raw, c.get("url"));
+      const session = await checkSession(c.req.raw, exchange.url);
       if (session && "refused" in session) return refuse(c, session.refused);
       principal = session?.principal ?? null;
       limitedAs = session && `session:${session.principal.sessionId}`;
     }
     if (!principal) {
-      const address = clientAddress(c.env?.client?.address, c.req.raw.headers);
+      const address = clientAddress(exchange.client?.address, c.req.raw.headers);
       const failures = authFailureLimiter?.take(address);
       if (failures && !failures.ok) {
         metrics?.refused("auth_failures");
@@ -258,7 +277,7 @@ export function keyCheck(
       }
       return refuse(c, apiError("unauthorized"));
     }
-    c.get("seen").keyed = true;
+    exchange.seen.keyed = true;
     const calls = callsOf(c);
     if (typeof calls !== "number") return refuse(c, calls);
     const admission = rateLimiter?.take(limitedAs!, calls);
@@ -266,9 +285,25 @@ export function keyCheck(
       metrics?.refused("key");
       return limited(c, admission.retryAfterSeconds);
     }
-    c.set("principal", principal);
-    c.set("scope", scopeOf(principal));
-    c.set("key", limitedAs!);
+    exchange.admitted = { principal, scope: scopeOf(principal), key: limitedAs!, location };
+    return null;
+  };
+}
+
+/** The key check as router middleware: a refusal answers, an admitted request goes on. */
+export function keyMiddleware(
+  check: (c: EdgeContext) => Promise<Response | null>,
+): MiddlewareHandler<EdgeEnv> {
+  return async (c, next) => {
+    const refused = await check(c);
+    if (refused) return refused;
     await next();
   };
+}
+
+/** The admitted request's facts; a route behind the key check only. */
+export function admittedOf(c: EdgeContext): Admitted {
+  const admitted = c.env.admitted;
+  if (!admitted) throw new Error("A route behind the key check was reached without it");
+  return admitted;
 }

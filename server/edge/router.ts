@@ -22,11 +22,14 @@ import { DASHBOARD_PATH, UI_PREFIX } from "./dashboard.ts";
 import { PING_PREFIX } from "@probe/shared";
 import { AUTH_PREFIX } from "./auth.ts";
 import {
+  admittedOf,
   type Client,
   type EdgeContext,
   type EdgeEnv,
-  envelope,
+  keepHeadLength,
   keyCheck,
+  keyMiddleware,
+  observe,
   type Observers,
   type Refuse,
 } from "./middleware.ts";
@@ -40,7 +43,7 @@ export const TRPC_PREFIX = "/trpc";
 type Handle = (c: EdgeContext) => Promise<Response | null> | Response | null;
 
 export interface EdgeParts {
-  /** For `envelope` and `keyCheck` (`middleware.ts`). */
+  /** For `observe` and `keyCheck` (`middleware.ts`). */
   observe: Observers;
   keys: Parameters<typeof keyCheck>[0];
   cors?: Cors | null;
@@ -99,7 +102,12 @@ function routingPath(request: Request): string {
   return REST_PREFIX + below.toLowerCase();
 }
 
-/** Every route of the service, and the middleware, in order. */
+/**
+ * Every route of the service, and the middleware, in order. A request is routed to one handler
+ * where it can be (a REST operation's: its label, key check and operation in one), so that it
+ * costs no chain of middleware; a HEAD goes through a router of its own that adds
+ * `keepHeadLength` in front of the same routes.
+ */
 export function createEdge(
   parts: EdgeParts,
 ): (request: Request, client?: Client) => Promise<Response> {
@@ -114,13 +122,9 @@ export function createEdge(
   /** Names the request's route for the metrics before anything can refuse it. */
   const label =
     (of: (c: EdgeContext) => string) => async (c: EdgeContext, next: () => Promise<void>) => {
-      c.get("seen").route = of(c);
+      c.env.seen.route = of(c);
       await next();
     };
-
-  // Every request, whatever answers it: a HEAD's length; the request id, timing, metrics by route
-  // label, the log line or count; nosniff and no-store; CORS.
-  app.use(envelope({ observe: parts.observe, cors: parts.cors }));
 
   // Without a key.
   app.get("/healthz", route(parts.healthz));
@@ -136,43 +140,54 @@ export function createEdge(
   app.on(["GET", "POST"], `${AUTH_PREFIX}/*`, route(parts.auth)); // sign-in, sessions, OIDC
 
   // With a key: the key check and the rate limit, then the surface. A REST path no operation
-  // takes is checked too, then 404.
+  // takes is checked too, then 404 (in `notFound`).
   const restKey = key(parts.refuseRest);
   for (const rest of parts.rest) {
-    // The label, the key check and the operation in one handler: one layer, not three.
     app.on(rest.method, REST_PREFIX + rest.path, async (c) => {
-      c.get("seen").route = rest.label;
-      let answer: Response | undefined;
-      const refused = await restKey(c, async () => {
-        answer = await rest.handle(c);
-      });
-      return refused ?? answer!;
+      c.env.seen.route = rest.label;
+      return await restKey(c) ?? await rest.handle(c);
     });
   }
-  app.use(`${REST_PREFIX}/*`, restKey);
   app.use(`${TRPC_PREFIX}/*`, label(parts.trpcLabel));
-  app.use(`${TRPC_PREFIX}/*`, key(parts.refuseTrpc, parts.trpcCalls));
+  app.use(`${TRPC_PREFIX}/*`, keyMiddleware(key(parts.refuseTrpc, parts.trpcCalls)));
   app.all(`${TRPC_PREFIX}/*`, route(parts.trpc));
+  const keyedKey = keyMiddleware(key(parts.refuseKeyed));
   for (const endpoint of parts.keyed) { // /metrics (`metrics/endpoint.ts`), /backup (`backup/`)
     app.use(endpoint.path, label(() => endpoint.path));
-    app.use(endpoint.path, key(parts.refuseKeyed));
-    app.all(endpoint.path, (c) =>
+    app.use(endpoint.path, keyedKey);
+    app.all(endpoint.path, (c) => {
+      const { scope, principal } = admittedOf(c);
       // A location token may use the runner protocol only.
-      c.get("scope") === "location"
+      return scope === "location"
         ? parts.refuseKeyed(c, apiError("out_of_scope"))
-        : endpoint.handle(c.req.raw, c.get("url"), c.get("scope"), c.get("principal")));
+        : endpoint.handle(c.req.raw, c.env.url, scope, principal);
+    });
   }
 
-  // The one error responder.
-  app.notFound(() => parts.notFound());
-  app.onError((error, c) => parts.onError(error, c.get("requestId")));
+  // The one error responder; a REST path no operation takes needs a key all the same.
+  const notFound = async (c: EdgeContext) => {
+    if (routingPath(c.req.raw).startsWith(REST_BELOW)) {
+      const refused = await restKey(c);
+      if (refused) return refused;
+    }
+    return parts.notFound();
+  };
+  const onError = (error: unknown, c: EdgeContext) => parts.onError(error, c.env.requestId);
+  app.notFound(notFound);
+  app.onError(onError);
 
-  return async (request, client) => {
+  const head = new Hono<EdgeEnv>({ getPath: routingPath });
+  head.use(keepHeadLength);
+  head.route("/", app);
+  head.notFound(notFound);
+  head.onError(onError);
+
+  return observe({ observers: parts.observe, cors: parts.cors }, async (request, exchange) => {
     try {
-      return await app.fetch(request, { client });
+      return await (request.method === "HEAD" ? head : app).fetch(request, exchange);
     } catch (error) {
       // Hono hands on what is thrown that is not an Error.
       return parts.onError(error);
     }
-  };
+  });
 }
