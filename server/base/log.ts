@@ -11,31 +11,46 @@ export interface Logger {
   error(msg: string, fields?: Fields): void;
 }
 
+/** The batch's size: a turn's lines past it are written in more than one write. */
+const BATCH_BYTES = 65536;
+
 /**
  * Writes lines to stdout in batches: the lines of one turn of the event loop go out in one
  * write, instead of one write each (at thousands of requests a second, that is most of what
- * logging costs). The batch is written when the process exits normally; a crash may lose the
- * lines of the turn it ends.
+ * logging costs). Each line is encoded into the batch's buffer as it comes, so that no line's
+ * text outlives its call. The batch is written when the process exits normally; a crash may lose
+ * the lines of the turn it ends.
  */
 export function createStdoutWriter(
   out: { writeSync(bytes: Uint8Array): number } = Deno.stdout,
+  batchBytes = BATCH_BYTES,
 ): { write(line: string): void; flush(): void } {
   const encoder = new TextEncoder();
-  let pending = "";
+  const batch = new Uint8Array(batchBytes);
+  let used = 0;
   let scheduled = false;
+  const writeAll = (bytes: Uint8Array) => {
+    while (bytes.length > 0) bytes = bytes.subarray(out.writeSync(bytes));
+  };
   const flush = () => {
     scheduled = false;
-    if (pending === "") return;
-    let bytes = encoder.encode(pending);
-    pending = "";
-    while (bytes.length > 0) bytes = bytes.subarray(out.writeSync(bytes));
+    if (used === 0) return;
+    const bytes = batch.subarray(0, used);
+    used = 0;
+    writeAll(bytes);
   };
   globalThis.addEventListener("unload", flush);
   return {
     write(line) {
-      pending += line + "\n";
-      if (pending.length > 65536) flush();
-      else if (!scheduled) {
+      // A UTF-16 unit takes at most three bytes of UTF-8; the newline one.
+      const most = line.length * 3 + 1;
+      if (most > batchBytes - used) {
+        flush();
+        if (most > batchBytes) return writeAll(encoder.encode(`${line}\n`));
+      }
+      used += encoder.encodeInto(line, batch.subarray(used)).written;
+      batch[used++] = 10;
+      if (!scheduled) {
         scheduled = true;
         setTimeout(flush, 0);
       }

@@ -60,13 +60,44 @@ const isPlainObject = (value: object): value is Record<string, unknown> => {
 };
 
 /**
+ * An answer with at most this many list items, all its lists together (above the split depth),
+ * is serialised by JSON in one go: at most that many items' text is built past the limit, and
+ * most answers (one object, a short list) cost a walk instead of a text built piece by piece.
+ */
+const WHOLE_ITEMS = 16;
+
+/**
+ * What is left of `left` once the list items of `value` above the split depth are counted;
+ * negative past it, or for a value that serialises itself (`toJSON`: its text is not known).
+ */
+function itemsLeft(value: unknown, depth: number, left: number): number {
+  if (typeof value !== "object" || value === null || depth >= SPLIT_DEPTH) return left;
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return -1;
+  if (Array.isArray(value)) {
+    left -= value.length;
+    for (let i = 0; i < value.length && left >= 0; i++) left = itemsLeft(value[i], depth + 1, left);
+    return left;
+  }
+  if (!isPlainObject(value)) return left;
+  for (const name in value) {
+    left = itemsLeft(value[name], depth + 1, left);
+    if (left < 0) break;
+  }
+  return left;
+}
+
+/**
  * `JSON.stringify(value)`, the same text (undefined where it gives undefined), or null as soon as
- * it would pass `maxLength`
- * characters. Arrays and plain objects are serialised an element at a time (down to a few
- * levels: a list's items are serialised whole), so at most one item's text is built past the
- * limit before giving up.
+ * it would pass `maxLength` characters. Arrays and plain objects are serialised an element at a
+ * time (down to a few levels: a list's items are serialised whole), so at most one item's text
+ * is built past the limit before giving up; an answer of a few items (`WHOLE_ITEMS`) is
+ * serialised whole.
  */
 export function boundedStringify(value: unknown, maxLength: number): string | undefined | null {
+  if (itemsLeft(value, 0, WHOLE_ITEMS) >= 0) {
+    const text = JSON.stringify(value);
+    return text !== undefined && text.length > maxLength ? null : text;
+  }
   const parts: string[] = [];
   let length = 0;
   const add = (text: string) => {

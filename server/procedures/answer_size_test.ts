@@ -100,3 +100,15 @@ Deno.test("an item meter refuses a list as soon as its items pass the room, neve
   // Known before they are read to take more than the room: refused before any is counted.
   assert.throws(() => itemMeter(room, 12345).expect(room + 1), refused);
 });
+
+Deno.test("boundedStringify refuses a small answer past the limit too, and a long list is walked", () => {
+  const one = { data: { project: "p", label: "x".repeat(100) } };
+  assert.equal(boundedStringify(one, 50), null);
+  assert.equal(boundedStringify(one, 200), JSON.stringify(one));
+  // A list of more items than are serialised whole, with toJSON below and above the split depth.
+  const many = { data: Array.from({ length: 40 }, (_, i) => ({ at: new Date(i), i })) };
+  assert.equal(boundedStringify(many, 1_000_000), JSON.stringify(many));
+  assert.equal(boundedStringify(many, 100), null);
+  const custom = { data: { toJSON: () => [1, 2, 3] } };
+  assert.equal(boundedStringify(custom, 1_000), JSON.stringify(custom));
+});
