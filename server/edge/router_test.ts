@@ -48,6 +48,12 @@ Deno.test("the router answers as the handler it replaced", async (t) => {
         const unkeyed = await call("HEAD", "/api/v1/projects", {});
         await unkeyed.body?.cancel();
         assert.equal(unkeyed.status, 401);
+        // A REST path no operation takes is checked for a key too, whatever its method.
+        for (const method of ["GET", "HEAD", "DELETE"]) {
+          const res = await call(method, "/api/v1/nope", {});
+          await res.body?.cancel();
+          assert.equal(res.status, 401, method);
+        }
       },
     );
 
