@@ -303,7 +303,9 @@ Deno.test("notify: failures are summaries: status, timeout, refused, redirect, T
   const hang = new Promise<void>((r) => release = r);
   const slow = webhookReceiver([200], { hang });
   try {
-    await withNotifier({ timeoutMs: 300 }, async ({ handle, send }) => {
+    // Long enough for a refused TLS handshake on a busy machine (300 ms was not, in CI), short
+    // enough for the hanging receiver's case.
+    await withNotifier({ timeoutMs: 1500 }, async ({ handle, send }) => {
       const cases: [string, string, Record<string, unknown>][] = [
         [`http://127.0.0.1:${hostile.addr.port}/x?token=tok-secret`, "HTTP 500", {}],
         [redirect.url, "redirect not followed", {}],
