@@ -166,7 +166,7 @@ export function createEdge(
 
   // The one error responder; a REST path no operation takes needs a key all the same.
   const notFound = async (c: EdgeContext) => {
-    if (routingPath(c.req.raw).startsWith(REST_BELOW)) {
+    if (c.req.path.startsWith(REST_BELOW)) { // the path as routed (`routingPath`)
       const refused = await restKey(c);
       if (refused) return refused;
     }
