@@ -7,9 +7,9 @@
  * the database and a project; the server stops and starts again on it, idles, then gets the
  * probes. It prints RSS right after each start and the peak during it, idle RSS a minute after
  * start with one project and, then and once the probes exist each minute: RSS (anonymous and
- * file-backed), the server's V8 heap and, embedded, the database thread's heap and WebAssembly
- * memory (from `/metrics`), what is left of RSS beside them (code, malloc, stacks, the probe
- * thread), and each OS thread's CPU time; then the peak, the growth from minute
+ * file-backed), the server's V8 heap, the probe thread's and, embedded, the database thread's heap
+ * and WebAssembly memory (from `/metrics`), what is left of RSS beside them (code, malloc,
+ * stacks), and each OS thread's CPU time; then the peak, the growth from minute
  * 2 and from minute 5 to the end, and whether RSS was flat after minute 5 (fitted growth under
  * 1 MiB a minute).
  *
@@ -127,6 +127,8 @@ const HEAP_SERIES = {
   dbHeapUsed: "embedded_db_heap_used_bytes",
   dbHeapTotal: "embedded_db_heap_total_bytes",
   wasm: "embedded_db_wasm_memory_bytes",
+  probeHeapUsed: "runner_thread_heap_used_bytes",
+  probeHeapTotal: "runner_thread_heap_total_bytes",
 };
 
 /** The heap figures of the server's `/metrics`, in MiB ("-" for a series it does not have). */
@@ -183,13 +185,15 @@ async function breakdown(service: ServerProcess, label: string) {
     heaps(service),
     threadTimes(service.pid),
   ]);
-  const known = [h.serverHeapTotal, h.dbHeapTotal, h.wasm].map(Number).filter(Number.isFinite)
+  const known = [h.serverHeapTotal, h.dbHeapTotal, h.probeHeapTotal, h.wasm].map(Number)
+    .filter(Number.isFinite)
     .reduce((a, b) => a + b, 0);
   row(
     `${label}: by part`,
     `RSS ${fmt(rssKiB)} (anonymous ${fmt(parts.anonKiB)}, files ${fmt(parts.fileKiB)}); ` +
       `server isolate heap ${h.serverHeapUsed}/${h.serverHeapTotal} MiB, database thread heap ` +
-      `${h.dbHeapUsed}/${h.dbHeapTotal} MiB, PGlite WebAssembly memory ${h.wasm} MiB (reserved, ` +
+      `${h.dbHeapUsed}/${h.dbHeapTotal} MiB, probe thread heap ${h.probeHeapUsed}/` +
+      `${h.probeHeapTotal} MiB, PGlite WebAssembly memory ${h.wasm} MiB (reserved, ` +
       `not all resident); the rest ${(mib(rssKiB) - known).toFixed(0)} MiB`,
   );
   row(`${label}: threads (CPU time)`, threads);
@@ -298,7 +302,8 @@ try {
         row(
           `With probes, minute ${mark}`,
           `${fmt(rssKiB)}  (server heap ${h.serverHeapUsed}/${h.serverHeapTotal} MiB, ` +
-            `database thread heap ${h.dbHeapUsed}/${h.dbHeapTotal} MiB, WebAssembly ${h.wasm} MiB)`,
+            `database thread heap ${h.dbHeapUsed}/${h.dbHeapTotal} MiB, probe thread heap ` +
+            `${h.probeHeapUsed}/${h.probeHeapTotal} MiB, WebAssembly ${h.wasm} MiB)`,
         );
         break;
       }

@@ -169,6 +169,9 @@ Deno.test({
       });
       assert.match(text, /^db_pool_max_connections\{pool="main"\} 4$/m);
       assert.match(text, /^runner_runs_in_flight \d+$/m);
+      // Its probes run in a thread of their own, whose heap is told apart.
+      assert.match(text, /^runner_thread_heap_used_bytes [1-9]\d{5,}$/m);
+      assert.match(text, /^runner_thread_heap_total_bytes [1-9]\d{5,}$/m);
       assert.match(text, /^process_resident_memory_bytes \d+/m);
       assert.ok(!text.includes("http_requests_total"), "the runner serves no API");
       const refused = await fetch(metrics);

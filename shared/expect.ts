@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { textProblem } from "./json.ts";
+import { MAX_SEEN_LENGTH } from "./rules.ts";
 
 /** At most this many assertions per probe, counted as `countAssertions` does. */
 export const MAX_ASSERTIONS = 20;
@@ -8,8 +9,7 @@ export const MAX_ASSERTION_TEXT = 1024;
 export const MAX_POINTER_LENGTH = 512;
 export const MAX_HEADER_NAME_LENGTH = 128;
 export const MAX_CERTIFICATE_DAYS = 3650;
-/** Longest `seen` in a failed check. */
-export const MAX_SEEN_LENGTH = 200;
+export { MAX_SEEN_LENGTH };
 
 export const STATUS_CLASSES = ["1xx", "2xx", "3xx", "4xx", "5xx"] as const;
 export const JSON_OPS = [

@@ -17,6 +17,18 @@
 import { setImmediate } from "node:timers";
 import { Worker } from "node:worker_threads";
 
+/** A thread's V8 heap: what is live (and garbage not yet collected), and what is committed. */
+export interface ThreadHeap {
+  heapUsedBytes: number;
+  heapTotalBytes: number;
+}
+
+/** The heap of the isolate this runs in. */
+export function ownHeap(): ThreadHeap {
+  const { heapUsed, heapTotal } = Deno.memoryUsage();
+  return { heapUsedBytes: heapUsed, heapTotalBytes: heapTotal };
+}
+
 /** The young generation of each worker thread, in MiB (both semi-spaces and their large objects). */
 export const THREAD_YOUNG_GENERATION_MB = 8;
 

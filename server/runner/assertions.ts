@@ -4,16 +4,14 @@
  *
  * @module
  */
-import {
-  type AssertionValue,
-  type FailedCheck,
-  type HeaderExpect,
-  isSecretHeader,
-  type JsonExpect,
-  MAX_SEEN_LENGTH,
-  type ProbeExpect,
-  REDACTED,
+import type {
+  AssertionValue,
+  FailedCheck,
+  HeaderExpect,
+  JsonExpect,
+  ProbeExpect,
 } from "@probe/shared";
+import { isSecretHeader, MAX_SEEN_LENGTH, REDACTED } from "@probe/shared/rules";
 
 /** What a run saw of the final hop's response (or, for other kinds, of what answered). */
 export interface Observed {

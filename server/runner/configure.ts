@@ -59,6 +59,7 @@ export function runnerFromConfig(
   if (!worker) return runner;
   return {
     ...runner,
+    threadHeap: worker.heap,
     async stop() {
       await runner.stop();
       worker.close();

@@ -9,7 +9,7 @@
 import { parentPort } from "node:worker_threads";
 import { createNetworkPolicy, reusingResolver } from "../base/outbound/network_policy.ts";
 import { errorFields } from "../base/log.ts";
-import { batchedPost } from "../base/threads.ts";
+import { batchedPost, ownHeap, type ThreadHeap } from "../base/threads.ts";
 import { executeProbe, type ProbeTarget, type RunResult } from "./execute.ts";
 
 /** What the worker is told: its settings once, then probes to run. */
@@ -22,11 +22,13 @@ export type WorkerRequest =
     /** The authorities `tls://` probes trust; the system's when absent. */
     ca?: string;
   }
-  | { kind: "runs"; runs: { id: number; target: ProbeTarget }[] };
+  | { kind: "runs"; runs: { id: number; target: ProbeTarget }[] }
+  | { kind: "heap" };
 
 /**
  * What it answers for each run: its result, or the defect that kept it from one. Replies go in
- * batches (`WorkerReply[]`), as runs come (`batchedPost`).
+ * batches (`WorkerReply[]`), as runs come (`batchedPost`); a `heap` request is answered on its
+ * own, with the thread's `ThreadHeap`.
  */
 export type WorkerReply =
   | { id: number; result: RunResult }
@@ -57,6 +59,11 @@ parentPort?.on("message", (data: WorkerRequest) => {
         userAgent: data.userAgent,
         ca: data.ca,
       });
+    return;
+  }
+  if (data.kind === "heap") {
+    const heap: ThreadHeap = ownHeap();
+    parentPort?.postMessage(heap);
     return;
   }
   for (const { id, target } of data.runs) void runOne(id, target);

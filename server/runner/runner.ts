@@ -22,6 +22,7 @@ import {
   type RunResult,
 } from "./execute.ts";
 import type { NetworkPolicy, Resolver } from "../base/outbound/network_policy.ts";
+import type { ThreadHeap } from "../base/threads.ts";
 import { pruneOnce, type PruneReport, purgeDeleted } from "./prune.ts";
 import { OVERLOAD_LAG_MS } from "../domain/schedule_lag.ts";
 import { nextDue, offsetOf } from "../domain/schedule.ts";
@@ -180,6 +181,8 @@ export interface Runner {
   idle(): Promise<void>;
   prune(): Promise<PruneReport>;
   counters(): RunnerCounters;
+  /** The heap of the thread its probes run in (`worker_executor.ts`); absent when they run here. */
+  threadHeap?(): Promise<ThreadHeap | null>;
 }
 
 /**

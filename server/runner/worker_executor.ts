@@ -8,16 +8,21 @@
  * @module
  */
 import type { Worker } from "node:worker_threads";
-import { batchedPost, startThread } from "../base/threads.ts";
+import { batchedPost, startThread, type ThreadHeap } from "../base/threads.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import type { WorkerReply, WorkerRequest } from "./execute_worker.ts";
 
 export interface WorkerExecutor {
   /** Runs one probe in the worker; rejects only on a defect (executeProbe's failures are values). */
   execute(target: ProbeTarget): Promise<RunResult>;
+  /** The worker's heap, for `/metrics`; null while no worker runs. */
+  heap(): Promise<ThreadHeap | null>;
   /** Ends the worker; runs still pending reject. */
   close(): void;
 }
+
+/** How long a read of the worker's heap waits for its answer. */
+const HEAP_READ_MS = 1000;
 
 /** A worker for the probes of one runner, under the given network policy and timeout. */
 export function createWorkerExecutor(
@@ -32,10 +37,22 @@ export function createWorkerExecutor(
   const pending = new Map<number, PromiseWithResolvers<RunResult>>();
   let next = 0;
   let worker: Worker | null = null;
+  /**
+   * Reads of the heap waiting for the worker's answer; one answer serves them all, and a worker
+   * that has not answered within `HEAP_READ_MS` answers null.
+   */
+  let heapReads: ((heap: ThreadHeap | null) => void)[] = [];
+  let heapTimer: ReturnType<typeof setTimeout> | undefined;
+  const answerHeapReads = (heap: ThreadHeap | null) => {
+    clearTimeout(heapTimer);
+    for (const answer of heapReads) answer(heap);
+    heapReads = [];
+  };
 
   const start = () => {
     const w = startThread(new URL("./execute_worker.ts", import.meta.url));
-    w.on("message", (replies: WorkerReply[]) => {
+    w.on("message", (replies: WorkerReply[] | ThreadHeap) => {
+      if (!Array.isArray(replies)) return answerHeapReads(replies);
       for (const data of replies) {
         const waiting = pending.get(data.id);
         if (!waiting) continue;
@@ -67,6 +84,7 @@ export function createWorkerExecutor(
   const failAll = (error: Error) => {
     for (const waiting of pending.values()) waiting.reject(error);
     pending.clear();
+    answerHeapReads(null);
   };
 
   // The runs started in one turn of the event loop go to the worker in one message; those failed
@@ -86,6 +104,16 @@ export function createWorkerExecutor(
       pending.set(id, waiting);
       send({ id, target });
       return waiting.promise;
+    },
+    heap() {
+      if (!worker) return Promise.resolve(null);
+      const { promise, resolve } = Promise.withResolvers<ThreadHeap | null>();
+      if (heapReads.push(resolve) === 1) {
+        const message: WorkerRequest = { kind: "heap" };
+        worker.postMessage(message);
+        heapTimer = setTimeout(() => answerHeapReads(null), HEAP_READ_MS);
+      }
+      return promise;
     },
     close() {
       void worker?.terminate();

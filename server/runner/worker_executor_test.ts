@@ -80,3 +80,20 @@ Deno.test("runs started together each get their own result, and a run closed bef
     await target.close();
   }
 });
+
+Deno.test("the worker tells its heap once it runs, and nothing once closed", async () => {
+  const target = await startTarget();
+  const executor = createWorkerExecutor({ allowNetworks: ["127.0.0.0/8"], timeoutMs: 5000 });
+  try {
+    assert.equal(await executor.heap(), null, "no worker before the first run");
+    await executor.execute(probe(`${target.origin}/health`));
+    const [a, b] = await Promise.all([executor.heap(), executor.heap()]);
+    assert.deepEqual(a, b, "reads at once share one answer");
+    assert.ok(a && a.heapUsedBytes > 1e6 && a.heapTotalBytes >= a.heapUsedBytes, JSON.stringify(a));
+    executor.close();
+    assert.equal(await executor.heap(), null);
+  } finally {
+    executor.close();
+    await target.close();
+  }
+});

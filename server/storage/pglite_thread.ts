@@ -20,7 +20,7 @@
  */
 
 import type { Worker } from "node:worker_threads";
-import { startThread } from "../base/threads.ts";
+import { startThread, type ThreadHeap } from "../base/threads.ts";
 import { restoreTemplate } from "./pglite_template.ts";
 
 /**
@@ -76,10 +76,7 @@ export interface Statement {
 }
 
 /** The thread's memory (`PGliteThread.memory`), for `/metrics`. */
-export interface ThreadMemory {
-  /** Its V8 heap: what is live (and garbage not yet collected), and what is committed. */
-  heapUsedBytes: number;
-  heapTotalBytes: number;
+export interface ThreadMemory extends ThreadHeap {
   /** PGlite's WebAssembly memory: it only grows. */
   wasmBytes: number;
   /** The cap on its young generation (`server/base/threads.ts`), as V8 applies it. */

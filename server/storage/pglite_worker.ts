@@ -19,6 +19,7 @@ import {
   type WorkerReply,
   type WorkerRequest,
 } from "./pglite_thread.ts";
+import { ownHeap } from "../base/threads.ts";
 
 let pglite: PGlite | undefined;
 const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void }>();
@@ -110,10 +111,8 @@ async function handle(request: WorkerRequest): Promise<unknown> {
       return null;
     }
     case "memory": {
-      const { heapUsed, heapTotal } = Deno.memoryUsage();
       const memory: ThreadMemory = {
-        heapUsedBytes: heapUsed,
-        heapTotalBytes: heapTotal,
+        ...ownHeap(),
         wasmBytes: pglite?.Module.HEAPU8.byteLength ?? 0,
         youngGenerationMb: resourceLimits.maxYoungGenerationSizeMb ?? null,
       };

@@ -12,7 +12,7 @@ import type { Db } from "../../storage/database.ts";
 import type { PoolStats } from "../../storage/pool_stats.ts";
 import type { ThreadMemory } from "../../storage/pglite_thread.ts";
 import type { ProbeState } from "../../storage/schema.ts";
-import type { scrapeReads } from "./registry.ts";
+import { readGauge, type scrapeReads } from "./registry.ts";
 
 type ScrapeReads = ReturnType<typeof scrapeReads>;
 
@@ -60,16 +60,7 @@ export function embeddedThreadMetrics(
   read: () => Promise<ThreadMemory | null>,
 ): void {
   const gauge = (name: string, help: string, value: (m: ThreadMemory) => number) =>
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      async collect() {
-        const memory = await read();
-        this.reset();
-        if (memory) this.set(value(memory));
-      },
-    });
+    readGauge(registry, name, help, read, value);
   gauge(
     "embedded_db_heap_used_bytes",
     "The embedded database thread's V8 heap in use (live, and garbage not yet collected)",

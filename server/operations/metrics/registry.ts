@@ -120,3 +120,26 @@ export function scrapeReads(
       }).finally(() => pending = null);
   };
 }
+
+/**
+ * A gauge without labels whose value is `value` of what `read` gives at each scrape: 0 when it
+ * gives nothing (prom-client shows a gauge without labels as 0 once reset).
+ */
+export function readGauge<T>(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => Promise<T | null>,
+  value: (read: T) => number,
+): Gauge {
+  return new Gauge({
+    name,
+    help,
+    registers: [registry],
+    async collect() {
+      const got = await read();
+      this.reset();
+      if (got !== null) this.set(value(got));
+    },
+  });
+}

@@ -11,7 +11,8 @@ import { OUTCOMES } from "../../runner/execute.ts";
 import { scheduleFigures } from "../../runner/figures.ts";
 import { OVERLOAD_LAG_MS, scheduleLag } from "../../domain/schedule_lag.ts";
 import type { Runner, RunnerObserver } from "../../runner/runner.ts";
-import { counterOf, type scrapeReads } from "./registry.ts";
+import type { ThreadHeap } from "../../base/threads.ts";
+import { counterOf, readGauge, type scrapeReads } from "./registry.ts";
 
 /** How late runs start, in seconds: on time is under 10 ms; a minute late is a stalled runner. */
 const SLIP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -124,6 +125,30 @@ export function runnerMetrics(
       },
     });
   }
+  /** The heaps of the runners' probe threads, summed (a process has one runner). */
+  const heaps = async (): Promise<ThreadHeap | null> => {
+    const read = (await Promise.all(runners.map((r) => r.threadHeap?.() ?? null)))
+      .filter((heap) => heap !== null);
+    if (read.length === 0) return null;
+    return {
+      heapUsedBytes: read.reduce((sum, heap) => sum + heap.heapUsedBytes, 0),
+      heapTotalBytes: read.reduce((sum, heap) => sum + heap.heapTotalBytes, 0),
+    };
+  };
+  readGauge(
+    registry,
+    "runner_thread_heap_used_bytes",
+    "The V8 heap in use in the thread this process's runner runs probes in",
+    heaps,
+    (heap) => heap.heapUsedBytes,
+  );
+  readGauge(
+    registry,
+    "runner_thread_heap_total_bytes",
+    "The V8 heap committed in the thread this process's runner runs probes in",
+    heaps,
+    (heap) => heap.heapTotalBytes,
+  );
   return {
     observer: {
       ran(outcome, slipMs) {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { dnsQueryOf, type DnsType } from "@probe/shared";
+import { dnsQueryOf, type DnsType } from "@probe/shared/rules";
 import ipaddr from "ipaddr.js";
 import { checkHost } from "../../base/outbound/network_policy.ts";
 import type { ExecuteOptions, KindExecutor, ProbeTarget, RunResult } from "./kind.ts";
