@@ -157,7 +157,13 @@ function run(args: TeamArgs): Promise<TeamReport> {
       const editor = script.pageTools(editorPage, args, report);
       await editorPage.goto(`${args.baseUrl}/`);
       await editor.main.getByRole("link", { name: args.project, exact: true }).first().waitFor();
-      const names = await editor.main.getByRole("link").allInnerTexts();
+      // The overview renders again as runs come in: the links are read until a reading holds
+      // the project, not once (a reading taken while the list was replaced held none).
+      let names = await editor.main.getByRole("link").allInnerTexts();
+      for (let tries = 0; tries < 100 && !names.some((n) => n.trim() === args.project); tries++) {
+        await editorPage.waitForTimeout(100);
+        names = await editor.main.getByRole("link").allInnerTexts();
+      }
       report.editorProjects = [args.project, args.otherProject].filter((p) =>
         names.some((n) => n.trim() === p)
       );
