@@ -1,9 +1,9 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect } from "kysely";
-import type postgres from "postgres";
 import { createConnectionWatch } from "./connection_watch.ts";
 import { embeddedStartParams, PGliteThread, type ThreadMemory } from "./pglite_thread.ts";
 import { carryLastWithCommit } from "./joined.ts";
+import { Lanes } from "./lanes.ts";
 import { postgresJsDialect } from "./postgres_dialect.ts";
 import {
   countedPGlite,
@@ -117,7 +117,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
     const { default: postgres } = await import("postgres");
     const connectTimeout = target.connectTimeoutMs ?? 1500;
     const pools: (() => PoolStats)[] = [];
-    let mainSql: postgres.Sql | undefined;
+    let mainLanes: Lanes | undefined;
     const pool = ({ name, max, statementTimeoutMs, queryDeadlineMs, idleTimeoutS }: {
       name: string;
       max: number;
@@ -129,7 +129,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
       // so that one that stops answering can be ended: see connection_watch.ts.
       const watch = createConnectionWatch();
       const options = {
-        max,
+        max: 1, // a lane's
         // A database that is down or unreachable answers 503 fast instead of holding requests.
         connect_timeout: connectTimeout / 1000,
         // postgres.js waits up to 20 s (3^failures / 100) before reconnecting after failures,
@@ -141,12 +141,13 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
         socket: watch.connect,
         onnotice: () => {},
       };
-      const sql = postgres(target.url, options);
-      mainSql ??= sql;
+      // One postgres.js instance a connection: see lanes.ts.
+      const lanes = new Lanes(max, () => postgres(target.url, options));
+      mainLanes ??= lanes;
       const counters = new PoolCounters();
       pools.push(() => postgresPoolStats(name, max, watch, counters));
       return new Kysely<Database>({
-        dialect: postgresJsDialect(sql, {
+        dialect: postgresJsDialect(lanes, {
           acquireTimeoutMs: connectTimeout,
           queryDeadlineMs,
           watch,
@@ -181,7 +182,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
       kind: "postgres",
       poolStats: () => pools.map((stats) => stats()),
       listen: async (channel, onNotify) => {
-        const { unlisten } = await mainSql!.listen(channel, () => onNotify(), onNotify);
+        const { unlisten } = await mainLanes!.listen(channel, () => onNotify(), onNotify);
         return unlisten;
       },
       close: async () => {

@@ -1,8 +1,9 @@
 /**
  * Kysely over postgres.js, tuned for many small queries. A query outside a transaction goes to
- * postgres.js's pool as it is, so that postgres.js pipelines it with others on a connection;
- * only a transaction reserves a connection of its own. (Reserving a connection for every query
- * would cost a round trip's worth of waiting per query and stop pipelining.)
+ * the pool's least busy connection at once (`lanes.ts`), so that postgres.js pipelines it with
+ * others on that connection; only a transaction reserves a connection of its own. (Reserving a
+ * connection for every query would cost a round trip's worth of waiting per query and stop
+ * pipelining.)
  *
  * Waiting for a connection is bounded, so that requests do not queue behind one connect attempt
  * after another while the database is unreachable: see `ConnectionGate`. A query or transaction
@@ -14,8 +15,9 @@
  * answer since it was sent are ended (`ConnectionWatch`, through postgres.js's `socket`
  * option), so that the pool heals without waiting for TCP timeouts. See `Deadline`.
  *
- * Only postgres.js's documented API is used: `sql.unsafe()` queries awaited as promises,
- * `sql.reserve()` and `release()`, `sql.end()`, and the `socket` option (in database.ts).
+ * Only postgres.js's documented API is used: `unsafe()` queries awaited as promises,
+ * `reserve()` and `release()`, `end()` (through `Lanes`), and the `socket` option (in
+ * database.ts).
  *
  * `db.connection()` does not pin a connection here: state that must live on one session (SET)
  * belongs in a transaction (SET LOCAL).
@@ -32,8 +34,9 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from "kysely";
-import type { ReservedSql, Row, RowList, Sql } from "postgres";
+import type { Row, RowList } from "postgres";
 import type { ConnectionWatch } from "./connection_watch.ts";
+import type { Lanes, Reservation } from "./lanes.ts";
 import { PoolCounters } from "./pool_stats.ts";
 import { isConnectionFailureCode } from "./unavailable.ts";
 
@@ -191,7 +194,7 @@ class ConnectionGate {
   #probeSince: number | undefined;
 
   constructor(
-    readonly sql: Sql,
+    readonly lanes: Lanes,
     readonly ms: number,
     readonly deadline: Deadline,
     readonly counters: PoolCounters,
@@ -202,7 +205,7 @@ class ConnectionGate {
     const send = () => {
       sending.sentAt = performance.now();
       return this.counters.track(this.watch(
-        this.sql.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], { prepare: true }),
+        this.lanes.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], { prepare: true }),
       ));
     };
     if (this.#up) return send();
@@ -255,7 +258,7 @@ class ConnectionGate {
       if (this.#probeSince === now) this.#probeSince = undefined;
     };
     const sending = { sentAt: now };
-    this.deadline.bound(this.watch(this.sql.unsafe("select 1")), sending).then(settled, (error) => {
+    this.deadline.bound(this.watch(this.lanes.unsafe("select 1")), sending).then(settled, (error) => {
       settled();
       if (!this.#up) this.#release((held) => held.fail(error));
     });
@@ -292,7 +295,7 @@ class ConnectionGate {
 }
 
 class PooledConnection implements DatabaseConnection {
-  reserved: ReservedSql | null = null;
+  reserved: Reservation | null = null;
   /**
    * The query of this reserved connection that passed its deadline (the connection was ended
    * then, unless its bytes were sent too late to tell): how it ends decides what becomes of the
@@ -334,7 +337,7 @@ class PooledConnection implements DatabaseConnection {
       if (this.broken) throw this.broken;
       const sending = { sentAt: performance.now() };
       const pending = counters.track(this.gate.watch(
-        this.reserved.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], {
+        this.reserved.sql.unsafe<Row[]>(compiled.sql, compiled.parameters as never[], {
           prepare: true,
         }),
       ));
@@ -372,15 +375,15 @@ class PooledConnection implements DatabaseConnection {
 
   /** Takes a connection of its own for a transaction, waiting at most the deadline. */
   async reserve(): Promise<void> {
-    const { sql, ms, counters } = this.gate;
+    const { lanes, ms, counters } = this.gate;
     counters.reserving++;
-    this.reserved = await new Promise<ReservedSql>((resolve, reject) => {
+    this.reserved = await new Promise<Reservation>((resolve, reject) => {
       let late = false;
       const timer = setTimeout(() => {
         late = true;
         reject(new AcquireTimeoutError(ms));
       }, ms);
-      this.gate.watch(sql.reserve()).then(
+      this.gate.watch(lanes.reserve()).then(
         (connection) => {
           if (late) return connection.release();
           clearTimeout(timer);
@@ -402,14 +405,14 @@ class PooledConnection implements DatabaseConnection {
     this.broken = null;
     if (!reserved) return;
     this.gate.counters.reserved--;
-    if (broken) return;
+    if (broken) return reserved.forget();
     if (!lost) return reserved.release();
     // A connection ended at a deadline is postgres.js's again once it has closed, and must not
     // be released (that would hand the pool a closed connection). One that answered after all
     // (its query's bytes left late) is rolled back, then released.
     lost.then(() => true, (error) => outcome(error) !== "connection failed").then((alive) => {
-      if (!alive) return;
-      reserved.unsafe("rollback").then(() => reserved.release(), () => {});
+      if (!alive) return reserved.forget();
+      reserved.sql.unsafe("rollback").then(() => reserved.release(), () => reserved.forget());
     });
   }
 }
@@ -417,9 +420,9 @@ class PooledConnection implements DatabaseConnection {
 class PipelinedDriver implements Driver {
   readonly #gate: ConnectionGate;
 
-  constructor(readonly sql: Sql, options: DialectOptions) {
+  constructor(readonly lanes: Lanes, options: DialectOptions) {
     this.#gate = new ConnectionGate(
-      sql,
+      lanes,
       options.acquireTimeoutMs,
       new Deadline(options.queryDeadlineMs, options.watch),
       options.counters ?? new PoolCounters(),
@@ -472,7 +475,7 @@ class PipelinedDriver implements Driver {
     this.#gate.stop();
     // end() waits for connection attempts under way for requests that gave up, and would
     // never settle: after twice the deadline it closes them by force.
-    await this.sql.end({ timeout: (2 * this.#gate.ms) / 1000 });
+    await this.lanes.end({ timeout: (2 * this.#gate.ms) / 1000 });
   }
 }
 
@@ -487,11 +490,11 @@ export interface DialectOptions {
   counters?: PoolCounters;
 }
 
-/** The dialect: Kysely's PostgreSQL compiler and adapter over a postgres.js pool. */
-export function postgresJsDialect(sql: Sql, options: DialectOptions): Dialect {
+/** The dialect: Kysely's PostgreSQL compiler and adapter over a pool of postgres.js lanes. */
+export function postgresJsDialect(lanes: Lanes, options: DialectOptions): Dialect {
   return {
     createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new PipelinedDriver(sql, options),
+    createDriver: () => new PipelinedDriver(lanes, options),
     // deno-lint-ignore no-explicit-any
     createIntrospector: (db: Kysely<any>) => new PostgresIntrospector(db),
     createQueryCompiler: () => new PostgresQueryCompiler(),
