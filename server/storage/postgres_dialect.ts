@@ -258,10 +258,13 @@ class ConnectionGate {
       if (this.#probeSince === now) this.#probeSince = undefined;
     };
     const sending = { sentAt: now };
-    this.deadline.bound(this.watch(this.lanes.unsafe("select 1")), sending).then(settled, (error) => {
-      settled();
-      if (!this.#up) this.#release((held) => held.fail(error));
-    });
+    this.deadline.bound(this.watch(this.lanes.unsafe("select 1")), sending).then(
+      settled,
+      (error) => {
+        settled();
+        if (!this.#up) this.#release((held) => held.fail(error));
+      },
+    );
   }
 
   #connected(): void {
