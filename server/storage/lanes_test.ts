@@ -131,3 +131,27 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "lanes: a transaction takes the first connection to have nothing in flight",
+  ignore,
+  async fn() {
+    await withLanes(2, async (lanes) => {
+      const slow = backend(lanes, 600);
+      const quick = backend(lanes, 100);
+      const started = performance.now();
+      const reservation = await within(2000, lanes.reserve());
+      const waited = performance.now() - started;
+      try {
+        const [{ pid }] = await reservation.sql.unsafe<{ pid: number }[]>(
+          "select pg_backend_pid() as pid",
+        );
+        assert.equal(pid, await quick, "it took the lane whose query ended first");
+        assert.ok(waited < 500, `it waited ${waited.toFixed(0)} ms, not for the slow query`);
+      } finally {
+        reservation.release();
+      }
+      await slow;
+    });
+  },
+});
