@@ -63,10 +63,6 @@ export class Lanes {
     }));
   }
 
-  get size(): number {
-    return this.#lanes.length;
-  }
-
   /** The lane not held with the fewest queries in flight (the lowest first); none if all are held. */
   #leastBusy(): Lane | undefined {
     let best: Lane | undefined;
