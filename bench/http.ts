@@ -43,6 +43,7 @@ import {
 } from "./setup.ts";
 import { probeUrlAt, projectAt } from "./seed.ts";
 import { runWrk, type WrkRequest, type WrkResult } from "./wrk.ts";
+import type { ServerProcess } from "../server/testing/process.ts";
 
 interface Scenario {
   name: string;
@@ -201,6 +202,49 @@ function combine(runs: WrkResult[]): WrkResult {
 
 /** CPU microseconds a process spent per request it answered. */
 const cpuUs = (cpuSeconds: number, result: WrkResult) => 1e6 * cpuSeconds / result.requests;
+
+/** Drives a server at `url` with wrk for `seconds`, with the run's connections and threads. */
+type Drive = (url: string, seconds: number) => Promise<WrkResult>;
+
+function driver(
+  settings: Settings,
+  requests: WrkRequest[],
+  headers: Record<string, string>,
+): Drive {
+  return (url, seconds) =>
+    runWrk({
+      url,
+      requests,
+      headers,
+      connections: settings.connections,
+      threads: settings.threads,
+      seconds,
+    });
+}
+
+/** One measured round: wrk's figures and the CPU seconds the process spent meanwhile. */
+interface CpuRound {
+  result: WrkResult;
+  cpu: number;
+}
+
+async function cpuRound(
+  process: ServerProcess,
+  drive: Drive,
+  seconds: number,
+): Promise<CpuRound> {
+  const before = await process.cpuSeconds();
+  const result = await drive(process.url, seconds);
+  return { result, cpu: (await process.cpuSeconds()) - before };
+}
+
+/** Rounds as one: wrk's figures combined, and the CPU seconds summed. */
+const resultOf = (rounds: CpuRound[]) => combine(rounds.map((r) => r.result));
+const cpuOf = (rounds: CpuRound[]) => rounds.reduce((sum, r) => sum + r.cpu, 0);
+
+/** The requests of a scenario, one for each seeded project, sent in turn. */
+const requestsOf = (scenario: Scenario) =>
+  Array.from({ length: PROJECTS }, (_, i) => scenario.request(i));
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const row = (cells: string[], widths: number[]) =>
   cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
@@ -254,40 +298,30 @@ async function runScenario(
     });
   const baseline = await startBaseline({ databaseUrl, poolSize: settings.poolSize });
   try {
-    const requests = Array.from({ length: PROJECTS }, (_, i) => scenario.request(i));
     // The baseline takes the configured key alone; the service the scenario's key.
     const svcHeaders: Record<string, string> = scenario.key === "stored"
       ? { ...HEADERS, "x-service-api-key": await storedKey(service.url) }
       : scenario.key === "session"
       ? { "content-type": "application/json", cookie: await sessionCookie(service.url) }
       : HEADERS;
-    const drive = async (base: string, duration: number): Promise<WrkResult> =>
-      await runWrk({
-        url: base,
-        requests,
-        headers: base === service.url ? svcHeaders : HEADERS,
-        connections: settings.connections,
-        threads: settings.threads,
-        seconds: duration,
-      });
+    const requests = requestsOf(scenario);
+    const driveBase = driver(settings, requests, HEADERS);
+    const driveSvc = driver(settings, requests, svcHeaders);
     await checkStatus(baseline.url, scenario);
     await checkStatus(service.url, scenario, svcHeaders);
     if (warmup > 0) {
-      await drive(baseline.url, warmup);
-      await drive(service.url, warmup);
+      await driveBase(baseline.url, warmup);
+      await driveSvc(service.url, warmup);
     }
-    const cpu = { base: 0, svc: 0 };
-    const measured = async (side: "base" | "svc"): Promise<WrkResult> => {
-      const process = side === "base" ? baseline : service;
-      const before = await process.cpuSeconds();
-      const result = await drive(process.url, seconds);
-      cpu[side] += (await process.cpuSeconds()) - before;
-      return result;
-    };
-    const [bases, svcs] = await alternate(rounds, () => measured("base"), () => measured("svc"));
+    const [bases, svcs] = await alternate(
+      rounds,
+      () => cpuRound(baseline, driveBase, seconds),
+      () => cpuRound(service, driveSvc, seconds),
+    );
     peaks.svc = Math.max(peaks.svc, (await service.memory()).peakKiB);
     peaks.base = Math.max(peaks.base, (await baseline.memory()).peakKiB);
-    return report(scenario, combine(bases), combine(svcs), cpu);
+    const cpu = { base: cpuOf(bases), svc: cpuOf(svcs) };
+    return report(scenario, resultOf(bases), resultOf(svcs), cpu);
   } finally {
     await service.stop();
     await baseline.stop();
@@ -370,45 +404,32 @@ function report(
  * one round slowed by the machine moves a figure pooled over all rounds by a third on a shared
  * 2-core machine. The pooled figure is printed beside it. Answers whether the target is met.
  */
-async function runFloorPair(databaseUrl: string, dataDir: string, settings: Settings) {
+async function runFloorPair(
+  read: Scenario,
+  databaseUrl: string,
+  dataDir: string,
+  settings: Settings,
+): Promise<boolean> {
   const { seconds, warmup, pairRounds: rounds } = settings;
   const database = { databaseUrl, poolSize: settings.poolSize };
   const service = await startService({ ...database, dataDir, denoFlags: v8Flags });
   const floor = await startFloor({ ...database, without: floorWithout, denoFlags: v8Flags });
   try {
-    const requests = Array.from({ length: PROJECTS }, (_, i) => ({
-      method: "GET" as const,
-      path: `/api/v1/projects/${project(i)}`,
-    }));
-    const drive = (url: string, duration: number) =>
-      runWrk({
-        url,
-        requests,
-        headers: HEADERS,
-        connections: settings.connections,
-        threads: settings.threads,
-        seconds: duration,
-      });
+    const drive = driver(settings, requestsOf(read), HEADERS);
     if (warmup > 0) {
       await drive(floor.url, warmup);
       await drive(service.url, warmup);
     }
-    const measured = async (side: typeof service) => {
-      const before = await side.cpuSeconds();
-      const result = await drive(side.url, seconds);
-      return { result, cpu: (await side.cpuSeconds()) - before };
-    };
     const [floors, services] = await alternate(
       rounds,
-      () => measured(floor),
-      () => measured(service),
+      () => cpuRound(floor, drive, seconds),
+      () => cpuRound(service, drive, seconds),
     );
-    const perRequest = (runs: { result: WrkResult; cpu: number }[]) =>
-      cpuUs(runs.reduce((a, r) => a + r.cpu, 0), combine(runs.map((r) => r.result)));
+    const perRequest = (runs: CpuRound[]) => cpuUs(cpuOf(runs), resultOf(runs));
     const svcUs = perRequest(services);
     const floorUs = perRequest(floors);
     const pooled = svcUs / floorUs;
-    const p99Ms = combine(services.map((r) => r.result)).p99Ms;
+    const p99Ms = resultOf(services).p99Ms;
     const pairs = services.map((r, i) =>
       cpuUs(r.cpu, r.result) / cpuUs(floors[i].cpu, floors[i].result)
     ).sort((a, b) => a - b);
@@ -438,15 +459,7 @@ async function runHello(settings: Settings): Promise<void> {
   const bare = await startHello("deno");
   const layer = await startHello("layer");
   try {
-    const drive = (url: string, duration: number) =>
-      runWrk({
-        url,
-        requests: [{ method: "GET", path: "/" }],
-        headers: {},
-        connections: settings.connections,
-        threads: settings.threads,
-        seconds: duration,
-      });
+    const drive = driver(settings, [{ method: "GET", path: "/" }], {});
     if (warmup > 0) {
       await drive(bare.url, warmup);
       await drive(layer.url, warmup);
@@ -519,8 +532,9 @@ async function main(): Promise<number> {
     for (const scenario of scenarios) {
       if (await runScenario(scenario, database.url, dataDir, settings)) failures++;
     }
-    if (scenarios.some((s) => s.name === READ) && scenarios.some((s) => s.name === FLOOR)) {
-      if (!(await runFloorPair(database.url, dataDir, settings))) failures++;
+    const read = scenarios.find((s) => s.name === READ);
+    if (read && scenarios.some((s) => s.name === FLOOR)) {
+      if (!(await runFloorPair(read, database.url, dataDir, settings))) failures++;
     }
     if (!only || HELLO.includes(only)) await runHello(settings);
     if (scenarios.length) {
