@@ -353,9 +353,12 @@ for (const backend of backends()) {
     });
     const api = new TestClient(app.handler);
     try {
-      const project = uniqueName();
-      await api.post("/api/v1/projects", { project });
       const run = async (certificate: string, expect?: unknown) => {
+        // A project a run: each run's server listens on a port of the system's choosing, which
+        // may be the one an earlier run's server just gave back, and a project holds one probe
+        // per URL.
+        const project = uniqueName();
+        await api.post("/api/v1/projects", { project });
         let answer: { status: number; body: { data: Record<string, unknown> }; text: string };
         await withServer(certificate, hello, async (port) => {
           const created = await api.post(`/api/v1/projects/${project}/probes`, {
