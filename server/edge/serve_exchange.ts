@@ -14,6 +14,14 @@ import {
   type ConnectionTable,
   RequestBodyError,
 } from "./serve_connections.ts";
+import { BodilessRequest } from "./serve_request.ts";
+
+/**
+ * Methods whose bodiless requests get a `BodilessRequest` (node:http gives them in upper case,
+ * and `Request` takes them as they are); any other goes through `new Request`, which refuses
+ * CONNECT, TRACE and TRACK.
+ */
+const BODILESS_METHODS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"]);
 
 /** A Host header we build URLs from; anything else is replaced by the listening address. */
 const HOST_HEADER = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
@@ -35,14 +43,19 @@ export function toRequest(
     url = `http://${host && HOST_HEADER.test(host) ? host : hostForUrl}${target}`;
   } else if (/^https?:\/\//i.test(target)) url = target;
   else throw new TypeError("Unsupported request target");
-  // Pairs, not a Headers object: Request copies those several times faster.
   const raw = req.rawHeaders;
-  const headers: [string, string][] = [];
-  for (let i = 0; i < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
   const method = req.method ?? "GET";
   // As with Deno.serve, a request without a body has `body` null.
   const hasBody = req.headers["transfer-encoding"] !== undefined ||
     Number(req.headers["content-length"] ?? 0) > 0;
+  if (!hasBody && BODILESS_METHODS.has(method)) {
+    // What `new Request` would refuse is refused here too.
+    if (!URL.canParse(url)) throw new TypeError("Invalid URL");
+    return new BodilessRequest(url, method, raw);
+  }
+  // Pairs, not a Headers object: Request copies those several times faster.
+  const headers: [string, string][] = [];
+  for (let i = 0; i < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
   if (!hasBody) return new Request(url, { method, headers });
   return new Request(
     url,

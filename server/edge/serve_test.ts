@@ -148,6 +148,52 @@ Deno.test("a handler that throws answers 500; a bad Host header is not trusted",
   );
 });
 
+Deno.test("what a Request cannot hold is answered 400; a bodiless request's headers read as sent", async () => {
+  await withServer(
+    (request) => {
+      const headers: string[] = [];
+      request.headers.forEach((value, name) => headers.push(`${name}: ${value}`));
+      return new Response(
+        JSON.stringify({ method: request.method, x: request.headers.get("X-A"), headers }),
+      );
+    },
+    {},
+    async (server) => {
+      const send = async (head: string) => {
+        const conn = await connect(server);
+        await conn.write(Uint8Array.from(head, (c) => c.charCodeAt(0)));
+        const { text } = await readUntilClosed(conn, 2000);
+        closeQuietly(conn);
+        return {
+          status: Number(text.slice(9, 12)),
+          body: text.slice(text.indexOf("\r\n\r\n") + 4),
+        };
+      };
+      for (
+        const refused of [
+          "TRACE / HTTP/1.1\r\nHost: a\r\n", // a method Request refuses
+          "GET / HTTP/1.1\r\nHost: a:99999\r\n", // a URL that does not parse
+          "DELETE http://a:99999/ HTTP/1.1\r\nHost: a\r\n",
+        ]
+      ) {
+        const { status, body } = await send(`${refused}Connection: close\r\n\r\n`);
+        assert.equal(status, 400, refused);
+        assert.equal(JSON.parse(body).error.code, "bad_request");
+      }
+      for (const method of ["GET", "DELETE", "OPTIONS", "PROPFIND"]) {
+        const { status, body } = await send(
+          `${method} / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nx-a: caf\xe9\r\nB:  pad \r\nConnection: close\r\n\r\n`,
+        );
+        assert.equal(status, 200, method);
+        assert.deepEqual(JSON.parse(body), {
+          method,
+          x: "1, caf\xe9",
+          headers: ["b: pad", "connection: close", "host: a", "x-a: 1, caf\xe9"],
+        });
+      }
+    },
+  );
+});
 Deno.test("a connection that sends nothing is closed after the idle timeout", async () => {
   await withServer(hello, { idleTimeoutMs: 150, headersTimeoutMs: 1000 }, async (server) => {
     const conn = await connect(server);
