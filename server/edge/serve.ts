@@ -21,7 +21,8 @@
  *   (closing the longest-waiting ones), and listens again. The cap climbs back by a hundredth a
  *   second while accepting works. Each kind of warning is logged at most once a second.
  *
- * The handler gets a standard `Request` (its body streamed, with backpressure) and the peer's
+ * The handler gets a `Request` (its body streamed, with backpressure; without a body, one that
+ * makes Deno's own only when asked for more than its URL, method and headers) and the peer's
  * address. Its `Response` goes out in one piece with a Content-Length, read whole (several times
  * cheaper than chunk by chunk, and the service's answers are small), unless it declares itself a
  * stream (`Transfer-Encoding: chunked`, as tRPC's streaming answers do, or `text/event-stream`):
@@ -29,7 +30,8 @@
  *
  * Its parts: the accounting, accepting at the cap and the timeouts' sweep
  * (`serve_connections.ts`), the accept watchdog (`serve_watchdog.ts`) and the request conversion
- * (`serve_exchange.ts`); `serve()` wires them to node:http.
+ * (`serve_exchange.ts`, a bodiless request's `Request` in `serve_request.ts`); `serve()` wires them
+ * to node:http.
  *
  * @module
  */
