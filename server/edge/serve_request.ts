@@ -94,12 +94,18 @@ export class RawHeaders implements Headers {
   }
 
   #headers(): Headers {
-    if (this.#all) return this.#all;
-    const raw = this.#raw;
-    const pairs: [string, string][] = [];
-    for (let i = 0; i < raw.length; i += 2) pairs.push([raw[i], raw[i + 1]]);
-    return this.#all = new Headers(pairs);
+    return this.#all ??= new Headers(headerPairs(this.#raw));
   }
+}
+
+/**
+ * node:http's raw headers (name, value, name, value…) as name and value pairs, the form `Headers`
+ * and `Request` copy several times faster than a `Headers` object.
+ */
+export function headerPairs(raw: readonly string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i < raw.length; i += 2) pairs.push([raw[i], raw[i + 1]]);
+  return pairs;
 }
 
 /**

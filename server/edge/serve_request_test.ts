@@ -38,6 +38,7 @@ function outcome<T>(fn: () => T): T | string {
   }
 }
 
+/** The pairs Deno's side is made from; written here, not imported, so that it checks ours. */
 function pairsOf(raw: string[]): [string, string][] {
   const pairs: [string, string][] = [];
   for (let i = 0; i < raw.length; i += 2) pairs.push([raw[i], raw[i + 1]]);
