@@ -309,14 +309,11 @@ async function runScenario(
     const driveSvc = driver(settings, requests, svcHeaders);
     await checkStatus(baseline.url, scenario);
     await checkStatus(service.url, scenario, svcHeaders);
-    if (warmup > 0) {
-      await driveBase(baseline.url, warmup);
-      await driveSvc(service.url, warmup);
-    }
     const [bases, svcs] = await alternate(
       rounds,
-      () => cpuRound(baseline, driveBase, seconds),
-      () => cpuRound(service, driveSvc, seconds),
+      warmup,
+      cpuSide(baseline, driveBase, seconds),
+      cpuSide(service, driveSvc, seconds),
     );
     peaks.svc = Math.max(peaks.svc, (await service.memory()).peakKiB);
     peaks.base = Math.max(peaks.base, (await baseline.memory()).peakKiB);
@@ -328,15 +325,33 @@ async function runScenario(
   }
 }
 
+/** One side of a comparison: how it is warmed up (for so many seconds), and one measurement. */
+interface Side<T> {
+  warm: (seconds: number) => Promise<unknown>;
+  measure: () => Promise<T>;
+}
+
+/** A server's side: warmed up by `drive`, measured by a CPU-timed round of `seconds`. */
+const cpuSide = (process: ServerProcess, drive: Drive, seconds: number): Side<CpuRound> => ({
+  warm: (s) => drive(process.url, s),
+  measure: () => cpuRound(process, drive, seconds),
+});
+
 /**
- * `rounds` measurements of each side, in alternating order (base first, then service first), so
- * that drift in the machine's load falls on both sides.
+ * Both sides warmed up (`warmup` seconds each, base first), then `rounds` measurements of each,
+ * in alternating order (base first, then service first), so that drift in the machine's load
+ * falls on both sides.
  */
 async function alternate<T>(
   rounds: number,
-  base: () => Promise<T>,
-  svc: () => Promise<T>,
+  warmup: number,
+  { warm: warmBase, measure: base }: Side<T>,
+  { warm: warmSvc, measure: svc }: Side<T>,
 ): Promise<[T[], T[]]> {
+  if (warmup > 0) {
+    await warmBase(warmup);
+    await warmSvc(warmup);
+  }
   const bases: T[] = [];
   const svcs: T[] = [];
   for (let round = 0; round < rounds; round++) {
@@ -416,14 +431,11 @@ async function runFloorPair(
   const floor = await startFloor({ ...database, without: floorWithout, denoFlags: v8Flags });
   try {
     const drive = driver(settings, requestsOf(read), HEADERS);
-    if (warmup > 0) {
-      await drive(floor.url, warmup);
-      await drive(service.url, warmup);
-    }
     const [floors, services] = await alternate(
       rounds,
-      () => cpuRound(floor, drive, seconds),
-      () => cpuRound(service, drive, seconds),
+      warmup,
+      cpuSide(floor, drive, seconds),
+      cpuSide(service, drive, seconds),
     );
     const perRequest = (runs: CpuRound[]) => cpuUs(cpuOf(runs), resultOf(runs));
     const svcUs = perRequest(services);
@@ -460,15 +472,11 @@ async function runHello(settings: Settings): Promise<void> {
   const layer = await startHello("layer");
   try {
     const drive = driver(settings, [{ method: "GET", path: "/" }], {});
-    if (warmup > 0) {
-      await drive(bare.url, warmup);
-      await drive(layer.url, warmup);
-    }
-    const [bases, layers] = await alternate(
-      rounds,
-      () => drive(bare.url, seconds),
-      () => drive(layer.url, seconds),
-    );
+    const wrkSide = (url: string) => ({
+      warm: (s: number) => drive(url, s),
+      measure: () => drive(url, seconds),
+    });
+    const [bases, layers] = await alternate(rounds, warmup, wrkSide(bare.url), wrkSide(layer.url));
     const base = combine(bases);
     const svc = combine(layers);
     printRow(HELLO, base, svc, "-");
