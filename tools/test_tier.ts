@@ -24,7 +24,6 @@ export const TIER_ROOTS = ["server", "shared", "client", "cli", "tools"];
 const TEST_FLAGS = [
   "--config=deno.dev.json",
   "--no-check",
-  "--v8-flags=--liftoff-only",
   "--allow-net",
   "--allow-env",
   "--allow-read",
