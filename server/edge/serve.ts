@@ -13,7 +13,8 @@
  *   begun but its head is not complete; a request body must arrive in full within `bodyTimeoutMs`
  *   of its head, or the connection is closed and the body stream of the `Request` errors with a
  *   `RequestBodyError`. Deadlines are checked by one sweep (every quarter of the shortest timeout,
- *   at most every second), not by a timer per connection.
+ *   at most every second), not by a timer per connection. A sweep that runs late closes nothing,
+ *   so a stall of the server's own is not charged to a client whose request waits unread.
  * - **Accept failures survived**: when the process runs out of file descriptors, Deno's `node:net`
  *   listener stops accepting for good, without an error (Deno 2.9). A watchdog notices (no
  *   connection accepted, and a probe connection of its own not accepted within two seconds, or
@@ -206,9 +207,7 @@ export async function serve(options: ServeOptions): Promise<HttpServer> {
   }
 
   // The sweep: deadlines of waiting connections and of request bodies.
-  const shortest = Math.min(limits.headersTimeoutMs, limits.idleTimeoutMs, limits.bodyTimeoutMs);
-  const sweepMs = Math.max(25, Math.min(1000, Math.floor(shortest / 4)));
-  parts.sweeper = setInterval(() => table.sweep(performance.now()), sweepMs);
+  parts.sweeper = setInterval(() => table.sweep(performance.now()), table.sweepMs);
 
   // The listener, and the watchdog that opens it again when accept has stopped.
   http1.on("connection", (socket: Socket) => {

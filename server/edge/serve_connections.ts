@@ -99,7 +99,12 @@ export class ConnectionTable {
   draining = false;
   /** The cap in force: `maxConnections`, or less for a while after running out of descriptors. */
   cap: number;
+  /** How often `sweep` should run: a quarter of the shortest timeout, 25 ms to 1 s. */
+  readonly sweepMs: number;
   readonly #warnings = new Map<string, number>();
+  /** When the last sweep ran, and whether it let its deadlines pass because it ran late. */
+  #lastSweep = -Infinity;
+  #deferred = false;
 
   constructor(
     readonly limits: ConnectionLimits,
@@ -108,6 +113,8 @@ export class ConnectionTable {
     readonly onDrained: () => void,
   ) {
     this.cap = limits.maxConnections;
+    const shortest = Math.min(limits.headersTimeoutMs, limits.idleTimeoutMs, limits.bodyTimeoutMs);
+    this.sweepMs = Math.max(25, Math.min(1000, Math.floor(shortest / 4)));
   }
 
   /** Each kind of warning is logged at most once a second. */
@@ -172,8 +179,20 @@ export class ConnectionTable {
     });
   }
 
-  /** The deadlines of waiting connections and of request bodies, checked at `now`. */
+  /**
+   * The deadlines of waiting connections and of request bodies, checked at `now`. A sweep that
+   * runs late (the event loop was busy for over two intervals) closes nothing: bytes may be
+   * waiting unread in a socket that looks idle, and timers run before reads. The next sweep,
+   * after the reads, does close what is still due.
+   */
   sweep(now: number): void {
+    const late = now - this.#lastSweep > 2 * this.sweepMs;
+    this.#lastSweep = now;
+    if (late && !this.#deferred) {
+      this.#deferred = true;
+      return;
+    }
+    this.#deferred = false;
     const limits = this.limits;
     const waitFloor = Math.min(limits.headersTimeoutMs, limits.idleTimeoutMs);
     for (const conn of this.waiting) {
