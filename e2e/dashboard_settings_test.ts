@@ -155,6 +155,12 @@ Deno.test({
 
       // Maintenance.
       const m = r.maintenance;
+      // The form offered the next full hour at least five minutes ahead (read a moment later).
+      assert.match(m.offeredStart, /^\d{4}-\d\d-\d\d \d\d:00$/);
+      assert.ok(
+        m.offeredLeadMinutes >= 4.5 && m.offeredLeadMinutes <= 65,
+        `${m.offeredStart}: ${m.offeredLeadMinutes} min ahead`,
+      );
       assert.equal(m.upcoming.length, 1);
       assert.match(m.upcoming[0], /Database upgrade/);
       assert.equal(m.past.length, 1);

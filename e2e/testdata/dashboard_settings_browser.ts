@@ -62,6 +62,9 @@ export interface Report {
     upcoming: string[];
     past: string[];
     endsError: string;
+    /** The start the form offered, and how many minutes ahead of the browser's clock. */
+    offeredStart: string;
+    offeredLeadMinutes: number;
     afterDelete: string[];
     /** What has focus once the deleted window's row is gone. */
     focusAfterDelete: string;
@@ -241,7 +244,15 @@ async function run(args: Args): Promise<Report> {
     },
     policy: { saved: "", shown: "", focusAfterSave: "" },
     overrides: { saved: "", effective: "" },
-    maintenance: { upcoming: [], past: [], endsError: "", afterDelete: [], focusAfterDelete: "" },
+    maintenance: {
+      upcoming: [],
+      past: [],
+      endsError: "",
+      offeredStart: "",
+      offeredLeadMinutes: 0,
+      afterDelete: [],
+      focusAfterDelete: "",
+    },
     statusPage: {
       heading: "",
       pageLink: "",
@@ -504,6 +515,10 @@ async function run(args: Args): Promise<Report> {
     await subnav.getByRole("link", { name: "Maintenance" }).click();
     await main.getByRole("heading", { name: "Maintenance", exact: true }).waitFor();
     const windowForm = main.getByRole("form", { name: "Add a window" });
+    report.maintenance.offeredStart = await windowForm.getByLabel("Starts (UTC)").inputValue();
+    report.maintenance.offeredLeadMinutes =
+      (Date.parse(`${report.maintenance.offeredStart.replace(" ", "T")}:00Z`) -
+        await page.evaluate(() => Date.now())) / 60_000;
     // With the keyboard alone: to the reason (the times are filled in), then Add window.
     report.keyboard.reason = await tabTo(page, "Reason (optional)");
     await page.keyboard.type("Database upgrade");
@@ -799,7 +814,8 @@ async function readOnlyTab(
     const tag = await page.locator("header .scope").innerText();
     await look("alert-policy", "#/alert-policy", "In effect");
     await look("project-alerts", `#/projects/${args.project}/alerts`, "In effect for");
-    await look("maintenance", `#/projects/${args.project}/maintenance`, "Upcoming (1)");
+    // Not "Upcoming (1)": that window may be under way by now (it starts on the hour).
+    await look("maintenance", `#/projects/${args.project}/maintenance`, "Past (0)");
     await look("status-page", `#/projects/${args.project}/status-page`, "Public");
     await look("badges", `#/projects/${args.project}/badges`, "Badges (0)");
     await look("incidents", "#/incidents", "Page 1");

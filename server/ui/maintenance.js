@@ -19,6 +19,8 @@ import { duration } from "./format.js";
 /** @typedef {NonNullable<Answer<"get", "/projects/{project}/maintenance">>["data"][number]} Window */
 
 const HOUR = 3_600_000;
+/** The least time between now and the start the new-window form offers. */
+const LEAD = 300_000;
 
 /**
  * `2031-03-01 08:00`: a time as the fields show it, in UTC, as every time of the dashboard is
@@ -61,7 +63,9 @@ function utcOf(name, text) {
  */
 function NewWindow({ project, onAdded }) {
   const form = useForm(["starts_at", "ends_at", "reason"]);
-  const nextHour = Math.ceil(Date.now() / HOUR) * HOUR;
+  // The next full hour at least five minutes ahead: one seconds away would be under way, not
+  // upcoming, by the time the form is sent.
+  const nextHour = Math.ceil((Date.now() + LEAD) / HOUR) * HOUR;
   const [values, setValues] = useState({
     starts_at: fieldTime(nextHour),
     ends_at: fieldTime(nextHour + HOUR),
