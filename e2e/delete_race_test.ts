@@ -28,7 +28,11 @@ import {
 } from "../server/runner/store.ts";
 
 const RUNNER = "race-runner";
-const INTERVAL_MS = 60_000;
+/**
+ * A day: each round's kept probes are next due an interval after its claim, and a shorter one
+ * (a minute) had them due again, and claimed with a later round's, when rounds were slow.
+ */
+const INTERVAL_MS = 86_400_000;
 /** Probes of the project deleted in each round: enough for its delete to take a while. */
 const DOOMED = 10_000;
 

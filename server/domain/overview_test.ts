@@ -219,7 +219,10 @@ apiSuite("the overview", (test) => {
     const moved = await t.api.patch(path, { locations: ["local", remote] });
     assert.equal(moved.status, 200, moved.text);
     // Two whole hours before the current one, so that the reads below (at the real time) see
-    // them whatever the minute: the locations disagree in each.
+    // them whatever the minute: the locations disagree in each. An hour ending during the reads
+    // would move them a bucket: in its last 30 s, the test waits for the next.
+    const leftOfHour = HOUR - (Date.now() % HOUR);
+    if (leftOfHour < 30_000) await new Promise((resolve) => setTimeout(resolve, leftOfHour + 10));
     const hour = Math.floor(Date.now() / HOUR) * HOUR;
     const [two, one] = [hour - 2 * HOUR, hour - HOUR];
     await record(db, [

@@ -171,10 +171,11 @@ for (const backend of backends()) {
         const { key } = await makeKey(api, {
           name: "brief",
           role: "viewer",
-          expires_at: new Date(Date.now() + 1500).toISOString(),
+          // Seconds ahead: the creation and the first read must fit before it, on a busy machine.
+          expires_at: new Date(Date.now() + 4000).toISOString(),
         });
         assert.equal((await api.get("/api/v1/whoami", { key })).status, 200);
-        await new Promise((resolve) => setTimeout(resolve, 1600));
+        await new Promise((resolve) => setTimeout(resolve, 4100));
         assert.equal((await api.get("/api/v1/whoami", { key })).status, 401);
       });
 

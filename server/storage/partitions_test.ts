@@ -124,6 +124,21 @@ for (const backend of backends()) {
     }
   });
 
+  Deno.test(`a fresh test database holds the partitions of its day, not of the day its copy was made [${backend}]`, async () => {
+    // The test databases are copies of one migrated database kept between runs; migrating made
+    // the partitions of its day on. A copy made days ago would hold those days' partitions.
+    const handle = await freshDatabase(backend);
+    try {
+      const days = await listPartitions(handle.db);
+      const today = dayOf(Date.now());
+      // Yesterday's too, for a run that crossed midnight since its copy was made.
+      assert.ok(days.length > 0 && days[0] >= today - DAY_MS, days.map(partitionName).join(" "));
+      assert.ok(days.includes(today + PARTITION_AHEAD_DAYS * DAY_MS) || days[0] < today);
+    } finally {
+      await handle.close();
+    }
+  });
+
   Deno.test(`rows outside every partition are kept, and moved when their day's partition is made [${backend}]`, async () => {
     const handle = await freshDatabase(backend);
     const db = handle.db;

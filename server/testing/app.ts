@@ -121,12 +121,20 @@ async function migrationsKey(...others: string[]): Promise<string> {
 /** The name part that says where the migrations stopped: none for the newest. */
 const upTo = (to: Stop) => to === undefined ? [] : to === null ? ["none"] : [`to ${to}`];
 
+/**
+ * The UTC day a dump or a template is made for (`yyyymmdd`): migrating makes the daily partitions
+ * of results from that day on, and a copy made days ago would hold the partitions of those days
+ * (a test putting a run three days back in no partition would find one).
+ */
+const madeOn = (at = Date.now()) => new Date(at).toISOString().slice(0, 10).replaceAll("-", "");
+
 async function cachedSnapshot(to: Stop): Promise<Blob> {
   const dir = `${Deno.env.get("TMPDIR") || "/tmp"}/probe-monitor-test-pglite`;
   await Deno.mkdir(dir, { recursive: true });
   const key = await migrationsKey(
     import.meta.resolve("@electric-sql/pglite"),
     SNAPSHOT_FORM,
+    madeOn(),
     ...upTo(to),
   );
   const path = `${dir}/${key}.tar`;
@@ -152,7 +160,7 @@ async function cachedSnapshot(to: Stop): Promise<Blob> {
   return dump;
 }
 
-/** Drops dumps of other schemas (40 MB each), and leftovers, that are a day old. */
+/** Drops dumps of other schemas or days (40 MB each), and leftovers, that are a day old. */
 async function removeStaleSnapshots(dir: string, key: string): Promise<void> {
   const dayAgo = Date.now() - 86_400_000;
   for await (const entry of Deno.readDir(dir)) {
@@ -163,26 +171,46 @@ async function removeStaleSnapshots(dir: string, key: string): Promise<void> {
   }
 }
 
+const TEMPLATE_PREFIX = "probe_test_template_";
+
+/**
+ * Drops the templates made before `since` (a `yyyymmdd`), and those named before templates had a
+ * day; one another test run is copying from stays (PostgreSQL refuses to drop it).
+ */
+async function dropStaleTemplates(admin: postgres.Sql, since: string): Promise<void> {
+  const names = await admin<{ datname: string }[]>`
+    select datname from pg_database where datname like ${`${TEMPLATE_PREFIX}%`}`;
+  for (const { datname } of names) {
+    const day = /_(\d{8})$/.exec(datname)?.[1];
+    if (day !== undefined && day >= since) continue;
+    if (!/^probe_test_template_[0-9a-f]+(_\d{8})?$/.test(datname)) continue;
+    await admin.unsafe(`drop database if exists ${datname}`).catch(() => {});
+  }
+}
+
 /** Template databases' names by where their migrations stopped. */
 const templates = new Map<string, Promise<string>>();
 
 /**
  * A migrated PostgreSQL database to copy fresh ones from (copying takes about half the time of
- * creating one and migrating it). Made once per server and migrations, under an advisory lock
- * so that test files and test runs at the same time make it once; made under a name of its own
- * and renamed when complete, so that a run killed half-way leaves no half-made template.
+ * creating one and migrating it). Made once per server, migrations and UTC day (`madeOn`), under
+ * an advisory lock so that test files and test runs at the same time make it once; made under a
+ * name of its own and renamed when complete, so that a run killed half-way leaves no half-made
+ * template. Making one drops those of days before yesterday (any that is in use stays).
  */
 function migratedTemplate(adminUrl: string, to: Stop): Promise<string> {
   const made = templates.get(stopKey(to));
   if (made) return made;
   const template = (async () => {
-    const name = `probe_test_template_${await migrationsKey(...upTo(to))}`;
+    const day = madeOn();
+    const name = `${TEMPLATE_PREFIX}${await migrationsKey(...upTo(to))}_${day}`;
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
     try {
       await admin`select pg_advisory_lock(hashtext(${name}))`;
       try {
         const [found] = await admin`select 1 from pg_database where datname = ${name}`;
         if (!found) {
+          await dropStaleTemplates(admin, madeOn(Date.now() - 86_400_000));
           const partial = `${name}_${crypto.randomUUID().slice(0, 8)}`;
           await admin.unsafe(`create database ${partial}`);
           try {
