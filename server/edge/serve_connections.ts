@@ -59,6 +59,8 @@ export interface BodyRead {
   conn: Conn;
   deadline: number;
   fail(error: RequestBodyError): void;
+  /** Reads the rest and drops it; resolves once it has all arrived, false after `ms`. */
+  drain(ms: number): Promise<boolean>;
 }
 
 /** The body of a request could not be read: the client stopped sending or went away. */

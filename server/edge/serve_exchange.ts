@@ -72,6 +72,7 @@ function bodyOf(
   const bodies = table.bodies;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let done = false;
+  const ended = Promise.withResolvers<boolean>();
   const read: BodyRead = {
     conn,
     deadline: performance.now() + table.limits.bodyTimeoutMs,
@@ -80,6 +81,17 @@ function bodyOf(
       done = true;
       bodies.delete(read);
       controller.error(error);
+    },
+    drain(ms) {
+      if (!done) {
+        done = true;
+        controller.error(new RequestBodyError("aborted", "The answer was given before the body"));
+      }
+      req.off("data", onData);
+      req.resume();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<boolean>((resolve) => timer = setTimeout(resolve, ms, false));
+      return Promise.race([ended.promise, late]).finally(() => clearTimeout(timer));
     },
   };
   bodies.add(read);
@@ -105,12 +117,14 @@ function bodyOf(
   req.on("data", onData);
   req.once("end", () => {
     bodies.delete(read);
+    ended.resolve(true);
     if (done) return;
     done = true;
     controller.close();
   });
   req.once("close", () => {
     bodies.delete(read);
+    ended.resolve(req.complete);
     if (!req.complete) {
       read.fail(new RequestBodyError("aborted", "The client closed the connection mid-body"));
     }
@@ -139,6 +153,17 @@ function headersOf(response: Response) {
   return { headers, streamed, sized };
 }
 
+/** The longest a request's unread body is read and dropped for before its answer is sent. */
+export const LINGER_MS = 1000;
+/** The largest declared body read that way; a larger one ends its connection at once. */
+export const LINGER_BYTES = 8 * 1024 * 1024;
+
+/** Whether the rest of `req`'s body is read before the answer: a declared length, small enough. */
+function lingers(req: http.IncomingMessage): boolean {
+  const length = Number(req.headers["content-length"]);
+  return Number.isSafeInteger(length) && length <= LINGER_BYTES;
+}
+
 /** Sends `response` as the answer to `req`; `keepAlive` is the Keep-Alive header's value. */
 export async function send(
   response: Response,
@@ -155,9 +180,18 @@ export async function send(
   }
   const status = response.status;
   const { headers, streamed, sized } = headersOf(response);
-  // A request whose body was not read in full ends its connection (its rest is not waited
-  // for), and so does every request while shutting down.
+  // A request whose body was not read in full ends its connection, and so does every request
+  // while shutting down. A small rest still arriving is read first, for a moment: closing with
+  // bytes unread resets the connection, and a client still sending would get the reset instead
+  // of this answer. Once read, the connection stays open.
   const read = table.readOf.get(req);
+  if (read && table.bodies.has(read) && !table.draining && lingers(req)) {
+    await read.drain(LINGER_MS);
+    if (res.destroyed) {
+      await response.body?.cancel().catch(() => {});
+      return;
+    }
+  }
   if (table.draining || (read && table.bodies.has(read))) headers.push("connection", "close");
   else headers.push("keep-alive", keepAlive); // clients that heed it stop reusing in time
   if (status === 204 || status === 304 || (streamed && req.method === "HEAD")) {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { LINGER_MS } from "./serve_exchange.ts";
 import {
   type ConnectionLimits,
   countFreeFileDescriptors,
@@ -274,16 +275,41 @@ Deno.test("a body that stops mid-way errors the request's stream and closes the 
   );
 });
 
-Deno.test("an answer given before the body is read ends the connection; the body is dropped", async () => {
+Deno.test("an answer given before the body is read, whose rest does not come, ends the connection", async () => {
   await withServer(() => new Response("no", { status: 401 }), {}, async (server) => {
     const conn = await connect(server);
     await conn.write(encoder.encode(
       "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\n\r\n" + "x".repeat(1000),
     ));
-    const { text, closed } = await readUntilClosed(conn, 2000);
+    // The rest is waited for a moment (LINGER_MS), then the answer ends the connection.
+    const { text, closed, afterMs } = await readUntilClosed(conn, 3000 + LINGER_MS);
     closeQuietly(conn);
     assert.match(text, /^HTTP\/1.1 401/);
     assert.match(text, /connection: close/i);
+    assert.ok(closed && afterMs >= LINGER_MS * 0.9, `closed after ${afterMs} ms`);
+  });
+});
+
+Deno.test("an answer given while the body is still arriving lets the upload end, not reset", async () => {
+  // Refused on its headers, as a body over the limit is: the client is still sending.
+  await withServer(() => new Response("too large", { status: 413 }), {}, async (server) => {
+    const conn = await connect(server);
+    const size = 2 * 1024 * 1024;
+    await conn.write(
+      encoder.encode(`POST / HTTP/1.1\r\nHost: a\r\nContent-Length: ${size}\r\n\r\n`),
+    );
+    const chunk = new Uint8Array(64 * 1024).fill(120);
+    for (let sent = 0; sent < size; sent += chunk.length) {
+      await conn.write(chunk); // a reset would fail a write
+      if (sent % (512 * 1024) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await conn.write(encoder.encode("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"));
+    const { text, closed } = await readUntilClosed(conn, 5000);
+    closeQuietly(conn);
+    // Both answers on the one connection: the rest of the refused body was read and dropped.
+    assert.match(text, /^HTTP\/1.1 413[^]*too large/);
+    assert.doesNotMatch(text.split("too large")[0], /connection: close/i);
+    assert.equal(text.match(/HTTP\/1.1 413/g)?.length, 2);
     assert.ok(closed);
   });
 });
