@@ -186,7 +186,8 @@ export async function send(
   // of this answer. Once read, the connection stays open.
   const read = table.readOf.get(req);
   if (read && table.bodies.has(read) && !table.draining && lingers(req)) {
-    await read.drain(LINGER_MS);
+    // Within the body's deadline, whose sweep would close the connection unanswered.
+    await read.drain(Math.min(LINGER_MS, (read.deadline - performance.now()) / 2));
     if (res.destroyed) {
       await response.body?.cancel().catch(() => {});
       return;

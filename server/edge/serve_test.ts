@@ -290,6 +290,23 @@ Deno.test("an answer given before the body is read, whose rest does not come, en
   });
 });
 
+Deno.test("the rest of a body is waited for only within the body's deadline", async () => {
+  await withServer(
+    () => new Response("no", { status: 401 }),
+    { bodyTimeoutMs: 300 },
+    async (server) => {
+      const conn = await connect(server);
+      await conn.write(
+        encoder.encode("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1000\r\n\r\nx"),
+      );
+      const { text, closed, afterMs } = await readUntilClosed(conn, 3000);
+      closeQuietly(conn);
+      assert.match(text, /^HTTP\/1.1 401[^]*connection: close/i);
+      assert.ok(closed && afterMs < LINGER_MS, `closed after ${afterMs} ms`);
+    },
+  );
+});
+
 Deno.test("an answer given while the body is still arriving lets the upload end, not reset", async () => {
   // Refused on its headers, as a body over the limit is: the client is still sending.
   await withServer(() => new Response("too large", { status: 413 }), {}, async (server) => {
