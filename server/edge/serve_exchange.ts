@@ -87,8 +87,7 @@ function bodyOf(
         done = true;
         controller.error(new RequestBodyError("aborted", "The answer was given before the body"));
       }
-      req.off("data", onData);
-      req.resume();
+      dropRest();
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<boolean>((resolve) => timer = setTimeout(resolve, ms, false));
       return Promise.race([ended.promise, late]).finally(() => clearTimeout(timer));
@@ -105,10 +104,14 @@ function bodyOf(
     },
     cancel() {
       done = true;
-      req.off("data", onData);
-      req.resume(); // what is left is read and dropped; the deadline still holds
+      dropRest(); // the deadline still holds
     },
   }, { highWaterMark: 65536, size: (chunk) => chunk.byteLength });
+  /** What is left of the body is read and dropped. */
+  const dropRest = () => {
+    req.off("data", onData);
+    req.resume();
+  };
   const onData = (chunk: Buffer) => {
     if (done) return;
     controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));

@@ -220,7 +220,7 @@ Deno.test("a kept-alive connection is closed after the idle timeout once answere
 Deno.test("a request that arrived while the server was stalled is answered, not closed as idle", async () => {
   await withServer(hello, { idleTimeoutMs: 200, headersTimeoutMs: 1000 }, async (server) => {
     const conn = await connect(server);
-    while (server.stats().accepted === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await eventually(() => server.stats().accepted > 0);
     await conn.write(encoder.encode("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
     // The server's loop stalls past the idle timeout with the request unread in its socket.
     const until = performance.now() + 400;
