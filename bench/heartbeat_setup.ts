@@ -6,6 +6,7 @@
  */
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import { restCall, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
+import { startTaskOf } from "./setup.ts";
 
 export const KEY = "bench-heartbeat-key-0123456789";
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -76,7 +77,7 @@ export async function startServices(
             ...env,
           },
           // As `deno task start` runs it.
-          denoFlags: ["--v8-flags=--max-semi-space-size=3"],
+          denoFlags: [`--v8-flags=${startTaskOf().v8Flags}`],
           output: "capture",
           readyTimeoutMs: 120_000,
         }),

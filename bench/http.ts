@@ -11,7 +11,7 @@
  * (a folder: the service, or the floor, writes a V8 CPU profile under it, one per scenario,
  * in `service/` or `floor/`), BENCH_FLOOR_WITHOUT
  * (libraries the floor row leaves out: `WITHOUT` of `floor.ts`), BENCH_V8_FLAGS (V8 flags of the
- * service and the floor, comma-separated: `--semi-space-growth-factor=16,--max-semi-space-size=4`).
+ * service and the floor, comma-separated, `none` for V8's defaults; `deno task start`'s by default).
  *
  * Each scenario runs on a fresh service and a fresh baseline (see `runScenario`).
  *
@@ -40,6 +40,7 @@ import {
   startFloor,
   startHello,
   startService,
+  startTaskOf,
 } from "./setup.ts";
 import { probeUrlAt, projectAt } from "./seed.ts";
 import { runWrk, type WrkRequest, type WrkResult } from "./wrk.ts";
@@ -74,13 +75,12 @@ const FLOOR = `${READ}: stack floor${floorWithout ? ` without ${floorWithout}` :
 /** The service's CPU per request over the floor's, at most; and the read's p99 (ms) under. */
 const FLOOR_TARGET = { ratio: 1.5, p99Ms: 25 };
 /**
- * The V8 flags of the service and the floor alike (`BENCH_V8_FLAGS`, comma-separated as
- * `--v8-flags` takes them; none by default): the heap settings of `deno task start` trade
- * throughput for memory, and both sides should pay the same.
+ * The V8 flags of the service and the floor alike: those `deno task start` runs the service with
+ * (its heap settings trade throughput for memory, and both sides should pay the same), or
+ * `BENCH_V8_FLAGS` (comma-separated as `--v8-flags` takes them; `none` for V8's defaults).
  */
-const v8Flags = Deno.env.get("BENCH_V8_FLAGS")
-  ? [`--v8-flags=${Deno.env.get("BENCH_V8_FLAGS")}`]
-  : [];
+const benchV8Flags = Deno.env.get("BENCH_V8_FLAGS") ?? startTaskOf().v8Flags ?? "none";
+const v8Flags = benchV8Flags === "none" ? [] : [`--v8-flags=${benchV8Flags}`];
 
 const SCENARIOS: Scenario[] = [
   {
@@ -517,7 +517,8 @@ async function main(): Promise<number> {
     console.log(
       `wrk: ${connections} connections, ${threads} thread(s); ${settings.rounds} rounds of ` +
         `${settings.seconds} s per side and scenario, after ${settings.warmup} s warm-up, on ` +
-        `fresh processes per scenario; pool ${poolSize}`,
+        `fresh processes per scenario; pool ${poolSize}; V8 flags of the service and the floor: ` +
+        benchV8Flags,
     );
     console.log(await speedNote());
     console.log(

@@ -27,6 +27,7 @@ import { parseArgs } from "node:util";
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import { memoryOf, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
+import { startTaskOf } from "./setup.ts";
 
 const KEY = "bench-memory-key-0123456789";
 const PROJECT = "memory";
@@ -76,20 +77,6 @@ const serverDir = args["server-dir"] ?? new URL("..", import.meta.url).pathname;
 const startTask = startTaskOf(serverDir);
 /** The V8 flags the server runs with: `--v8-flags`, or those of its `deno task start`. */
 const v8Flags = args["v8-flags"] ?? startTask.v8Flags;
-
-/** The V8 flags and the variables (`NAME=value` before `deno`) of the service's start task. */
-function startTaskOf(dir: string): { v8Flags?: string; env: Record<string, string> } {
-  const config = JSON.parse(Deno.readTextFileSync(`${dir.replace(/\/$/, "")}/deno.json`));
-  const start = config.tasks?.start;
-  const command: string = typeof start === "string" ? start : start?.command ?? "";
-  const env = Object.fromEntries(
-    [...command.slice(0, command.indexOf("deno ")).matchAll(/(\w+)=(\S+)/g)].map((m) => [
-      m[1],
-      m[2],
-    ]),
-  );
-  return { v8Flags: /--v8-flags=(\S+)/.exec(command)?.[1], env };
-}
 
 const mib = (kib: number) => kib / 1024;
 const fmt = (kib: number) => `${mib(kib).toFixed(0)} MiB`;

@@ -218,3 +218,22 @@ export async function speedNote(): Promise<string> {
 }
 
 export const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
+
+/**
+ * The V8 flags and the variables (`NAME=value` before `deno`) of `deno task start` in the
+ * checkout at `dir` (this one by default): benchmarks run the server as that task runs it.
+ */
+export function startTaskOf(
+  dir = new URL("..", import.meta.url).pathname,
+): { v8Flags?: string; env: Record<string, string> } {
+  const config = JSON.parse(Deno.readTextFileSync(`${dir.replace(/\/$/, "")}/deno.json`));
+  const start = config.tasks?.start;
+  const command: string = typeof start === "string" ? start : start?.command ?? "";
+  const env = Object.fromEntries(
+    [...command.slice(0, command.indexOf("deno ")).matchAll(/(\w+)=(\S+)/g)].map((m) => [
+      m[1],
+      m[2],
+    ]),
+  );
+  return { v8Flags: /--v8-flags=(\S+)/.exec(command)?.[1], env };
+}
