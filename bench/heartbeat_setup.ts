@@ -9,6 +9,9 @@ import { restCall, type ServerProcess, startServerProcess } from "../server/test
 import { startTaskOf } from "./setup.ts";
 
 export const KEY = "bench-heartbeat-key-0123456789";
+/** The V8 flags of `deno task start`, if it gives any. */
+const { v8Flags } = startTaskOf();
+const V8_FLAGS = v8Flags ? [`--v8-flags=${v8Flags}`] : [];
 const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 
 export type DatabaseKind = "embedded" | "postgres";
@@ -77,7 +80,7 @@ export async function startServices(
             ...env,
           },
           // As `deno task start` runs it.
-          denoFlags: [`--v8-flags=${startTaskOf().v8Flags}`],
+          denoFlags: V8_FLAGS,
           output: "capture",
           readyTimeoutMs: 120_000,
         }),
