@@ -95,7 +95,7 @@ const arrivals: Record<string, number[]> = Object.fromEntries(
   Object.keys(KINDS).map((k) => [k, []]),
 );
 const app = await createApp({
-  database: await freshDatabase(values.postgres ? "postgres" : "pglite"),
+  database: await freshDatabase(values.postgres ? "postgres" : "pglite", { reuse: false }),
   apiKeys: [TEST_API_KEY],
   log: createLogger("silent"),
   remoteRuns: { syncEveryMs: 0 },

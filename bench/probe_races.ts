@@ -23,7 +23,7 @@ const DOCUMENTED = new Set([200, 201, 204, 404, 422]);
 Deno.env.set("TEST_DATABASE_URL", benchSettings().adminUrl);
 // Failures are logged (as the service logs them), so that an undocumented answer shows its cause.
 const app = await createApp({
-  database: await freshDatabase("postgres"),
+  database: await freshDatabase("postgres", { reuse: false }),
   apiKeys: [TEST_API_KEY],
   log: createLogger("error"),
 });

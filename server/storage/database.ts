@@ -214,16 +214,52 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
       },
     };
   }
+  const pglite = await openEmbedded({ dataDir, loadDataDir });
+  return embeddedHandle(pglite, async () => {
+    if (!pglite.closed) await pglite.close();
+  });
+}
+
+/** Opens PGlite in the calling thread with the service's settings (`embeddedStartParams`). */
+export async function openEmbedded(
+  { dataDir, loadDataDir }: { dataDir?: string; loadDataDir?: Blob },
+): Promise<PGlite> {
   // Loaded here, not at start: the server's own thread never runs PGlite (its worker does).
   const { PGlite } = await import("@electric-sql/pglite");
-  const pglite = await PGlite.create({
+  return await PGlite.create({
     dataDir,
     loadDataDir,
     startParams: embeddedStartParams(PGlite.defaultStartParams),
   });
+}
+
+/**
+ * A handle on a PGlite instance open in the calling thread. Closing the handle ends its Kysely
+ * instance, then calls `close` with the PGlite instance, which is left open otherwise: the
+ * caller that opened it decides (`openDatabase` closes it; tests may use it again).
+ */
+export function embeddedHandle(pglite: PGlite, close: () => Promise<void>): DatabaseHandle {
+  let ended = false;
+  const refused = () => Promise.reject(new Error("The database handle is closed"));
   const counters = new PoolCounters();
   const db = new Kysely<Database>({
-    dialect: new PGliteDialect({ pglite: countedPGlite(pglite, counters) }),
+    dialect: new PGliteDialect({
+      pglite: countedPGlite({
+        get closed() {
+          return ended || pglite.closed;
+        },
+        get ready() {
+          return pglite.ready;
+        },
+        get waitReady() {
+          return pglite.waitReady;
+        },
+        // Kysely closes its PGlite when destroyed: that is `close`'s to decide.
+        close: () => Promise.resolve(),
+        query: (query, params, options) => ended ? refused() : pglite.query(query, params, options),
+        transaction: (callback) => ended ? refused() : pglite.transaction(callback),
+      }, counters),
+    }),
   });
   return {
     db,
@@ -232,7 +268,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHand
     poolStats: () => [embeddedPoolStats(counters)],
     close: async () => {
       await db.destroy();
-      if (!pglite.closed) await pglite.close();
+      ended = true;
+      await close();
     },
   };
 }
