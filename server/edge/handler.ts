@@ -244,6 +244,18 @@ function publicPages(pages: PublicPage[], labels: RouteLabels) {
   };
 }
 
+/** Each document's JSON text, made once: an app made again serves the same document. */
+const documentTexts = new WeakMap<OpenAPIObject, string>();
+
+function jsonOf(document: OpenAPIObject): string {
+  let text = documentTexts.get(document);
+  if (text === undefined) {
+    text = JSON.stringify(document);
+    documentTexts.set(document, text);
+  }
+  return text;
+}
+
 export function createHttpHandler(
   deps: HttpDeps,
 ): (request: Request, client?: Client) => Promise<Response> {
@@ -277,7 +289,7 @@ export function createHttpHandler(
     maxAnswerBytes,
   });
   const docs = createDocsHandler({
-    openApiJson: JSON.stringify(document),
+    openApiJson: jsonOf(document),
     openApiPath: `${REST_PREFIX}/openapi.json`,
   });
   const labels = routeLabels(OPERATIONS);
