@@ -9,13 +9,13 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { sql } from "kysely";
-import type { App } from "../app.ts";
-import type { Db } from "../storage/database.ts";
-import { REST_PREFIX, TRPC_PREFIX } from "./handler.ts";
-import { buildOpenApiDocument } from "./openapi.ts";
-import { type Answer, backends, startTestApp, TestClient } from "../testing/app.ts";
-import { procedureTypes } from "../testing/document.ts";
-import { appRouter } from "../procedures/router.ts";
+import type { App } from "../server/app.ts";
+import type { Db } from "../server/storage/database.ts";
+import { REST_PREFIX, TRPC_PREFIX } from "../server/edge/handler.ts";
+import { buildOpenApiDocument } from "../server/edge/openapi.ts";
+import { type Answer, backends, startTestApp, TestClient } from "../server/testing/app.ts";
+import { procedureTypes } from "../server/testing/document.ts";
+import { appRouter } from "../server/procedures/router.ts";
 
 const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 15);
 const SEED = Deno.env.get("FUZZ_SEED") ? Number(Deno.env.get("FUZZ_SEED")) : undefined;

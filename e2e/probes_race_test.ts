@@ -4,8 +4,8 @@
 // left must be one probe per URL, each reachable under the id its method and URL give.
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { type Answer, apiSuite, type TestClient, uniqueName } from "../testing/app.ts";
-import { probeIdOf } from "./probe_id.ts";
+import { type Answer, apiSuite, type TestClient, uniqueName } from "../server/testing/app.ts";
+import { probeIdOf } from "../server/domain/probe_id.ts";
 
 const ROUNDS = 20;
 const WRITERS = 25;
