@@ -7,16 +7,14 @@ import postgres from "postgres";
 import { Migrator } from "kysely/migration";
 import { migrations } from "../../migrations/mod.ts";
 import { type App, createApp } from "../app.ts";
-import type { PGlite } from "@electric-sql/pglite";
 import {
   type DatabaseHandle,
   type DatabaseTarget,
   type Db,
-  embeddedHandle,
   openDatabase,
   openEmbedded,
 } from "../storage/database.ts";
-import { ReusePool, type Session } from "./reused_databases.ts";
+import { keptEmbedded, keptPostgres } from "./reused_databases.ts";
 import { migrateToLatest } from "../storage/migrator.ts";
 import { createLogger, type Logger } from "../base/log.ts";
 import { createNetworkPolicy, parseNetworks } from "../base/outbound/network_policy.ts";
@@ -257,132 +255,17 @@ export async function freshDatabase(
   { migratedTo, reuse = true }: { migratedTo?: string | null; reuse?: boolean } = {},
 ): Promise<DatabaseHandle> {
   const kind = stopKey(migratedTo);
-  if (backend === "pglite" && !reuse) {
-    return openDatabase({ kind: "pglite", loadDataDir: await migratedSnapshot(migratedTo) });
-  }
   if (backend === "pglite") {
-    const pglite = embeddedPool.take(kind) ?? await (async () => {
-      const made = await openEmbedded({ loadDataDir: await migratedSnapshot(migratedTo) });
-      await embeddedPool.made(kind, made, embeddedSession(made));
-      return made;
-    })();
-    return embeddedHandle(pglite, async () => {
-      if (pglite.closed) return;
-      const kept = await endSession(pglite)
-        .then((session) => embeddedPool.giveBack(kind, pglite, session))
-        .catch(() => false);
-      if (!kept) await pglite.close();
-    });
+    const loadDataDir = await migratedSnapshot(migratedTo);
+    if (!reuse) return openDatabase({ kind: "pglite", loadDataDir });
+    return await keptEmbedded(kind, () => openEmbedded({ loadDataDir }));
   }
   const adminUrl = Deno.env.get("TEST_DATABASE_URL");
   if (!adminUrl) throw new Error("TEST_DATABASE_URL is not set");
   if (migratedTo === null) return await openDropping(await createPostgresDatabase(adminUrl));
-  const template = () => migratedTemplate(adminUrl, migratedTo);
-  if (!reuse) {
-    return await openDropping(
-      await createPostgresDatabase(adminUrl, "probe_test", await template()),
-    );
-  }
-  const copy = postgresPool.take(kind) ?? await (async () => {
-    const made = await createPostgresDatabase(adminUrl, "probe_test", await template());
-    await withPostgresSession(made.url, (session) => postgresPool.made(kind, made, session));
-    return made;
-  })();
-  return await openDropping({
-    url: copy.url,
-    drop: async () => {
-      const kept = await withPostgresSession(copy.url, async (session) => {
-        if (await otherSessions(session)) return false;
-        return await postgresPool.giveBack(kind, copy, session);
-      }).catch(() => false);
-      if (kept) dropAtExit(adminUrl);
-      else await copy.drop();
-    },
-  });
-}
-
-/** Embedded databases kept for the next test (`reused_databases.ts`), by where migrations stop. */
-const embeddedPool = new ReusePool<PGlite>();
-
-/** PostgreSQL copies of the template kept for the next test, dropped when the process ends. */
-const postgresPool = new ReusePool<{ url: string; name: string; drop(): Promise<void> }>();
-
-function embeddedSession(pglite: PGlite): Session {
-  return {
-    query: async <T>(text: string) => (await pglite.query<T>(text)).rows,
-    run: async (text) => void await pglite.exec(text),
-  };
-}
-
-/** A PGlite's one session as a new one: no transaction, no setting, no prepared statement. */
-async function endSession(pglite: PGlite): Promise<Session> {
-  try {
-    await pglite.exec("discard all");
-  } catch {
-    // A transaction was left open (a test that failed half-way).
-    await pglite.exec("rollback; discard all");
-  }
-  return embeddedSession(pglite);
-}
-
-/** Runs `work` on a connection of its own to `url`. */
-async function withPostgresSession<T>(url: string, work: (session: Session) => Promise<T>) {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    return await work({
-      query: async <T>(text: string) => (await sql.unsafe(text)) as T[],
-      run: async (text) => void await sql.unsafe(text).simple(),
-    });
-  } finally {
-    await sql.end();
-  }
-}
-
-/**
- * Whether connections other than `session`'s are open on its database: a closed pool's take a
- * moment to go, a test's own (a server it started) may not.
- */
-async function otherSessions(session: Session): Promise<boolean> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const [{ count }] = await session.query<{ count: number }>(
-      `select count(*)::int as count from pg_stat_activity
-       where datname = current_database() and pid <> pg_backend_pid()`,
-    );
-    if (count === 0) return false;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return true;
-}
-
-let dropping = false;
-
-/**
- * Drops the PostgreSQL databases kept when this test module ends. `unload` waits for nothing
- * asynchronous, so a `deno run` of `drop_databases.ts` does it while this one waits.
- */
-function dropAtExit(adminUrl: string): void {
-  if (dropping) return;
-  dropping = true;
-  globalThis.addEventListener("unload", () => {
-    const names = postgresPool.drain().map((copy) => copy.name);
-    if (names.length === 0) return;
-    new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--no-check",
-        "--cached-only",
-        `--config=${new URL("../../deno.json", import.meta.url).pathname}`,
-        "--allow-net",
-        "--allow-env",
-        "--allow-read",
-        new URL("./drop_databases.ts", import.meta.url).pathname,
-        adminUrl,
-        ...names,
-      ],
-      stdin: "null",
-      stdout: "null",
-    }).outputSync();
-  });
+  const copy = async () =>
+    createPostgresDatabase(adminUrl, "probe_test", await migratedTemplate(adminUrl, migratedTo));
+  return await openDropping(reuse ? await keptPostgres(kind, adminUrl, copy) : await copy());
 }
 
 /** Opens a database made by `createPostgresDatabase`; closing the handle drops the database. */
@@ -522,9 +405,13 @@ export async function startTestApp(
     maxAnswerBytes?: number;
     /** Where the log goes; nowhere when absent. */
     log?: Logger;
+    /** `freshDatabase`'s: false for a script. */
+    reuse?: boolean;
   } = {},
 ): Promise<App> {
-  const database: DatabaseHandle | DatabaseTarget = await freshDatabase(backend);
+  const database: DatabaseHandle | DatabaseTarget = await freshDatabase(backend, {
+    reuse: options.reuse,
+  });
   return createApp({
     database,
     apiKeys: options.apiKeys ?? [TEST_API_KEY],

@@ -13,10 +13,14 @@
  * - every sequence where it was.
  *
  * A database that cannot be put back (its schema changed, it was closed, a connection stayed, a
- * statement failed) is closed or dropped as before, and the next test gets a new one.
+ * statement failed) is closed or dropped as before, and the next test gets a new one. Kept
+ * PostgreSQL databases are dropped when the test module ends.
  *
  * @module
  */
+import type { PGlite } from "@electric-sql/pglite";
+import postgres from "postgres";
+import { type DatabaseHandle, embeddedHandle } from "../storage/database.ts";
 
 /** Runs SQL on one database: `query` one statement, `run` several (one implicit transaction). */
 export interface Session {
@@ -255,4 +259,146 @@ export class ReusePool<T extends object> {
     this.idle.clear();
     return all;
   }
+}
+
+/** Embedded databases kept for the next test, by where their migrations stopped. */
+const embeddedPool = new ReusePool<PGlite>();
+
+/** A PostgreSQL database made for tests: where it is, and how to drop it. */
+export interface MadeDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** PostgreSQL databases kept for the next test, dropped when the test module ends. */
+const postgresPool = new ReusePool<MadeDatabase>();
+
+/**
+ * An embedded database of `kind`, kept or opened by `open`. Closing the handle puts it back, or
+ * closes it.
+ */
+export async function keptEmbedded(
+  kind: string,
+  open: () => Promise<PGlite>,
+): Promise<DatabaseHandle> {
+  let pglite = embeddedPool.take(kind);
+  if (!pglite) {
+    pglite = await open();
+    await embeddedPool.made(kind, pglite, embeddedSession(pglite));
+  }
+  const instance = pglite;
+  return embeddedHandle(instance, async () => {
+    if (instance.closed) return;
+    const kept = await endSession(instance)
+      .then((session) => embeddedPool.giveBack(kind, instance, session))
+      .catch(() => false);
+    if (!kept) await instance.close();
+  });
+}
+
+/**
+ * A PostgreSQL database of `kind`, kept or made by `make`; its `drop` puts it back, or drops it.
+ */
+export async function keptPostgres(
+  kind: string,
+  adminUrl: string,
+  make: () => Promise<MadeDatabase>,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  let made = postgresPool.take(kind);
+  if (!made) {
+    made = await make();
+    const fresh = made;
+    await withPostgresSession(made.url, (session) => postgresPool.made(kind, fresh, session));
+  }
+  const copy = made;
+  return {
+    url: copy.url,
+    drop: async () => {
+      const kept = await withPostgresSession(copy.url, async (session) => {
+        if (await otherSessions(session)) return false;
+        return await postgresPool.giveBack(kind, copy, session);
+      }).catch(() => false);
+      if (kept) dropAtExit(adminUrl);
+      else await copy.drop();
+    },
+  };
+}
+
+function embeddedSession(pglite: PGlite): Session {
+  return {
+    query: async <T>(text: string) => (await pglite.query<T>(text)).rows,
+    run: async (text) => void await pglite.exec(text),
+  };
+}
+
+/** A PGlite's one session as a new one: no transaction, no setting, no prepared statement. */
+async function endSession(pglite: PGlite): Promise<Session> {
+  try {
+    await pglite.exec("discard all");
+  } catch {
+    // A transaction was left open (a test that failed half-way).
+    await pglite.exec("rollback; discard all");
+  }
+  return embeddedSession(pglite);
+}
+
+/** Runs `work` on a connection of its own to `url`. */
+async function withPostgresSession<T>(url: string, work: (session: Session) => Promise<T>) {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    return await work({
+      query: async <T>(text: string) => (await sql.unsafe(text)) as T[],
+      run: async (text) => void await sql.unsafe(text).simple(),
+    });
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * Whether connections other than `session`'s are open on its database: a closed pool's take a
+ * moment to go, a test's own (a server it started) may not.
+ */
+async function otherSessions(session: Session): Promise<boolean> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const [{ count }] = await session.query<{ count: number }>(
+      `select count(*)::int as count from pg_stat_activity
+       where datname = current_database() and pid <> pg_backend_pid()`,
+    );
+    if (count === 0) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return true;
+}
+
+let dropping = false;
+
+/**
+ * Drops the PostgreSQL databases kept when this test module ends. `unload` waits for nothing
+ * asynchronous, so a `deno run` of `drop_databases.ts` does it while this one waits.
+ */
+function dropAtExit(adminUrl: string): void {
+  if (dropping) return;
+  dropping = true;
+  globalThis.addEventListener("unload", () => {
+    const names = postgresPool.drain().map((made) => made.name);
+    if (names.length === 0) return;
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--no-check",
+        "--cached-only",
+        `--config=${new URL("../../deno.json", import.meta.url).pathname}`,
+        "--allow-net",
+        "--allow-env",
+        "--allow-read",
+        new URL("./drop_databases.ts", import.meta.url).pathname,
+        adminUrl,
+        ...names,
+      ],
+      stdin: "null",
+      stdout: "null",
+    }).outputSync();
+  });
 }
