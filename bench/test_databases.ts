@@ -11,34 +11,32 @@
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { backends, startTestApp, TestClient } from "../server/testing/app.ts";
+import { cpuSecondsOf } from "../server/testing/process.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
   options: { apps: { type: "string", default: "20" } },
 });
 const APPS = Number(values.apps);
-const TICKS_PER_SECOND = 100;
 
-/** CPU seconds of this machine's PostgreSQL, or null where none can be read. */
-function postgresCpu(): number | null {
-  let ticks = 0;
+/**
+ * CPU seconds of this machine's PostgreSQL, or null where none can be read: every `postgres`
+ * process's, with the ended backends the postmaster reaped.
+ */
+async function postgresCpu(): Promise<number | null> {
+  let seconds = 0;
   let found = false;
-  for (const entry of Deno.readDirSync("/proc")) {
+  for await (const entry of Deno.readDir("/proc")) {
     if (!/^\d+$/.test(entry.name)) continue;
-    let stat;
     try {
-      stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      if ((await Deno.readTextFile(`/proc/${entry.name}/comm`)).trim() !== "postgres") continue;
+      seconds += await cpuSecondsOf(Number(entry.name), { reaped: true });
+      found = true;
     } catch {
-      continue; // ended meanwhile
+      // It ended meanwhile.
     }
-    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    if (name !== "postgres") continue;
-    found = true;
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // utime, stime, cutime, cstime: fields 14-17 of stat, 12-15 after the name.
-    ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
   }
-  return found ? ticks / TICKS_PER_SECOND : null;
+  return found ? seconds : null;
 }
 
 async function oneApp(backend: "pglite" | "postgres", reuse: boolean, round: number) {
@@ -57,12 +55,12 @@ console.log(`bench:test-databases  ${APPS} apps each  (CPU per app: this process
 for (const backend of backends()) {
   for (const reuse of [false, true]) {
     await oneApp(backend, reuse, -1); // the first: module loading, the template or dump
-    const pgBefore = postgresCpu();
+    const pgBefore = await postgresCpu();
     const before = process.cpuUsage();
     const started = performance.now();
     for (let round = 0; round < APPS; round++) await oneApp(backend, reuse, round);
     const used = process.cpuUsage(before);
-    const pgAfter = postgresCpu();
+    const pgAfter = await postgresCpu();
     const ms = (seconds: number) => `${(seconds * 1000 / APPS).toFixed(0).padStart(4)} ms`;
     const server = backend === "postgres" && pgBefore !== null && pgAfter !== null
       ? ms(pgAfter - pgBefore)

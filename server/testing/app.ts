@@ -15,6 +15,7 @@ import {
   openEmbedded,
 } from "../storage/database.ts";
 import { keptEmbedded, keptPostgres } from "./reused_databases.ts";
+import { dropDatabases } from "./drop_databases.ts";
 import { migrateToLatest } from "../storage/migrator.ts";
 import { createLogger, type Logger } from "../base/log.ts";
 import { createNetworkPolicy, parseNetworks } from "../base/outbound/network_policy.ts";
@@ -307,14 +308,7 @@ export async function createPostgresDatabase(
   return {
     url: url.href,
     name,
-    drop: async () => {
-      const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
-      try {
-        await sql.unsafe(`drop database if exists ${name} with (force)`);
-      } finally {
-        await sql.end();
-      }
-    },
+    drop: () => dropDatabases(adminUrl, [name]),
   };
 }
 

@@ -234,11 +234,16 @@ export async function memoryOf(pid: number): Promise<{ rssKiB: number; peakKiB: 
 /** Linux's USER_HZ: the unit of the times in /proc/<pid>/stat. */
 const CLOCK_TICKS = 100;
 
-/** User plus system CPU time of a process so far, in seconds. */
-export async function cpuSecondsOf(pid: number): Promise<number> {
+/**
+ * User plus system CPU time of a process so far, in seconds; with `reaped`, also that of its
+ * children that ended and that it waited for (how a server that forks, as PostgreSQL's
+ * postmaster does, counts its ended backends).
+ */
+export async function cpuSecondsOf(pid: number, { reaped = false } = {}): Promise<number> {
   // The fields after the command name, which is in parentheses and may hold spaces.
   const stat = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
-  return (Number(stat[11]) + Number(stat[12])) / CLOCK_TICKS;
+  const own = Number(stat[11]) + Number(stat[12]);
+  return (reaped ? own + Number(stat[13]) + Number(stat[14]) : own) / CLOCK_TICKS;
 }
 
 /** Splits a text stream into lines. */
