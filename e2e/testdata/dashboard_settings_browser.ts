@@ -610,6 +610,14 @@ async function run(args: Args): Promise<Report> {
     const oldSrc = report.badges.markdown.match(/\((http[^)]+status\.svg)\)/)?.[1] ?? "";
     const badgeRow = main.getByRole("table", { name: `Badges of ${args.project}` })
       .locator("tbody tr").first();
+    // The list's reload after Rotate is held until Snippet has been read: Snippet shows the new
+    // token even when it is clicked before the reload answers.
+    const listUrl = `${args.baseUrl}/api/v1/projects/${args.project}/badges`;
+    const { promise: listHeld, resolve: releaseList } = Promise.withResolvers<void>();
+    await page.route(listUrl, async (route) => {
+      if (route.request().method() === "GET") await listHeld;
+      await route.continue();
+    });
     await badgeRow.getByRole("button", { name: "Rotate" }).click();
     await badgeRow.getByRole("button", { name: /^Rotate badge/ }).click();
     await main.getByText(/was rotated/).waitFor();
@@ -628,6 +636,7 @@ async function run(args: Args): Promise<Report> {
     await main.getByRole("button", { name: "Done" }).click();
     await badgeRow.getByRole("button", { name: /^Snippet of badge/ }).click();
     report.badges.snippetAgain = await main.getByLabel("Markdown", { exact: true }).inputValue();
+    releaseList();
     await badgeRow.getByRole("button", { name: "Delete" }).click();
     await badgeRow.getByRole("button", { name: /^Delete badge/ }).click();
     await main.getByRole("heading", { name: "Badges (0)" }).waitFor();

@@ -60,6 +60,19 @@ function withToken(badge) {
 }
 
 /**
+ * The list's row, or the answer to a rotation the list was read before: a reload after Rotate
+ * can come later than a click on Snippet, which must show the new token.
+ * @param {Badge} row
+ * @param {NewBadge | undefined} answer
+ * @returns {Badge}
+ */
+function latest(row, answer) {
+  if (!answer?.rotated_at) return row;
+  const listed = row.rotated_at ? Date.parse(row.rotated_at) : -Infinity;
+  return Date.parse(answer.rotated_at) > listed ? { ...row, ...answer } : row;
+}
+
+/**
  * The badge image's address, absolute (as it goes into a README).
  * @param {NewBadge} badge
  * @param {BadgeKind} kind
@@ -247,6 +260,7 @@ export function BadgesPage({ project }) {
   const [fresh, setFresh] = useState(/** @type {NewBadge | null} */ (null));
   const [message, setMessage] = useState("");
   const [failure, setFailure] = useState(/** @type {ApiError | null} */ (null));
+  const [rotated, setRotated] = useState(/** @type {Map<string, NewBadge>} */ (new Map()));
   const { data, error, loading, reload } = useLoad(
     () =>
       Promise.all([
@@ -255,7 +269,7 @@ export function BadgesPage({ project }) {
       ]),
     [project],
   );
-  const badges = data?.[0].data ?? [];
+  const badges = (data?.[0].data ?? []).map((b) => latest(b, rotated.get(b.id)));
   const probeList = data?.[1].data ?? [];
   const probes = new Map(probeList.map((p) => [p.probe_id, p]));
   const show = (/** @type {NewBadge} */ badge, /** @type {string} */ text, changed = true) => {
@@ -269,6 +283,7 @@ export function BadgesPage({ project }) {
   const rotate = async (/** @type {Badge} */ badge) => {
     try {
       const answer = await post(`/projects/${seg(project)}/badges/${seg(badge.id)}/rotate`);
+      setRotated((known) => new Map(known).set(badge.id, answer.data));
       show(answer.data, `Badge ${badge.id} was rotated: its old token no longer works.`);
     } catch (e) {
       setFailure(/** @type {ApiError} */ (e));
