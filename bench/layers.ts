@@ -21,7 +21,7 @@ import { openDatabase } from "../server/storage/database.ts";
 import { getProject } from "../server/domain/projects.ts";
 import { createPrincipalCheck } from "../server/domain/access/api_key.ts";
 import { createHttpHandler, REST_PREFIX } from "../server/edge/handler.ts";
-import { buildOpenApiDocument } from "../server/edge/openapi.ts";
+import { readOpenApiJson } from "../server/edge/openapi_served.ts";
 import { createLogger } from "../server/base/log.ts";
 import { createRestOperations } from "../server/edge/rest/handler.ts";
 import { createContext } from "../server/procedures/context.ts";
@@ -39,13 +39,12 @@ console.log("Seeding …");
 const database = await seededDatabase(adminUrl);
 const handle = await openDatabase({ kind: "postgres", url: database.url });
 const db = handle.db;
-const document = buildOpenApiDocument(appRouter, REST_PREFIX);
 const rest = createRestOperations({ router: appRouter, onError: () => {} })
   .find(({ route }) => route.method === "GET" && route.template === "/projects/{project}")!.answer;
 const createCaller = createCallerFactory(appRouter);
 const handler = createHttpHandler({
   router: appRouter,
-  document,
+  openApiJson: readOpenApiJson(),
   db,
   checkKey: createPrincipalCheck([BENCH_KEY]),
   log: createLogger("info", () => {}),

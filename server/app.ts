@@ -7,7 +7,7 @@ import { migrateToLatest } from "./storage/migrator.ts";
 import { keepStatisticsIfNeeded, type StatisticsKeeper } from "./storage/statistics.ts";
 import { type Client, createHttpHandler } from "./edge/handler.ts";
 import { createRequestSummary, type RequestSummary } from "./edge/access_log.ts";
-import { readOpenApiDocument } from "./edge/openapi_served.ts";
+import { readOpenApiJson } from "./edge/openapi_served.ts";
 import { type ChannelDeps, createChannels } from "./alerting/iam_alive/channels.ts";
 import { type Clock, systemClock } from "./base/clock.ts";
 import {
@@ -368,7 +368,7 @@ function createEdgeHandler(
   const site = { publicUrl };
   return createHttpHandler({
     router: appRouter,
-    document: readOpenApiDocument(),
+    openApiJson: readOpenApiJson(),
     db: handle.db,
     checkKey: createPrincipalCheck(apiKeys, readOnlyApiKeys),
     log,

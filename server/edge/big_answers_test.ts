@@ -31,7 +31,7 @@ import {
 import { appRouter } from "../procedures/router.ts";
 import { createPrincipalCheck } from "../domain/access/api_key.ts";
 import { createHttpHandler } from "./handler.ts";
-import { readOpenApiDocument } from "./openapi_served.ts";
+import { readOpenApiJson } from "./openapi_served.ts";
 
 /** The limit of these tests: 1 MiB (the service's default is 16 MiB). */
 const LIMIT = 1024 * 1024;
@@ -318,7 +318,7 @@ Deno.test("a batch while the database hangs answers 503 within one deadline, not
   try {
     const api = new TestClient(createHttpHandler({
       router: appRouter,
-      document: readOpenApiDocument(),
+      openApiJson: readOpenApiJson(),
       db: database.db,
       checkKey: createPrincipalCheck([TEST_API_KEY], []),
       log: createLogger("silent"),

@@ -83,13 +83,13 @@ function respond(body: BodyInit, type: string, extra: Record<string, string> = {
  * null for any other request.
  */
 export function createDocsHandler(
-  { openApiJson, openApiPath }: { openApiJson: string; openApiPath: string },
+  { openApiJson, openApiPath }: { openApiJson: Uint8Array; openApiPath: string },
 ): (request: Request, path: string) => Promise<Response | null> {
   const html = page();
   const script = init(openApiPath);
   return async (request, path) => {
     if (!isRead(request.method)) return null;
-    if (path === openApiPath) return respond(openApiJson, "application/json");
+    if (path === openApiPath) return respond(openApiJson.slice(), "application/json");
     if (path === DOCS_PATH) {
       return respond(html, "text/html; charset=utf-8", { "content-security-policy": CSP });
     }

@@ -11,7 +11,6 @@
  * @module
  */
 import { sql } from "kysely";
-import type { OpenAPIObject } from "trpc-to-openapi";
 import type { Db } from "../storage/database.ts";
 import { isDatabaseUnavailable } from "../storage/unavailable.ts";
 import { type ApiError, apiError, isUnexpected, toApiError } from "../procedures/errors.ts";
@@ -54,8 +53,8 @@ export type { Client, KeyedEndpoint, PublicPage };
 
 export interface HttpDeps {
   router: AppRouter;
-  /** The OpenAPI document of the router's REST operations (`buildOpenApiDocument`). */
-  document: OpenAPIObject;
+  /** The OpenAPI document of the router's REST operations, as served (`readOpenApiJson`). */
+  openApiJson: Uint8Array;
   db: Db;
   /**
    * Who presents the key (`createPrincipalCheck` for the keys from the environment), or null
@@ -244,22 +243,10 @@ function publicPages(pages: PublicPage[], labels: RouteLabels) {
   };
 }
 
-/** Each document's JSON text, made once: an app made again serves the same document. */
-const documentTexts = new WeakMap<OpenAPIObject, string>();
-
-function jsonOf(document: OpenAPIObject): string {
-  let text = documentTexts.get(document);
-  if (text === undefined) {
-    text = JSON.stringify(document);
-    documentTexts.set(document, text);
-  }
-  return text;
-}
-
 export function createHttpHandler(
   deps: HttpDeps,
 ): (request: Request, client?: Client) => Promise<Response> {
-  const { router, document, db, log, services, keyed = [], now } = deps;
+  const { router, openApiJson, db, log, services, keyed = [], now } = deps;
   const config: EdgeConfig = { ...EDGE_DEFAULTS, ...given(deps.config) };
   const { maxAnswerBytes } = config;
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, now });
@@ -289,7 +276,7 @@ export function createHttpHandler(
     maxAnswerBytes,
   });
   const docs = createDocsHandler({
-    openApiJson: jsonOf(document),
+    openApiJson,
     openApiPath: `${REST_PREFIX}/openapi.json`,
   });
   const labels = routeLabels(OPERATIONS);

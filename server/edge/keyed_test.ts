@@ -14,7 +14,7 @@ import { appRouter } from "../procedures/router.ts";
 import { createPrincipalCheck } from "../domain/access/api_key.ts";
 import { createHttpHandler } from "./handler.ts";
 import { presentedKey } from "../domain/access/presented_key.ts";
-import { readOpenApiDocument } from "./openapi_served.ts";
+import { readOpenApiJson } from "./openapi_served.ts";
 
 Deno.test("a key is presented as X-Service-Api-Key or as an Authorization bearer token", () => {
   const of = (headers: Record<string, string>) => presentedKey(new Headers(headers));
@@ -36,7 +36,7 @@ for (const backend of backends()) {
     const scopes: string[] = [];
     const handler = createHttpHandler({
       router: appRouter,
-      document: readOpenApiDocument(),
+      openApiJson: readOpenApiJson(),
       db: handle.db,
       checkKey: createPrincipalCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),

@@ -6,16 +6,18 @@
  *
  * @module
  */
-import type { OpenAPIObject } from "trpc-to-openapi";
 
 const FILE = new URL("./openapi.gen.json", import.meta.url);
 
-let read: OpenAPIObject | undefined;
+let served: Uint8Array | undefined;
 
 /**
- * The generated document, read from its file once per process (900 KB of JSON: tests build
- * hundreds of apps). Shared by every caller, so none may change it.
+ * The generated document as it is served: compact JSON in UTF-8, read once per process and
+ * shared by every app (tests build hundreds), so none may change it. Only these bytes are kept:
+ * the parsed document and its text as a string took 1.5 MiB of the server's heap, these bytes
+ * 0.35 MiB outside it.
  */
-export function readOpenApiDocument(): OpenAPIObject {
-  return read ??= JSON.parse(Deno.readTextFileSync(FILE));
+export function readOpenApiJson(): Uint8Array {
+  served ??= new TextEncoder().encode(JSON.stringify(JSON.parse(Deno.readTextFileSync(FILE))));
+  return served;
 }

@@ -6,8 +6,8 @@ import { probeIdOf } from "../domain/probe_id.ts";
 import { ERRORS } from "./errors.ts";
 import { createPrincipalCheck } from "../domain/access/api_key.ts";
 
-import { createHttpHandler, REST_PREFIX } from "../edge/handler.ts";
-import { buildOpenApiDocument } from "../edge/openapi.ts";
+import { createHttpHandler } from "../edge/handler.ts";
+import { readOpenApiJson } from "../edge/openapi_served.ts";
 import { createLogger } from "../base/log.ts";
 import {
   backends,
@@ -32,7 +32,7 @@ for (const backend of backends()) {
     // stands still), then 429.
     const handler = createHttpHandler({
       router: appRouter,
-      document: buildOpenApiDocument(appRouter, REST_PREFIX),
+      openApiJson: readOpenApiJson(),
       db: handle.db,
       checkKey: createPrincipalCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),
@@ -163,7 +163,7 @@ Deno.test("a query sent by POST on /trpc answers 405 in the same shape", async (
   try {
     const api = new TestClient(createHttpHandler({
       router: appRouter,
-      document: buildOpenApiDocument(appRouter, REST_PREFIX),
+      openApiJson: readOpenApiJson(),
       db: handle.db,
       checkKey: createPrincipalCheck([TEST_API_KEY], [TEST_READ_KEY]),
       log: createLogger("silent"),
