@@ -27,7 +27,7 @@ import { parseArgs } from "node:util";
 import { createPostgresDatabase } from "../server/testing/app.ts";
 import { memoryOf, type ServerProcess, startServerProcess } from "../server/testing/process.ts";
 import { startTarget } from "../server/testing/target_server.ts";
-import { startTaskOf } from "./setup.ts";
+import { startEntry, startTaskOf } from "./setup.ts";
 
 const KEY = "bench-memory-key-0123456789";
 const PROJECT = "memory";
@@ -77,6 +77,8 @@ const serverDir = args["server-dir"] ?? new URL("..", import.meta.url).pathname;
 const startTask = startTaskOf(serverDir);
 /** The V8 flags the server runs with: `--v8-flags`, or those of its `deno task start`. */
 const v8Flags = args["v8-flags"] ?? startTask.v8Flags;
+// The server as `deno task start` runs it: its bundle, built first where the task builds one.
+const entry = await startEntry(serverDir);
 
 const mib = (kib: number) => kib / 1024;
 const fmt = (kib: number) => `${mib(kib).toFixed(0)} MiB`;
@@ -226,7 +228,7 @@ const row = (label: string, value: string) => {
 async function start(which: string): Promise<ServerProcess> {
   const started = performance.now();
   const server = await startServerProcess({
-    entry: `${serverDir.replace(/\/$/, "")}/server/main.ts`,
+    entry,
     cwd: serverDir,
     env: {
       ...startTask.env,

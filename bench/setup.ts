@@ -75,6 +75,7 @@ export async function startService(
   },
 ): Promise<ServerProcess> {
   return await startServerProcess({
+    entry: await startEntry(),
     env: {
       NODE_ENV: "production",
       DATABASE_URL: databaseUrl,
@@ -225,7 +226,7 @@ export const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
  */
 export function startTaskOf(
   dir = new URL("..", import.meta.url).pathname,
-): { v8Flags?: string; env: Record<string, string> } {
+): { v8Flags?: string; env: Record<string, string>; entry: string; bundled: boolean } {
   const config = JSON.parse(Deno.readTextFileSync(`${dir.replace(/\/$/, "")}/deno.json`));
   const start = config.tasks?.start;
   const command: string = typeof start === "string" ? start : start?.command ?? "";
@@ -235,5 +236,38 @@ export function startTaskOf(
       m[2],
     ]),
   );
-  return { v8Flags: /--v8-flags=(\S+)/.exec(command)?.[1], env };
+  return {
+    v8Flags: /--v8-flags=(\S+)/.exec(command)?.[1],
+    env,
+    // The script it runs, its last word: the bundle, which its `bundle` dependency builds.
+    entry: command.trim().split(/\s+/).at(-1) ?? "server/main.ts",
+    bundled: (start?.dependencies ?? []).includes("bundle"),
+  };
+}
+
+const built = new Map<string, Promise<string>>();
+
+/**
+ * The script `deno task start` runs in the checkout at `dir` (this one by default), as a path:
+ * its bundle, built first (once a process) where the task builds one.
+ */
+export function startEntry(dir = new URL("..", import.meta.url).pathname): Promise<string> {
+  const root = dir.replace(/\/$/, "");
+  let entry = built.get(root);
+  if (!entry) {
+    entry = (async () => {
+      const task = startTaskOf(root);
+      if (task.bundled) {
+        const { success } = await new Deno.Command(Deno.execPath(), {
+          args: ["task", "--quiet", "bundle"],
+          cwd: root,
+          stdout: "null",
+        }).output();
+        if (!success) throw new Error(`deno task bundle failed in ${root}`);
+      }
+      return `${root}/${task.entry}`;
+    })();
+    built.set(root, entry);
+  }
+  return entry;
 }

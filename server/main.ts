@@ -247,7 +247,8 @@ async function main(): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) {
+/** Runs the server and exits with its status: what this module, or its bundle, runs as a program. */
+export async function run(): Promise<never> {
   try {
     Deno.exit(await main());
   } catch (error) {
@@ -257,3 +258,5 @@ if (import.meta.main) {
     Deno.exit(1);
   }
 }
+
+if (import.meta.main) await run();

@@ -14,6 +14,7 @@ import "htm";
 import "uplot";
 import type { PublicPage } from "./edge_types.ts";
 import { isRead } from "./methods.ts";
+import { serverFile } from "../base/files.ts";
 
 export const DASHBOARD_PATH = "/";
 export const UI_PREFIX = "/ui/";
@@ -38,7 +39,7 @@ export const IMPORT_MAP = {
   },
 };
 
-const UI_DIR = new URL("../ui/", import.meta.url);
+const UI_DIR = serverFile("ui/");
 /** What `server/ui/` may serve: flat names, by extension. */
 const UI_FILE = /^[a-z0-9][a-z0-9_-]*\.(js|mjs|css|svg)$/;
 const TYPES: Record<string, string> = {

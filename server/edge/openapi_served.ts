@@ -6,8 +6,9 @@
  *
  * @module
  */
+import { serverFile } from "../base/files.ts";
 
-const FILE = new URL("./openapi.gen.json", import.meta.url);
+const FILE = serverFile("edge/openapi.gen.json");
 
 let served: Uint8Array | undefined;
 

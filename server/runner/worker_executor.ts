@@ -9,6 +9,7 @@
  */
 import type { Worker } from "node:worker_threads";
 import { batchedPost, startThread, type ThreadHeap } from "../base/threads.ts";
+import { threadEntry } from "../base/files.ts";
 import type { ProbeTarget, RunResult } from "./execute.ts";
 import type { WorkerReply, WorkerRequest } from "./execute_worker.ts";
 
@@ -50,7 +51,7 @@ export function createWorkerExecutor(
   };
 
   const start = () => {
-    const w = startThread(new URL("./execute_worker.ts", import.meta.url));
+    const w = startThread(threadEntry("runner/execute_worker.ts"));
     w.on("message", (replies: WorkerReply[] | ThreadHeap) => {
       if (!Array.isArray(replies)) return answerHeapReads(replies);
       for (const data of replies) {

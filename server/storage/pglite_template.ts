@@ -11,9 +11,10 @@
  *
  * @module
  */
+import { serverFile } from "../base/files.ts";
 
 /** The data folder of a new database, made by the PGlite version in the import map. */
-export const TEMPLATE = new URL("./pglite_template.tar.br", import.meta.url);
+export const TEMPLATE = serverFile("storage/pglite_template.tar.br");
 
 const BLOCK = 512;
 

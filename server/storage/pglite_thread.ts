@@ -21,6 +21,7 @@
 
 import type { Worker } from "node:worker_threads";
 import { startThread, type ThreadHeap } from "../base/threads.ts";
+import { threadEntry } from "../base/files.ts";
 import { restoreTemplate } from "./pglite_template.ts";
 
 /**
@@ -139,7 +140,7 @@ export class PGliteThread {
   readonly ready = true;
 
   private constructor() {
-    this.#worker = startThread(new URL("./pglite_worker.ts", import.meta.url));
+    this.#worker = startThread(threadEntry("storage/pglite_worker.ts"));
     this.#worker.on("message", (reply: WorkerReply) => {
       const call = this.#calls.get(reply.id);
       if (!call) return;
