@@ -134,3 +134,40 @@ Deno.test("with no bundle built, .bundle/main.js runs the modules", async () => 
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("when deno bundle fails, deno task bundle says why and .bundle/main.js runs the modules", async () => {
+  // A copy of the sources with a module that does not parse.
+  const copy = await Deno.makeTempDir();
+  try {
+    const sources = ["server", "shared", "migrations", "deno.json", "deno.lock"];
+    const copied = await new Deno.Command("cp", { args: ["-r", ...sources, copy], cwd: ROOT })
+      .output();
+    assert.ok(copied.success);
+    await Deno.remove(`${copy}/server/.bundle`, { recursive: true }).catch(() => {});
+    await Deno.writeTextFile(`${copy}/server/domain/broken.ts`, "export const broken = ;\n");
+    await Deno.writeTextFile(
+      `${copy}/server/main.ts`,
+      `import "./domain/broken.ts";\n${await Deno.readTextFile(`${copy}/server/main.ts`)}`,
+    );
+    // The bundle task's own command, in the copy.
+    const command = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).tasks.bundle.command;
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: command.split(/\s+/).slice(1),
+      cwd: copy,
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    const warning = new TextDecoder().decode(stderr);
+    assert.equal(code, 0, warning);
+    assert.match(
+      warning,
+      /could not build the server's bundle \(error: SyntaxError: [^)]*\): running its modules instead/,
+    );
+    assert.equal(await Deno.readTextFile(`${copy}/server/.bundle/main.js`), MODULES_FALLBACK);
+    const left = [];
+    for await (const entry of Deno.readDir(`${copy}/server/.bundle`)) left.push(entry.name);
+    assert.deepEqual(left, ["main.js"], "no build folder left behind");
+  } finally {
+    await Deno.remove(copy, { recursive: true });
+  }
+});

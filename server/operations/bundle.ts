@@ -90,13 +90,23 @@ export function headerOf(entry: string, digest: string): string {
   return `// deno task bundle: server/${entry}, sources ${digest}\n`;
 }
 
+/** The first line of `file`, its newline included, read alone; null when there is no file. */
 async function firstLine(file: URL): Promise<string | null> {
+  let opened: Deno.FsFile;
   try {
-    const text = await Deno.readTextFile(file);
-    return text.slice(0, text.indexOf("\n") + 1);
+    opened = await Deno.open(file);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
+  }
+  try {
+    // A header is under 100 bytes: a start reads that much of each bundle, not 2 MB.
+    const head = new Uint8Array(256);
+    const read = await opened.read(head) ?? 0;
+    const text = new TextDecoder().decode(head.subarray(0, read));
+    return text.slice(0, text.indexOf("\n") + 1);
+  } finally {
+    opened.close();
   }
 }
 
@@ -120,13 +130,16 @@ async function runDenoBundle(outDir: string, externals: string[]): Promise<strin
       ...ENTRIES.map((entry) => serverFile(entry).pathname),
     ],
     cwd: ROOT.pathname,
+    // Its error lines without colours, to be quoted in the warning.
+    env: { NO_COLOR: "1" },
     stdin: "null",
     stdout: "null",
     stderr: "piped",
   }).output();
   if (code === 0) return null;
-  const text = new TextDecoder().decode(stderr).trim().split("\n").slice(-3).join(" ");
-  return text || `deno bundle exited with ${code}`;
+  // Its first error line says what failed ("error: SyntaxError: …"); the last ones are a backtrace.
+  const lines = new TextDecoder().decode(stderr).split("\n");
+  return lines.find((line) => line.startsWith("error: ")) ?? `deno bundle exited with ${code}`;
 }
 
 /** `.bundle/main.js` when no bundle could be built: the server, run as modules. */
@@ -163,7 +176,10 @@ export async function bundle(warn: (text: string) => void = console.warn): Promi
     }
     return "built";
   } finally {
-    await Deno.remove(outDir, { recursive: true });
+    // A build that failed early made no folder.
+    await Deno.remove(outDir, { recursive: true }).catch((error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    });
   }
 }
 
