@@ -3,7 +3,7 @@
  *
  * Its files mostly wait on real seconds (subprocesses starting, a link cut for two minutes,
  * Chromium), so run one at a time they left the 2 cores four-fifths idle (13 min 17 s); three at
- * once took 6 min 4 s. Files in `e2e/timed/` bound how long the service takes to answer or to give
+ * once took 6 min 34 s on 2 December, four 5 min 46 s. Files in `e2e/timed/` bound how long the service takes to answer or to give
  * up, so they run afterwards, one at a time, with the machine to themselves.
  *
  *   deno task test:e2e [deno test flags, with `=`…] [file or folder…]
@@ -17,7 +17,7 @@ import { denoTest, exists, parseTierArgs, testFiles } from "./test_tier.ts";
 const E2E_FLAGS = ["--config=deno.dev.json", "--no-check", "--allow-all"];
 
 /** Files at once in the first phase (`DENO_JOBS` sets it). */
-const DEFAULT_JOBS = 3;
+const DEFAULT_JOBS = 4;
 
 /**
  * Files that wait longest (a link cut for two minutes, crashes and restarts, a walkthrough),
