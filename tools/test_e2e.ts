@@ -3,8 +3,9 @@
  *
  * Its files mostly wait on real seconds (subprocesses starting, a link cut for two minutes,
  * Chromium), so run one at a time they left the 2 cores four-fifths idle (13 min 17 s); three at
- * once took 6 min 34 s on 2 December, four 5 min 46 s. Files in `e2e/timed/` bound how long the service takes to answer or to give
- * up, so they run afterwards, one at a time, with the machine to themselves.
+ * once took 6 min 34 s, four 5 min 46 s on the same machine the same morning. Files in
+ * `e2e/timed/` bound how long the service takes to answer or to give up, so they run afterwards,
+ * one at a time, with the machine to themselves.
  *
  *   deno task test:e2e [deno test flags, with `=`…] [file or folder…]
  *
