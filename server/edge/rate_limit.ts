@@ -46,6 +46,9 @@ export function createRateLimiter(
   const capacity = Math.max(1, burst);
   const perMs = perSecond / 1000;
   const buckets = new Map<string, Bucket>();
+  const bounded = maxKeys !== Infinity;
+  /** The key used last, which is the map's last entry. */
+  let last: string | undefined;
   /** The key's bucket, filled for the time since it was last used. */
   function bucketOf(key: string): Bucket {
     const t = now();
@@ -53,12 +56,19 @@ export function createRateLimiter(
     if (!bucket) {
       bucket = { tokens: capacity, at: t };
       if (buckets.size >= maxKeys) buckets.delete(buckets.keys().next().value!);
+      buckets.set(key, bucket);
     } else {
       bucket.tokens = Math.min(capacity, bucket.tokens + (t - bucket.at) * perMs);
       bucket.at = t;
-      buckets.delete(key); // re-inserted below: the map stays in order of last use
+      // A bounded map stays in order of last use, so that the least recent key is forgotten:
+      // the key moves to the end unless it is there. Each move leaves a hole that the map's
+      // table is rebuilt to drop, every few requests of a busy key.
+      if (bounded && key !== last) {
+        buckets.delete(key);
+        buckets.set(key, bucket);
+      }
     }
-    buckets.set(key, bucket);
+    last = key;
     return bucket;
   }
   return {

@@ -48,3 +48,17 @@ Deno.test("Retry-After counts the whole seconds until a token is back", () => {
 Deno.test("a rate of 0 turns limiting off", () => {
   assert.equal(createRateLimiter({ perSecond: 0 }), null);
 });
+
+Deno.test("past maxKeys, the key used least recently is forgotten", () => {
+  const { now } = clock();
+  const limiter = createRateLimiter({ perSecond: 1, burst: 1, maxKeys: 2, now })!;
+  assert.ok(limiter.take("a").ok);
+  assert.ok(limiter.take("b").ok);
+  // "a" is used after "b", twice in a row: "b" is now the least recent.
+  assert.equal(limiter.take("a").ok, false);
+  assert.equal(limiter.take("a").ok, false);
+  assert.ok(limiter.take("c").ok);
+  // "a" was kept, empty; "b" was forgotten, and starts full again.
+  assert.equal(limiter.take("a").ok, false);
+  assert.ok(limiter.take("b").ok);
+});
