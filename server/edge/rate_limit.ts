@@ -47,7 +47,7 @@ export function createRateLimiter(
   const perMs = perSecond / 1000;
   const buckets = new Map<string, Bucket>();
   const bounded = maxKeys !== Infinity;
-  /** The key used last, which is the map's last entry. */
+  /** The key used last: in a bounded map, its last entry (an unbounded one is never reordered). */
   let last: string | undefined;
   /** The key's bucket, filled for the time since it was last used. */
   function bucketOf(key: string): Bucket {
