@@ -40,6 +40,11 @@ const call = async (url: string, init: RequestInit = {}) => {
 Deno.test("deno task start runs the bundles, built once for the sources: a new user's first hour works", async () => {
   assert.equal(start.entry, "server/.bundle/main.js", "the start task runs the bundle");
   assert.ok(start.bundled, "and builds it first");
+  assert.doesNotMatch(
+    start.v8Flags ?? "",
+    /max-semi-space-size/,
+    "V8 would apply it over the worker threads' young generation caps (server/base/threads.ts)",
+  );
   await taskBundle();
   const digest = await sourcesDigest();
   const files = ENTRIES.map((entry) => serverFile(bundleFileOf(entry)));

@@ -8,9 +8,10 @@
  * allocates steadily (each query's text, parameters and rows) while holding 14 MiB of live data,
  * so its committed heap climbed for minutes and then swung between 32 and 95 MiB. Capping each
  * thread's young generation at {@link THREAD_YOUNG_GENERATION_MB} keeps its heap near its live
- * data from the start. `deno task start` caps every isolate's, the server's own included, with
- * `--max-semi-space-size=3` (9 MiB), which V8 applies over this limit; `deno task runner` gives
- * its own isolate V8's largest. See docs/performance.md, "Memory".
+ * data from the start. The server's own isolate is not capped: under a full HTTP load its requests
+ * in flight outlive a small young generation's collections (see docs/performance.md, "HTTP"), and
+ * with probes alone it does not grow. A `--max-semi-space-size` flag would override this limit, so
+ * `deno task start` gives none.
  *
  * @module
  */
