@@ -3,6 +3,8 @@
  * (driven by e2e/testdata/blocked_browser.ts), against the real server and its runner: the probe
  * shows as blocked, with the address, why, and the `PROBE_ALLOW_NETWORKS` value that lets it
  * through; its refused runs are no failure in its uptime. A probe that runs beside it is up, 100%.
+ * A link opened as soon as the overview shows after signing in is followed, however late the
+ * dashboard's effects run.
  * On PostgreSQL when TEST_DATABASE_URL is set, else on the embedded database.
  */
 import assert from "node:assert/strict";
@@ -23,7 +25,8 @@ const BROWSER_SCRIPT = new URL("./testdata/blocked_browser.ts", import.meta.url)
 const adminUrl = Deno.env.get("TEST_DATABASE_URL");
 
 Deno.test({
-  name: "the overview shows a probe the network policy refuses as blocked, not down (Chromium)",
+  name: "the overview shows a probe the network policy refuses as blocked, not down; a link " +
+    "opened right after signing in is followed (Chromium)",
   ignore: skipWithoutChromium("the blocked probe on the overview"),
   async fn() {
     assertChromium();
@@ -92,6 +95,11 @@ Deno.test({
       assert.deepEqual(report.axe, [], "axe-core: no serious or critical violations");
       assert.deepEqual([report.csp, report.foreign, report.pageErrors], [[], [], []]);
       assert.equal(target.hits.length, 1, "only the allowed probe reached its target");
+      assert.equal(
+        report.linkedRightAway,
+        "Incidents",
+        "a link opened right after signing in shows its page",
+      );
     } finally {
       const stopped: Deno.CommandStatus | undefined = await server?.stop();
       await target?.close();

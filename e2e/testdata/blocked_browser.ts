@@ -4,7 +4,7 @@
 //   deno run -A e2e/testdata/blocked_browser.ts '<BlockedArgs as JSON>'
 //
 // Its last line on stdout is `{"report": …}`.
-import { chromium } from "playwright-core";
+import { type Browser, chromium } from "playwright-core";
 import { CHROMIUM_ARGS } from "./chromium.ts";
 import { type AxeFinding, axeScan, watch } from "./dashboard_browser.ts";
 
@@ -33,6 +33,8 @@ export interface BlockedReport {
   csp: string[];
   pageErrors: string[];
   screenshot: string;
+  /** The page a link opened right after signing in showed: its heading. */
+  linkedRightAway: string;
 }
 
 async function run(args: BlockedArgs): Promise<BlockedReport> {
@@ -48,6 +50,7 @@ async function run(args: BlockedArgs): Promise<BlockedReport> {
       csp: [],
       pageErrors: [],
       screenshot: `${args.shotDir}/overview-blocked.png`,
+      linkedRightAway: "",
     };
     watch(page, new URL(args.baseUrl).origin, report);
     await page.goto(`${args.baseUrl}/`);
@@ -67,9 +70,40 @@ async function run(args: BlockedArgs): Promise<BlockedReport> {
     report.running = await rowOf(args.running);
     report.axe = await axeScan(page, "overview with a blocked probe");
     await page.screenshot({ path: report.screenshot });
+    report.linkedRightAway = await linkRightAway(browser, args);
     return report;
   } finally {
     await browser.close();
+  }
+}
+
+/**
+ * Signs in through the form and, as soon as the overview shows, opens the incidents page by its
+ * link. The browser paints no frames here, so the dashboard's effects run only after Preact's
+ * fallback timer: a navigation made before the route's listener exists must still be followed.
+ * Answers the heading of the page shown.
+ */
+async function linkRightAway(browser: Browser, args: BlockedArgs): Promise<string> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    await page.addInitScript(() => {
+      globalThis.requestAnimationFrame = () => 0;
+    });
+    await page.goto(`${args.baseUrl}/`);
+    await page.getByLabel("API key").fill(args.apiKey);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const main = page.locator("main");
+    await main.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+    await page.goto(`${args.baseUrl}/#/incidents`);
+    const heading = main.getByRole("heading", { level: 1 });
+    // The incidents page, or the overview still once it has had time to follow.
+    await main.getByRole("heading", { level: 1, name: "Incidents" }).waitFor({ timeout: 3000 })
+      .catch(() => {});
+    return await heading.innerText();
+  } finally {
+    await context.close();
   }
 }
 

@@ -130,6 +130,10 @@ export function useRoute() {
   useEffect(() => {
     const changed = () => setHash(location.hash);
     addEventListener("hashchange", changed);
+    // Effects run after the page is painted: a navigation between the first render and now
+    // fired its event before anyone listened (a link opened right after signing in stayed on
+    // the overview).
+    changed();
     return () => removeEventListener("hashchange", changed);
   }, []);
   return parseRoute(hash);
