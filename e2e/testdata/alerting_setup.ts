@@ -6,6 +6,7 @@
  * @module
  */
 import type { Page } from "playwright-core";
+import { signInWithForm } from "./sign_in.ts";
 
 /**
  * Signs in with `apiKey` at `baseUrl`, adds the webhook `ops-hook` posting to `hookUrl` and
@@ -22,10 +23,7 @@ export async function signInAlertingTo(
 ): Promise<void> {
   const main = page.locator("main");
   const nav = page.getByRole("navigation", { name: "Main" });
-  await page.goto(`${baseUrl}/`);
-  await page.getByLabel("API key").fill(apiKey);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await main.getByRole("heading", { name: "Overview" }).waitFor();
+  await signInWithForm(page, baseUrl, apiKey);
 
   await nav.getByRole("link", { name: "Notification targets" }).click();
   const newTarget = main.getByRole("form", { name: "Add a target" });

@@ -7,6 +7,7 @@
 import { type Browser, chromium } from "playwright-core";
 import { CHROMIUM_ARGS } from "./chromium.ts";
 import { type AxeFinding, axeScan, watch } from "./dashboard_browser.ts";
+import { signInWithForm } from "./sign_in.ts";
 
 export interface BlockedArgs {
   chromium: string;
@@ -53,9 +54,7 @@ async function run(args: BlockedArgs): Promise<BlockedReport> {
       linkedRightAway: "",
     };
     watch(page, new URL(args.baseUrl).origin, report);
-    await page.goto(`${args.baseUrl}/`);
-    await page.getByLabel("API key").fill(args.apiKey);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await signInWithForm(page, args.baseUrl, args.apiKey);
     const main = page.locator("main");
     const rowOf = async (label: string): Promise<RowText> => {
       const row = main.locator("tr", { has: page.getByRole("link", { name: label }) });
@@ -91,12 +90,9 @@ async function linkRightAway(browser: Browser, args: BlockedArgs): Promise<strin
     await page.addInitScript(() => {
       globalThis.requestAnimationFrame = () => 0;
     });
-    await page.goto(`${args.baseUrl}/`);
-    await page.getByLabel("API key").fill(args.apiKey);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    const main = page.locator("main");
-    await main.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+    await signInWithForm(page, args.baseUrl, args.apiKey);
     await page.goto(`${args.baseUrl}/#/incidents`);
+    const main = page.locator("main");
     const heading = main.getByRole("heading", { level: 1 });
     // The incidents page, or the overview still once it has had time to follow.
     await main.getByRole("heading", { level: 1, name: "Incidents" }).waitFor({ timeout: 3000 })

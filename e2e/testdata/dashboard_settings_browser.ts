@@ -11,7 +11,7 @@
 // incidents. Its last line on stdout is `{"report": …}`; progress goes to stderr.
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM_ARGS } from "./chromium.ts";
-import { signInContext } from "./sign_in.ts";
+import { signInContext, signInWithForm } from "./sign_in.ts";
 import { startTarget } from "../../server/testing/target_server.ts";
 
 const TIMEOUT_MS = 20_000;
@@ -364,10 +364,7 @@ async function run(args: Args): Promise<Report> {
     };
 
     log("sign in");
-    await page.goto(`${args.baseUrl}/`);
-    await page.getByLabel("API key").fill(args.apiKey);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await main.getByRole("heading", { name: "Overview" }).waitFor();
+    await signInWithForm(page, args.baseUrl, args.apiKey);
 
     // ---- Notification targets.
     log("targets");

@@ -9,6 +9,7 @@ import type { Locator, Page } from "playwright-core";
 import * as script from "./browser_script.ts";
 import { ask } from "./dashboard_browser.ts";
 import { signInAlertingTo } from "./alerting_setup.ts";
+import { signInWithForm } from "./sign_in.ts";
 
 export interface HeartbeatArgs {
   chromium: string;
@@ -181,10 +182,7 @@ function run(args: HeartbeatArgs): Promise<HeartbeatReport> {
     const reader = await browser.newContext({ viewport: { width: 375, height: 800 } });
     const phone = await reader.newPage();
     phone.setDefaultTimeout(20_000);
-    await phone.goto(`${args.baseUrl}/`);
-    await phone.getByLabel("API key").fill(args.readKey);
-    await phone.getByRole("button", { name: "Sign in" }).click();
-    await phone.locator("main").getByRole("heading", { name: "Overview" }).waitFor();
+    await signInWithForm(phone, args.baseUrl, args.readKey);
     await phone.goto(`${args.baseUrl}/${report.incidentLink}`);
     const readMain = phone.locator("main");
     await readMain.getByRole("heading", { name: "Ping URL" }).waitFor();

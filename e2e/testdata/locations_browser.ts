@@ -9,6 +9,7 @@
 import { chromium, type Page } from "playwright-core";
 import { CHROMIUM_ARGS } from "./chromium.ts";
 import { ask, type AxeFinding, axeScan, watch } from "./dashboard_browser.ts";
+import { signInWithForm } from "./sign_in.ts";
 
 const TIMEOUT_MS = 20_000;
 
@@ -67,13 +68,6 @@ const rowNames = (page: Page) =>
     rows.map((r) => (r as HTMLElement).dataset.location ?? "")
   );
 
-async function signIn(page: Page, baseUrl: string, key: string) {
-  await page.goto(`${baseUrl}/`);
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.locator("main").getByRole("heading", { name: "Overview" }).waitFor();
-}
-
 async function run(args: LocationsArgs): Promise<LocationsReport> {
   const report: LocationsReport = {
     initialRows: [],
@@ -122,7 +116,7 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
     };
 
     log("sign in, open Locations from the main navigation");
-    await signIn(page, args.baseUrl, args.apiKey);
+    await signInWithForm(page, args.baseUrl, args.apiKey);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Locations" })
       .click();
     await main.getByRole("heading", { name: "Locations", level: 1 }).waitFor();
@@ -251,7 +245,7 @@ async function run(args: LocationsArgs): Promise<LocationsReport> {
     const reader = await context.newPage();
     reader.setDefaultTimeout(TIMEOUT_MS);
     watch(reader, new URL(args.baseUrl).origin, report, report.consoleErrors);
-    await signIn(reader, args.baseUrl, args.readKey);
+    await signInWithForm(reader, args.baseUrl, args.readKey);
     // Through the main navigation, as a user goes (a `goto` of the hash right after signing in
     // raced the dashboard's own first navigation under CI's load: the page stayed on Overview).
     await reader.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Locations" })
